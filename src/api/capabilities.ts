@@ -1,0 +1,65 @@
+// GET / (capabilities) and GET /conformance. The endpoint list comes from the version's route table.
+import type { Route } from '../server/routes.js';
+import type { ApiRequest } from '../server/request.js';
+import type { VersionProfile } from '../server/versions.js';
+import { json, type Reply } from '../server/reply.js';
+import { WELL_KNOWN_TITLE, wellKnownPath } from './well-known.js';
+
+export const DEFAULT_PLAN = 'free';
+
+export function conformanceClasses(v: VersionProfile): string[] {
+  return [`https://api.openeo.org/${v.apiVersion}`];
+}
+
+export function billing() {
+  return {
+    currency: null,
+    default_plan: DEFAULT_PLAN,
+    plans: [{ name: DEFAULT_PLAN, description: 'Everything this back-end offers, at no cost.', paid: false }],
+  };
+}
+
+// The document depends only on the version and configuration: serialise it once per version.
+const cache = new WeakMap<VersionProfile, Buffer>();
+
+function capabilities(req: ApiRequest): Reply {
+  let body = cache.get(req.version);
+  if (!body) {
+    const { config } = req.app;
+    const v = req.version;
+    const doc: Record<string, unknown> = {
+      api_version: v.apiVersion,
+      backend_version: req.app.backendVersion,
+      stac_version: v.stacVersion,
+      ...(v.catalogType ? { type: 'Catalog' } : {}),
+      id: config.brand.toLowerCase(),
+      title: config.title,
+      description: config.description,
+      ...(v.conformsToInCapabilities ? { conformsTo: conformanceClasses(v) } : {}),
+      production: config.production,
+      endpoints: req.app.routers.get(v)!.endpoints(),
+      billing: billing(),
+      links: [
+        { rel: 'self', href: req.url('/'), type: 'application/json', title: 'These capabilities' },
+        { rel: 'version-history', href: req.app.publicUrl() + wellKnownPath(config.brand), type: 'application/json', title: WELL_KNOWN_TITLE },
+        { rel: 'service-desc', href: req.url('/openapi.json'), type: 'application/vnd.oai.openapi+json;version=3.0', title: 'OpenAPI description of this API' },
+        { rel: 'conformance', href: req.url('/conformance'), type: 'application/json', title: 'Conformance classes' },
+        { rel: 'data', href: req.url('/collections'), type: 'application/json', title: 'Collections' },
+      ],
+    };
+    body = Buffer.from(JSON.stringify(doc));
+    cache.set(v, body);
+  }
+  return { status: 200, body, contentType: 'application/json' };
+}
+
+export const routes: Route[] = [
+  { method: 'GET', path: '/', summary: 'Capabilities of this back-end', auth: 'none', handler: capabilities },
+  {
+    method: 'GET',
+    path: '/conformance',
+    summary: 'Conformance classes this API meets',
+    auth: 'none',
+    handler: (req) => json({ conformsTo: conformanceClasses(req.version) }),
+  },
+];

@@ -1,0 +1,12 @@
+// The route table: every API module contributes its routes here, in the order they are listed.
+import type { Route } from '../server/routes.js';
+import { routes as capabilities } from './capabilities.js';
+import { routes as openapi } from './openapi.js';
+import { routes as discovery } from './discovery.js';
+import { routes as credentials } from './credentials.js';
+import { routes as me } from './me.js';
+import { routes as processGraphs } from './process-graphs.js';
+import { routes as files } from './files.js';
+
+export const apiRoutes: Route[] = [...capabilities, ...openapi, ...discovery, ...credentials, ...me, ...processGraphs, ...files];
+export { rootRoutes } from './well-known.js';

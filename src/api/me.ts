@@ -1,0 +1,26 @@
+// GET /me: who the token belongs to, and how much of their storage is used.
+import type { Route } from '../server/routes.js';
+import { json } from '../server/reply.js';
+import { DEFAULT_PLAN } from './capabilities.js';
+
+export const routes: Route[] = [
+  {
+    method: 'GET',
+    path: '/me',
+    summary: 'The signed-in user',
+    auth: 'required',
+    handler: async (req) => {
+      const user = req.me;
+      const quota = user.quotaBytes ?? req.app.config.userQuotaBytes;
+      const used = await req.app.workspaces.usage(user.id);
+      return json({
+        user_id: user.id,
+        name: user.name,
+        default_plan: DEFAULT_PLAN,
+        storage: { free: Math.max(0, quota - used), quota },
+        budget: null,
+        links: [{ rel: 'related', href: req.url('/files'), type: 'application/json', title: 'Your files' }],
+      });
+    },
+  },
+];

@@ -1,0 +1,162 @@
+// Stored user-defined processes: the 1.x endpoints (GET, PUT, DELETE) plus the interface spec's
+// POST (server-chosen id) and PATCH (first-level update). Each user sees only their own.
+import { randomBytes } from 'node:crypto';
+import type { Route } from '../server/routes.js';
+import type { ApiRequest } from '../server/request.js';
+import { ApiError } from '../server/errors.js';
+import { json, empty } from '../server/reply.js';
+import { checkProcessGraph } from '../graph/structure.js';
+import { paginate } from './paging.js';
+
+const ID = /^\w+$/;
+/** Members of `process_graph_with_metadata` a user may set (besides the path-given id). */
+const EDITABLE = new Set([
+  'summary',
+  'description',
+  'categories',
+  'parameters',
+  'returns',
+  'deprecated',
+  'experimental',
+  'exceptions',
+  'examples',
+  'links',
+  'process_graph',
+  'title',
+]);
+/** What lists show; the rest (process_graph, examples, ...) only the single-process answer. */
+const LIST_MEMBERS = ['summary', 'description', 'categories', 'parameters', 'returns', 'deprecated', 'experimental'];
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** Checks a process body and returns what is stored: the given members plus the id. */
+function normalise(req: ApiRequest, id: string, body: Record<string, unknown>): Record<string, unknown> {
+  if (body.process_graph === undefined || body.process_graph === null) throw new ApiError('ProcessGraphMissing');
+  const problems = checkProcessGraph(body.process_graph, { allowNamespace: req.version.nodeNamespace });
+  if (problems.length) {
+    const reason = problems.slice(0, 5).map((p) => `${p.where}: ${p.reason}`).join('; ') + (problems.length > 5 ? ` (and ${problems.length - 5} more)` : '');
+    throw new ApiError('ProcessGraphInvalid', { reason });
+  }
+  const invalid = (reason: string): never => {
+    throw new ApiError('ProcessInvalid', { reason });
+  };
+  for (const k of ['summary', 'description', 'title'] as const) {
+    if (body[k] !== undefined && body[k] !== null && typeof body[k] !== 'string') invalid(`'${k}' must be a string`);
+  }
+  for (const k of ['categories', 'parameters', 'examples', 'links'] as const) {
+    if (body[k] !== undefined && body[k] !== null && !Array.isArray(body[k])) invalid(`'${k}' must be an array`);
+  }
+  if (Array.isArray(body.parameters)) {
+    body.parameters.forEach((p, i) => {
+      if (!isObject(p) || typeof p.name !== 'string' || !ID.test(p.name)) invalid(`parameter #${i} needs a 'name' of letters, digits and underscores`);
+    });
+  }
+  for (const k of ['returns', 'exceptions'] as const) {
+    if (body[k] !== undefined && body[k] !== null && !isObject(body[k])) invalid(`'${k}' must be an object`);
+  }
+  for (const k of ['deprecated', 'experimental'] as const) {
+    if (body[k] !== undefined && typeof body[k] !== 'boolean') invalid(`'${k}' must be true or false`);
+  }
+  const stored: Record<string, unknown> = { id };
+  for (const [k, v] of Object.entries(body)) if (k !== 'id') stored[k] = v;
+  // The interface spec's drafts call the short text `title`; API 1.x calls it `summary`.
+  if (typeof stored.title === 'string' && stored.summary === undefined) stored.summary = stored.title;
+  return stored;
+}
+
+function pathId(req: ApiRequest): string {
+  const id = req.params.process_graph_id;
+  if (!ID.test(id)) throw new ApiError('ProcessGraphNotFound', { identifier: id });
+  return id;
+}
+
+function stored(req: ApiRequest) {
+  const id = pathId(req);
+  const found = req.app.store.processGraphs.get(req.me.id, id);
+  if (!found) throw new ApiError('ProcessGraphNotFound', { identifier: id });
+  return found;
+}
+
+export const routes: Route[] = [
+  {
+    method: 'GET',
+    path: '/process_graphs',
+    summary: 'Your stored processes',
+    auth: 'required',
+    handler: (req) => {
+      const repo = req.app.store.processGraphs;
+      const { items, links } = paginate(req, (after, n) => repo.list(req.me.id, after, n), (p) => p.id);
+      const processes = items.map((p) => {
+        const meta: Record<string, unknown> = { id: p.id };
+        for (const k of LIST_MEMBERS) if (p.process[k] !== undefined) meta[k] = p.process[k];
+        return meta;
+      });
+      return json({ processes, links });
+    },
+  },
+  {
+    method: 'POST',
+    path: '/process_graphs',
+    summary: 'Store a new process under an id chosen by the back-end',
+    auth: 'required',
+    body: 'json',
+    status: 201,
+    handler: async (req) => {
+      const body = await req.jsonObject();
+      const id = `pg_${randomBytes(8).toString('hex')}`;
+      req.app.store.processGraphs.put(req.me.id, id, normalise(req, id, body));
+      return empty(201, { Location: req.url(`/process_graphs/${id}`), [`${req.app.brandWord}-Identifier`]: id });
+    },
+  },
+  {
+    method: 'GET',
+    path: '/process_graphs/{process_graph_id}',
+    summary: 'One stored process',
+    auth: 'required',
+    handler: (req) => json(stored(req).process),
+  },
+  {
+    method: 'PUT',
+    path: '/process_graphs/{process_graph_id}',
+    summary: 'Store or replace a process under this id',
+    auth: 'required',
+    body: 'json',
+    handler: async (req) => {
+      const id = req.params.process_graph_id;
+      if (!ID.test(id)) throw new ApiError('ProcessInvalid', { reason: 'the id may hold only letters, digits and underscores' });
+      const body = await req.jsonObject();
+      req.app.store.processGraphs.put(req.me.id, id, normalise(req, id, body));
+      return empty(200);
+    },
+  },
+  {
+    method: 'PATCH',
+    path: '/process_graphs/{process_graph_id}',
+    summary: 'Change first-level members of a stored process',
+    auth: 'required',
+    body: 'json',
+    status: 204,
+    handler: async (req) => {
+      const current = stored(req);
+      const body = await req.jsonObject();
+      const keys = Object.keys(body);
+      if (keys.length === 0) throw new ApiError('NoDataForUpdate');
+      for (const k of keys) if (!EDITABLE.has(k)) throw new ApiError('PropertyNotEditable', { property: k });
+      const merged = { ...current.process, ...body };
+      req.app.store.processGraphs.put(req.me.id, current.id, normalise(req, current.id, merged));
+      return empty(204);
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/process_graphs/{process_graph_id}',
+    summary: 'Delete a stored process',
+    auth: 'required',
+    status: 204,
+    handler: (req) => {
+      const id = pathId(req);
+      if (!req.app.store.processGraphs.delete(req.me.id, id)) throw new ApiError('ProcessGraphNotFound', { identifier: id });
+      return empty(204);
+    },
+  },
+];

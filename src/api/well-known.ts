@@ -1,0 +1,34 @@
+// The unversioned entry point at the host root: /.well-known/{brand} lists every served version.
+// GET / at the root sends browsers and clients on to the newest version.
+import type { Route } from '../server/routes.js';
+import { VERSIONS, LATEST } from '../server/versions.js';
+import { json, empty } from '../server/reply.js';
+
+export const WELL_KNOWN_TITLE = 'Versions of this API';
+export const wellKnownPath = (brand: string) => `/.well-known/${brand.toLowerCase()}`;
+
+export function rootRoutes(brand: string): Route[] {
+  return [
+    {
+      method: 'GET',
+      path: wellKnownPath(brand),
+      summary: WELL_KNOWN_TITLE,
+      auth: 'none',
+      handler: (req) =>
+        json({
+          versions: VERSIONS.map((v) => ({
+            url: req.app.publicUrl() + v.prefix,
+            api_version: v.apiVersion,
+            production: req.app.config.production,
+          })),
+        }),
+    },
+    {
+      method: 'GET',
+      path: '/',
+      summary: 'Redirect to the newest API version',
+      auth: 'none',
+      handler: (req) => empty(302, { Location: `${req.app.publicUrl()}${LATEST.prefix}/` }),
+    },
+  ];
+}

@@ -1,0 +1,21 @@
+// What handlers may use: configuration and the services behind the API. Built once at start.
+import type { Config } from './config.js';
+import type { Store } from './store/types.js';
+import type { Authenticator } from './auth/authenticate.js';
+import type { Workspaces } from './files/workspace.js';
+import type { Router } from './server/routes.js';
+import type { VersionProfile } from './server/versions.js';
+
+export interface AppContext {
+  config: Config;
+  /** The brand word as it appears in headers: `Xeo`, or `OpenEO` for brand `openeo`. */
+  brandWord: string;
+  backendVersion: string;
+  store: Store;
+  auth: Authenticator;
+  workspaces: Workspaces;
+  /** The route table of each served version. */
+  routers: Map<VersionProfile, Router>;
+  /** Base URL of every link we hand out (known once the port is bound). */
+  publicUrl(): string;
+}

@@ -1,0 +1,40 @@
+// HTTP Basic sign-in and the access tokens it hands out. Tokens are 256 random bits; only their
+// SHA-256 is stored, so a copy of the database does not let anyone sign in.
+import { createHash, randomBytes } from 'node:crypto';
+import type { Store, User } from '../store/types.js';
+import { ApiError } from '../server/errors.js';
+import { verifyPassword } from './password.js';
+
+export const tokenHash = (token: string): string => createHash('sha256').update(token).digest('hex');
+
+/** Parses `Basic base64(user:password)`. */
+export function parseBasicHeader(header: string | undefined): { name: string; password: string } {
+  const m = header ? /^Basic\s+([A-Za-z0-9+/=_-]+)\s*$/i.exec(header) : null;
+  if (!header) throw new ApiError('AuthenticationRequired');
+  if (!m) throw new ApiError('AuthenticationSchemeInvalid');
+  const decoded = Buffer.from(m[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) throw new ApiError('CredentialsInvalid');
+  return { name: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
+export async function signInBasic(store: Store, header: string | undefined, ttlSeconds: number): Promise<{ token: string; user: User }> {
+  const { name, password } = parseBasicHeader(header);
+  const user = store.users.byId(name);
+  // Verify against a dummy hash for unknown users too, so timing does not reveal who exists.
+  const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_HASH);
+  if (!user || !user.passwordHash || !ok) throw new ApiError('CredentialsInvalid');
+  const token = randomBytes(32).toString('base64url');
+  const now = Date.now();
+  store.tokens.add(tokenHash(token), user.id, now + ttlSeconds * 1000);
+  store.tokens.deleteExpired(now);
+  return { token, user };
+}
+
+export function userOfBasicToken(store: Store, token: string): User | null {
+  const id = store.tokens.userOf(tokenHash(token), Date.now());
+  return id ? store.users.byId(id) : null;
+}
+
+// A valid scrypt hash of a random password nobody knows.
+const DUMMY_HASH = 'scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA$' + Buffer.alloc(32).toString('base64url');

@@ -1,0 +1,95 @@
+// OpenID Connect bearer tokens: `Bearer oidc/PROVIDER/JWT`. The access token must be a JWT signed by
+// the provider; its keys come from the provider's JWKS (found through its discovery document) and
+// are cached by jose. A user is identified by (issuer, subject) and created on first sight.
+import { createHash } from 'node:crypto';
+import { createRemoteJWKSet, jwtVerify, errors as joseErrors, type JWTVerifyGetKey } from 'jose';
+import { request } from 'undici';
+import type { OidcProviderConfig } from '../config.js';
+import type { Store, User } from '../store/types.js';
+import { ApiError } from '../server/errors.js';
+
+interface Keys {
+  issuer: string;
+  jwks: JWTVerifyGetKey;
+}
+
+export class OidcVerifier {
+  private readonly keys = new Map<string, Promise<Keys>>();
+
+  constructor(
+    private readonly providers: OidcProviderConfig[],
+    private readonly store: Store,
+  ) {}
+
+  private provider(id: string): OidcProviderConfig {
+    const p = this.providers.find((x) => x.id === id);
+    if (!p) throw new ApiError('AuthenticationSchemeInvalid', {}, `Unknown OpenID Connect provider '${id}'.`);
+    return p;
+  }
+
+  private keysOf(p: OidcProviderConfig): Promise<Keys> {
+    let k = this.keys.get(p.id);
+    if (!k) {
+      k = discover(p);
+      this.keys.set(p.id, k);
+      // A failed discovery is retried on the next request instead of being cached.
+      k.catch(() => this.keys.delete(p.id));
+    }
+    return k;
+  }
+
+  async userOf(providerId: string, token: string): Promise<User> {
+    const p = this.provider(providerId);
+    const { issuer, jwks } = await this.keysOf(p);
+    let payload;
+    try {
+      ({ payload } = await jwtVerify(token, jwks, { issuer, audience: p.audience }));
+    } catch (e) {
+      if (e instanceof joseErrors.JWKSTimeout) throw new ApiError('IdentityProviderUnavailable', { provider: p.id });
+      throw new ApiError('TokenInvalid');
+    }
+    if (typeof payload.sub !== 'string' || !payload.sub) throw new ApiError('TokenInvalid');
+    return this.userFor(issuer, payload.sub, p.id, payload as Record<string, unknown>);
+  }
+
+  private userFor(issuer: string, subject: string, providerId: string, claims: Record<string, unknown>): User {
+    const existing = this.store.users.byOidc(issuer, subject);
+    if (existing) return existing;
+    // `~` never occurs in basic user names, so these ids cannot collide with them.
+    const id = /^[\w\-.]{1,64}$/.test(subject)
+      ? `${providerId}~${subject}`
+      : `${providerId}~${createHash('sha256').update(subject).digest('hex').slice(0, 24)}`;
+    const name = [claims.preferred_username, claims.name, claims.email].find((v) => typeof v === 'string') as string | undefined;
+    try {
+      return this.store.users.create({
+        id,
+        name: name ?? subject,
+        passwordHash: null,
+        oidcIssuer: issuer,
+        oidcSubject: subject,
+        quotaBytes: null,
+      });
+    } catch {
+      // Two first requests of a new user raced; the other one created the record.
+      const again = this.store.users.byOidc(issuer, subject);
+      if (again) return again;
+      throw new ApiError('Internal', {}, 'could not create the user record');
+    }
+  }
+}
+
+async function discover(p: OidcProviderConfig): Promise<Keys> {
+  try {
+    const res = await request(`${p.issuer}/.well-known/openid-configuration`, { headersTimeout: 5000, bodyTimeout: 5000 });
+    if (res.statusCode !== 200) {
+      await res.body.dump();
+      throw new Error(`status ${res.statusCode}`);
+    }
+    const doc = (await res.body.json()) as { issuer?: string; jwks_uri?: string };
+    if (!doc.jwks_uri) throw new Error('no jwks_uri');
+    return { issuer: doc.issuer ?? p.issuer, jwks: createRemoteJWKSet(new URL(doc.jwks_uri), { timeoutDuration: 5000 }) };
+  } catch (e) {
+    console.error(`[xeo] OpenID Connect discovery of '${p.id}' at ${p.issuer} failed: ${(e as Error).message}`);
+    throw new ApiError('IdentityProviderUnavailable', { provider: p.id });
+  }
+}

@@ -1,0 +1,105 @@
+#!/usr/bin/env node
+// The `xeo` command: serve the API, and manage basic-auth users. Configuration comes from the
+// environment (see README), the same for every command.
+import { parseArgs } from 'node:util';
+import { loadConfig, ConfigError } from './config.js';
+import { startXeo } from './main.js';
+import { openStore } from './store/db.js';
+import { hashPassword } from './auth/password.js';
+import { wellKnownPath } from './api/well-known.js';
+
+const USAGE = `Usage: xeo <command>
+
+Commands:
+  serve                                  start the API server
+  users add NAME [--password PASSWORD]   add a user (password read from stdin when not given)
+  users passwd NAME [--password PASSWORD] set a user's password
+  users list                             list users
+  users delete NAME                      delete a user and their records
+
+Configuration is read from XEO_* environment variables; see README.`;
+
+const USER_NAME = /^[\w\-.]{1,64}$/;
+
+async function readPassword(given: string | undefined): Promise<string> {
+  if (given !== undefined) return given;
+  if (process.stdin.isTTY) process.stderr.write('Password: ');
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) {
+    chunks.push(c as Buffer);
+    if (process.stdin.isTTY && String(c).includes('\n')) break;
+  }
+  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+}
+
+async function serve(): Promise<void> {
+  const config = loadConfig();
+  const xeo = await startXeo(config);
+  console.log(`Xeo listening on ${xeo.url} (versions: ${xeo.url}${wellKnownPath(config.brand)})`);
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    await xeo.stop();
+    process.exit(0);
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
+
+async function users(args: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({ args, options: { password: { type: 'string' } }, allowPositionals: true });
+  const [action, name] = positionals;
+  const store = openStore(loadConfig().dataDir);
+  try {
+    switch (action) {
+      case 'add':
+      case 'passwd': {
+        if (!name || !USER_NAME.test(name)) throw new UsageError('NAME must be 1 to 64 letters, digits, _, - or .');
+        const password = await readPassword(values.password);
+        if (password.length < 1) throw new UsageError('the password must not be empty');
+        const hash = await hashPassword(password);
+        if (action === 'add') {
+          if (store.users.byId(name)) throw new UsageError(`user '${name}' exists already`);
+          store.users.create({ id: name, name, passwordHash: hash, oidcIssuer: null, oidcSubject: null, quotaBytes: null });
+          console.log(`added user ${name}`);
+        } else {
+          if (!store.users.byId(name)) throw new UsageError(`there is no user '${name}'`);
+          store.users.setPassword(name, hash);
+          console.log(`changed the password of ${name}`);
+        }
+        return;
+      }
+      case 'list':
+        for (const u of store.users.list()) console.log(`${u.id}\t${u.oidcIssuer ? `oidc ${u.oidcIssuer}` : 'basic'}\t${u.created}`);
+        return;
+      case 'delete':
+        if (!name || !store.users.delete(name)) throw new UsageError(`there is no user '${name ?? ''}'`);
+        console.log(`deleted user ${name}`);
+        return;
+      default:
+        throw new UsageError(USAGE);
+    }
+  } finally {
+    store.close();
+  }
+}
+
+class UsageError extends Error {}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  if (command === 'serve') return serve();
+  if (command === 'users') return users(rest);
+  if (command === 'help' || command === '--help' || command === '-h' || command === undefined) {
+    console.log(USAGE);
+    return;
+  }
+  throw new UsageError(`unknown command '${command}'\n\n${USAGE}`);
+}
+
+main(process.argv.slice(2)).catch((e) => {
+  const expected = e instanceof UsageError || e instanceof ConfigError;
+  console.error(`xeo: ${expected ? e.message : (e as Error).stack ?? e}`);
+  process.exit(expected ? 2 : 1);
+});

@@ -1,0 +1,107 @@
+// Configuration comes from the environment only, so `npm start`, `xeo serve` and the tests all
+// share one mechanism. Every variable is documented in README ("Configuration").
+import path from 'node:path';
+import { readFileSync } from 'node:fs';
+
+export interface OidcProviderConfig {
+  id: string;
+  issuer: string;
+  title: string;
+  description?: string;
+  scopes?: string[];
+  default_clients?: { id: string; grant_types: string[]; redirect_urls?: string[] }[];
+  /** Expected `aud` of access tokens; unchecked when absent. */
+  audience?: string;
+}
+
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  brand: string;
+  /** Base of every link we hand out, without trailing slash; null = derived from host and bound port. */
+  publicUrl: string | null;
+  production: boolean;
+  title: string;
+  description: string;
+  tokenTtlSeconds: number;
+  maxJsonBodyBytes: number;
+  maxUploadBytes: number;
+  userQuotaBytes: number;
+  oidcProviders: OidcProviderConfig[];
+  /** Log one line per request to stderr. */
+  accessLog: boolean;
+}
+
+type Env = Record<string, string | undefined>;
+
+export class ConfigError extends Error {}
+
+function int(env: Env, name: string, def: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n < min) throw new ConfigError(`${name} must be an integer >= ${min}, got '${raw}'`);
+  return n;
+}
+
+function bool(env: Env, name: string, def: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  if (/^(1|true|yes|on)$/i.test(raw)) return true;
+  if (/^(0|false|no|off)$/i.test(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got '${raw}'`);
+}
+
+function oidcProviders(env: Env): OidcProviderConfig[] {
+  let raw = env.XEO_OIDC_PROVIDERS;
+  if (env.XEO_OIDC_PROVIDERS_FILE) raw = readFileSync(env.XEO_OIDC_PROVIDERS_FILE, 'utf8');
+  if (!raw) return [];
+  let list: unknown;
+  try {
+    list = JSON.parse(raw);
+  } catch {
+    throw new ConfigError('XEO_OIDC_PROVIDERS must be a JSON array of providers');
+  }
+  if (!Array.isArray(list)) throw new ConfigError('XEO_OIDC_PROVIDERS must be a JSON array of providers');
+  const seen = new Set<string>();
+  return list.map((p: any, i: number) => {
+    if (!p || typeof p.id !== 'string' || !/^[\d\w]{1,20}$/.test(p.id)) throw new ConfigError(`OIDC provider #${i}: id must match [A-Za-z0-9_]{1,20}`);
+    if (seen.has(p.id)) throw new ConfigError(`OIDC provider id '${p.id}' is used twice`);
+    seen.add(p.id);
+    if (typeof p.issuer !== 'string' || !/^https?:\/\//.test(p.issuer)) throw new ConfigError(`OIDC provider '${p.id}': issuer must be an http(s) URL`);
+    if (typeof p.title !== 'string') throw new ConfigError(`OIDC provider '${p.id}': title is required`);
+    return { ...p, issuer: p.issuer.replace(/\/+$/, '') } as OidcProviderConfig;
+  });
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const brand = env.XEO_BRAND || 'Xeo';
+  if (!/^[A-Za-z][A-Za-z0-9]*$/.test(brand)) throw new ConfigError(`XEO_BRAND must be a single word of letters and digits, got '${brand}'`);
+  const publicUrl = env.XEO_PUBLIC_URL ? env.XEO_PUBLIC_URL.replace(/\/+$/, '') : null;
+  if (publicUrl && !/^https?:\/\/[^/]+/.test(publicUrl)) throw new ConfigError('XEO_PUBLIC_URL must be an absolute http(s) URL');
+  return {
+    host: env.XEO_HOST || '127.0.0.1',
+    port: int(env, 'XEO_PORT', 8080),
+    dataDir: path.resolve(env.XEO_DATA_DIR || './data'),
+    brand,
+    publicUrl,
+    production: bool(env, 'XEO_PRODUCTION', false),
+    title: env.XEO_TITLE || 'Xeo',
+    description:
+      env.XEO_DESCRIPTION ||
+      'Xeo is an Earth-observation processing back-end: discover collections and processes, then run process graphs as XYZ map tiles, synchronous previews or batch jobs.',
+    tokenTtlSeconds: int(env, 'XEO_TOKEN_TTL', 24 * 3600, 1),
+    maxJsonBodyBytes: int(env, 'XEO_MAX_BODY_BYTES', 8 * 1024 * 1024, 1024),
+    maxUploadBytes: int(env, 'XEO_MAX_UPLOAD_BYTES', 2 * 1024 * 1024 * 1024, 1),
+    userQuotaBytes: int(env, 'XEO_USER_QUOTA_BYTES', 5 * 1024 * 1024 * 1024, 0),
+    oidcProviders: oidcProviders(env),
+    accessLog: bool(env, 'XEO_ACCESS_LOG', false),
+  };
+}
+
+/** The brand word in header form: `Xeo` -> `Xeo`, `openeo` -> `OpenEO`, as openEO clients expect. */
+export function brandHeaderWord(brand: string): string {
+  if (brand.toLowerCase() === 'openeo') return 'OpenEO';
+  return brand[0].toUpperCase() + brand.slice(1);
+}

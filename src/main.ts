@@ -1,0 +1,56 @@
+// Builds a running Xeo from a configuration: store, auth, workspaces, route table, HTTP server.
+import path from 'node:path';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { brandHeaderWord, type Config } from './config.js';
+import type { AppContext } from './app-context.js';
+import { openStore } from './store/db.js';
+import { LocalBlobStore } from './store/blobs.js';
+import { Workspaces } from './files/workspace.js';
+import { Authenticator } from './auth/authenticate.js';
+import { OidcVerifier } from './auth/oidc.js';
+import { buildRouters } from './server/routes.js';
+import { VERSIONS } from './server/versions.js';
+import { createHttpServer, unsupportedRoutes } from './server/app.js';
+import { apiRoutes, rootRoutes } from './api/index.js';
+
+export interface Xeo {
+  port: number;
+  url: string;
+  stop(): Promise<void>;
+}
+
+export function backendVersion(): string {
+  const pkgPath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../package.json');
+  return (JSON.parse(readFileSync(pkgPath, 'utf8')) as { version: string }).version;
+}
+
+export async function startXeo(config: Config): Promise<Xeo> {
+  const store = openStore(config.dataDir);
+  const blobs = new LocalBlobStore(path.join(config.dataDir, 'files'), path.join(config.dataDir, 'tmp'));
+  await blobs.init();
+  let publicUrl = config.publicUrl ?? '';
+  const ctx: AppContext = {
+    config,
+    brandWord: brandHeaderWord(config.brand),
+    backendVersion: backendVersion(),
+    store,
+    auth: new Authenticator(store, new OidcVerifier(config.oidcProviders, store)),
+    workspaces: new Workspaces(blobs, config.maxUploadBytes),
+    routers: new Map(),
+    publicUrl: () => publicUrl,
+  };
+  ctx.routers = buildRouters(apiRoutes, ctx, VERSIONS, unsupportedRoutes);
+  const server = createHttpServer(ctx, rootRoutes(config.brand));
+  const port = await server.listen(config.host, config.port);
+  const hostPart = config.host.includes(':') ? `[${config.host}]` : config.host;
+  if (!config.publicUrl) publicUrl = `http://${hostPart}:${port}`;
+  return {
+    port,
+    url: publicUrl,
+    async stop() {
+      server.close();
+      store.close();
+    },
+  };
+}

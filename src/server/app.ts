@@ -1,0 +1,165 @@
+// The uWS server: one catch-all handler that routes through our route table, so routing, OPTIONS,
+// CORS, authentication and error answers all happen in one place for every path and version.
+import type { HttpResponse, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
+import type { AppContext } from '../app-context.js';
+import { loadUws, type UwsModule } from './uws.js';
+import { Router, type Route } from './routes.js';
+import { LATEST, splitVersion, looksLikeVersion, type VersionProfile } from './versions.js';
+import { specEndpoints } from './spec-endpoints.js';
+import { createCors, type HeaderList } from './cors.js';
+import { ApiError, newErrorId } from './errors.js';
+import { pickLanguage, renderMessage, type Lang } from './messages.js';
+import { BodyReader, RequestAborted } from './body.js';
+import { ApiRequest } from './request.js';
+import { sendReply, type ResponseState } from './send.js';
+import type { Reply } from './reply.js';
+
+export interface HttpServer {
+  listen(host: string, port: number): Promise<number>;
+  close(): void;
+}
+
+/** Routes of the spec that we do not implement answer the version's "unsupported" error. */
+export function unsupportedRoutes(version: VersionProfile, implemented: Route[]): Route[] {
+  const have = new Set(implemented.map((r) => `${r.method} ${r.path}`));
+  const out: Route[] = [];
+  for (const [path, methods] of specEndpoints(version.apiVersion)) {
+    for (const method of methods) {
+      if (have.has(`${method} ${path}`)) continue;
+      out.push({
+        method: method as Route['method'],
+        path,
+        summary: 'Not offered by this back-end',
+        auth: 'none',
+        listed: false,
+        placeholder: true,
+        handler: () => {
+          throw version.unsupported === 'NotFound'
+            ? new ApiError('NotFound', {}, 'This back-end does not offer this endpoint of the API.')
+            : new ApiError('FeatureUnsupported');
+        },
+      });
+    }
+  }
+  return out;
+}
+
+export function createHttpServer(ctx: AppContext, rootRoutes: Route[]): HttpServer {
+  const uws: UwsModule = loadUws();
+  const cors = createCors(ctx.brandWord);
+  const routers = ctx.routers;
+  const rootRouter = new Router(rootRoutes);
+  const app = uws.App();
+  let listenSocket: us_listen_socket | null = null;
+
+  app.any('/*', (res, uReq) => {
+    const headers: Record<string, string> = {};
+    uReq.forEach((k, v) => (headers[k] = v));
+    dispatch(res, uReq.getCaseSensitiveMethod().toUpperCase(), uReq.getUrl(), uReq.getQuery() ?? '', headers);
+  });
+
+  function dispatch(res: HttpResponse, method: string, url: string, rawQuery: string, headers: Record<string, string>): void {
+    const started = ctx.config.accessLog ? performance.now() : 0;
+    const split = splitVersion(url);
+    const version = split?.version ?? null;
+    let path = split ? split.rest : url;
+    if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
+    const lang = pickLanguage(headers['accept-language']);
+    const base = cors.headers(version, headers.origin);
+    const state: ResponseState = { aborted: false };
+    let request: ApiRequest | null = null;
+    res.onAborted(() => {
+      state.aborted = true;
+      state.onAbort?.();
+      request?.markAborted();
+    });
+    const finish = (status: number) => {
+      if (ctx.config.accessLog) console.error(`[xeo] ${method} ${url} ${status} ${(performance.now() - started).toFixed(1)}ms`);
+    };
+    const fail = (e: unknown, close = false) => {
+      const { reply, closeConnection } = errorReply(e, lang, method, url);
+      if (!reply) return;
+      finish(reply.status);
+      void sendReply(res, state, reply, base, { closeConnection: close || closeConnection });
+    };
+
+    const router = version ? routers.get(version)! : rootRouter;
+    const found = router.lookup(path);
+    if (!found) {
+      const first = url.split('/')[1] ?? '';
+      return fail(!version && looksLikeVersion(first) ? new ApiError('UnsupportedApiVersion', { version: first }) : new ApiError('NotFound'));
+    }
+    const methods = [...found.byMethod.keys()];
+    if (method === 'OPTIONS') {
+      finish(204);
+      const head = [...base, ...cors.preflight(methods, headers['access-control-request-headers'])];
+      return void sendReply(res, state, { status: 204 }, head);
+    }
+    const route = found.byMethod.get(method === 'HEAD' ? 'GET' : method);
+    if (!route) {
+      const err = new ApiError('MethodNotAllowed', { method, allowed: methods.join(', ') });
+      err.headers = { Allow: ['OPTIONS', ...methods].join(', ') };
+      return fail(err);
+    }
+
+    let bodyReader: BodyReader | null = null;
+    if (route.body && route.body !== 'none') {
+      const limit = route.body === 'json' ? ctx.config.maxJsonBodyBytes : ctx.config.maxUploadBytes;
+      const declared = Number(headers['content-length']);
+      // Refuse a declared oversize body at once, without reading it.
+      if (declared > limit) return fail(new ApiError('PayloadTooLarge', { limit }), true);
+      bodyReader = new BodyReader(res, limit);
+    }
+    request = new ApiRequest(ctx, method, path, rawQuery, headers, version ?? LATEST, route, found.params, lang, bodyReader);
+    const req = request;
+    run(req, route)
+      .then((reply) => {
+        finish(reply.status);
+        return sendReply(res, state, reply, base, { headOnly: method === 'HEAD', closeConnection: bodyReader !== null && !bodyReader.complete });
+      })
+      .catch((e) => fail(e, bodyReader !== null && !bodyReader.complete));
+  }
+
+  async function run(req: ApiRequest, route: Route): Promise<Reply> {
+    const authorization = req.headers.authorization;
+    if (route.auth === 'required' || (route.auth === 'optional' && authorization)) {
+      req.user = await ctx.auth.user(authorization);
+    }
+    return route.handler(req);
+  }
+
+  return {
+    listen(host, port) {
+      return new Promise((resolve, reject) => {
+        app.listen(host, port, (sock) => {
+          if (!sock) return reject(new Error(`cannot listen on ${host}:${port} (address in use or not available)`));
+          listenSocket = sock;
+          resolve(uws.us_socket_local_port(sock as never));
+        });
+      });
+    },
+    close() {
+      if (listenSocket) uws.us_listen_socket_close(listenSocket);
+      listenSocket = null;
+    },
+  };
+}
+
+/** The one place where failures become HTTP answers: a JSON error object with a catalogue code. */
+export function errorReply(e: unknown, lang: Lang, method: string, url: string): { reply: Reply | null; closeConnection: boolean } {
+  if (e instanceof RequestAborted) return { reply: null, closeConnection: false };
+  const err = e instanceof ApiError ? e : new ApiError('Internal');
+  const id = newErrorId();
+  if (!(e instanceof ApiError) || err.code === 'Internal' || err.code === 'StorageFailure') {
+    console.error(`[xeo] error ${id} on ${method} ${url}:`, e instanceof ApiError ? e.message : e);
+  }
+  const msg = err.detail ? { text: err.detail, lang: 'en' as Lang } : renderMessage(err.code, { ...err.params, id }, lang);
+  return {
+    reply: {
+      status: err.status,
+      json: { id, code: err.code, message: msg.text, links: [] },
+      headers: { 'Content-Language': msg.lang, ...err.headers },
+    },
+    closeConnection: err.closeConnection,
+  };
+}

@@ -1,0 +1,137 @@
+// Reads a request body from uWS. uWS delivers chunks only to a handler attached during the request
+// callback, so the reader is attached at dispatch and buffers until the handler asks for the body,
+// either whole (JSON, size-limited) or as a stream that pauses the socket when the consumer lags.
+import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
+import { ApiError } from './errors.js';
+
+export class RequestAborted extends Error {
+  constructor() {
+    super('request aborted by the client');
+  }
+}
+
+const HIGH_WATER = 1 << 20;
+
+export class BodyReader {
+  private chunks: Buffer[] = [];
+  private buffered = 0;
+  private received = 0;
+  private ended = false;
+  private failure: Error | null = null;
+  private paused = false;
+  private wake: (() => void) | null = null;
+  private highWater = HIGH_WATER;
+
+  constructor(
+    private readonly res: HttpResponse,
+    readonly limit: number,
+  ) {
+    res.onData((ab, isLast) => this.onChunk(ab, isLast));
+  }
+
+  get bytesReceived(): number {
+    return this.received;
+  }
+
+  /** The whole body has arrived (so the connection can be reused after answering). */
+  get complete(): boolean {
+    return this.ended;
+  }
+
+  private onChunk(ab: ArrayBuffer, isLast: boolean): void {
+    if (this.failure) return;
+    // uWS neuters the ArrayBuffer when this callback returns: copy it.
+    const chunk = Buffer.from(new Uint8Array(ab));
+    this.received += chunk.length;
+    if (this.received > this.limit) {
+      const err = new ApiError('PayloadTooLarge', { limit: this.limit });
+      err.closeConnection = true;
+      this.fail(err);
+      return;
+    }
+    if (chunk.length) {
+      this.chunks.push(chunk);
+      this.buffered += chunk.length;
+    }
+    if (isLast) this.ended = true;
+    else if (this.buffered >= this.highWater && !this.paused) {
+      this.paused = true;
+      this.res.pause();
+    }
+    this.notify();
+  }
+
+  /** Called when the client went away. */
+  abort(): void {
+    this.fail(new RequestAborted());
+  }
+
+  private fail(err: Error): void {
+    if (this.failure) return;
+    this.failure = err;
+    this.chunks = [];
+    this.buffered = 0;
+    this.notify();
+  }
+
+  private notify(): void {
+    const w = this.wake;
+    this.wake = null;
+    w?.();
+  }
+
+  private resumeIfDrained(): void {
+    if (this.paused && this.buffered < this.highWater / 2) {
+      this.paused = false;
+      this.res.resume();
+    }
+  }
+
+  private waitForData(): Promise<void> {
+    return new Promise((resolve) => (this.wake = resolve));
+  }
+
+  /** The whole body, at most `limit` bytes. */
+  async all(): Promise<Buffer> {
+    this.highWater = Infinity;
+    this.resumeIfDrained();
+    while (!this.ended && !this.failure) await this.waitForData();
+    if (this.failure) throw this.failure;
+    const out = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks);
+    this.chunks = [];
+    this.buffered = 0;
+    return out;
+  }
+
+  /** The body chunk by chunk; the socket is paused while more than 1 MiB waits unread. */
+  async *stream(): AsyncGenerator<Buffer> {
+    for (;;) {
+      if (this.failure) throw this.failure;
+      const chunk = this.chunks.shift();
+      if (chunk) {
+        this.buffered -= chunk.length;
+        this.resumeIfDrained();
+        yield chunk;
+        continue;
+      }
+      if (this.ended) return;
+      await this.waitForData();
+    }
+  }
+}
+
+/** Parses a JSON body; a clear JsonInvalid error names what is wrong. */
+export function parseJson(buf: Buffer): unknown {
+  if (buf.length === 0) throw new ApiError('BodyMissing');
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(buf);
+  } catch {
+    throw new ApiError('JsonInvalid', { reason: 'the body is not valid UTF-8' });
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new ApiError('JsonInvalid', { reason: (e as Error).message });
+  }
+}

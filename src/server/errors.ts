@@ -1,0 +1,104 @@
+// Typed API errors. Every failure a handler can report is an ApiError with a code; the HTTP status
+// comes from the code (the openEO catalogue for standard codes, our table for the few of our own),
+// so a handler can never pair a code with the wrong status. messages.ts holds the texts.
+import { randomBytes } from 'node:crypto';
+
+/** Codes and statuses of the openEO error catalogue (errors.json of API 1.2.0). */
+export const CATALOGUE = {
+  Internal: 500,
+  NotFound: 404,
+  FeatureUnsupported: 501,
+  InfrastructureMaintenance: 503,
+  InfrastructureBusy: 503,
+  UnsupportedApiVersion: 404,
+  RequestTimeout: 408,
+  BudgetInvalid: 400,
+  EstimateComplexity: 500,
+  NoDataForUpdate: 400,
+  PropertyNotEditable: 400,
+  CollectionNotFound: 404,
+  StorageFailure: 500,
+  StorageQuotaExceeded: 400,
+  FileNotFound: 404,
+  FilePathInvalid: 400,
+  FileOperationUnsupported: 400,
+  FolderOperationUnsupported: 400,
+  ContentTypeInvalid: 400,
+  FileTypeInvalid: 400,
+  FileSizeExceeded: 400,
+  FileContentInvalid: 400,
+  FileLocked: 400,
+  ProcessGraphNotFound: 404,
+  ProcessInvalid: 400,
+  ProcessGraphMissing: 400,
+  ProcessGraphInvalid: 400,
+  PredefinedProcessExists: 400,
+  ProcessGraphComplexity: 400,
+  ProcessUnsupported: 400,
+  ProcessParameterUnsupported: 400,
+  ProcessParameterInvalid: 400,
+  ProcessParameterRequired: 400,
+  JobNotFound: 404,
+  JobLocked: 400,
+  JobNotFinished: 400,
+  JobNotStarted: 400,
+  ResultLinkExpired: 410,
+  PaymentRequired: 402,
+  BillingPlanInvalid: 400,
+  BillingPlanMissing: 400,
+  AuthenticationRequired: 401,
+  AuthenticationSchemeInvalid: 403,
+  TokenInvalid: 403,
+  CredentialsInvalid: 403,
+  PermissionsInsufficient: 403,
+  ServiceNotFound: 404,
+  ServiceUnsupported: 400,
+  ServiceConfigUnsupported: 400,
+  ServiceConfigInvalid: 400,
+  ServiceConfigRequired: 400,
+} as const;
+
+/**
+ * Codes of our own, for HTTP-level failures the catalogue has no code for
+ * (the spec allows proprietary codes and asks to avoid bare 400/500).
+ */
+export const OWN_CODES = {
+  JsonInvalid: 400,
+  BodyMissing: 400,
+  PayloadTooLarge: 413,
+  MethodNotAllowed: 405,
+  QueryParameterInvalid: 400,
+  HeaderInvalid: 400,
+  PathInvalid: 400,
+  IdentityProviderUnavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof CATALOGUE | keyof typeof OWN_CODES;
+
+export function statusOf(code: ErrorCode): number {
+  return (CATALOGUE as Record<string, number>)[code] ?? (OWN_CODES as Record<string, number>)[code];
+}
+
+export type ErrorParams = Record<string, string | number>;
+
+export class ApiError extends Error {
+  readonly status: number;
+  /** Extra response headers (e.g. Allow for 405, Retry-After for 503). */
+  headers?: Record<string, string>;
+  /** Close the connection after answering (e.g. a body we refused to read). */
+  closeConnection = false;
+
+  constructor(
+    readonly code: ErrorCode,
+    readonly params: ErrorParams = {},
+    /** A message that overrides the template (already in English, not translated). */
+    readonly detail?: string,
+  ) {
+    super(detail ?? code);
+    this.status = statusOf(code);
+  }
+}
+
+export function newErrorId(): string {
+  return randomBytes(8).toString('hex');
+}

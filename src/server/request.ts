@@ -1,0 +1,82 @@
+// The request as handlers see it: everything uWS offers only during the callback (method, URL,
+// headers) is copied here up front, plus the body reader, the version profile and the user.
+import type { AppContext } from '../app-context.js';
+import type { VersionProfile } from './versions.js';
+import type { Route } from './routes.js';
+import type { User } from '../store/types.js';
+import { BodyReader, parseJson } from './body.js';
+import { ApiError } from './errors.js';
+import type { Lang } from './messages.js';
+
+export class ApiRequest {
+  user: User | null = null;
+  aborted = false;
+  private abortListeners: (() => void)[] = [];
+  private parsedQuery: URLSearchParams | null = null;
+
+  constructor(
+    readonly app: AppContext,
+    readonly method: string,
+    /** Path below the version prefix, still URL-encoded. */
+    readonly path: string,
+    readonly rawQuery: string,
+    readonly headers: Record<string, string>,
+    readonly version: VersionProfile,
+    readonly route: Route,
+    readonly params: Record<string, string>,
+    readonly lang: Lang,
+    readonly bodyReader: BodyReader | null,
+  ) {}
+
+  get query(): URLSearchParams {
+    return (this.parsedQuery ??= new URLSearchParams(this.rawQuery));
+  }
+
+  header(name: string): string | undefined {
+    return this.headers[name];
+  }
+
+  /** Absolute URL of this version's root, without trailing slash: base of every link. */
+  get baseUrl(): string {
+    return this.app.publicUrl() + this.version.prefix;
+  }
+
+  url(path: string): string {
+    return this.baseUrl + path;
+  }
+
+  /** The signed-in user; routes with auth 'required' never run without one. */
+  get me(): User {
+    if (!this.user) throw new ApiError('AuthenticationRequired');
+    return this.user;
+  }
+
+  async json<T = unknown>(): Promise<T> {
+    if (!this.bodyReader) throw new ApiError('BodyMissing');
+    return parseJson(await this.bodyReader.all()) as T;
+  }
+
+  /** A JSON object body; anything else is a JsonInvalid error. */
+  async jsonObject(): Promise<Record<string, unknown>> {
+    const v = await this.json();
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new ApiError('JsonInvalid', { reason: 'the body must be a JSON object' });
+    return v as Record<string, unknown>;
+  }
+
+  bodyStream(): AsyncGenerator<Buffer> {
+    if (!this.bodyReader) throw new ApiError('BodyMissing');
+    return this.bodyReader.stream();
+  }
+
+  onAbort(fn: () => void): void {
+    if (this.aborted) fn();
+    else this.abortListeners.push(fn);
+  }
+
+  markAborted(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.bodyReader?.abort();
+    for (const fn of this.abortListeners.splice(0)) fn();
+  }
+}

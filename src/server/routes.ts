@@ -1,0 +1,146 @@
+// The route table's types and the router built from it. The same table feeds request routing, the
+// `endpoints` list of GET /, the OPTIONS answers and the OpenAPI document, so they cannot drift.
+import type { ApiVersion, VersionProfile } from './versions.js';
+import type { ApiRequest } from './request.js';
+import type { Reply } from './reply.js';
+import type { AppContext } from '../app-context.js';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+/** none: public; optional: public, a token adds private data; required: Bearer; basic: HTTP Basic. */
+export type AuthMode = 'none' | 'optional' | 'required' | 'basic';
+/** json: buffered and parsed (size-limited); stream: the handler reads chunks with backpressure. */
+export type BodyMode = 'none' | 'json' | 'stream';
+
+export interface Route {
+  method: Method;
+  /** openEO-style path with `{param}` placeholders; a final `{path}` takes the rest of the URL. */
+  path: string;
+  summary: string;
+  auth: AuthMode;
+  body?: BodyMode;
+  /** Success status, for the OpenAPI document. */
+  status?: number;
+  /** Listed in GET / `endpoints` (our own extras such as /openapi.json are not). */
+  listed?: boolean;
+  /** A spec endpoint we do not offer: answers the version's "unsupported" error. */
+  placeholder?: boolean;
+  /** Versions serving this route; all when absent. */
+  versions?: readonly ApiVersion[];
+  /** Whether the route exists in this configuration (e.g. only with OIDC providers). */
+  enabled?: (ctx: AppContext) => boolean;
+  handler: (req: ApiRequest) => Promise<Reply> | Reply;
+}
+
+interface Compiled {
+  route: Route;
+  segments: string[];
+  /** Index of each `{param}` segment and its name. */
+  params: [number, string][];
+  greedy: boolean;
+}
+
+export interface Match {
+  route: Route;
+  params: Record<string, string>;
+}
+
+export class Router {
+  private readonly exact = new Map<string, Map<string, Route>>();
+  private readonly patterns: Compiled[] = [];
+  readonly routes: readonly Route[];
+
+  constructor(routes: readonly Route[]) {
+    this.routes = routes;
+    for (const route of routes) {
+      const segments = route.path.split('/').slice(1);
+      const params: [number, string][] = [];
+      segments.forEach((s, i) => {
+        const m = /^\{(\w+)\}$/.exec(s);
+        if (m) params.push([i, m[1]]);
+      });
+      if (params.length === 0) {
+        let byMethod = this.exact.get(route.path);
+        if (!byMethod) this.exact.set(route.path, (byMethod = new Map()));
+        if (byMethod.has(route.method)) throw new Error(`route ${route.method} ${route.path} defined twice`);
+        byMethod.set(route.method, route);
+      } else {
+        const last = params[params.length - 1];
+        const greedy = last[1] === 'path' && last[0] === segments.length - 1;
+        this.patterns.push({ route, segments, params, greedy });
+      }
+    }
+  }
+
+  /** The routes for `path` keyed by method, with their path parameters (still URL-encoded). */
+  lookup(path: string): { byMethod: Map<string, Route>; params: Record<string, string> } | null {
+    const exact = this.exact.get(path);
+    if (exact) return { byMethod: exact, params: {} };
+    const parts = path.split('/').slice(1);
+    let found: { byMethod: Map<string, Route>; params: Record<string, string> } | null = null;
+    for (const c of this.patterns) {
+      const params = matchSegments(c, parts);
+      if (!params) continue;
+      if (!found) found = { byMethod: new Map(), params };
+      else if (!sameParams(found.params, params)) continue;
+      if (!found.byMethod.has(c.route.method)) found.byMethod.set(c.route.method, c.route);
+    }
+    return found;
+  }
+
+  /** Endpoint list for GET /: each path once, methods sorted in a stable order. */
+  endpoints(): { path: string; methods: string[] }[] {
+    const order = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+    const byPath = new Map<string, Set<string>>();
+    for (const r of this.routes) {
+      if (r.listed === false || (r.path === '/' && r.method === 'GET')) continue;
+      let set = byPath.get(r.path);
+      if (!set) byPath.set(r.path, (set = new Set()));
+      set.add(r.method);
+    }
+    return [...byPath].map(([path, methods]) => ({ path, methods: order.filter((m) => methods.has(m)) }));
+  }
+}
+
+function matchSegments(c: Compiled, parts: string[]): Record<string, string> | null {
+  if (c.greedy ? parts.length < c.segments.length : parts.length !== c.segments.length) return null;
+  const params: Record<string, string> = {};
+  let p = 0;
+  for (let i = 0; i < c.segments.length; i++) {
+    const isParam = p < c.params.length && c.params[p][0] === i;
+    if (isParam) {
+      const name = c.params[p][1];
+      const value = c.greedy && p === c.params.length - 1 ? parts.slice(i).join('/') : parts[i];
+      if (value === '') return null;
+      params[name] = value;
+      p++;
+    } else if (c.segments[i] !== parts[i]) {
+      return null;
+    }
+  }
+  return params;
+}
+
+function sameParams(a: Record<string, string>, b: Record<string, string>): boolean {
+  const ka = Object.keys(a);
+  return ka.length === Object.keys(b).length && ka.every((k) => a[k] === b[k]);
+}
+
+/** One router per version: the routes that version serves plus placeholders for the rest of the spec. */
+export function buildRouters(
+  routes: readonly Route[],
+  ctx: AppContext,
+  versions: readonly VersionProfile[],
+  placeholders: (v: VersionProfile, implemented: Route[]) => Route[],
+): Map<VersionProfile, Router> {
+  const out = new Map<VersionProfile, Router>();
+  for (const v of versions) {
+    const mine = routes.filter((r) => routeAvailable(r, v, ctx));
+    out.set(v, new Router([...mine, ...placeholders(v, mine)]));
+  }
+  return out;
+}
+
+export function routeAvailable(route: Route, version: VersionProfile, ctx: AppContext): boolean {
+  if (route.versions && !route.versions.includes(version.apiVersion)) return false;
+  return route.enabled ? route.enabled(ctx) : true;
+}

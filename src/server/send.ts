@@ -1,0 +1,117 @@
+// Writes a Reply to a uWS response: status, headers, and a body from bytes or from a stream with
+// backpressure (the stream is read only as fast as the socket drains). Every write is corked,
+// because replies are written after awaits, outside uWS's own callback.
+import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
+import { STATUS_CODES } from 'node:http';
+import type { Readable } from 'node:stream';
+import type { Reply } from './reply.js';
+import type { HeaderList } from './cors.js';
+
+export interface ResponseState {
+  aborted: boolean;
+  /** Resolves a pending wait for writability when the client goes away. */
+  onAbort?: () => void;
+}
+
+const statusLines = new Map<number, string>();
+export function statusLine(status: number): string {
+  let line = statusLines.get(status);
+  if (!line) statusLines.set(status, (line = `${status} ${STATUS_CODES[status] ?? 'Unknown'}`));
+  return line;
+}
+
+function writeHead(res: HttpResponse, status: number, base: HeaderList, headers: Record<string, string> | undefined, contentType?: string) {
+  res.writeStatus(statusLine(status));
+  for (let i = 0; i < base.length; i++) res.writeHeader(base[i][0], base[i][1]);
+  if (contentType) res.writeHeader('Content-Type', contentType);
+  if (headers) for (const k in headers) res.writeHeader(k, headers[k]);
+}
+
+/** Sends a reply; `headOnly` for HEAD requests. Resolves when the last byte was handed to uWS. */
+export async function sendReply(
+  res: HttpResponse,
+  state: ResponseState,
+  reply: Reply,
+  base: HeaderList,
+  opts: { headOnly?: boolean; closeConnection?: boolean } = {},
+): Promise<void> {
+  if (state.aborted) {
+    reply.stream?.destroy();
+    return;
+  }
+  const close = opts.closeConnection ?? false;
+  if (reply.stream) {
+    if (opts.headOnly) {
+      reply.stream.destroy();
+      res.cork(() => {
+        writeHead(res, reply.status, base, reply.headers, reply.contentType);
+        res.endWithoutBody(reply.size, close);
+      });
+      return;
+    }
+    await pipeStream(res, state, reply, base);
+    return;
+  }
+  let body: Buffer | string | undefined = reply.body;
+  let type = reply.contentType;
+  if (reply.json !== undefined) {
+    body = JSON.stringify(reply.json);
+    type ??= 'application/json';
+  }
+  res.cork(() => {
+    writeHead(res, reply.status, base, reply.headers, body === undefined ? undefined : type);
+    if (body === undefined || reply.status === 204 || reply.status === 304) res.endWithoutBody(0, close);
+    else if (opts.headOnly) res.endWithoutBody(Buffer.byteLength(body), close);
+    else res.end(body, close);
+  });
+}
+
+async function pipeStream(res: HttpResponse, state: ResponseState, reply: Reply, base: HeaderList): Promise<void> {
+  const stream = reply.stream as Readable;
+  const total = reply.size;
+  res.cork(() => writeHead(res, reply.status, base, reply.headers, reply.contentType));
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      if (state.aborted) break;
+      if (total === undefined) {
+        let ok = true;
+        res.cork(() => (ok = res.write(chunk)));
+        if (!ok) await writable(res, state, () => true);
+        continue;
+      }
+      const startOffset = res.getWriteOffset();
+      let ok = false;
+      let done = false;
+      res.cork(() => ([ok, done] = res.tryEnd(chunk, total)));
+      if (done) break;
+      if (!ok) {
+        // uWS kept what it could not send; onWritable tells how far the socket got.
+        await writable(res, state, (offset) => {
+          const [ok2, done2] = res.tryEnd(chunk.subarray(offset - startOffset), total);
+          return ok2 || done2;
+        });
+      }
+    }
+    if (!state.aborted && total === undefined) res.cork(() => res.end());
+  } catch (e) {
+    // The source failed after the head went out: all we can do is cut the connection.
+    console.error(`[xeo] stream failed: ${(e as Error).message}`);
+    if (!state.aborted) res.close();
+  } finally {
+    stream.destroy();
+  }
+}
+
+function writable(res: HttpResponse, state: ResponseState, retry: (offset: number) => boolean): Promise<void> {
+  return new Promise((resolve) => {
+    state.onAbort = resolve;
+    res.onWritable((offset) => {
+      const ok = retry(offset);
+      if (ok) {
+        state.onAbort = undefined;
+        resolve();
+      }
+      return ok;
+    });
+  });
+}

@@ -1,0 +1,38 @@
+// The endpoints the openEO API defines (paths and methods are facts of the spec). A request to one
+// of these that we do not (yet) implement gets the version's "unsupported" answer (404 or 501)
+// instead of a plain "nothing here", and its preflight still succeeds.
+import type { ApiVersion } from './versions.js';
+
+const COMMON: [string, string[]][] = [
+  ['/', ['GET']],
+  ['/file_formats', ['GET']],
+  ['/conformance', ['GET']],
+  ['/collections', ['GET']],
+  ['/collections/{collection_id}', ['GET']],
+  ['/processes', ['GET']],
+  ['/udf_runtimes', ['GET']],
+  ['/credentials/oidc', ['GET']],
+  ['/credentials/basic', ['GET']],
+  ['/validation', ['POST']],
+  ['/result', ['POST']],
+  ['/process_graphs', ['GET']],
+  ['/process_graphs/{process_graph_id}', ['GET', 'PUT', 'DELETE']],
+  ['/service_types', ['GET']],
+  ['/services', ['GET', 'POST']],
+  ['/services/{service_id}', ['GET', 'PATCH', 'DELETE']],
+  ['/services/{service_id}/logs', ['GET']],
+  ['/jobs', ['GET', 'POST']],
+  ['/jobs/{job_id}', ['GET', 'PATCH', 'DELETE']],
+  ['/jobs/{job_id}/estimate', ['GET']],
+  ['/jobs/{job_id}/logs', ['GET']],
+  ['/jobs/{job_id}/results', ['GET', 'POST', 'DELETE']],
+  ['/files', ['GET']],
+  ['/files/{path}', ['GET', 'PUT', 'DELETE']],
+  ['/me', ['GET']],
+];
+
+const ONLY_1_2: [string, string[]][] = [['/collections/{collection_id}/queryables', ['GET']]];
+
+export function specEndpoints(version: ApiVersion): [string, string[]][] {
+  return version === '1.2.0' ? [...COMMON, ...ONLY_1_2] : COMMON;
+}

@@ -1,0 +1,148 @@
+// Byte storage for user files (and later job results) behind a small interface, with the local
+// disk as the embedded implementation; an S3-compatible store can implement the same methods.
+// Keys are `/`-separated relative paths whose segments the caller has validated.
+import { createReadStream, createWriteStream, openSync, constants as fsc } from 'node:fs';
+import { lstat, mkdir, open, readdir, rename, rm, rmdir, unlink } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
+import { once } from 'node:events';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+
+export interface BlobInfo {
+  key: string;
+  size: number;
+  modified: Date;
+}
+
+export interface BlobStore {
+  /** A file, 'folder' for a key that is a prefix of other keys, or null. */
+  stat(key: string): Promise<BlobInfo | 'folder' | null>;
+  /** Every file under `prefix` (recursively), sorted by key. */
+  list(prefix: string): Promise<BlobInfo[]>;
+  read(key: string, range?: { start: number; end: number }): Readable;
+  /** Writes atomically: readers see the old bytes or all new ones, never a part. */
+  write(key: string, source: AsyncIterable<Buffer>, guard?: (bytesSoFar: number) => void): Promise<BlobInfo>;
+  /** Deletes a file and the folders it leaves empty (up to `stopAt`). */
+  delete(key: string, stopAt: string): Promise<boolean>;
+}
+
+export class UnsafePathError extends Error {}
+
+export class LocalBlobStore implements BlobStore {
+  constructor(
+    private readonly root: string,
+    private readonly tmpDir: string,
+  ) {}
+
+  async init(): Promise<void> {
+    await mkdir(this.root, { recursive: true });
+    // Temp files of writes cut short by a crash are never visible; clear them at start.
+    await rm(this.tmpDir, { recursive: true, force: true });
+    await mkdir(this.tmpDir, { recursive: true });
+  }
+
+  /** Absolute path of a key, refusing anything that would leave the root or pass a symlink. */
+  private async resolve(key: string): Promise<string> {
+    const full = path.resolve(this.root, key);
+    if (!full.startsWith(this.root + path.sep)) throw new UnsafePathError(key);
+    let p = this.root;
+    for (const seg of key.split('/')) {
+      p = path.join(p, seg);
+      const st = await lstat(p).catch(() => null);
+      if (!st) break;
+      if (st.isSymbolicLink()) throw new UnsafePathError(key);
+    }
+    return full;
+  }
+
+  async stat(key: string): Promise<BlobInfo | 'folder' | null> {
+    const st = await lstat(await this.resolve(key)).catch(() => null);
+    if (!st) return null;
+    if (st.isDirectory()) return 'folder';
+    if (!st.isFile()) return null;
+    return { key, size: st.size, modified: st.mtime };
+  }
+
+  async list(prefix: string): Promise<BlobInfo[]> {
+    const out: BlobInfo[] = [];
+    const base = await this.resolve(prefix);
+    const walk = async (dir: string, rel: string): Promise<void> => {
+      const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+      for (const e of entries) {
+        const childRel = rel ? `${rel}/${e.name}` : e.name;
+        if (e.isDirectory()) await walk(path.join(dir, e.name), childRel);
+        else if (e.isFile()) {
+          const st = await lstat(path.join(dir, e.name)).catch(() => null);
+          if (st) out.push({ key: childRel, size: st.size, modified: st.mtime });
+        }
+      }
+    };
+    await walk(base, '');
+    return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  read(key: string, range?: { start: number; end: number }): Readable {
+    const full = path.resolve(this.root, key);
+    if (!full.startsWith(this.root + path.sep)) throw new UnsafePathError(key);
+    // O_NOFOLLOW: even a symlink swapped in after stat() is not followed.
+    const fd = openSync(full, fsc.O_RDONLY | fsc.O_NOFOLLOW);
+    return createReadStream('', { fd, start: range?.start, end: range?.end, highWaterMark: 256 * 1024 });
+  }
+
+  async write(key: string, source: AsyncIterable<Buffer>, guard?: (bytesSoFar: number) => void): Promise<BlobInfo> {
+    const full = await this.resolve(key);
+    const tmp = path.join(this.tmpDir, randomBytes(12).toString('hex'));
+    const out = createWriteStream(tmp, { flags: 'wx' });
+    let size = 0;
+    try {
+      for await (const chunk of source) {
+        size += chunk.length;
+        guard?.(size);
+        if (!out.write(chunk)) await once(out, 'drain');
+      }
+      out.end();
+      await once(out, 'finish');
+      const fh = await open(tmp, 'r');
+      await fh.sync();
+      await fh.close();
+      await mkdir(path.dirname(full), { recursive: true });
+      await this.resolve(key); // the folders created just now must still be ours
+      await rename(tmp, full);
+      await fsyncDir(path.dirname(full));
+    } catch (e) {
+      out.destroy();
+      await unlink(tmp).catch(() => {});
+      throw e;
+    }
+    const st = await lstat(full);
+    return { key, size: st.size, modified: st.mtime };
+  }
+
+  async delete(key: string, stopAt: string): Promise<boolean> {
+    const full = await this.resolve(key);
+    try {
+      await unlink(full);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      throw e;
+    }
+    const stop = path.resolve(this.root, stopAt);
+    for (let dir = path.dirname(full); dir.startsWith(stop + path.sep); dir = path.dirname(dir)) {
+      try {
+        await rmdir(dir);
+      } catch {
+        break; // not empty
+      }
+    }
+    return true;
+  }
+}
+
+async function fsyncDir(dir: string): Promise<void> {
+  const fh = await open(dir, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}

@@ -1,0 +1,72 @@
+// Opens the SQLite database under the data dir in WAL mode and brings its schema up to date with
+// numbered migrations (recorded in PRAGMA user_version, applied in one transaction each).
+import Database from 'better-sqlite3';
+import type { Database as Db } from 'better-sqlite3';
+import path from 'node:path';
+import { mkdirSync } from 'node:fs';
+import type { Store } from './types.js';
+import { SqliteUsers } from './users.js';
+import { SqliteTokens } from './tokens.js';
+import { SqliteProcessGraphs } from './process-graphs.js';
+
+/** Append only: a migration, once released, never changes. */
+const MIGRATIONS: string[] = [
+  `CREATE TABLE users (
+     id TEXT PRIMARY KEY,
+     name TEXT NOT NULL,
+     password_hash TEXT,
+     oidc_issuer TEXT,
+     oidc_subject TEXT,
+     quota_bytes INTEGER,
+     created TEXT NOT NULL
+   );
+   CREATE UNIQUE INDEX users_oidc ON users (oidc_issuer, oidc_subject) WHERE oidc_issuer IS NOT NULL;
+   CREATE TABLE tokens (
+     token_hash TEXT PRIMARY KEY,
+     user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+     expires_at INTEGER NOT NULL
+   );
+   CREATE INDEX tokens_expiry ON tokens (expires_at);
+   CREATE TABLE process_graphs (
+     user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+     id TEXT NOT NULL,
+     body TEXT NOT NULL,
+     created TEXT NOT NULL,
+     updated TEXT NOT NULL,
+     PRIMARY KEY (user_id, id)
+   ) WITHOUT ROWID;`,
+];
+
+export function openDatabase(dataDir: string): Db {
+  mkdirSync(dataDir, { recursive: true });
+  const db = new Database(path.join(dataDir, 'xeo.sqlite'));
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  migrate(db);
+  return db;
+}
+
+export function migrate(db: Db): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > MIGRATIONS.length) {
+    throw new Error(`the database schema (version ${current}) is newer than this Xeo (${MIGRATIONS.length}); upgrade Xeo`);
+  }
+  for (let v = current; v < MIGRATIONS.length; v++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[v]);
+      db.pragma(`user_version = ${v + 1}`);
+    })();
+  }
+}
+
+export function openStore(dataDir: string): Store {
+  const db = openDatabase(dataDir);
+  return {
+    users: new SqliteUsers(db),
+    tokens: new SqliteTokens(db),
+    processGraphs: new SqliteProcessGraphs(db),
+    close: () => db.close(),
+  };
+}
