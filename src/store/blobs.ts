@@ -77,7 +77,7 @@ export class LocalBlobStore implements BlobStore {
         }
       }
     };
-    await walk(base, '');
+    await walk(base, prefix);
     return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 
@@ -93,6 +93,8 @@ export class LocalBlobStore implements BlobStore {
     const full = await this.resolve(key);
     const tmp = path.join(this.tmpDir, randomBytes(12).toString('hex'));
     const out = createWriteStream(tmp, { flags: 'wx' });
+    // Without a listener, an error after destroy() (a write still in flight) would crash the process.
+    out.on('error', () => {});
     let size = 0;
     try {
       for await (const chunk of source) {

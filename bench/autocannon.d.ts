@@ -1,0 +1,48 @@
+// The part of autocannon 8's programmatic API the benches use (the package ships no types).
+declare module 'autocannon' {
+  namespace autocannon {
+    interface Options {
+      url: string;
+      connections?: number;
+      pipelining?: number;
+      /** Seconds. */
+      duration?: number;
+      method?: string;
+      headers?: Record<string, string>;
+      body?: string | Buffer;
+      /** Seconds before a request counts as a timeout. */
+      timeout?: number;
+      workers?: number;
+    }
+    interface Histogram {
+      average: number;
+      mean: number;
+      stddev: number;
+      min: number;
+      max: number;
+      total: number;
+      p50: number;
+      p90: number;
+      p99: number;
+      p99_9: number;
+    }
+    interface Result {
+      /** Seconds actually run. */
+      duration: number;
+      errors: number;
+      timeouts: number;
+      non2xx: number;
+      mismatches: number;
+      resets: number;
+      '2xx': number;
+      statusCodeStats: Record<string, { count: number }>;
+      /** Milliseconds. */
+      latency: Histogram;
+      /** Requests per one-second sample; `total` is all completed requests. */
+      requests: Histogram & { sent: number };
+      throughput: Histogram;
+    }
+  }
+  function autocannon(opts: autocannon.Options): Promise<autocannon.Result>;
+  export = autocannon;
+}

@@ -1,0 +1,163 @@
+// Shared bench helpers: start servers as child processes on loopback ephemeral ports (so the load
+// generator and the server do not share an event loop), stop them, and drive autocannon.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+
+/** The compiled bench dir (dist/bench) and the project root. */
+export const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
+export const ROOT = path.resolve(BENCH_DIR, '../..');
+export const CLI = path.join(ROOT, 'dist/src/cli.js');
+
+export function tempDir(prefix = 'xeo-bench-'): string {
+  return mkdtempSync(path.join(tmpdir(), prefix));
+}
+
+export interface Child {
+  /** e.g. http://127.0.0.1:41234 */
+  url: string;
+  proc: ChildProcess;
+  /** The tail of the child's stdout and stderr, for error messages. */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+// Children still running, so an interrupted or crashing bench does not leave servers behind.
+const live = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const p of live) p.kill('SIGKILL');
+});
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(sig, () => {
+    for (const p of live) p.kill('SIGKILL');
+    process.exit(130);
+  });
+}
+
+/** Starts `node script ...args` and waits for its "listening on http://..." line. */
+export async function startChild(script: string, args: string[], env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<Child> {
+  const proc = spawn(process.execPath, [...nodeArgs, script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  live.add(proc);
+  proc.once('exit', () => live.delete(proc));
+  let out = '';
+  const keep = (d: Buffer) => (out = (out + d).slice(-64 * 1024));
+  proc.stdout!.on('data', keep);
+  proc.stderr!.on('data', keep);
+  const child: Child = {
+    url: '',
+    proc,
+    output: () => out,
+    async stop() {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      const exited = new Promise((r) => proc.once('exit', r));
+      proc.kill('SIGTERM');
+      const hard = setTimeout(() => proc.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(hard);
+    },
+  };
+  try {
+    child.url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${path.basename(script)} did not start within 20 s:\n${out}`)), 20000);
+      proc.stdout!.on('data', () => {
+        const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+        if (m) {
+          clearTimeout(timer);
+          resolve(m[1]);
+        }
+      });
+      proc.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        reject(new Error(`${path.basename(script)} exited (${code ?? signal}) before listening:\n${out}`));
+      });
+    });
+  } catch (e) {
+    await child.stop();
+    throw e;
+  }
+  return child;
+}
+
+export interface XeoChild extends Child {
+  dataDir: string;
+}
+
+/** Starts the built Xeo CLI on 127.0.0.1 with a fresh data dir, removed again on stop. */
+export async function startXeo(env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<XeoChild> {
+  const dataDir = tempDir('xeo-bench-data-');
+  // Access logging off unless asked for: it would measure console.error, not the server.
+  const fullEnv = { XEO_HOST: '127.0.0.1', XEO_PORT: '0', XEO_DATA_DIR: dataDir, XEO_ACCESS_LOG: '0', ...env };
+  let child: Child;
+  try {
+    child = await startChild(CLI, ['serve'], fullEnv, nodeArgs);
+  } catch (e) {
+    rmSync(dataDir, { recursive: true, force: true });
+    throw e;
+  }
+  return {
+    ...child,
+    dataDir,
+    async stop() {
+      await child.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Runs clean-up steps in reverse order, all of them even when some fail. */
+export class Cleanup {
+  private steps: (() => unknown)[] = [];
+  add(step: () => unknown): void {
+    this.steps.push(step);
+  }
+  async run(): Promise<void> {
+    for (const step of this.steps.splice(0).reverse()) {
+      try {
+        await step();
+      } catch (e) {
+        console.error(`cleanup failed: ${(e as Error).message}`);
+      }
+    }
+  }
+}
+
+export interface Load {
+  reqPerSec: number;
+  requests: number;
+  seconds: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+/** One autocannon run; throws unless every answer was 2xx with no errors or timeouts. */
+export async function cannon(opts: autocannon.Options): Promise<Load> {
+  const r = await autocannon({ connections: 50, pipelining: 1, duration: 5, ...opts });
+  if (r.non2xx || r.errors || r.timeouts || r.requests.total === 0) {
+    throw new Error(
+      `load on ${opts.url} was not all 2xx: ${r.requests.total} answers, non2xx ${r.non2xx}, errors ${r.errors}, ` +
+        `timeouts ${r.timeouts}, statuses ${JSON.stringify(r.statusCodeStats)}`,
+    );
+  }
+  return { reqPerSec: r.requests.total / r.duration, requests: r.requests.total, seconds: r.duration, p50Ms: r.latency.p50, p99Ms: r.latency.p99 };
+}
+
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+export const round = (x: number, digits = 0): number => Number(x.toFixed(digits));
+
+/** A plain text table: first row is the header; numbers are right-aligned. */
+export function table(rows: (string | number)[][]): string {
+  const cells = rows.map((r) => r.map(String));
+  const widths = cells[0].map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
+  const line = (r: string[], raw: (string | number)[]) =>
+    r.map((c, i) => (typeof raw[i] === 'number' ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ');
+  const head = line(cells[0], rows[0]);
+  return [head, '-'.repeat(head.length), ...cells.slice(1).map((r, i) => line(r, rows[i + 1]))].join('\n');
+}

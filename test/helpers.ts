@@ -1,0 +1,129 @@
+// Test harness: starts the real built server (`node dist/src/cli.js serve`) on an ephemeral
+// loopback port with its own data dir, and talks HTTP to it with undici.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const CLI = path.join(ROOT, 'dist/src/cli.js');
+
+export interface TestServer {
+  /** Host root, e.g. http://127.0.0.1:41234 */
+  url: string;
+  /** Root of API 1.2.0 */
+  base: string;
+  dataDir: string;
+  env: Record<string, string>;
+  proc: ChildProcess;
+  output: () => string;
+  stop(): Promise<void>;
+}
+
+export function tempDir(prefix = 'xeo-test-'): string {
+  return mkdtempSync(path.join(tmpdir(), prefix));
+}
+
+export async function startServer(env: Record<string, string> = {}, dataDir = tempDir()): Promise<TestServer> {
+  const fullEnv = { XEO_HOST: '127.0.0.1', XEO_PORT: '0', XEO_DATA_DIR: dataDir, ...env };
+  const proc = spawn(process.execPath, [CLI, 'serve'], { env: { ...process.env, ...fullEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  proc.stdout!.on('data', (d) => (out += d));
+  proc.stderr!.on('data', (d) => (out += d));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 20000);
+    const check = () => {
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    };
+    proc.stdout!.on('data', check);
+    proc.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code}:\n${out}`));
+    });
+  });
+  return {
+    url,
+    base: `${url}/1.2.0`,
+    dataDir,
+    env: fullEnv,
+    proc,
+    output: () => out,
+    async stop() {
+      if (proc.exitCode === null && proc.signalCode === null) {
+        const exited = new Promise((r) => proc.once('exit', r));
+        proc.kill('SIGTERM');
+        await exited;
+      }
+    },
+  };
+}
+
+export function removeDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+/** Runs the `xeo` CLI against a data dir. */
+export function xeo(args: string[], opts: { dataDir: string; input?: string; env?: Record<string, string> }) {
+  const r = spawnSync(process.execPath, [CLI, ...args], {
+    env: { ...process.env, XEO_DATA_DIR: opts.dataDir, ...opts.env },
+    input: opts.input ?? '',
+    encoding: 'utf8',
+  });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+export function addUser(dataDir: string, name: string, password: string): void {
+  const r = xeo(['users', 'add', name, '--password', password], { dataDir });
+  if (r.status !== 0) throw new Error(`users add failed: ${r.stderr}`);
+}
+
+export interface Res {
+  status: number;
+  headers: Record<string, string>;
+  text: string;
+  body: Buffer;
+  json: any;
+}
+
+export async function http(
+  method: string,
+  url: string,
+  opts: { headers?: Record<string, string>; body?: string | Buffer | Uint8Array | AsyncIterable<Uint8Array>; token?: string } = {},
+): Promise<Res> {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.token) headers.authorization = opts.token;
+  const res = await request(url, { method: method as never, headers, body: opts.body as never });
+  const body = Buffer.from(await res.body.arrayBuffer());
+  const text = body.toString('utf8');
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  const flat: Record<string, string> = {};
+  for (const [k, v] of Object.entries(res.headers)) flat[k] = Array.isArray(v) ? v.join(', ') : String(v);
+  return { status: res.statusCode, headers: flat, text, body, json };
+}
+
+export const basicHeader = (name: string, password: string) => `Basic ${Buffer.from(`${name}:${password}`).toString('base64')}`;
+
+/** Signs in with HTTP Basic and returns the Authorization header value for later requests. */
+export async function login(server: TestServer, name: string, password: string): Promise<string> {
+  const r = await http('GET', `${server.base}/credentials/basic`, { headers: { authorization: basicHeader(name, password) } });
+  if (r.status !== 200) throw new Error(`login failed: ${r.status} ${r.text}`);
+  return `Bearer basic//${r.json.access_token}`;
+}
+
+/** Checks the shape every error answer must have. */
+export function expectError(r: Res, status: number, code: string): void {
+  if (r.status !== status || r.json?.code !== code || typeof r.json?.message !== 'string' || !r.headers['access-control-allow-origin']) {
+    throw new Error(`expected ${status} ${code} with CORS, got ${r.status} ${r.text} ${JSON.stringify(r.headers)}`);
+  }
+}
