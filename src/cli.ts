@@ -35,7 +35,8 @@ async function readPassword(given: string | undefined): Promise<string> {
 async function serve(): Promise<void> {
   const config = loadConfig();
   const xeo = await startXeo(config);
-  console.log(`Xeo listening on ${xeo.url} (versions: ${xeo.url}${wellKnownPath(config.brand)})`);
+  const pub = xeo.url === xeo.localUrl ? '' : `public URL ${xeo.url}, `;
+  console.log(`Xeo listening on ${xeo.localUrl} (${pub}versions: ${xeo.url}${wellKnownPath(config.brand)})`);
   let stopping = false;
   const stop = async () => {
     if (stopping) return;

@@ -12,10 +12,14 @@ import { OidcVerifier } from './auth/oidc.js';
 import { buildRouters } from './server/routes.js';
 import { VERSIONS } from './server/versions.js';
 import { createHttpServer, unsupportedRoutes } from './server/app.js';
+import { loadUws } from './server/uws.js';
 import { apiRoutes, rootRoutes } from './api/index.js';
 
 export interface Xeo {
   port: number;
+  /** Where the server is bound, e.g. http://127.0.0.1:8080 */
+  localUrl: string;
+  /** Base of the links we hand out (XEO_PUBLIC_URL, or localUrl). */
   url: string;
   stop(): Promise<void>;
 }
@@ -26,6 +30,8 @@ export function backendVersion(): string {
 }
 
 export async function startXeo(config: Config): Promise<Xeo> {
+  // First, before any data is touched: without the native server there is nothing to run.
+  const uws = loadUws();
   const store = openStore(config.dataDir);
   const blobs = new LocalBlobStore(path.join(config.dataDir, 'files'), path.join(config.dataDir, 'tmp'));
   await blobs.init();
@@ -41,12 +47,14 @@ export async function startXeo(config: Config): Promise<Xeo> {
     publicUrl: () => publicUrl,
   };
   ctx.routers = buildRouters(apiRoutes, ctx, VERSIONS, unsupportedRoutes);
-  const server = createHttpServer(ctx, rootRoutes(config.brand));
+  const server = createHttpServer(uws, ctx, rootRoutes(config.brand));
   const port = await server.listen(config.host, config.port);
   const hostPart = config.host.includes(':') ? `[${config.host}]` : config.host;
-  if (!config.publicUrl) publicUrl = `http://${hostPart}:${port}`;
+  const localUrl = `http://${hostPart}:${port}`;
+  if (!config.publicUrl) publicUrl = localUrl;
   return {
     port,
+    localUrl,
     url: publicUrl,
     async stop() {
       server.close();

@@ -2,7 +2,7 @@
 // CORS, authentication and error answers all happen in one place for every path and version.
 import type { HttpResponse, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
 import type { AppContext } from '../app-context.js';
-import { loadUws, type UwsModule } from './uws.js';
+import type { UwsModule } from './uws.js';
 import { Router, type Route } from './routes.js';
 import { LATEST, splitVersion, looksLikeVersion, type VersionProfile } from './versions.js';
 import { specEndpoints } from './spec-endpoints.js';
@@ -44,8 +44,7 @@ export function unsupportedRoutes(version: VersionProfile, implemented: Route[])
   return out;
 }
 
-export function createHttpServer(ctx: AppContext, rootRoutes: Route[]): HttpServer {
-  const uws: UwsModule = loadUws();
+export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: Route[]): HttpServer {
   const cors = createCors(ctx.brandWord);
   const routers = ctx.routers;
   const rootRouter = new Router(rootRoutes);

@@ -1,0 +1,76 @@
+// The AssemblyScript kernels built by `npm ci` load and compute the same as plain JavaScript
+// (float32 semantics, NaN as no-data, division by zero as IEEE 754 says).
+import { describe, it, expect } from 'vitest';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ROOT } from './helpers.js';
+
+interface Kernels {
+  memory: WebAssembly.Memory;
+  heapBase(): number;
+  add(a: number, b: number, out: number, n: number): void;
+  subtract(a: number, b: number, out: number, n: number): void;
+  multiply(a: number, b: number, out: number, n: number): void;
+  divide(a: number, b: number, out: number, n: number): void;
+  normalizedDifference(a: number, b: number, out: number, n: number): void;
+  linearScale(a: number, out: number, n: number, inMin: number, inMax: number, outMin: number, outMax: number): void;
+}
+
+async function load(): Promise<Kernels> {
+  const bytes = readFileSync(path.join(ROOT, 'build/kernels.wasm'));
+  const { instance } = await WebAssembly.instantiate(bytes, { env: { abort: () => { throw new Error('abort'); } } });
+  return instance.exports as unknown as Kernels;
+}
+
+function values(n: number, seed: number): Float32Array {
+  const special = [NaN, Infinity, -Infinity, 0, -0, 1e38, -1e38, 1e-45];
+  const a = new Float32Array(n);
+  let x = seed;
+  for (let i = 0; i < n; i++) {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    a[i] = i % 17 === 0 ? special[(i / 17) % special.length | 0] : (x / 2147483648) * 2000 - 1000;
+  }
+  return a;
+}
+
+describe('kernels', () => {
+  it('match JavaScript float32 arithmetic on blocks of every tail length', async () => {
+    const k = await load();
+    const f = Math.fround;
+    const ops: [keyof Kernels, (x: number, y: number) => number][] = [
+      ['add', (x, y) => f(x + y)],
+      ['subtract', (x, y) => f(x - y)],
+      ['multiply', (x, y) => f(x * y)],
+      ['divide', (x, y) => f(x / y)],
+      ['normalizedDifference', (x, y) => f(f(x - y) / f(x + y))],
+    ];
+    for (const n of [0, 1, 3, 4, 5, 7, 8, 1000, 4099]) {
+      const a = values(n, 1);
+      const b = values(n, 2);
+      const base = k.heapBase();
+      const need = base + n * 12 + 64;
+      if (need > k.memory.buffer.byteLength) k.memory.grow(Math.ceil((need - k.memory.buffer.byteLength) / 65536));
+      const pa = base;
+      const pb = base + n * 4;
+      const po = base + n * 8;
+      new Float32Array(k.memory.buffer, pa, n).set(a);
+      new Float32Array(k.memory.buffer, pb, n).set(b);
+      for (const [name, js] of ops) {
+        (k[name] as (a: number, b: number, o: number, n: number) => void)(pa, pb, po, n);
+        const out = new Float32Array(k.memory.buffer, po, n);
+        for (let i = 0; i < n; i++) {
+          const want = js(a[i], b[i]);
+          if (!Object.is(out[i], want) && !(Number.isNaN(out[i]) && Number.isNaN(want))) {
+            throw new Error(`${name}(${a[i]}, ${b[i]}) = ${out[i]}, expected ${want} (n=${n}, i=${i})`);
+          }
+        }
+      }
+      k.linearScale(pa, po, n, -1000, 1000, 0, 255);
+      const out = new Float32Array(k.memory.buffer, po, n);
+      for (let i = 0; i < n; i++) {
+        const want = f(f(f(a[i] - -1000) * f(255 / 2000)) + 0);
+        expect(Math.abs(out[i] - want) <= Math.abs(want) * 1e-6 || (Number.isNaN(out[i]) && Number.isNaN(want)) || out[i] === want).toBe(true);
+      }
+    }
+  });
+});

@@ -1,0 +1,80 @@
+// Start-up rules: the server refuses the slow uWS fallback and bad configuration, and npm start
+// uses the same environment as `xeo serve`.
+import { describe, it, expect } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { CLI, ROOT, tempDir, removeDir, startServer, http } from './helpers.js';
+
+describe('start-up', () => {
+  it('refuses to start when the native uWebSockets.js binary does not load', () => {
+    const dir = tempDir();
+    try {
+      // Make every native addon fail to load, as on an unsupported platform or Node.js ABI.
+      const breaker = path.join(dir, 'break-native.cjs');
+      writeFileSync(breaker, "require('module')._extensions['.node'] = () => { throw new Error('simulated ABI mismatch'); };\n");
+      const r = spawnSync(process.execPath, ['-r', breaker, CLI, 'serve'], {
+        env: { ...process.env, XEO_DATA_DIR: dir, XEO_PORT: '0' },
+        encoding: 'utf8',
+        timeout: 20000,
+      });
+      expect(r.status).not.toBe(0);
+      expect(r.stderr).toMatch(/native uWebSockets.js binary did not load/);
+      expect(r.stdout).not.toMatch(/listening/);
+    } finally {
+      removeDir(dir);
+    }
+  });
+
+  it('refuses bad configuration with a clear message and exit code 2', () => {
+    for (const [name, value] of [
+      ['XEO_PORT', 'eighty'],
+      ['XEO_BRAND', 'two words'],
+      ['XEO_PUBLIC_URL', 'not-a-url'],
+      ['XEO_OIDC_PROVIDERS', '{"id":1}'],
+    ]) {
+      const r = spawnSync(process.execPath, [CLI, 'serve'], { env: { ...process.env, [name]: value }, encoding: 'utf8', timeout: 20000 });
+      expect(r.status, `${name}=${value}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toContain(name);
+    }
+  });
+
+  it('hands out links under XEO_PUBLIC_URL', async () => {
+    const s = await startServer({ XEO_PUBLIC_URL: 'https://eo.example.org/api/' });
+    try {
+      const local = s.url;
+      expect(s.output()).toContain('public URL https://eo.example.org/api');
+      const versions = (await http('GET', `${local}/.well-known/xeo`)).json.versions;
+      expect(versions[0].url).toBe('https://eo.example.org/api/1.2.0');
+      const caps = (await http('GET', `${local}/1.2.0/`)).json;
+      expect(caps.links.find((l: any) => l.rel === 'self').href).toBe('https://eo.example.org/api/1.2.0/');
+    } finally {
+      await s.stop();
+      removeDir(s.dataDir);
+    }
+  });
+
+  it('starts with npm start on the same environment', async () => {
+    const dir = tempDir();
+    const { spawn } = await import('node:child_process');
+    const proc = spawn('npm', ['start', '--silent'], { cwd: ROOT, env: { ...process.env, XEO_DATA_DIR: dir, XEO_PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    try {
+      let out = '';
+      const url = await new Promise<string>((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error(out)), 20000);
+        proc.stdout!.on('data', (d) => {
+          out += d;
+          const m = /listening on (http:\/\/\S+)/.exec(out);
+          if (m) {
+            clearTimeout(t);
+            resolve(m[1]);
+          }
+        });
+      });
+      expect((await http('GET', `${url}/1.2.0/`)).json.api_version).toBe('1.2.0');
+    } finally {
+      process.kill(-proc.pid!, 'SIGTERM');
+      removeDir(dir);
+    }
+  });
+});
