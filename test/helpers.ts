@@ -33,7 +33,10 @@ export async function startServer(env: Record<string, string> = {}, dataDir = te
   proc.stdout!.on('data', (d) => (out += d));
   proc.stderr!.on('data', (d) => (out += d));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 20000);
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL');
+      reject(new Error(`server did not start:\n${out}`));
+    }, 20000);
     const check = () => {
       const m = /listening on (http:\/\/\S+)/.exec(out);
       if (m) {

@@ -45,7 +45,7 @@ export class OidcVerifier {
     try {
       ({ payload } = await jwtVerify(token, jwks, { issuer, audience: p.audience }));
     } catch (e) {
-      if (e instanceof joseErrors.JWKSTimeout) throw new ApiError('IdentityProviderUnavailable', { provider: p.id });
+      if (e instanceof ApiError) throw e;
       throw new ApiError('TokenInvalid');
     }
     if (typeof payload.sub !== 'string' || !payload.sub) throw new ApiError('TokenInvalid');
@@ -86,8 +86,20 @@ async function discover(p: OidcProviderConfig): Promise<Keys> {
       throw new Error(`status ${res.statusCode}`);
     }
     const doc = (await res.body.json()) as { issuer?: string; jwks_uri?: string };
+    // OpenID Connect Discovery 1.0 §4.3: the document must name the issuer it was fetched for.
+    if (typeof doc.issuer !== 'string' || doc.issuer.replace(/\/+$/, '') !== p.issuer) throw new Error(`issuer mismatch (${doc.issuer})`);
     if (!doc.jwks_uri) throw new Error('no jwks_uri');
-    return { issuer: doc.issuer ?? p.issuer, jwks: createRemoteJWKSet(new URL(doc.jwks_uri), { timeoutDuration: 5000 }) };
+    const remote = createRemoteJWKSet(new URL(doc.jwks_uri), { timeoutDuration: 5000 });
+    // A key set that cannot be fetched is the provider's fault, not the token's: answer 503.
+    const jwks: JWTVerifyGetKey = async (header, token) => {
+      try {
+        return await remote(header, token);
+      } catch (e) {
+        if (e instanceof joseErrors.JWKSNoMatchingKey || e instanceof joseErrors.JWKSMultipleMatchingKeys) throw e;
+        throw new ApiError('IdentityProviderUnavailable', { provider: p.id });
+      }
+    };
+    return { issuer: doc.issuer, jwks };
   } catch (e) {
     console.error(`[xeo] OpenID Connect discovery of '${p.id}' at ${p.issuer} failed: ${(e as Error).message}`);
     throw new ApiError('IdentityProviderUnavailable', { provider: p.id });
