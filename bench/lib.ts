@@ -1,8 +1,8 @@
 // Shared bench helpers: start servers as child processes on loopback ephemeral ports (so the load
 // generator and the server do not share an event loop), stop them, and drive autocannon.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { constants, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
@@ -12,8 +12,16 @@ export const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 export const ROOT = path.resolve(BENCH_DIR, '../..');
 export const CLI = path.join(ROOT, 'dist/src/cli.js');
 
+// Temp dirs are removed at exit at the latest, also when a signal cuts the bench's finally short.
+const dirs = new Set<string>();
 export function tempDir(prefix = 'xeo-bench-'): string {
-  return mkdtempSync(path.join(tmpdir(), prefix));
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  dirs.add(dir);
+  return dir;
+}
+export function removeDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+  dirs.delete(dir);
 }
 
 export interface Child {
@@ -29,11 +37,12 @@ export interface Child {
 const live = new Set<ChildProcess>();
 process.once('exit', () => {
   for (const p of live) p.kill('SIGKILL');
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {
   process.once(sig, () => {
     for (const p of live) p.kill('SIGKILL');
-    process.exit(130);
+    process.exit(128 + constants.signals[sig]);
   });
 }
 
@@ -94,7 +103,7 @@ export async function startXeo(env: Record<string, string> = {}, nodeArgs: strin
   try {
     child = await startChild(CLI, ['serve'], fullEnv, nodeArgs);
   } catch (e) {
-    rmSync(dataDir, { recursive: true, force: true });
+    removeDir(dataDir);
     throw e;
   }
   return {
@@ -102,7 +111,7 @@ export async function startXeo(env: Record<string, string> = {}, nodeArgs: strin
     dataDir,
     async stop() {
       await child.stop();
-      rmSync(dataDir, { recursive: true, force: true });
+      removeDir(dataDir);
     },
   };
 }
@@ -124,24 +133,51 @@ export class Cleanup {
   }
 }
 
+/** CPU seconds (user + system) a process has used so far; null where /proc is missing. */
+export function cpuSeconds(pid: number | undefined): number | null {
+  try {
+    // Fields after the ") " that ends the command name: utime is the 12th, stime the 13th, in
+    // clock ticks (USER_HZ, 100 on Linux).
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
 export interface Load {
   reqPerSec: number;
   requests: number;
   seconds: number;
   p50Ms: number;
   p99Ms: number;
+  /** CPU seconds the server used during the run, when its pid was given and /proc exists. */
+  serverCpuS: number | null;
 }
 
-/** One autocannon run; throws unless every answer was 2xx with no errors or timeouts. */
-export async function cannon(opts: autocannon.Options): Promise<Load> {
+/**
+ * One autocannon run; throws unless every answer was 2xx with no errors or timeouts. With the
+ * server's pid it also records the server's CPU time: autocannon is one JS thread and often the
+ * bottleneck, and then the server's CPU per request shows its cost better than req/s does.
+ */
+export async function cannon(opts: autocannon.Options, serverPid?: number): Promise<Load> {
+  const cpu0 = cpuSeconds(serverPid);
   const r = await autocannon({ connections: 50, pipelining: 1, duration: 5, ...opts });
+  const cpu1 = cpuSeconds(serverPid);
   if (r.non2xx || r.errors || r.timeouts || r.requests.total === 0) {
     throw new Error(
       `load on ${opts.url} was not all 2xx: ${r.requests.total} answers, non2xx ${r.non2xx}, errors ${r.errors}, ` +
         `timeouts ${r.timeouts}, statuses ${JSON.stringify(r.statusCodeStats)}`,
     );
   }
-  return { reqPerSec: r.requests.total / r.duration, requests: r.requests.total, seconds: r.duration, p50Ms: r.latency.p50, p99Ms: r.latency.p99 };
+  return {
+    reqPerSec: r.requests.total / r.duration,
+    requests: r.requests.total,
+    seconds: r.duration,
+    p50Ms: r.latency.p50,
+    p99Ms: r.latency.p99,
+    serverCpuS: cpu0 !== null && cpu1 !== null ? cpu1 - cpu0 : null,
+  };
 }
 
 export function median(xs: number[]): number {

@@ -2,7 +2,7 @@
 import type { Route } from '../server/routes.js';
 import type { ApiRequest } from '../server/request.js';
 import type { VersionProfile } from '../server/versions.js';
-import { json, type Reply } from '../server/reply.js';
+import type { Reply } from '../server/reply.js';
 import { WELL_KNOWN_TITLE, wellKnownPath } from './well-known.js';
 
 export const DEFAULT_PLAN = 'free';
@@ -19,47 +19,48 @@ export function billing() {
   };
 }
 
-// The document depends only on the version and configuration: serialise it once per version.
-const cache = new WeakMap<VersionProfile, Buffer>();
+/** A handler for a document that depends only on version and configuration: serialised once per version. */
+function perVersion(build: (req: ApiRequest) => unknown): (req: ApiRequest) => Reply {
+  const cache = new WeakMap<VersionProfile, Buffer>();
+  return (req) => {
+    let body = cache.get(req.version);
+    if (!body) cache.set(req.version, (body = Buffer.from(JSON.stringify(build(req)))));
+    return { status: 200, body, contentType: 'application/json' };
+  };
+}
 
-function capabilities(req: ApiRequest): Reply {
-  let body = cache.get(req.version);
-  if (!body) {
-    const { config } = req.app;
-    const v = req.version;
-    const doc: Record<string, unknown> = {
-      api_version: v.apiVersion,
-      backend_version: req.app.backendVersion,
-      stac_version: v.stacVersion,
-      ...(v.catalogType ? { type: 'Catalog' } : {}),
-      id: config.brand.toLowerCase(),
-      title: config.title,
-      description: config.description,
-      ...(v.conformsToInCapabilities ? { conformsTo: conformanceClasses(v) } : {}),
-      production: config.production,
-      endpoints: req.app.routers.get(v)!.endpoints(),
-      billing: billing(),
-      links: [
-        { rel: 'self', href: req.url('/'), type: 'application/json', title: 'These capabilities' },
-        { rel: 'version-history', href: req.app.publicUrl() + wellKnownPath(config.brand), type: 'application/json', title: WELL_KNOWN_TITLE },
-        { rel: 'service-desc', href: req.url('/openapi.json'), type: 'application/vnd.oai.openapi+json;version=3.0', title: 'OpenAPI description of this API' },
-        { rel: 'conformance', href: req.url('/conformance'), type: 'application/json', title: 'Conformance classes' },
-        { rel: 'data', href: req.url('/collections'), type: 'application/json', title: 'Collections' },
-      ],
-    };
-    body = Buffer.from(JSON.stringify(doc));
-    cache.set(v, body);
-  }
-  return { status: 200, body, contentType: 'application/json' };
+function capabilities(req: ApiRequest) {
+  const { config } = req.app;
+  const v = req.version;
+  return {
+    api_version: v.apiVersion,
+    backend_version: req.app.backendVersion,
+    stac_version: v.stacVersion,
+    ...(v.catalogType ? { type: 'Catalog' } : {}),
+    id: config.brand.toLowerCase(),
+    title: config.title,
+    description: config.description,
+    ...(v.conformsToInCapabilities ? { conformsTo: conformanceClasses(v) } : {}),
+    production: config.production,
+    endpoints: req.app.routers.get(v)!.endpoints(),
+    billing: billing(),
+    links: [
+      { rel: 'self', href: req.url('/'), type: 'application/json', title: 'These capabilities' },
+      { rel: 'version-history', href: req.app.publicUrl() + wellKnownPath(config.brand), type: 'application/json', title: WELL_KNOWN_TITLE },
+      { rel: 'service-desc', href: req.url('/openapi.json'), type: 'application/vnd.oai.openapi+json;version=3.0', title: 'OpenAPI description of this API' },
+      { rel: 'conformance', href: req.url('/conformance'), type: 'application/json', title: 'Conformance classes' },
+      { rel: 'data', href: req.url('/collections'), type: 'application/json', title: 'Collections' },
+    ],
+  };
 }
 
 export const routes: Route[] = [
-  { method: 'GET', path: '/', summary: 'Capabilities of this back-end', auth: 'none', handler: capabilities },
+  { method: 'GET', path: '/', summary: 'Capabilities of this back-end', auth: 'none', handler: perVersion(capabilities) },
   {
     method: 'GET',
     path: '/conformance',
     summary: 'Conformance classes this API meets',
     auth: 'none',
-    handler: (req) => json({ conformsTo: conformanceClasses(req.version) }),
+    handler: perVersion((req) => ({ conformsTo: conformanceClasses(req.version) })),
   },
 ];

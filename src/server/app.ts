@@ -63,23 +63,29 @@ export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: Ro
     const version = split?.version ?? null;
     let path = split ? split.rest : url;
     if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
-    const lang = pickLanguage(headers['accept-language']);
     const base = cors.headers(version, headers.origin);
     const state: ResponseState = { aborted: false };
     let request: ApiRequest | null = null;
-    res.onAborted(() => {
-      state.aborted = true;
-      state.onAbort?.();
-      request?.markAborted();
-    });
+    let bodyReader: BodyReader | null = null;
+    // uWS needs an abort handler before the callback returns unanswered; answers given at once skip it.
+    const watchAbort = () =>
+      res.onAborted(() => {
+        state.aborted = true;
+        state.onAbort?.();
+        request?.markAborted();
+      });
     const finish = (status: number) => {
       if (ctx.config.accessLog) console.error(`[xeo] ${method} ${url} ${status} ${(performance.now() - started).toFixed(1)}ms`);
     };
     const fail = (e: unknown, close = false) => {
-      const { reply, closeConnection } = errorReply(e, lang, method, url);
+      const { reply, closeConnection } = errorReply(e, pickLanguage(headers['accept-language']), method, url);
       if (!reply) return;
       finish(reply.status);
-      void sendReply(res, state, reply, base, { closeConnection: close || closeConnection });
+      void sendReply(res, state, reply, base, { closeConnection: close || closeConnection || (bodyReader !== null && !bodyReader.complete) });
+    };
+    const succeed = (reply: Reply) => {
+      finish(reply.status);
+      return sendReply(res, state, reply, base, { headOnly: method === 'HEAD', closeConnection: bodyReader !== null && !bodyReader.complete });
     };
 
     const router = version ? routers.get(version)! : rootRouter;
@@ -100,23 +106,34 @@ export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: Ro
       err.headers = { Allow: ['OPTIONS', ...methods].join(', ') };
       return fail(err);
     }
+    const lang = pickLanguage(headers['accept-language']);
+    const hasBody = route.body !== undefined && route.body !== 'none';
+    const needsUser = route.auth === 'required' || (route.auth === 'optional' && headers.authorization !== undefined);
 
-    let bodyReader: BodyReader | null = null;
-    if (route.body && route.body !== 'none') {
-      const limit = route.body === 'json' ? ctx.config.maxJsonBodyBytes : ctx.config.maxUploadBytes;
-      const declared = Number(headers['content-length']);
-      // Refuse a declared oversize body at once, without reading it.
-      if (declared > limit) return fail(new ApiError('PayloadTooLarge', { limit }), true);
-      bodyReader = new BodyReader(res, limit);
+    if (!hasBody && !needsUser) {
+      // Fast path (discovery, cached answers): a handler that answers at once is sent inside this
+      // uWS callback, with no promise and no abort handler.
+      request = new ApiRequest(ctx, method, path, rawQuery, headers, version ?? LATEST, route, found.params, lang, null);
+      let out: Reply | Promise<Reply>;
+      try {
+        out = route.handler(request);
+      } catch (e) {
+        return fail(e);
+      }
+      // A stream is written over several ticks, so it needs the abort handler too.
+      if (!(out instanceof Promise) && !out.stream) return void succeed(out);
+      watchAbort();
+      Promise.resolve(out).then(succeed, (e) => fail(e));
+      return;
     }
+
+    const limit = route.body === 'json' ? ctx.config.maxJsonBodyBytes : ctx.config.maxUploadBytes;
+    // Refuse a declared oversize body at once, without reading it.
+    if (hasBody && Number(headers['content-length']) > limit) return fail(new ApiError('PayloadTooLarge', { limit }), true);
+    watchAbort();
+    if (hasBody) bodyReader = new BodyReader(res, limit);
     request = new ApiRequest(ctx, method, path, rawQuery, headers, version ?? LATEST, route, found.params, lang, bodyReader);
-    const req = request;
-    run(req, route)
-      .then((reply) => {
-        finish(reply.status);
-        return sendReply(res, state, reply, base, { headOnly: method === 'HEAD', closeConnection: bodyReader !== null && !bodyReader.complete });
-      })
-      .catch((e) => fail(e, bodyReader !== null && !bodyReader.complete));
+    run(request, route).then(succeed, (e) => fail(e));
   }
 
   async function run(req: ApiRequest, route: Route): Promise<Reply> {

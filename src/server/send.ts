@@ -45,7 +45,7 @@ export async function sendReply(
       reply.stream.destroy();
       res.cork(() => {
         writeHead(res, reply.status, base, reply.headers, reply.contentType);
-        res.endWithoutBody(reply.size, close);
+        endHead(res, reply.size);
       });
       return;
     }
@@ -61,9 +61,19 @@ export async function sendReply(
   res.cork(() => {
     writeHead(res, reply.status, base, reply.headers, body === undefined ? undefined : type);
     if (body === undefined || reply.status === 204 || reply.status === 304) res.endWithoutBody(0, close);
-    else if (opts.headOnly) res.endWithoutBody(Buffer.byteLength(body), close);
+    else if (opts.headOnly) endHead(res, Buffer.byteLength(body));
     else res.end(body, close);
   });
+}
+
+/**
+ * Ends a HEAD answer. This uWS build leaves the response open (and then aborts the process) when
+ * endWithoutBody() gets any argument but 0, so the length goes out as a plain header. HEAD routes
+ * never read a body, so the connection never needs closing here.
+ */
+function endHead(res: HttpResponse, size: number | undefined): void {
+  if (size !== undefined) res.writeHeader('Content-Length', String(size));
+  res.endWithoutBody();
 }
 
 async function pipeStream(res: HttpResponse, state: ResponseState, reply: Reply, base: HeaderList): Promise<void> {
