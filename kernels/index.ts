@@ -91,3 +91,5 @@ export function linearScale(a: usize, out: usize, n: i32, inMin: f32, inMax: f32
     store<f32>(out + o, (load<f32>(a + o) - inMin) * scale + outMin);
   }
 }
+
+export { warpNearest, warpBilinear, warpCoordinates } from './warp';

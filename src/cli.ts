@@ -7,6 +7,9 @@ import { startXeo } from './main.js';
 import { openStore } from './store/db.js';
 import { hashPassword } from './auth/password.js';
 import { wellKnownPath } from './api/well-known.js';
+import { importFiles, ImportError } from './data/import.js';
+import { RasterFormatError } from './data/cog-reader.js';
+import path from 'node:path';
 
 const USAGE = `Usage: xeo <command>
 
@@ -16,6 +19,8 @@ Commands:
   users passwd NAME [--password PASSWORD] set a user's password
   users list                             list users
   users delete NAME                      delete a user and their records
+  import PATH... --collection ID [--bands B1,B2] [--date YYYY-MM-DD] [--title T] [--license L]
+                                         create or extend a collection from GeoTIFFs or STAC Item JSON
 
 Configuration is read from XEO_* environment variables; see README.`;
 
@@ -86,12 +91,56 @@ async function users(args: string[]): Promise<void> {
   }
 }
 
+async function importCommand(args: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: {
+      collection: { type: 'string' },
+      bands: { type: 'string' },
+      date: { type: 'string' },
+      title: { type: 'string' },
+      description: { type: 'string' },
+      license: { type: 'string' },
+    },
+    allowPositionals: true,
+  });
+  if (!values.collection) throw new UsageError('give the collection id with --collection ID');
+  const store = openStore(loadConfig().dataDir);
+  try {
+    const { collection, items } = await importFiles(store, positionals, {
+      collection: values.collection,
+      bands: values.bands?.split(',').map((b) => b.trim()),
+      date: values.date,
+      title: values.title,
+      description: values.description,
+      license: values.license,
+      progress: progressBar,
+    });
+    console.log(`imported ${items} item(s) into ${collection.id} (bands ${collection.bands.map((b) => b.name).join(', ')}; EPSG:${collection.epsg})`);
+  } catch (e) {
+    if (e instanceof ImportError || e instanceof RasterFormatError) throw new UsageError(e.message);
+    throw e;
+  } finally {
+    store.close();
+  }
+}
+
+/** One line on stderr, redrawn in place on a terminal. */
+function progressBar(done: number, total: number, name: string): void {
+  const width = 30;
+  const filled = Math.round((done / total) * width);
+  const line = `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} ${path.basename(name)}`;
+  if (process.stderr.isTTY) process.stderr.write(`\r${line.slice(0, process.stderr.columns - 1)}${done === total ? '\n' : ''}`);
+  else process.stderr.write(`${line}\n`);
+}
+
 class UsageError extends Error {}
 
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   if (command === 'serve') return serve();
   if (command === 'users') return users(rest);
+  if (command === 'import') return importCommand(rest);
   if (command === 'help' || command === '--help' || command === '-h' || command === undefined) {
     console.log(USAGE);
     return;

@@ -31,6 +31,10 @@ export interface Config {
   oidcProviders: OidcProviderConfig[];
   /** Log one line per request to stderr. */
   accessLog: boolean;
+  /** Generate the demo collection on a first start with an empty catalog. */
+  demo: boolean;
+  /** Memory for decoded raster blocks, shared by all files. */
+  blockCacheBytes: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -97,6 +101,8 @@ export function loadConfig(env: Env = process.env): Config {
     userQuotaBytes: int(env, 'XEO_USER_QUOTA_BYTES', 5 * 1024 * 1024 * 1024, 0),
     oidcProviders: oidcProviders(env),
     accessLog: bool(env, 'XEO_ACCESS_LOG', false),
+    demo: bool(env, 'XEO_DEMO', true),
+    blockCacheBytes: int(env, 'XEO_BLOCK_CACHE_BYTES', 256 * 1024 * 1024, 1024 * 1024),
   };
 }
 

@@ -13,6 +13,8 @@ import { buildRouters } from './server/routes.js';
 import { VERSIONS } from './server/versions.js';
 import { createHttpServer, unsupportedRoutes } from './server/app.js';
 import { loadUws } from './server/uws.js';
+import { configureBlockCache } from './data/cog-reader.js';
+import { generateDemo, DEMO_ID } from './data/demo.js';
 import { apiRoutes, rootRoutes } from './api/index.js';
 
 export interface Xeo {
@@ -33,6 +35,10 @@ export async function startXeo(config: Config): Promise<Xeo> {
   // First, before any data is touched: without the native server there is nothing to run.
   const uws = loadUws();
   const store = openStore(config.dataDir);
+  configureBlockCache(config.blockCacheBytes);
+  if (config.demo && store.collections.list().length === 0) {
+    await generateDemo(store, path.join(config.dataDir, 'collections', DEMO_ID), (line) => console.log(line));
+  }
   const blobs = new LocalBlobStore(path.join(config.dataDir, 'files'), path.join(config.dataDir, 'tmp'));
   await blobs.init();
   let publicUrl = config.publicUrl ?? '';

@@ -85,7 +85,7 @@ describe('discovery with the default brand', () => {
     expectError(await http('GET', `${s.url}/1.0.1/jobs`), 501, 'FeatureUnsupported');
     expectError(await http('GET', `${s.url}/1.0.0-rc.2/jobs/abc/results`, { headers: { origin: 'http://x.test' } }), 501, 'FeatureUnsupported');
     // queryables exist only in 1.2.0
-    expectError(await http('GET', `${s.base}/collections/x/queryables`), 404, 'NotFound');
+    expectError(await http('GET', `${s.base}/collections/x/queryables`), 404, 'CollectionNotFound');
     expectError(await http('GET', `${s.url}/1.0.1/collections/x/queryables`), 404, 'NotFound');
   });
 

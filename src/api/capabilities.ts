@@ -8,7 +8,12 @@ import { WELL_KNOWN_TITLE, wellKnownPath } from './well-known.js';
 export const DEFAULT_PLAN = 'free';
 
 export function conformanceClasses(v: VersionProfile): string[] {
-  return [`https://api.openeo.org/${v.apiVersion}`];
+  return [
+    `https://api.openeo.org/${v.apiVersion}`,
+    'https://api.stacspec.org/v1.0.0/core',
+    'https://api.stacspec.org/v1.0.0/collections',
+    'http://www.opengis.net/spec/ogcapi-common-2/1.0/conf/collections',
+  ];
 }
 
 export function billing() {

@@ -7,6 +7,7 @@ import { routes as credentials } from './credentials.js';
 import { routes as me } from './me.js';
 import { routes as processGraphs } from './process-graphs.js';
 import { routes as files } from './files.js';
+import { routes as collections } from './collections.js';
 
-export const apiRoutes: Route[] = [...capabilities, ...openapi, ...discovery, ...credentials, ...me, ...processGraphs, ...files];
+export const apiRoutes: Route[] = [...capabilities, ...openapi, ...discovery, ...collections, ...credentials, ...me, ...processGraphs, ...files];
 export { rootRoutes } from './well-known.js';

@@ -8,6 +8,7 @@ import type { Store } from './types.js';
 import { SqliteUsers } from './users.js';
 import { SqliteTokens } from './tokens.js';
 import { SqliteProcessGraphs } from './process-graphs.js';
+import { SqliteCollections } from './collections.js';
 
 /** Append only: a migration, once released, never changes. */
 const MIGRATIONS: string[] = [
@@ -35,6 +36,21 @@ const MIGRATIONS: string[] = [
      updated TEXT NOT NULL,
      PRIMARY KEY (user_id, id)
    ) WITHOUT ROWID;`,
+  `CREATE TABLE collections (
+     id TEXT PRIMARY KEY,
+     body TEXT NOT NULL,
+     position INTEGER NOT NULL,
+     created TEXT NOT NULL,
+     updated TEXT NOT NULL
+   );
+   CREATE TABLE items (
+     collection_id TEXT NOT NULL REFERENCES collections (id) ON DELETE CASCADE,
+     id TEXT NOT NULL,
+     datetime TEXT NOT NULL,
+     body TEXT NOT NULL,
+     PRIMARY KEY (collection_id, id)
+   ) WITHOUT ROWID;
+   CREATE INDEX items_by_time ON items (collection_id, datetime);`,
 ];
 
 export function openDatabase(dataDir: string): Db {
@@ -67,6 +83,7 @@ export function openStore(dataDir: string): Store {
     users: new SqliteUsers(db),
     tokens: new SqliteTokens(db),
     processGraphs: new SqliteProcessGraphs(db),
+    collections: new SqliteCollections(db),
     close: () => db.close(),
   };
 }

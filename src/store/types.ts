@@ -48,9 +48,74 @@ export interface ProcessGraphRepo {
   delete(userId: string, id: string): boolean;
 }
 
+/** A band of a collection: its name, EO metadata and how it is stored. */
+export interface BandMeta {
+  name: string;
+  common_name?: string;
+  center_wavelength?: number;
+  full_width_half_max?: number;
+  description?: string;
+  /** Sample type of the stored data (kept for writers; cubes are Float32). */
+  data_type: string;
+  nodata: number | null;
+  /** Categorical bands (classes) are resampled with nearest neighbour only. */
+  categorical?: boolean;
+  scale?: number;
+  offset?: number;
+}
+
+/** What Xeo keeps about a collection; the STAC document is derived from it and its items. */
+export interface CollectionMeta {
+  id: string;
+  title: string;
+  description: string;
+  license: string;
+  keywords?: string[];
+  providers?: { name: string; description?: string; roles?: string[]; url?: string }[];
+  /** Native CRS and pixel size of the items. */
+  epsg: number;
+  resolution: [number, number];
+  bands: BandMeta[];
+  /** Extra STAC summaries (platform, instruments, ...). */
+  summaries?: Record<string, unknown>;
+  links?: { rel: string; href: string; type?: string; title?: string }[];
+}
+
+export interface ItemAsset {
+  href: string;
+  /** 0-based sample (band) index inside the file. */
+  sample: number;
+}
+
+export interface ItemMeta {
+  id: string;
+  datetime: string;
+  epsg: number;
+  /** Native bbox [minx, miny, maxx, maxy] and WGS84 bbox [w, s, e, n]. */
+  bbox: [number, number, number, number];
+  bbox4326: [number, number, number, number];
+  /** Band name -> where its data is. */
+  assets: Record<string, ItemAsset>;
+  properties?: Record<string, unknown>;
+}
+
+export interface CollectionRepo {
+  list(): CollectionMeta[];
+  get(id: string): CollectionMeta | null;
+  /** Creates or replaces; new collections go to the end of the list. */
+  put(meta: CollectionMeta): void;
+  putItems(collectionId: string, items: ItemMeta[]): void;
+  /** Items of a collection ordered by datetime, optionally within [start, end) (ISO strings). */
+  items(collectionId: string, start?: string | null, end?: string | null): ItemMeta[];
+  /** Temporal extent and item count. */
+  stats(collectionId: string): { count: number; start: string | null; end: string | null };
+  delete(id: string): boolean;
+}
+
 export interface Store {
   users: UserRepo;
   tokens: TokenRepo;
   processGraphs: ProcessGraphRepo;
+  collections: CollectionRepo;
   close(): void;
 }

@@ -1,0 +1,67 @@
+// EO data discovery: the collections of the catalog as STAC, and their queryables (API 1.2.0).
+import type { Route } from '../server/routes.js';
+import type { ApiRequest } from '../server/request.js';
+import { ApiError } from '../server/errors.js';
+import { json } from '../server/reply.js';
+import { extentOf, stacCollection, queryables } from '../data/stac.js';
+import { paginate, fromSorted } from './paging.js';
+
+const options = (req: ApiRequest, full: boolean) => ({
+  stacVersion: req.version.stacVersion,
+  collectionsUrl: req.url('/collections'),
+  rootUrl: req.baseUrl,
+  full,
+  queryables: req.version.apiVersion === '1.2.0',
+});
+
+function collection(req: ApiRequest) {
+  // Collection ids may hold slashes (^[\w\-.~/]+$), so the path parameter is URL-decoded.
+  let id: string;
+  try {
+    id = decodeURIComponent(req.params.collection_id);
+  } catch {
+    throw new ApiError('CollectionNotFound', { identifier: req.params.collection_id });
+  }
+  const meta = req.app.store.collections.get(id);
+  if (!meta) throw new ApiError('CollectionNotFound', { identifier: id });
+  return meta;
+}
+
+export const routes: Route[] = [
+  {
+    method: 'GET',
+    path: '/collections',
+    summary: 'Collections of EO data',
+    auth: 'optional',
+    handler: (req) => {
+      const repo = req.app.store.collections;
+      // Catalog order (the demo collection first), paged by position in that order.
+      const all = repo.list().map((m, i) => ({ key: String(i).padStart(8, '0'), meta: m }));
+      const { items, links } = paginate(req, fromSorted(all, (c) => c.key), (c) => c.key);
+      const collections = items.map(({ meta }) => stacCollection(meta, extentOf(repo.items(meta.id)), options(req, false)));
+      return json({ collections, links });
+    },
+  },
+  {
+    method: 'GET',
+    path: '/collections/{collection_id}',
+    summary: 'One collection, with its data cube dimensions and summaries',
+    auth: 'optional',
+    handler: (req) => {
+      const meta = collection(req);
+      return json(stacCollection(meta, extentOf(req.app.store.collections.items(meta.id)), options(req, true)));
+    },
+  },
+  {
+    method: 'GET',
+    path: '/collections/{collection_id}/queryables',
+    summary: 'Properties to filter the items of a collection by',
+    auth: 'optional',
+    versions: ['1.2.0'],
+    handler: (req) => {
+      const meta = collection(req);
+      const doc = queryables(meta, req.app.store.collections.items(meta.id), req.url(`/collections/${encodeURIComponent(meta.id)}/queryables`));
+      return { ...json(doc), contentType: 'application/schema+json' };
+    },
+  },
+];

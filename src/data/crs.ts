@@ -1,0 +1,102 @@
+// Coordinate reference systems by EPSG code, with proj4 doing the maths. Definitions come from the
+// epsg-index package (one small JSON file per code, read on first use) and are cached.
+import proj4 from 'proj4';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+
+const require = createRequire(import.meta.url);
+const indexDir = path.join(path.dirname(require.resolve('epsg-index/package.json')), 's');
+
+export class CrsUnknownError extends Error {
+  constructor(readonly epsg: number) {
+    super(`EPSG:${epsg} is not a coordinate reference system we know`);
+  }
+}
+
+const known = new Set<number>([4326, 3857]);
+
+/** Makes `EPSG:code` known to proj4; throws CrsUnknownError for codes without a definition. */
+export function ensureCrs(epsg: number): string {
+  const name = `EPSG:${epsg}`;
+  if (known.has(epsg)) return name;
+  if (!Number.isInteger(epsg) || epsg <= 0) throw new CrsUnknownError(epsg);
+  let def: string | undefined;
+  try {
+    def = (JSON.parse(readFileSync(path.join(indexDir, `${epsg}.json`), 'utf8')) as { proj4?: string }).proj4;
+  } catch {
+    def = undefined;
+  }
+  if (!def) throw new CrsUnknownError(epsg);
+  proj4.defs(name, def.replace(/\s*\+type=crs/, ''));
+  known.add(epsg);
+  return name;
+}
+
+export interface CrsInfo {
+  epsg: number;
+  name: string;
+  /** Geographic (degrees, lon/lat) rather than projected. */
+  geographic: boolean;
+}
+
+export function crsInfo(epsg: number): CrsInfo {
+  ensureCrs(epsg);
+  let name = `EPSG:${epsg}`;
+  try {
+    name = (JSON.parse(readFileSync(path.join(indexDir, `${epsg}.json`), 'utf8')) as { name: string }).name;
+  } catch {
+    /* 4326 and 3857 always exist in the index; keep the code as name otherwise */
+  }
+  const def = proj4.defs(`EPSG:${epsg}`) as { projName?: string } | undefined;
+  return { epsg, name, geographic: def?.projName === 'longlat' };
+}
+
+export type Transform = (x: number, y: number) => [number, number];
+
+const transforms = new Map<string, Transform>();
+
+/** A point transform from one EPSG code to another (x/y order: lon/lat for geographic CRSs). */
+export function transformer(from: number, to: number): Transform {
+  const key = `${from}>${to}`;
+  let t = transforms.get(key);
+  if (!t) {
+    if (from === to) t = (x, y) => [x, y];
+    else {
+      const conv = proj4(ensureCrs(from), ensureCrs(to));
+      t = (x, y) => conv.forward([x, y]) as [number, number];
+    }
+    transforms.set(key, t);
+  }
+  return t;
+}
+
+/**
+ * The box in `to` that holds `box` (in `from`), found by transforming points densely along its
+ * edges (a projected box's edges are curves in the other CRS).
+ */
+export function transformBox(box: [number, number, number, number], from: number, to: number, steps = 21): [number, number, number, number] {
+  const t = transformer(from, to);
+  let minX = Infinity;
+  let minY = Infinity;
+  let maxX = -Infinity;
+  let maxY = -Infinity;
+  const [x0, y0, x1, y1] = box;
+  for (let i = 0; i < steps; i++) {
+    const f = i / (steps - 1);
+    for (const [x, y] of [
+      [x0 + (x1 - x0) * f, y0],
+      [x0 + (x1 - x0) * f, y1],
+      [x0, y0 + (y1 - y0) * f],
+      [x1, y0 + (y1 - y0) * f],
+    ]) {
+      const [px, py] = t(x, y);
+      if (!Number.isFinite(px) || !Number.isFinite(py)) continue;
+      if (px < minX) minX = px;
+      if (py < minY) minY = py;
+      if (px > maxX) maxX = px;
+      if (py > maxY) maxY = py;
+    }
+  }
+  return [minX, minY, maxX, maxY];
+}

@@ -1,0 +1,138 @@
+// `xeo import`: creates or extends a collection from GeoTIFF files (local paths or URLs) or STAC
+// Item JSON files. Files stay where they are; the catalog records where each band is.
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { BandMeta, CollectionMeta, ItemMeta, Store } from '../store/types.js';
+import { openRaster } from './cog-reader.js';
+import { transformBox } from './crs.js';
+
+export interface ImportOptions {
+  collection: string;
+  /** Band names for GeoTIFFs, in file order; otherwise band descriptions, else B1, B2, ... */
+  bands?: string[];
+  /** Acquisition date for files that carry none. */
+  date?: string;
+  title?: string;
+  description?: string;
+  license?: string;
+  progress?: (done: number, total: number, name: string) => void;
+}
+
+export class ImportError extends Error {}
+
+const COLLECTION_ID = /^[\w\-.~/]+$/;
+
+/** A date from a file name: 20240318, 2024-03-18 or 2024_03_18 (optionally with a time, T101500). */
+export function dateFromName(name: string): string | null {
+  const m = /(?:^|[^\d])((?:19|20)\d{2})[-_]?(0[1-9]|1[0-2])[-_]?(0[1-9]|[12]\d|3[01])(?:[T_]?([01]\d|2[0-3])([0-5]\d)([0-5]\d))?(?:[^\d]|$)/.exec(name);
+  if (!m) return null;
+  return `${m[1]}-${m[2]}-${m[3]}T${m[4] ?? '00'}:${m[5] ?? '00'}:${m[6] ?? '00'}Z`;
+}
+
+function normaliseDate(d: string): string {
+  const t = Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(d) ? `${d}T00:00:00Z` : d);
+  if (Number.isNaN(t)) throw new ImportError(`'${d}' is not a date`);
+  return new Date(t).toISOString().replace('.000Z', 'Z');
+}
+
+interface Parsed {
+  item: ItemMeta;
+  bands: BandMeta[];
+  resolution: [number, number];
+}
+
+async function fromGeoTiff(href: string, opts: ImportOptions): Promise<Parsed> {
+  const r = await openRaster(href);
+  const info = r.info;
+  const names =
+    opts.bands ??
+    (info.descriptions.every((d) => d && /^[\w.-]+$/.test(d)) && new Set(info.descriptions).size === info.bands
+      ? (info.descriptions as string[])
+      : Array.from({ length: info.bands }, (_, i) => `B${i + 1}`));
+  if (names.length !== info.bands) throw new ImportError(`${href} has ${info.bands} bands but ${names.length} band names were given`);
+  const base = path.basename(href.split('?')[0]);
+  const date = opts.date ? normaliseDate(opts.date) : (info.datetime ?? dateFromName(base));
+  if (!date) throw new ImportError(`${href}: no date in the file or its name; give one with --date`);
+  const t = info.levels[0].transform;
+  const bbox: [number, number, number, number] = [t[0], t[3] + info.height * t[5], t[0] + info.width * t[1], t[3]];
+  const assets: ItemMeta['assets'] = {};
+  names.forEach((n, i) => (assets[n] = { href, sample: i }));
+  return {
+    item: { id: base.replace(/\.[^.]+$/, ''), datetime: date, epsg: info.epsg, bbox, bbox4326: transformBox(bbox, info.epsg, 4326), assets },
+    bands: names.map((name) => ({ name, data_type: info.sampleType, nodata: info.nodata })),
+    resolution: [Math.abs(t[1]), Math.abs(t[5])],
+  };
+}
+
+async function fromStacItem(file: string, opts: ImportOptions): Promise<Parsed> {
+  const json = JSON.parse(await readFile(file, 'utf8'));
+  if (json?.type !== 'Feature' || typeof json.assets !== 'object') throw new ImportError(`${file} is not a STAC Item`);
+  const props = json.properties ?? {};
+  const date = opts.date ? normaliseDate(opts.date) : props.datetime ? normaliseDate(props.datetime) : props.start_datetime ? normaliseDate(props.start_datetime) : null;
+  if (!date) throw new ImportError(`${file}: the item has no datetime; give one with --date`);
+  const assets: ItemMeta['assets'] = {};
+  const bands: BandMeta[] = [];
+  let first: Parsed | null = null;
+  for (const [key, asset] of Object.entries<any>(json.assets)) {
+    const type = String(asset.type ?? '');
+    const roles: string[] = asset.roles ?? ['data'];
+    if (!/tiff/i.test(type) && !/\.tiff?$/i.test(asset.href)) continue;
+    if (!roles.includes('data')) continue;
+    const href = /^[a-z]+:\/\//i.test(asset.href) ? asset.href : path.resolve(path.dirname(file), asset.href);
+    const parsed = await fromGeoTiff(href, { ...opts, bands: undefined, date });
+    first ??= parsed;
+    const eo: any[] = asset['eo:bands'] ?? [];
+    parsed.bands.forEach((b, i) => {
+      const name = eo[i]?.name ?? (parsed.bands.length === 1 ? key : `${key}_${i + 1}`);
+      assets[name] = { href, sample: i };
+      bands.push({
+        ...b,
+        name,
+        ...(eo[i]?.common_name ? { common_name: eo[i].common_name } : {}),
+        ...(eo[i]?.center_wavelength !== undefined ? { center_wavelength: eo[i].center_wavelength } : {}),
+      });
+    });
+  }
+  if (!first) throw new ImportError(`${file}: the item has no GeoTIFF data assets`);
+  const properties: Record<string, unknown> = {};
+  for (const k of ['eo:cloud_cover', 'platform', 'constellation', 'instruments']) if (props[k] !== undefined) properties[k] = props[k];
+  return { item: { ...first.item, id: String(json.id ?? first.item.id), datetime: date, assets, properties }, bands, resolution: first.resolution };
+}
+
+export async function importFiles(store: Store, inputs: string[], opts: ImportOptions): Promise<{ collection: CollectionMeta; items: number }> {
+  if (!COLLECTION_ID.test(opts.collection)) throw new ImportError('the collection id may hold letters, digits and - . ~ / _ only');
+  if (inputs.length === 0) throw new ImportError('name at least one file');
+  const parsed: Parsed[] = [];
+  for (let i = 0; i < inputs.length; i++) {
+    const input = inputs[i];
+    const remote = /^https?:\/\//i.test(input);
+    const isJson = /\.json$/i.test(input.split('?')[0]);
+    parsed.push(isJson ? await fromStacItem(remote ? input : path.resolve(input), opts) : await fromGeoTiff(remote ? input : path.resolve(input), opts));
+    opts.progress?.(i + 1, inputs.length, input);
+  }
+  const existing = store.collections.get(opts.collection);
+  const epsg = existing?.epsg ?? parsed[0].item.epsg;
+  const bands = existing?.bands ?? parsed[0].bands;
+  for (const p of parsed) {
+    for (const name of Object.keys(p.item.assets)) {
+      if (!bands.some((b) => b.name === name)) throw new ImportError(`${p.item.id}: band '${name}' is not a band of collection ${opts.collection} (${bands.map((b) => b.name).join(', ')})`);
+    }
+  }
+  const meta: CollectionMeta = existing ?? {
+    id: opts.collection,
+    title: opts.title ?? opts.collection,
+    description: opts.description ?? `Imported from ${parsed.length} file(s).`,
+    license: opts.license ?? 'proprietary',
+    epsg,
+    resolution: parsed[0].resolution,
+    bands,
+  };
+  if (existing && (opts.title || opts.description || opts.license)) {
+    meta.title = opts.title ?? meta.title;
+    meta.description = opts.description ?? meta.description;
+    meta.license = opts.license ?? meta.license;
+  }
+  store.collections.put(meta);
+  store.collections.putItems(meta.id, parsed.map((p) => p.item));
+  return { collection: meta, items: parsed.length };
+}

@@ -1,0 +1,189 @@
+// What the engine asks of the data layer: a Float32 cube chunk (time x band x y x x, NaN for
+// nodata) on a target grid, for a collection, a spatial extent in any CRS, a time range and bands.
+// Only the source windows and overview levels the chunk needs are read; sources in another CRS or
+// resolution are warped, aligned ones are copied straight from the decoded blocks.
+import type { CollectionMeta, ItemMeta, Store } from '../store/types.js';
+import { ApiError } from '../server/errors.js';
+import { transformBox, transformer } from './crs.js';
+import { gridBox, type Box, type Grid } from './grid.js';
+import { openRaster, type Window } from './cog-reader.js';
+import { warp, sourceWindow, type Resampling } from './warp.js';
+
+export interface Extent {
+  west: number;
+  south: number;
+  east: number;
+  north: number;
+  /** EPSG code of the extent; 4326 when absent. */
+  crs?: number;
+}
+
+export interface LoadRequest {
+  collection: string;
+  extent: Extent;
+  /** [start, end): ISO dates or date-times; null ends are open. */
+  temporal?: [string | null, string | null] | null;
+  bands?: string[] | null;
+  target?: { epsg?: number; resolution?: number };
+  /** Part of the target grid to return; the whole grid when absent. */
+  window?: Window;
+  resampling?: Resampling;
+}
+
+export interface CubeChunk {
+  /** Grid of the returned data (the window of the full grid). */
+  grid: Grid;
+  fullGrid: Grid;
+  times: string[];
+  bands: string[];
+  /** [time][band][row][col] */
+  data: Float32Array;
+}
+
+export function collectionOf(store: Store, id: string): CollectionMeta {
+  const meta = store.collections.get(id);
+  if (!meta) throw new ApiError('CollectionNotFound', { identifier: id });
+  return meta;
+}
+
+/** The target grid of a load: the extent in the target CRS, snapped to the target resolution. */
+export function planGrid(meta: CollectionMeta, extent: Extent, target: LoadRequest['target'] = {}, originOf?: [number, number]): Grid {
+  const epsg = target.epsg ?? meta.epsg;
+  const box = transformBox([extent.west, extent.south, extent.east, extent.north], extent.crs ?? 4326, epsg);
+  if (!box.every(Number.isFinite) || box[2] <= box[0] || box[3] <= box[1]) {
+    throw new ApiError('ProcessParameterInvalid', { process: 'load_collection', parameter: 'spatial_extent', reason: 'the extent is empty or cannot be projected' });
+  }
+  let res = target.resolution;
+  if (!res) {
+    if (epsg === meta.epsg) res = meta.resolution[0];
+    else {
+      // The native pixel size, carried into the target CRS by the extent's size ratio.
+      const native = transformBox(box, epsg, meta.epsg);
+      res = meta.resolution[0] * ((box[2] - box[0]) / (native[2] - native[0]));
+    }
+  }
+  // Snap to the collection's pixel grid when it is the same CRS, so pixels are not resampled.
+  const [ox, oy] = epsg === meta.epsg && originOf ? originOf : [0, 0];
+  const minX = ox + Math.floor((box[0] - ox) / res + 1e-9) * res;
+  const maxX = ox + Math.ceil((box[2] - ox) / res - 1e-9) * res;
+  const minY = oy + Math.floor((box[1] - oy) / res + 1e-9) * res;
+  const maxY = oy + Math.ceil((box[3] - oy) / res - 1e-9) * res;
+  return {
+    epsg,
+    transform: [minX, res, 0, maxY, 0, -res],
+    width: Math.max(1, Math.round((maxX - minX) / res)),
+    height: Math.max(1, Math.round((maxY - minY) / res)),
+  };
+}
+
+const toInstant = (s: string) => (/^\d{4}-\d{2}-\d{2}$/.test(s) ? `${s}T00:00:00Z` : new Date(s).toISOString().replace('.000Z', 'Z'));
+
+function intersects(a: Box, b: Box): boolean {
+  return a[0] < b[2] && a[2] > b[0] && a[1] < b[3] && a[3] > b[1];
+}
+
+/** Items of the request, grouped by acquisition time (several items of one time are mosaicked). */
+export function itemsByTime(store: Store, meta: CollectionMeta, extent: Extent, temporal?: LoadRequest['temporal']): Map<string, ItemMeta[]> {
+  const wgs = transformBox([extent.west, extent.south, extent.east, extent.north], extent.crs ?? 4326, 4326);
+  const start = temporal?.[0] ? toInstant(temporal[0]) : null;
+  const end = temporal?.[1] ? toInstant(temporal[1]) : null;
+  const out = new Map<string, ItemMeta[]>();
+  for (const it of store.collections.items(meta.id, start, end)) {
+    if (!intersects(it.bbox4326, wgs)) continue;
+    const list = out.get(it.datetime);
+    if (list) list.push(it);
+    else out.set(it.datetime, [it]);
+  }
+  return out;
+}
+
+export function bandsOf(meta: CollectionMeta, names?: string[] | null) {
+  if (!names || names.length === 0) return meta.bands;
+  return names.map((n) => {
+    const b = meta.bands.find((x) => x.name === n || x.common_name === n);
+    if (!b) throw new ApiError('ProcessParameterInvalid', { process: 'load_collection', parameter: 'bands', reason: `the collection has no band '${n}'` });
+    return b;
+  });
+}
+
+export async function loadChunk(store: Store, req: LoadRequest): Promise<CubeChunk> {
+  const meta = collectionOf(store, req.collection);
+  const bands = bandsOf(meta, req.bands);
+  const groups = itemsByTime(store, meta, req.extent, req.temporal);
+  const anyItem = [...groups.values()][0]?.[0];
+  const origin = anyItem ? ([anyItem.bbox[0], anyItem.bbox[3]] as [number, number]) : undefined;
+  const fullGrid = planGrid(meta, req.extent, req.target, origin);
+  const w = req.window ?? { col: 0, row: 0, width: fullGrid.width, height: fullGrid.height };
+  const t = fullGrid.transform;
+  const grid: Grid = {
+    epsg: fullGrid.epsg,
+    transform: [t[0] + w.col * t[1], t[1], 0, t[3] + w.row * t[5], 0, t[5]],
+    width: w.width,
+    height: w.height,
+  };
+  const times = [...groups.keys()];
+  const plane = grid.width * grid.height;
+  const data = new Float32Array(times.length * bands.length * plane).fill(NaN);
+  const jobs: Promise<void>[] = [];
+  times.forEach((time, ti) => {
+    bands.forEach((band, bi) => {
+      const out = data.subarray((ti * bands.length + bi) * plane, (ti * bands.length + bi + 1) * plane);
+      const method: Resampling = band.categorical ? 'nearest' : (req.resampling ?? 'nearest');
+      jobs.push(mosaic(groups.get(time)!, band.name, grid, method, out));
+    });
+  });
+  await Promise.all(jobs);
+  return { grid, fullGrid, times, bands: bands.map((b) => b.name), data };
+}
+
+/** Fills `out` (NaN where empty) from the items of one time, first item first. */
+async function mosaic(items: ItemMeta[], band: string, dst: Grid, method: Resampling, out: Float32Array): Promise<void> {
+  const dstBox = gridBox(dst);
+  for (const item of items) {
+    const asset = item.assets[band];
+    if (!asset) continue;
+    if (!intersects(item.epsg === dst.epsg ? item.bbox : transformBox(item.bbox, item.epsg, dst.epsg), dstBox)) continue;
+    const reader = await openRaster(asset.href);
+    const srcRes = dst.epsg === reader.info.epsg ? dst.transform[1] : sourceResolution(dst, reader.info.epsg);
+    const level = reader.levelFor(srcRes);
+    const srcGrid = reader.levelGrid(level);
+    const part = await readInto(reader, level, asset.sample, srcGrid, dst, method);
+    if (!part) continue;
+    for (let i = 0; i < out.length; i++) if (Number.isNaN(out[i])) out[i] = part[i];
+  }
+}
+
+/** A target pixel's width expressed in the source CRS (at the centre of the target grid). */
+function sourceResolution(dst: Grid, srcEpsg: number): number {
+  const t = dst.transform;
+  const cx = t[0] + (dst.width / 2) * t[1];
+  const cy = t[3] + (dst.height / 2) * t[5];
+  const f = transformer(dst.epsg, srcEpsg);
+  const [ax, ay] = f(cx, cy);
+  const [bx, by] = f(cx + t[1], cy);
+  const [qx, qy] = f(cx, cy + t[5]);
+  return Math.min(Math.hypot(bx - ax, by - ay), Math.hypot(qx - ax, qy - ay));
+}
+
+async function readInto(
+  reader: Awaited<ReturnType<typeof openRaster>>,
+  level: number,
+  sample: number,
+  src: Grid,
+  dst: Grid,
+  method: Resampling,
+): Promise<Float32Array | null> {
+  const st = src.transform;
+  const dt = dst.transform;
+  // Aligned: same CRS and pixel size, integer offset: the window is the answer, no warp.
+  const col = (dt[0] - st[0]) / st[1];
+  const row = (dt[3] - st[3]) / st[5];
+  if (src.epsg === dst.epsg && st[1] === dt[1] && st[5] === dt[5] && Math.abs(col - Math.round(col)) < 1e-6 && Math.abs(row - Math.round(row)) < 1e-6) {
+    return reader.readWindow(level, sample, { col: Math.round(col), row: Math.round(row), width: dst.width, height: dst.height });
+  }
+  const win = sourceWindow(dst, src, method === 'bilinear' ? 2 : 1);
+  if (!win) return null;
+  const data = await reader.readWindow(level, sample, win);
+  const winGrid: Grid = { epsg: src.epsg, transform: [st[0] + win.col * st[1], st[1], 0, st[3] + win.row * st[5], 0, st[5]], width: win.width, height: win.height };
+  return warp({ grid: winGrid, data }, dst, method);
+}
