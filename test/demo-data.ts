@@ -1,0 +1,51 @@
+// The demo collection for tests, generated once per build and shared: generating takes seconds and
+// ~180 MB, so each test gets its own copy of the database only, whose items point at the shared
+// COGs (read-only for tests). A lock folder keeps parallel test files from generating twice.
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { ROOT, startServer, tempDir } from './helpers.js';
+
+function buildKey(): string {
+  const h = createHash('sha256');
+  for (const f of ['dist/src/data/demo.js', 'dist/src/data/cog-writer.js', 'dist/src/store/db.js']) {
+    h.update(readFileSync(path.join(ROOT, f)));
+  }
+  return h.digest('hex').slice(0, 16);
+}
+
+async function sharedDemoDir(): Promise<string> {
+  const dir = path.join(tmpdir(), `xeo-test-demo-${buildKey()}`);
+  const ready = path.join(dir, 'READY');
+  const lock = `${dir}.lock`;
+  for (let waited = 0; !existsSync(ready); waited += 250) {
+    try {
+      mkdirSync(lock);
+    } catch {
+      // Someone else generates it; a lock older than two minutes is a crashed run's.
+      if (waited > 120_000 || Date.now() - statSync(lock).mtimeMs > 120_000) throw new Error(`demo data lock ${lock} is stale; remove it`);
+      await new Promise((r) => setTimeout(r, 250));
+      continue;
+    }
+    // Demo data of earlier builds is stale: make room before writing another ~180 MB.
+    for (const old of readdirSync(tmpdir())) {
+      if (old.startsWith('xeo-test-demo-') && !old.startsWith(path.basename(dir))) rmSync(path.join(tmpdir(), old), { recursive: true, force: true });
+    }
+    const s = await startServer({ XEO_DEMO: 'true' }, dir);
+    await s.stop();
+    writeFileSync(ready, new Date().toISOString());
+    rmdirSync(lock);
+  }
+  return dir;
+}
+
+/** A fresh data dir whose catalog holds the demo collection. */
+export async function demoDataDir(): Promise<string> {
+  const shared = await sharedDemoDir();
+  const dir = tempDir();
+  for (const f of ['xeo.sqlite', 'xeo.sqlite-wal', 'xeo.sqlite-shm']) {
+    if (existsSync(path.join(shared, f))) cpSync(path.join(shared, f), path.join(dir, f));
+  }
+  return dir;
+}
