@@ -152,11 +152,12 @@ export class CogReader {
   async readWindow(level: number, band: number, w: Window, out = new Float32Array(w.width * w.height)): Promise<Float32Array> {
     const image = this.images[level];
     const l = this.info.levels[level];
-    out.fill(NaN);
     const c0 = Math.max(0, w.col);
     const r0 = Math.max(0, w.row);
     const c1 = Math.min(l.width, w.col + w.width);
     const r1 = Math.min(l.height, w.row + w.height);
+    // Only a window reaching outside the image has pixels no block will write.
+    if (c0 !== w.col || r0 !== w.row || c1 !== w.col + w.width || r1 !== w.row + w.height) out.fill(NaN);
     if (c0 >= c1 || r0 >= r1) return out;
     const tw = l.tileWidth;
     const th = l.tileHeight;
@@ -312,12 +313,20 @@ function copyBlock(
 ): void {
   const hasNodata = nodata !== null && !Number.isNaN(nodata);
   const nd = nodata ?? 0;
+  const n = bx1 - bx0;
   for (let y = by0; y < by1; y++) {
-    let src = ((y - blockY) * blockWidth + (bx0 - blockX)) * stride + offset;
-    let dst = (y - w.row) * w.width + (bx0 - w.col);
-    for (let x = bx0; x < bx1; x++, src += stride, dst++) {
-      const v = values[src];
-      out[dst] = hasNodata && v === nd ? NaN : v;
+    const src = ((y - blockY) * blockWidth + (bx0 - blockX)) * stride + offset;
+    const dst = (y - w.row) * w.width + (bx0 - w.col);
+    // Separate loops keep the common cases (no nodata, one sample per pixel) branch-free.
+    if (!hasNodata && stride === 1) {
+      for (let i = 0; i < n; i++) out[dst + i] = values[src + i];
+    } else if (!hasNodata) {
+      for (let i = 0; i < n; i++) out[dst + i] = values[src + i * stride];
+    } else {
+      for (let i = 0; i < n; i++) {
+        const v = values[src + i * stride];
+        out[dst + i] = v === nd ? NaN : v;
+      }
     }
   }
 }
