@@ -100,3 +100,19 @@ export function transformBox(box: [number, number, number, number], from: number
   }
   return [minX, minY, maxX, maxY];
 }
+
+/**
+ * The CRS as OGC WKT 1 (GDAL's flavour), from the epsg-index entry; for formats that carry the CRS
+ * as text (netCDF's spatial_ref / crs_wkt). Throws CrsUnknownError when the index has no WKT.
+ */
+export function crsWkt(epsg: number): string {
+  if (!Number.isInteger(epsg) || epsg <= 0) throw new CrsUnknownError(epsg);
+  let wkt: string | undefined;
+  try {
+    wkt = (JSON.parse(readFileSync(path.join(indexDir, `${epsg}.json`), 'utf8')) as { wkt?: string }).wkt;
+  } catch {
+    wkt = undefined;
+  }
+  if (!wkt) throw new CrsUnknownError(epsg);
+  return wkt;
+}
