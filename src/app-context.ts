@@ -5,6 +5,7 @@ import type { Authenticator } from './auth/authenticate.js';
 import type { Workspaces } from './files/workspace.js';
 import type { Router } from './server/routes.js';
 import type { VersionProfile } from './server/versions.js';
+import type { ComputePool } from './compute/pool.js';
 
 export interface AppContext {
   config: Config;
@@ -14,6 +15,8 @@ export interface AppContext {
   store: Store;
   auth: Authenticator;
   workspaces: Workspaces;
+  /** Compute threads for graphs (/result now; tiles and jobs later). */
+  compute: ComputePool;
   /** The route table of each served version. */
   routers: Map<VersionProfile, Router>;
   /** Base URL of every link we hand out (known once the port is bound). */

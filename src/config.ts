@@ -1,5 +1,6 @@
 // Configuration comes from the environment only, so `npm start`, `xeo serve` and the tests all
 // share one mechanism. Every variable is documented in README ("Configuration").
+import os from 'node:os';
 import path from 'node:path';
 import { readFileSync } from 'node:fs';
 
@@ -33,8 +34,14 @@ export interface Config {
   accessLog: boolean;
   /** Generate the demo collection on a first start with an empty catalog. */
   demo: boolean;
-  /** Memory for decoded raster blocks, shared by all files. */
+  /** Memory for decoded raster blocks, shared by all files (per compute thread). */
   blockCacheBytes: number;
+  /** Compute threads for process graphs. */
+  computeThreads: number;
+  /** Graphs that may wait for a thread before new ones get 503. */
+  computeQueue: number;
+  /** Most raster values (pixels × dates × bands) one load of a synchronous request may read. */
+  syncMaxValues: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -103,6 +110,9 @@ export function loadConfig(env: Env = process.env): Config {
     accessLog: bool(env, 'XEO_ACCESS_LOG', false),
     demo: bool(env, 'XEO_DEMO', true),
     blockCacheBytes: int(env, 'XEO_BLOCK_CACHE_BYTES', 256 * 1024 * 1024, 1024 * 1024),
+    computeThreads: int(env, 'XEO_COMPUTE_THREADS', Math.max(1, Math.min(8, os.availableParallelism())), 1),
+    computeQueue: int(env, 'XEO_COMPUTE_QUEUE', 32, 0),
+    syncMaxValues: int(env, 'XEO_SYNC_MAX_VALUES', 64 * 1024 * 1024, 1),
   };
 }
 

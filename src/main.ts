@@ -16,6 +16,7 @@ import { loadUws } from './server/uws.js';
 import { configureBlockCache } from './data/cog-reader.js';
 import { generateDemo, DEMO_ID } from './data/demo.js';
 import { apiRoutes, rootRoutes } from './api/index.js';
+import { ComputePool } from './compute/pool.js';
 
 export interface Xeo {
   port: number;
@@ -49,6 +50,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
     store,
     auth: new Authenticator(store, new OidcVerifier(config.oidcProviders, store)),
     workspaces: new Workspaces(blobs, config.maxUploadBytes),
+    compute: new ComputePool({ threads: config.computeThreads, queue: config.computeQueue, dataDir: config.dataDir, blockCacheBytes: config.blockCacheBytes }),
     routers: new Map(),
     publicUrl: () => publicUrl,
   };
@@ -64,6 +66,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
     url: publicUrl,
     async stop() {
       server.close();
+      await ctx.compute.close();
       store.close();
     },
   };

@@ -41,7 +41,7 @@ describe('discovery with the default brand', () => {
     expect(typeof c.description).toBe('string');
     expect(c.conformsTo).toContain('https://api.openeo.org/1.2.0');
     expect(c.billing).toEqual({
-      currency: null,
+      currency: 'credits',
       default_plan: 'free',
       plans: [{ name: 'free', description: expect.any(String), paid: false }],
     });

@@ -131,7 +131,7 @@ describe('structural validation', () => {
 
   it('accepts child graphs, nested references and parameters', async () => {
     const graph = {
-      load: { process_id: 'load_collection', arguments: { id: 'S2', spatial_extent: { west: 1, east: 2, south: 3, north: 4 }, bands: [{ from_parameter: 'band' }] } },
+      load: { process_id: 'load_collection', arguments: { id: 'S2', spatial_extent: { west: 1, east: 2, south: 3, north: 4 }, temporal_extent: null, bands: [{ from_parameter: 'band' }] } },
       apply: {
         process_id: 'apply',
         arguments: {

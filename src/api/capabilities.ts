@@ -18,9 +18,10 @@ export function conformanceClasses(v: VersionProfile): string[] {
 
 export function billing() {
   return {
-    currency: null,
+    // Costs are counted (the {Brand}-Costs header, job estimates) in credits, but never charged.
+    currency: 'credits',
     default_plan: DEFAULT_PLAN,
-    plans: [{ name: DEFAULT_PLAN, description: 'Everything this back-end offers, at no cost.', paid: false }],
+    plans: [{ name: DEFAULT_PLAN, description: 'Everything this back-end offers; costs are counted in credits and never charged.', paid: false }],
   };
 }
 

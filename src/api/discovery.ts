@@ -1,7 +1,7 @@
-// Discovery documents that later parts of Xeo fill: file formats, secondary service types and UDF
-// runtimes. Each answers a valid (possibly empty) document of the spec's shape.
+// Discovery documents: file formats, secondary service types and UDF runtimes. Each answers a valid (possibly empty) document of the spec's shape.
 import type { Route } from '../server/routes.js';
 import { json } from '../server/reply.js';
+import { INPUT_FORMATS, OUTPUT_FORMATS } from '../output/formats.js';
 
 export interface FileFormat {
   title?: string;
@@ -10,8 +10,13 @@ export interface FileFormat {
   parameters: Record<string, unknown>;
 }
 
-/** Registries other modules add to as they land (keys are GDAL-style format names). */
-export const fileFormats: { input: Record<string, FileFormat>; output: Record<string, FileFormat> } = { input: {}, output: {} };
+const entry = (f: FileFormat): FileFormat => ({ title: f.title, description: f.description, gis_data_types: f.gis_data_types, parameters: f.parameters });
+
+/** Exactly the formats the engine reads and writes (keys are GDAL format codes; see output/formats.ts). */
+export const fileFormats: { input: Record<string, FileFormat>; output: Record<string, FileFormat> } = {
+  input: Object.fromEntries(INPUT_FORMATS.map((f) => [f.name, entry(f)])),
+  output: Object.fromEntries(OUTPUT_FORMATS.map((f) => [f.name, entry(f)])),
+};
 export const serviceTypes: Record<string, unknown> = {};
 export const udfRuntimes: Record<string, unknown> = {};
 

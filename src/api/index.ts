@@ -8,6 +8,8 @@ import { routes as me } from './me.js';
 import { routes as processGraphs } from './process-graphs.js';
 import { routes as files } from './files.js';
 import { routes as collections } from './collections.js';
+import { routes as processes } from './processes.js';
+import { routes as result } from './result.js';
 
-export const apiRoutes: Route[] = [...capabilities, ...openapi, ...discovery, ...collections, ...credentials, ...me, ...processGraphs, ...files];
+export const apiRoutes: Route[] = [...capabilities, ...openapi, ...discovery, ...collections, ...processes, ...result, ...credentials, ...me, ...processGraphs, ...files];
 export { rootRoutes } from './well-known.js';

@@ -5,8 +5,9 @@ import type { Route } from '../server/routes.js';
 import type { ApiRequest } from '../server/request.js';
 import { ApiError } from '../server/errors.js';
 import { json, empty } from '../server/reply.js';
-import { checkProcessGraph } from '../graph/structure.js';
+import { requireValidGraph } from './processes.js';
 import { paginate } from './paging.js';
+import { predefined } from '../processes/registry.js';
 
 const ID = /^\w+$/;
 /** Members of `process_graph_with_metadata` a user may set (besides the path-given id). */
@@ -32,11 +33,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
 /** Checks a process body and returns what is stored: the given members plus the id. */
 function normalise(req: ApiRequest, id: string, body: Record<string, unknown>): Record<string, unknown> {
   if (body.process_graph === undefined || body.process_graph === null) throw new ApiError('ProcessGraphMissing');
-  const problems = checkProcessGraph(body.process_graph, { allowNamespace: req.version.nodeNamespace });
-  if (problems.length) {
-    const reason = problems.slice(0, 5).map((p) => `${p.where}: ${p.reason}`).join('; ') + (problems.length > 5 ? ` (and ${problems.length - 5} more)` : '');
-    throw new ApiError('ProcessGraphInvalid', { reason });
-  }
+  requireValidGraph(req, body.process_graph, { id, process: body });
   const invalid = (reason: string): never => {
     throw new ApiError('ProcessInvalid', { reason });
   };
@@ -124,6 +121,7 @@ export const routes: Route[] = [
     handler: async (req) => {
       const id = req.params.process_graph_id;
       if (!ID.test(id)) throw new ApiError('ProcessInvalid', { reason: 'the id may hold only letters, digits and underscores' });
+      if (predefined.has(id)) throw new ApiError('PredefinedProcessExists', { identifier: id });
       const body = await req.jsonObject();
       req.app.store.processGraphs.put(req.me.id, id, normalise(req, id, body));
       return empty(200);

@@ -35,7 +35,7 @@ function normaliseDate(d: string): string {
   return new Date(t).toISOString().replace('.000Z', 'Z');
 }
 
-interface Parsed {
+export interface Parsed {
   item: ItemMeta;
   bands: BandMeta[];
   resolution: [number, number];
@@ -65,8 +65,12 @@ async function fromGeoTiff(href: string, opts: ImportOptions): Promise<Parsed> {
 }
 
 async function fromStacItem(file: string, opts: ImportOptions): Promise<Parsed> {
-  const json = JSON.parse(await readFile(file, 'utf8'));
-  if (json?.type !== 'Feature' || typeof json.assets !== 'object') throw new ImportError(`${file} is not a STAC Item`);
+  return parseStacItem(JSON.parse(await readFile(file, 'utf8')), file, opts);
+}
+
+/** A STAC Item (parsed JSON) whose GeoTIFF data assets become bands; relative hrefs resolve against `file`. */
+export async function parseStacItem(json: any, file: string, opts: ImportOptions): Promise<Parsed> {
+  if (json?.type !== 'Feature' || !json.assets || typeof json.assets !== 'object') throw new ImportError(`${file} is not a STAC Item`);
   const props = json.properties ?? {};
   const date = opts.date ? normaliseDate(opts.date) : props.datetime ? normaliseDate(props.datetime) : props.start_datetime ? normaliseDate(props.start_datetime) : null;
   if (!date) throw new ImportError(`${file}: the item has no datetime; give one with --date`);
@@ -78,7 +82,7 @@ async function fromStacItem(file: string, opts: ImportOptions): Promise<Parsed> 
     const roles: string[] = asset.roles ?? ['data'];
     if (!/tiff/i.test(type) && !/\.tiff?$/i.test(asset.href)) continue;
     if (!roles.includes('data')) continue;
-    const href = /^[a-z]+:\/\//i.test(asset.href) ? asset.href : path.resolve(path.dirname(file), asset.href);
+    const href = /^[a-z]+:\/\//i.test(asset.href) ? asset.href : /^https?:\/\//i.test(file) ? new URL(asset.href, file).href : path.resolve(path.dirname(file), asset.href);
     const parsed = await fromGeoTiff(href, { ...opts, bands: undefined, date });
     first ??= parsed;
     const eo: any[] = asset['eo:bands'] ?? [];

@@ -2,7 +2,7 @@
 // nodata) on a target grid, for a collection, a spatial extent in any CRS, a time range and bands.
 // Only the source windows and overview levels the chunk needs are read; sources in another CRS or
 // resolution are warped, aligned ones are copied straight from the decoded blocks.
-import type { CollectionMeta, ItemMeta, Store } from '../store/types.js';
+import type { CollectionMeta, CollectionRepo, ItemMeta } from '../store/types.js';
 import { ApiError } from '../server/errors.js';
 import { transformBox, transformer } from './crs.js';
 import { gridBox, type Box, type Grid } from './grid.js';
@@ -40,7 +40,12 @@ export interface CubeChunk {
   data: Float32Array;
 }
 
-export function collectionOf(store: Store, id: string): CollectionMeta {
+/** Where collections and their items come from: the SQLite catalog, or a STAC catalog read by load_stac. */
+export interface CatalogSource {
+  collections: Pick<CollectionRepo, 'get' | 'items'>;
+}
+
+export function collectionOf(store: CatalogSource, id: string): CollectionMeta {
   const meta = store.collections.get(id);
   if (!meta) throw new ApiError('CollectionNotFound', { identifier: id });
   return meta;
@@ -83,7 +88,7 @@ function intersects(a: Box, b: Box): boolean {
 }
 
 /** Items of the request, grouped by acquisition time (several items of one time are mosaicked). */
-export function itemsByTime(store: Store, meta: CollectionMeta, extent: Extent, temporal?: LoadRequest['temporal']): Map<string, ItemMeta[]> {
+export function itemsByTime(store: CatalogSource, meta: CollectionMeta, extent: Extent, temporal?: LoadRequest['temporal']): Map<string, ItemMeta[]> {
   const wgs = transformBox([extent.west, extent.south, extent.east, extent.north], extent.crs ?? 4326, 4326);
   const start = temporal?.[0] ? toInstant(temporal[0]) : null;
   const end = temporal?.[1] ? toInstant(temporal[1]) : null;
@@ -106,7 +111,7 @@ export function bandsOf(meta: CollectionMeta, names?: string[] | null) {
   });
 }
 
-export async function loadChunk(store: Store, req: LoadRequest): Promise<CubeChunk> {
+export async function loadChunk(store: CatalogSource, req: LoadRequest): Promise<CubeChunk> {
   const meta = collectionOf(store, req.collection);
   const bands = bandsOf(meta, req.bands);
   const groups = itemsByTime(store, meta, req.extent, req.temporal);

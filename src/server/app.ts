@@ -7,7 +7,8 @@ import { Router, type Route } from './routes.js';
 import { LATEST, splitVersion, looksLikeVersion, type VersionProfile } from './versions.js';
 import { specEndpoints } from './spec-endpoints.js';
 import { createCors, type HeaderList } from './cors.js';
-import { ApiError, newErrorId } from './errors.js';
+import { ApiError, newErrorId, processError } from './errors.js';
+import { ProcessException } from '../processes/types.js';
 import { pickLanguage, renderMessage, type Lang } from './messages.js';
 import { BodyReader, RequestAborted } from './body.js';
 import { ApiRequest } from './request.js';
@@ -164,7 +165,7 @@ export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: Ro
 /** The one place where failures become HTTP answers: a JSON error object with a catalogue code. */
 export function errorReply(e: unknown, lang: Lang, method: string, url: string): { reply: Reply | null; closeConnection: boolean } {
   if (e instanceof RequestAborted) return { reply: null, closeConnection: false };
-  const err = e instanceof ApiError ? e : new ApiError('Internal');
+  const err = e instanceof ApiError ? e : e instanceof ProcessException ? processError(e.code, e.message, e.http) : new ApiError('Internal');
   const id = newErrorId();
   if (!(e instanceof ApiError) || err.code === 'Internal' || err.code === 'StorageFailure') {
     console.error(`[xeo] error ${id} on ${method} ${url}:`, e instanceof ApiError ? e.message : e);

@@ -71,6 +71,8 @@ export const OWN_CODES = {
   HeaderInvalid: 400,
   PathInvalid: 400,
   IdentityProviderUnavailable: 503,
+  /** Named by the interface spec for an unresolvable parameter reference; not in errors.json. */
+  ProcessParameterMissing: 400,
 } as const;
 
 export type ErrorCode = keyof typeof CATALOGUE | keyof typeof OWN_CODES;
@@ -82,7 +84,7 @@ export function statusOf(code: ErrorCode): number {
 export type ErrorParams = Record<string, string | number>;
 
 export class ApiError extends Error {
-  readonly status: number;
+  status: number;
   /** Extra response headers (e.g. Allow for 405, Retry-After for 503). */
   headers?: Record<string, string>;
   /** Close the connection after answering (e.g. a body we refused to read). */
@@ -97,6 +99,36 @@ export class ApiError extends Error {
     super(detail ?? code);
     this.status = statusOf(code);
   }
+}
+
+/**
+ * An error whose code is not in the catalogue but in a process definition (`exceptions` of e.g.
+ * array_element or ndvi): answered with the definition's code, our message and status 400 unless
+ * the definition says otherwise.
+ */
+export function processError(code: string, message: string, status = 400): ApiError {
+  const e = new ApiError('ProcessParameterInvalid', {}, message);
+  (e as { code: string }).code = code;
+  e.status = status;
+  return e;
+}
+
+/** An error as plain data, to cross a thread boundary. */
+export interface ErrorData {
+  code: string;
+  status: number;
+  params: ErrorParams;
+  detail?: string;
+}
+
+export function errorToData(e: ApiError): ErrorData {
+  return { code: e.code, status: e.status, params: e.params, detail: e.detail };
+}
+
+export function errorFromData(d: ErrorData): ApiError {
+  const e = new ApiError(d.code as ErrorCode, d.params, d.detail);
+  e.status = d.status;
+  return e;
 }
 
 export function newErrorId(): string {

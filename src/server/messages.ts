@@ -64,6 +64,7 @@ const EN: Record<ErrorCode, string> = {
   QueryParameterInvalid: "The query parameter '{parameter}' is not valid: {reason}",
   HeaderInvalid: "The header '{header}' is not valid: {reason}",
   PathInvalid: 'The request path is not valid: {reason}',
+  ProcessParameterMissing: "No value and no default for the process parameter '{parameter}'.",
   IdentityProviderUnavailable: "The identity provider '{provider}' cannot be reached to check the token. Please retry later.",
 };
 

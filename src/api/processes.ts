@@ -1,0 +1,72 @@
+// Process discovery and validation: the predefined processes (GET /processes) and POST /validation.
+import type { Route } from '../server/routes.js';
+import type { ApiRequest } from '../server/request.js';
+import { ApiError } from '../server/errors.js';
+import { json } from '../server/reply.js';
+import { predefined } from '../processes/registry.js';
+import { validateProcessGraph, type ValidationEnv } from '../graph/validate.js';
+import { renderMessage } from '../server/messages.js';
+import { paginate, fromSorted } from './paging.js';
+
+/** The process graph of a request body: the 1.x form (the process itself, or `process`) or the interface spec's. */
+export function processOfBody(body: Record<string, unknown>): Record<string, unknown> {
+  const inner = body.process;
+  const proc = inner && typeof inner === 'object' && !Array.isArray(inner) ? (inner as Record<string, unknown>) : body;
+  if (proc.process_graph === undefined || proc.process_graph === null) throw new ApiError('ProcessGraphMissing');
+  return proc;
+}
+
+export function validationEnv(req: ApiRequest): ValidationEnv {
+  const user = req.user;
+  return {
+    predefined: (id) => predefined.get(id),
+    userProcess: (id) => (user ? ((req.app.store.processGraphs.get(user.id, id)?.process as ReturnType<ValidationEnv['userProcess']>) ?? null) : null),
+    allowNamespace: req.version.nodeNamespace,
+  };
+}
+
+/**
+ * Checks a graph and throws its first problem (the message lists all of them). `self` is a stored
+ * process being written: it may call itself.
+ */
+export function requireValidGraph(req: ApiRequest, graph: unknown, self?: { id: string; process: Record<string, unknown> }): void {
+  const env = validationEnv(req);
+  if (self) {
+    const base = env.userProcess;
+    env.userProcess = (id) => (id === self.id ? (self.process as ReturnType<ValidationEnv['userProcess']>) : base(id));
+  }
+  const errors = validateProcessGraph(graph, env);
+  if (!errors.length) return;
+  if (errors.length === 1) throw errors[0];
+  const text = (e: ApiError) => e.detail ?? renderMessage(e.code, e.params, 'en').text;
+  throw new ApiError(errors[0].code, errors[0].params, `${errors.length} problems in the process graph: ${errors.map((e) => `${e.code}: ${text(e)}`).join('; ')}`);
+}
+
+export const routes: Route[] = [
+  {
+    method: 'GET',
+    path: '/processes',
+    summary: 'Predefined processes',
+    auth: 'optional',
+    handler: (req) => {
+      const all = predefined.specs();
+      const { items, links } = paginate(req, fromSorted(all, (p) => p.id), (p) => p.id);
+      return json({ processes: items, links });
+    },
+  },
+  {
+    method: 'POST',
+    path: '/validation',
+    summary: 'Validate a process graph',
+    auth: 'optional',
+    body: 'json',
+    handler: async (req) => {
+      const proc = processOfBody(await req.jsonObject());
+      const errors = validateProcessGraph(proc.process_graph, validationEnv(req)).map((e) => ({
+        code: e.code,
+        message: e.detail ?? renderMessage(e.code, e.params, req.lang).text,
+      }));
+      return json({ errors });
+    },
+  },
+];

@@ -1,0 +1,80 @@
+// Synchronous processing: POST /result validates the graph, runs it on a compute thread and
+// answers the encoded result (the format of save_result, JSON without one) with its costs.
+import type { Route } from '../server/routes.js';
+import type { ApiRequest } from '../server/request.js';
+import { ApiError } from '../server/errors.js';
+import { RequestAborted } from '../server/body.js';
+import type { Graph } from '../graph/evaluate.js';
+import type { UserProcess } from '../compute/execute.js';
+import { processOfBody, requireValidGraph } from './processes.js';
+import { DEFAULT_PLAN } from './capabilities.js';
+
+/** Credits per million raster values loaded: the basis of the {Brand}-Costs header. */
+export const CREDITS_PER_MVALUE = 0.001;
+
+export const costsOf = (values: number) => Math.round((values / 1e6) * CREDITS_PER_MVALUE * 1e6) / 1e6;
+
+/** The user's stored processes a graph calls, directly or through each other. */
+export function userProcessesOf(req: ApiRequest, graph: unknown): Record<string, UserProcess> {
+  const out: Record<string, UserProcess> = {};
+  const user = req.user;
+  if (!user) return out;
+  const visit = (v: unknown, depth: number): void => {
+    if (depth > 200 || v === null || typeof v !== 'object') return;
+    if (Array.isArray(v)) return v.forEach((x) => visit(x, depth + 1));
+    const o = v as Record<string, unknown>;
+    if (typeof o.process_id === 'string' && (o.namespace === undefined || o.namespace === null || o.namespace === 'user') && !(o.process_id in out)) {
+      const stored = req.app.store.processGraphs.get(user.id, o.process_id);
+      if (stored) {
+        out[o.process_id] = stored.process as unknown as UserProcess;
+        visit(stored.process.process_graph, depth + 1);
+      }
+    }
+    for (const x of Object.values(o)) visit(x, depth + 1);
+  };
+  visit(graph, 0);
+  return out;
+}
+
+/** Checks `plan` and `budget` of a request body. */
+export function checkBilling(body: Record<string, unknown>): void {
+  if (body.plan !== undefined && body.plan !== null && String(body.plan).toLowerCase() !== DEFAULT_PLAN) throw new ApiError('BillingPlanInvalid');
+  if (body.budget !== undefined && body.budget !== null && (typeof body.budget !== 'number' || !(body.budget > 0))) throw new ApiError('BudgetInvalid');
+}
+
+export const routes: Route[] = [
+  {
+    method: 'POST',
+    path: '/result',
+    summary: 'Process and download data synchronously',
+    auth: 'required',
+    body: 'json',
+    handler: async (req) => {
+      const body = await req.jsonObject();
+      const proc = processOfBody(body);
+      checkBilling(body);
+      requireValidGraph(req, proc.process_graph);
+      const cfg = req.app.config;
+      const budget = typeof body.budget === 'number' ? body.budget : null;
+      const budgetValues = budget === null ? Infinity : (budget / CREDITS_PER_MVALUE) * 1e6;
+      // A client that goes away cancels its computation.
+      const ac = new AbortController();
+      req.onAbort(() => ac.abort(new RequestAborted()));
+      const out = await req.app.compute.run(
+        {
+          graph: proc.process_graph as Graph,
+          userProcesses: userProcessesOf(req, proc.process_graph),
+          maxValues: Math.min(cfg.syncMaxValues, budgetValues),
+          limitAdvice: budgetValues < cfg.syncMaxValues ? 'The budget of the request does not cover more.' : 'Run it as a batch job (POST /jobs), or narrow the extent, dates or bands.',
+        },
+        ac.signal,
+      );
+      return {
+        status: 200,
+        body: out.body,
+        contentType: out.mediaType,
+        headers: { [`${req.app.brandWord}-Costs`]: String(costsOf(out.values)) },
+      };
+    },
+  },
+];

@@ -1,0 +1,103 @@
+// A bounded pool of compute threads. Work beyond the threads waits in a short queue; when that is
+// full too, the caller gets 503 InfrastructureBusy with Retry-After at once instead of an
+// unbounded backlog. A crashed thread fails its task and is replaced.
+import { Worker } from 'node:worker_threads';
+import { ApiError, errorFromData, type ErrorData } from '../server/errors.js';
+import type { ExecuteRequest, ExecuteResult } from './execute.js';
+import type { ToWorker, WorkerInit } from './worker.js';
+
+interface Task {
+  id: number;
+  req: ExecuteRequest;
+  resolve(r: ExecuteResult): void;
+  reject(e: unknown): void;
+  slot?: Slot;
+}
+
+interface Slot {
+  worker: Worker;
+  task: Task | null;
+}
+
+export interface PoolOptions extends WorkerInit {
+  threads: number;
+  queue: number;
+}
+
+export class ComputePool {
+  private readonly slots: Slot[] = [];
+  private readonly waiting: Task[] = [];
+  private nextId = 1;
+  private closed = false;
+
+  constructor(private readonly opts: PoolOptions) {
+    for (let i = 0; i < opts.threads; i++) this.slots.push(this.spawn());
+  }
+
+  private spawn(): Slot {
+    const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: { dataDir: this.opts.dataDir, blockCacheBytes: this.opts.blockCacheBytes } satisfies WorkerInit });
+    const slot: Slot = { worker, task: null };
+    worker.on('message', (m: { id: number; ok: boolean; result?: ExecuteResult & { body: Uint8Array }; error?: ErrorData }) => {
+      const t = slot.task;
+      if (!t || t.id !== m.id) return;
+      slot.task = null;
+      if (m.ok) t.resolve({ ...m.result!, body: Buffer.from(m.result!.body.buffer, m.result!.body.byteOffset, m.result!.body.byteLength) });
+      else t.reject(errorFromData(m.error!));
+      this.pump();
+    });
+    worker.on('error', (e) => {
+      console.error('[xeo] compute thread failed:', e);
+    });
+    worker.on('exit', () => {
+      const t = slot.task;
+      slot.task = null;
+      t?.reject(new ApiError('Internal'));
+      if (this.closed) return;
+      const i = this.slots.indexOf(slot);
+      if (i >= 0) this.slots[i] = this.spawn();
+      this.pump();
+    });
+    worker.unref();
+    return slot;
+  }
+
+  private pump(): void {
+    for (const slot of this.slots) {
+      if (slot.task || !this.waiting.length) continue;
+      const t = this.waiting.shift()!;
+      slot.task = t;
+      t.slot = slot;
+      slot.worker.postMessage({ id: t.id, type: 'execute', req: t.req } satisfies ToWorker);
+    }
+  }
+
+  /** Runs a graph; `signal` (e.g. the client going away) cancels it. */
+  run(req: ExecuteRequest, signal?: AbortSignal): Promise<ExecuteResult> {
+    if (this.waiting.length >= this.opts.queue && this.slots.every((s) => s.task)) {
+      const e = new ApiError('InfrastructureBusy');
+      e.headers = { 'Retry-After': '2' };
+      return Promise.reject(e);
+    }
+    return new Promise<ExecuteResult>((resolve, reject) => {
+      const task: Task = { id: this.nextId++, req, resolve, reject };
+      signal?.addEventListener(
+        'abort',
+        () => {
+          const i = this.waiting.indexOf(task);
+          if (i >= 0) this.waiting.splice(i, 1);
+          else if (task.slot?.task === task) task.slot.worker.postMessage({ id: task.id, type: 'cancel' } satisfies ToWorker);
+          reject(signal.reason);
+        },
+        { once: true },
+      );
+      this.waiting.push(task);
+      this.pump();
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const t of this.waiting.splice(0)) t.reject(new ApiError('InfrastructureMaintenance'));
+    await Promise.all(this.slots.map((s) => s.worker.terminate()));
+  }
+}

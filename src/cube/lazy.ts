@@ -1,0 +1,104 @@
+// A load that has not read anything yet. load_collection and load_stac answer a LazyCube; the
+// filters and resampling that follow it (filter_bbox, filter_temporal, filter_bands,
+// filter_spatial, resample_spatial) only narrow its request, so when a process finally needs
+// pixels, exactly the windows, dates, bands and overview level the graph asks for are read.
+// This is the engine's dry run: the request a load will make is known before it is made, and its
+// size is checked against the limit of the mode (synchronous, tile, batch chunk) first.
+import { ApiError } from '../server/errors.js';
+import { bandsOf, collectionOf, itemsByTime, loadChunk, planGrid, type CatalogSource, type Extent } from '../data/load.js';
+import type { Resampling } from '../data/warp.js';
+import type { RunContext } from '../graph/context.js';
+import { DataCube, spatialDims, type Geometry } from './datacube.js';
+import { geometriesBox, rasterizeMask } from './geometry.js';
+
+export interface LoadSpec {
+  source: CatalogSource;
+  collection: string;
+  /** null = the whole collection. */
+  extent: Extent | null;
+  temporal: [string | null, string | null] | null;
+  bands: string[] | null;
+  target: { epsg?: number; resolution?: number };
+  resampling: Resampling;
+  /** Pixels outside these geometries (EPSG:4326) become no-data; each list is one filter (all must hold). */
+  mask: Geometry[][] | null;
+}
+
+export class LazyCube {
+  constructor(readonly spec: LoadSpec) {}
+
+  with(change: Partial<LoadSpec>): LazyCube {
+    return new LazyCube({ ...this.spec, ...change });
+  }
+
+  /** The extent of the load: the requested one, else the bbox of all items. */
+  extent(): Extent {
+    if (this.spec.extent) return this.spec.extent;
+    const items = this.spec.source.collections.items(this.spec.collection);
+    if (!items.length) throw new ApiError('ProcessParameterInvalid', { process: 'load_collection', parameter: 'id', reason: 'the collection has no items' });
+    const b = items.reduce((a, it) => [Math.min(a[0], it.bbox4326[0]), Math.min(a[1], it.bbox4326[1]), Math.max(a[2], it.bbox4326[2]), Math.max(a[3], it.bbox4326[3])], [Infinity, Infinity, -Infinity, -Infinity]);
+    return { west: b[0], south: b[1], east: b[2], north: b[3], crs: 4326 };
+  }
+
+  /** Dates, bands and grid the load will produce, without reading pixels. */
+  plan() {
+    const meta = collectionOf(this.spec.source, this.spec.collection);
+    const extent = this.extent();
+    const times = [...itemsByTime(this.spec.source, meta, extent, this.spec.temporal).keys()];
+    const bands = bandsOf(meta, this.spec.bands);
+    const grid = planGrid(meta, extent, this.spec.target);
+    return { meta, extent, times, bands, grid, values: grid.width * grid.height * times.length * bands.length };
+  }
+
+  async materialize(run: RunContext | undefined): Promise<DataCube> {
+    if (!run) throw new ApiError('ProcessUnsupported', { process: 'load_collection', namespace: 'backend' });
+    const plan = this.plan();
+    if (plan.values > run.maxValues) {
+      throw new ApiError('ProcessGraphComplexity', {}, `The graph loads ${plan.grid.width} x ${plan.grid.height} pixels x ${plan.times.length} dates x ${plan.bands.length} bands (${plan.values} values), more than the ${run.maxValues} allowed here. ${run.limitAdvice}`);
+    }
+    run.log('info', `loading ${this.spec.collection}: ${plan.grid.width}x${plan.grid.height} px, ${plan.times.length} dates, ${plan.bands.length} bands`);
+    const chunk = await loadChunk(this.spec.source, {
+      collection: this.spec.collection,
+      extent: plan.extent,
+      temporal: this.spec.temporal,
+      bands: this.spec.bands,
+      target: this.spec.target,
+      resampling: this.spec.resampling,
+    });
+    run.stats.values += chunk.data.length;
+    for (const geoms of this.spec.mask ?? []) {
+      const inside = rasterizeMask(geoms, chunk.grid);
+      const plane = inside.length;
+      for (let o = 0; o < chunk.data.length; o += plane) for (let i = 0; i < plane; i++) if (!inside[i]) chunk.data[o + i] = NaN;
+    }
+    const bandInfo: DataCube['bandInfo'] = {};
+    for (const b of plan.bands) bandInfo[b.name] = { common_name: b.common_name, center_wavelength: b.center_wavelength };
+    return new DataCube({
+      dims: [{ name: 't', type: 'temporal', labels: chunk.times }, { name: 'bands', type: 'bands', labels: chunk.bands }, ...spatialDims(chunk.grid)],
+      data: chunk.data,
+      grid: chunk.grid,
+      bandInfo,
+    });
+  }
+}
+
+/** The cube behind a value: loads a LazyCube, passes a DataCube, refuses anything else. */
+export async function cubeOf(v: unknown, run: RunContext | undefined, processId: string, parameter = 'data'): Promise<DataCube> {
+  if (v instanceof DataCube) return v;
+  if (v instanceof LazyCube) return v.materialize(run);
+  throw new ApiError('ProcessParameterInvalid', { process: processId, parameter, reason: 'a data cube is expected' });
+}
+
+export const isCube = (v: unknown): v is DataCube | LazyCube => v instanceof DataCube || v instanceof LazyCube;
+
+/** Narrows a lazy load to the bbox of geometries and masks outside them. */
+export function lazyWithGeometries(c: LazyCube, geoms: Geometry[]): LazyCube {
+  const box = geometriesBox(geoms);
+  return c.with({ extent: intersectExtent(c.spec.extent, { west: box[0], south: box[1], east: box[2], north: box[3], crs: 4326 }), mask: [...(c.spec.mask ?? []), geoms] });
+}
+
+/** The intersection of two extents (the second wins when the CRSs differ or the first is open). */
+export function intersectExtent(a: Extent | null, b: Extent): Extent {
+  if (!a || (a.crs ?? 4326) !== (b.crs ?? 4326)) return b;
+  return { west: Math.max(a.west, b.west), south: Math.max(a.south, b.south), east: Math.min(a.east, b.east), north: Math.min(a.north, b.north), crs: b.crs ?? 4326 };
+}

@@ -1,0 +1,26 @@
+// What a running process graph can reach beyond its arguments: the catalog to load from, the
+// limits of the mode it runs in, where save_result puts its outputs, logging and cancellation.
+// Set by /result, tiles and batch jobs; absent when scalar graphs are evaluated on their own.
+import type { CatalogSource } from '../data/load.js';
+
+export interface SavedResult {
+  nodeId: string;
+  data: unknown;
+  format: string;
+  options: Record<string, unknown>;
+}
+
+export type LogLevel = 'debug' | 'info' | 'warning' | 'error';
+
+export interface RunContext {
+  catalog: CatalogSource;
+  /** Most cube values (pixels x times x bands) one load may produce in this mode. */
+  maxValues: number;
+  /** Why the limit exists, for the error message (e.g. "use a batch job"). */
+  limitAdvice: string;
+  results: SavedResult[];
+  log(level: LogLevel, message: string, data?: unknown): void;
+  signal?: AbortSignal;
+  /** Values loaded so far, for costs and usage. */
+  stats: { values: number };
+}

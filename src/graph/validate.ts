@@ -1,0 +1,166 @@
+// Full validation of a process graph, as POST /validation and every endpoint that accepts a graph
+// run it: the structural checks, then per node (child graphs included) that the process exists in
+// its namespace, that arguments are known and required ones given, that literal values satisfy the
+// parameter schemas (JSON Schema via ajv), and that `from_node` results can feed the parameter.
+// Every problem becomes one catalogue error; nothing here evaluates anything.
+import AjvModule, { type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { ApiError } from '../server/errors.js';
+import type { ProcessParameter, ProcessSpec } from '../processes/types.js';
+import { checkProcessGraph } from './structure.js';
+
+const Ajv = AjvModule as unknown as typeof AjvModule.default;
+const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
+
+export interface ValidationEnv {
+  predefined(id: string): { spec: ProcessSpec } | undefined;
+  userProcess(id: string): { parameters?: ProcessParameter[] | null; returns?: { schema?: unknown } | null } | null;
+  allowNamespace: boolean;
+}
+
+const ajv = new Ajv({ strict: false, allErrors: false, validateFormats: true });
+addFormats(ajv);
+// openEO's schema keywords: descriptive for validation purposes here (their content is checked
+// where the graph runs).
+for (const keyword of ['subtype', 'parameters', 'returns', 'dimensions', 'experimental', 'optional']) ajv.addKeyword({ keyword });
+
+const compiled = new Map<unknown, ValidateFunction | null>();
+function validatorFor(schema: unknown): ValidateFunction | null {
+  let v = compiled.get(schema);
+  if (v === undefined) {
+    try {
+      v = ajv.compile(Array.isArray(schema) ? { anyOf: schema } : (schema as object));
+    } catch {
+      v = null; // a schema ajv cannot compile is not checked rather than failing every graph
+    }
+    compiled.set(schema, v);
+  }
+  return v;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** Whether a value holds a reference or child process anywhere (then JSON Schema cannot judge it). */
+function holdsReference(v: unknown, depth = 0): boolean {
+  if (depth > 100) return true;
+  if (Array.isArray(v)) return v.some((x) => holdsReference(x, depth + 1));
+  if (!isObject(v)) return false;
+  if ('from_node' in v || 'from_parameter' in v || 'process_graph' in v) return true;
+  return Object.values(v).some((x) => holdsReference(x, depth + 1));
+}
+
+interface TypeInfo {
+  types: Set<string> | null;
+  subtypes: Set<string>;
+}
+
+/** The JSON types and openEO subtypes a schema (or list of schemas) admits; null types = anything. */
+function typesOf(schema: unknown): TypeInfo {
+  const list = Array.isArray(schema) ? schema : [schema];
+  const types = new Set<string>();
+  const subtypes = new Set<string>();
+  let any = false;
+  for (const s of list) {
+    if (!isObject(s)) continue;
+    if (s.subtype) subtypes.add(String(s.subtype));
+    if (s.type === undefined) {
+      if (Array.isArray(s.anyOf) || Array.isArray(s.oneOf)) {
+        const inner = typesOf(s.anyOf ?? s.oneOf);
+        if (inner.types === null) any = true;
+        else inner.types.forEach((t) => types.add(t));
+        inner.subtypes.forEach((t) => subtypes.add(t));
+      } else any = true;
+    } else for (const t of [s.type].flat()) types.add(t === 'integer' ? 'number' : String(t));
+  }
+  return { types: any ? null : types, subtypes };
+}
+
+/** Can a value described by `returns` be passed where `param` is expected? */
+function compatible(returns: unknown, param: unknown): boolean {
+  const r = typesOf(returns);
+  const p = typesOf(param);
+  if (r.types === null || p.types === null) return true;
+  if (![...r.types].some((t) => p.types!.has(t))) return false;
+  // A data cube goes only where data cubes are accepted, unless one side is an untyped object.
+  const cube = (i: TypeInfo) => [...i.subtypes].some((s) => s === 'datacube' || s === 'raster-cube' || s === 'vector-cube');
+  if (cube(r) === cube(p)) return true;
+  return cube(r) ? p.subtypes.size === 0 : r.subtypes.size === 0;
+}
+
+export function validateProcessGraph(graph: unknown, env: ValidationEnv): ApiError[] {
+  const structure = checkProcessGraph(graph, { allowNamespace: env.allowNamespace });
+  if (structure.length) return structure.map((p) => new ApiError('ProcessGraphInvalid', { reason: `${p.where}: ${p.reason}` }));
+  const errors: ApiError[] = [];
+  checkNodes(graph as Record<string, Record<string, unknown>>, env, errors);
+  return errors;
+}
+
+function checkNodes(graph: Record<string, Record<string, unknown>>, env: ValidationEnv, errors: ApiError[]): void {
+  for (const [nodeId, node] of Object.entries(graph)) {
+    const id = node.process_id as string;
+    const ns = (node.namespace as string | null | undefined) ?? null;
+    const args = node.arguments as Record<string, unknown>;
+    const udp = ns === 'backend' ? null : env.userProcess(id);
+    const def = udp || ns === 'user' ? null : env.predefined(id);
+    if (!udp && !def) {
+      errors.push(new ApiError('ProcessUnsupported', { process: id, namespace: ns ?? 'backend' }));
+    } else {
+      const params: ProcessParameter[] | null = udp ? (udp.parameters ?? null) : def!.spec.parameters;
+      if (params) checkArguments(nodeId, id, params, args, graph, env, errors);
+    }
+    // Child processes are graphs of their own, checked the same way.
+    walkChildren(args, (child) => checkNodes(child, env, errors));
+  }
+}
+
+function walkChildren(v: unknown, visit: (g: Record<string, Record<string, unknown>>) => void, depth = 0): void {
+  if (depth > 100) return;
+  if (Array.isArray(v)) v.forEach((x) => walkChildren(x, visit, depth + 1));
+  else if (isObject(v)) {
+    if (isObject(v.process_graph)) visit(v.process_graph as Record<string, Record<string, unknown>>);
+    else if (!('from_node' in v) && !('from_parameter' in v)) Object.values(v).forEach((x) => walkChildren(x, visit, depth + 1));
+  }
+}
+
+function returnSchemaOf(node: Record<string, unknown> | undefined, env: ValidationEnv): unknown {
+  if (!node) return undefined;
+  const id = node.process_id as string;
+  const ns = (node.namespace as string | null | undefined) ?? null;
+  const udp = ns === 'backend' ? null : env.userProcess(id);
+  if (udp) return udp.returns?.schema;
+  return ns === 'user' ? undefined : env.predefined(id)?.spec.returns.schema;
+}
+
+function checkArguments(
+  nodeId: string,
+  processId: string,
+  params: ProcessParameter[],
+  args: Record<string, unknown>,
+  graph: Record<string, Record<string, unknown>>,
+  env: ValidationEnv,
+  errors: ApiError[],
+): void {
+  const byName = new Map(params.map((p) => [p.name, p]));
+  for (const name of Object.keys(args)) {
+    if (!byName.has(name)) errors.push(new ApiError('ProcessParameterUnsupported', { process: processId, parameter: name }));
+  }
+  for (const p of params) {
+    if (!(p.name in args)) {
+      if (!p.optional) errors.push(new ApiError('ProcessParameterRequired', { process: processId, parameter: p.name }));
+      continue;
+    }
+    const value = args[p.name];
+    const invalid = (reason: string) => errors.push(new ApiError('ProcessParameterInvalid', { process: processId, parameter: p.name, reason: `${reason} (node '${nodeId}')` }));
+    if (isObject(value) && typeof value.from_node === 'string') {
+      const returns = returnSchemaOf(graph[value.from_node], env);
+      if (returns !== undefined && !compatible(returns, p.schema)) invalid(`the result of node '${value.from_node}' is of a type this parameter does not accept`);
+    } else if (isObject(value) && 'from_parameter' in value) {
+      // Resolved when the graph runs; validation must not fail on unresolved parameters.
+    } else if (isObject(value) && 'process_graph' in value) {
+      if (!typesOf(p.schema).subtypes.has('process-graph') && typesOf(p.schema).types !== null) invalid('a child process is not accepted here');
+    } else if (!holdsReference(value)) {
+      const check = validatorFor(p.schema);
+      if (check && !check(value)) invalid(ajv.errorsText(check.errors, { dataVar: p.name }));
+    }
+  }
+}

@@ -1,0 +1,187 @@
+// Turns a result (a data cube, or any JSON value) into the bytes of an output format.
+import { DataCube } from '../cube/datacube.js';
+import { LazyCube } from '../cube/lazy.js';
+import { encodeCog } from '../data/cog-writer.js';
+import { encodePng } from '../data/png-writer.js';
+import { encodeJpeg } from '../data/jpeg-writer.js';
+import { encodeNetcdf } from '../data/netcdf-writer.js';
+import { colorize, toRgba } from '../data/colormap.js';
+import { ProcessException } from '../processes/types.js';
+import type { OutputFormat } from './formats.js';
+import type { RunContext } from '../graph/context.js';
+import { cubeOf } from '../cube/lazy.js';
+
+export interface Encoded {
+  body: Buffer;
+  mediaType: string;
+  extension: string;
+}
+
+const unsuitable = (format: string, reason: string) => new ProcessException('FormatUnsuitable', `${format}: ${reason}`);
+
+/** A raster cube as planes of y × x: one per combination of the other dimensions' labels. */
+export function planesOf(cube: DataCube, format: string): { planes: Float32Array[]; names: string[] } {
+  const grid = cube.grid;
+  if (!grid) throw unsuitable(format, 'the result has no spatial dimensions x and y');
+  const plane = grid.width * grid.height;
+  const other = cube.dims.slice(0, -2);
+  const planes: Float32Array[] = [];
+  const names: string[] = [];
+  const count = cube.size / Math.max(1, plane);
+  for (let p = 0; p < count; p++) {
+    planes.push(cube.data.subarray(p * plane, (p + 1) * plane));
+    // the labels of plane p, last dimension fastest
+    let rest = p;
+    const parts: string[] = [];
+    for (let d = other.length - 1; d >= 0; d--) {
+      const n = other[d].labels.length;
+      parts.unshift(String(other[d].labels[rest % n]));
+      rest = Math.floor(rest / n);
+    }
+    // a single date in front of band names adds nothing but noise
+    names.push(parts.filter((s, i) => !(other[i].type === 'temporal' && other[i].labels.length === 1 && parts.length > 1)).join(' ') || `band ${p + 1}`);
+  }
+  return { planes, names };
+}
+
+/** Value range for rendering: the options' min/max, else the 2nd and 98th percentiles (of a sample). */
+function rangeOf(values: Float32Array, min: unknown, max: unknown): [number, number] {
+  if (typeof min === 'number' && typeof max === 'number') return [min, max];
+  const sample: number[] = [];
+  const step = Math.max(1, Math.floor(values.length / 65536));
+  for (let i = 0; i < values.length; i += step) if (values[i] === values[i]) sample.push(values[i]);
+  sample.sort((a, b) => a - b);
+  const q = (p: number) => (sample.length ? sample[Math.min(sample.length - 1, Math.floor(p * (sample.length - 1)))] : 0);
+  let lo = typeof min === 'number' ? min : q(0.02);
+  let hi = typeof max === 'number' ? max : q(0.98);
+  if (!(hi > lo)) hi = lo + 1;
+  return [lo, hi];
+}
+
+function rgbaOf(cube: DataCube, f: OutputFormat & { options: Record<string, unknown> }): { width: number; height: number; data: Uint8Array } {
+  const { planes } = planesOf(cube, f.name);
+  const grid = cube.grid!;
+  const o = f.options;
+  if (planes.length === 1) {
+    const [min, max] = rangeOf(planes[0], o.min, o.max);
+    return { width: grid.width, height: grid.height, data: colorize(planes[0], { min, max, map: String(o.colormap ?? 'viridis') }) };
+  }
+  if (planes.length === 3) {
+    const all = new Float32Array(planes[0].length * 3);
+    planes.forEach((p, i) => all.set(p, i * p.length));
+    const [min, max] = rangeOf(all, o.min, o.max);
+    return { width: grid.width, height: grid.height, data: toRgba(planes, { min, max }) };
+  }
+  throw unsuitable(f.name, `an image needs one band (drawn with a colour map) or three (red, green, blue), the result has ${planes.length}; reduce or filter it first`);
+}
+
+export async function encodeResult(value: unknown, f: OutputFormat & { options: Record<string, unknown> }, run?: RunContext): Promise<Encoded> {
+  const data = value instanceof LazyCube ? await cubeOf(value, run, 'save_result') : value;
+  const done = (body: Buffer): Encoded => ({ body, mediaType: f.mediaType, extension: f.extension });
+  if (f.name === 'JSON') return done(Buffer.from(JSON.stringify(toJson(data))));
+  if (!(data instanceof DataCube)) throw unsuitable(f.name, 'only data cubes can be written in this format; use JSON');
+  if (data.size === 0) throw new ProcessException('DataCubeEmpty', 'the data cube holds no values');
+  const grid = data.grid;
+  switch (f.name) {
+    case 'GTiff': {
+      const { planes, names } = planesOf(data, f.name);
+      return done(
+        await encodeCog({
+          width: grid!.width,
+          height: grid!.height,
+          epsg: grid!.epsg,
+          transform: grid!.transform,
+          bands: planes,
+          nodata: NaN,
+          descriptions: names,
+          tileSize: Number(f.options.tile_size ?? 256),
+          resampling: f.options.overview_resampling === 'nearest' ? 'nearest' : 'average',
+        }),
+      );
+    }
+    case 'PNG': {
+      const img = rgbaOf(data, f);
+      return done(encodePng({ ...img, channels: 4 }));
+    }
+    case 'JPEG':
+      return done(encodeJpeg(rgbaOf(data, f), Number(f.options.quality ?? 85)));
+    case 'netCDF':
+      return done(netcdfOf(data));
+  }
+  throw unsuitable(f.name, 'not an output format');
+}
+
+function netcdfOf(cube: DataCube): Buffer {
+  const grid = cube.grid;
+  if (!grid) throw unsuitable('netCDF', 'the result has no spatial dimensions x and y');
+  const other = cube.dims.slice(0, -2);
+  const t = other.find((d) => d.type === 'temporal');
+  const b = other.find((d) => d.type === 'bands');
+  if (other.some((d) => d !== t && d !== b)) throw unsuitable('netCDF', `dimensions other than time and bands (${other.map((d) => d.name).join(', ')}) are not written; reduce them first`);
+  // Ensure the layout [bands][t][y][x]: one variable per band over (t, y, x).
+  const bIndex = b ? cube.index(b.name) : -1;
+  const { data, rest } = bIndex >= 0 ? cube.outermost(bIndex) : { data: cube.data, rest: cube.size };
+  const names = b ? b.labels.map(String) : ['values'];
+  return encodeNetcdf({
+    width: grid.width,
+    height: grid.height,
+    epsg: grid.epsg,
+    transform: grid.transform as [number, number, number, number, number, number],
+    times: t ? t.labels.map(String) : null,
+    bands: names.map((name, i) => ({ name, data: data.subarray(i * rest, (i + 1) * rest) })),
+    attributes: { source: 'Xeo' },
+  });
+}
+
+const num = (x: number) => (x === x && Number.isFinite(x) ? x : x !== x ? null : x > 0 ? 'Infinity' : '-Infinity');
+
+/** Nested arrays of a cube's values, outer dimension first. */
+function nested(data: Float32Array, shape: number[], offset = 0, d = 0): unknown {
+  if (d === shape.length) return num(data[offset]);
+  const stride = shape.slice(d + 1).reduce((a, b) => a * b, 1);
+  return Array.from({ length: shape[d] }, (_, i) => nested(data, shape, offset + i * stride, d + 1));
+}
+
+/** The JSON form of a result value. */
+export function toJson(v: unknown): unknown {
+  if (v instanceof DataCube) {
+    if (v.geometries && v.dims[0]?.type === 'geometry') return vectorJson(v);
+    return {
+      type: 'datacube',
+      dimensions: v.dims.map((d) => ({ name: d.name, type: d.type, ...(d.axis ? { axis: d.axis } : {}), labels: d.labels })),
+      ...(v.grid ? { crs: `EPSG:${v.grid.epsg}` } : {}),
+      data: nested(v.data, v.shape),
+    };
+  }
+  if (typeof v === 'number') return num(v);
+  if (Array.isArray(v)) return v.map(toJson);
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, toJson(x)]));
+  return v ?? null;
+}
+
+/** A vector cube as GeoJSON: one feature per geometry, its values keyed by the other labels. */
+function vectorJson(v: DataCube): unknown {
+  const per = v.size / Math.max(1, v.shape[0]);
+  const rest = v.dims.slice(1);
+  const keys: string[] = [];
+  for (let p = 0; p < per; p++) {
+    let r = p;
+    const parts: string[] = [];
+    for (let d = rest.length - 1; d >= 0; d--) {
+      const n = rest[d].labels.length;
+      parts.unshift(String(rest[d].labels[r % n]));
+      r = Math.floor(r / n);
+    }
+    keys.push(parts.join('/') || 'value');
+  }
+  return {
+    type: 'FeatureCollection',
+    dimensions: rest.map((d) => ({ name: d.name, type: d.type, labels: d.labels })),
+    features: v.geometries!.map((geometry, g) => ({
+      type: 'Feature',
+      id: g,
+      geometry,
+      properties: Object.fromEntries(keys.map((k, p) => [k, num(v.data[g * per + p])])),
+    })),
+  };
+}

@@ -1,0 +1,87 @@
+import type { RunContext } from '../graph/context.js';
+
+// Process definitions: the metadata clients see at GET /processes (ids, parameter and return
+// schemas exactly as the openEO process definitions give them; texts in our own words) and the
+// implementation that evaluates the process on plain values.
+
+export interface ProcessParameter {
+  name: string;
+  description: string;
+  schema: unknown;
+  optional?: boolean;
+  default?: unknown;
+  deprecated?: boolean;
+  experimental?: boolean;
+}
+
+export interface ProcessSpec {
+  id: string;
+  summary: string;
+  description: string;
+  categories: string[];
+  parameters: ProcessParameter[];
+  returns: { description: string; schema: unknown };
+  exceptions?: Record<string, { message: string; description?: string; http?: number }>;
+  experimental?: boolean;
+  deprecated?: boolean;
+  links?: { rel: string; href: string; type?: string; title?: string }[];
+}
+
+/** A child process (callback) bound to its scope: call it with the values of its parameters. */
+export type Callback = (params: Record<string, unknown>) => Promise<unknown>;
+
+export interface ProcessArgs {
+  /** The argument's value (defaults applied); references are already resolved. */
+  get<T = unknown>(name: string): T;
+  /** Whether the caller passed the argument (as opposed to a default). */
+  has(name: string): boolean;
+  /** The child process passed for a process-graph parameter, or null. */
+  callback(name: string): Callback | null;
+  /** A child process found inside an argument value (e.g. the conditions of `properties`). */
+  callbackFor(value: unknown): Callback | null;
+}
+
+/** Where a process runs: the node's id and process id (for errors and logs), and the run it belongs to. */
+export interface ProcessContext {
+  nodeId: string;
+  processId: string;
+  run?: RunContext;
+}
+
+export interface ProcessDef {
+  spec: ProcessSpec;
+  run(args: ProcessArgs, ctx: ProcessContext): unknown | Promise<unknown>;
+  /**
+   * Synchronous form on plain values (arguments by name, defaults applied), for processes that
+   * call no child process: lets the engine run it per pixel without a promise per value.
+   */
+  scalar?: (args: Record<string, any>) => unknown;
+}
+
+/**
+ * A process-specific failure (an `exceptions` code of the process definition, e.g. DivisionByZero
+ * or ArrayElementNotAvailable), reported with status 400 unless the definition says otherwise.
+ */
+export class ProcessException extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly http = 400,
+  ) {
+    super(message);
+  }
+}
+
+/** Labels of a labeled array (dimension labels handed to reducers and array processes). */
+export type Labels = (string | number)[];
+
+/** Attaches labels to an array (kept out of JSON and of element iteration). */
+export function withLabels<T>(values: T[], labels: Labels | null): T[] {
+  if (labels) Object.defineProperty(values, 'labels', { value: labels, enumerable: false, configurable: true, writable: true });
+  return values;
+}
+
+/** The labels of a labeled array, or null for a plain array. */
+export function labelsOf(values: unknown): Labels | null {
+  return Array.isArray(values) ? ((values as { labels?: Labels }).labels ?? null) : null;
+}
