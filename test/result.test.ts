@@ -2,7 +2,9 @@
 // what this test computes itself from the source COGs, read with GDAL (not with our reader).
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import path from 'node:path';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { createReadStream, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import Database from 'better-sqlite3';
 import proj4 from 'proj4';
 import { startServer, http, expectError, removeDir, addUser, login, tempDir, type TestServer } from './helpers.js';
@@ -116,6 +118,28 @@ describe('POST /result basics', () => {
     expect(r.json.message).toMatch(/batch job/);
   });
 
+  it('filters items by their properties with child processes', async () => {
+    const graph = {
+      l: {
+        process_id: 'load_collection',
+        arguments: {
+          id: DEMO,
+          spatial_extent: bbox,
+          temporal_extent: null,
+          bands: ['B04'],
+          properties: { 'eo:cloud_cover': { process_graph: { c: { process_id: 'lte', arguments: { x: { from_parameter: 'value' }, y: 5 }, result: true } } } },
+        },
+      },
+      d: { process_id: 'dimension_labels', arguments: { data: { from_node: 'l' }, dimension: 't' }, result: true },
+    };
+    const r = await result({ process_graph: graph });
+    expect(r.status, r.text).toBe(200);
+    const want = items.filter((it: any) => it.properties['eo:cloud_cover'] <= 5).map((it) => it.datetime);
+    expect(want.length).toBeGreaterThan(1);
+    expect(want.length).toBeLessThan(items.length);
+    expect(r.json).toEqual(want);
+  });
+
   it('lists exactly the formats it writes', async () => {
     const r = await http('GET', `${s.base}/file_formats`);
     expect(Object.keys(r.json.output).sort()).toEqual(['GTiff', 'JPEG', 'JSON', 'PNG', 'netCDF']);
@@ -174,6 +198,55 @@ describeWithTool(hasGdal, 'gdal', 'POST /result on the demo data, checked with G
     const r = await result({ process_graph: graph });
     expect(r.status, r.text).toBe(200);
     expectValues(gdalRead(r.body, 'tif').values, ndviWant());
+  });
+
+  it('loads the same scene from a STAC ItemCollection over HTTP with load_stac', async () => {
+    // A loopback STAC server: an ItemCollection of two dates whose assets are the demo COGs,
+    // served with range requests.
+    const files = new Map<string, string>();
+    const features = items.slice(2, 4).map((it) => {
+      const assets: Record<string, unknown> = {};
+      for (const band of ['B04', 'B08']) {
+        const name = `/data/${it.datetime.slice(0, 10)}/${band}.tif`;
+        files.set(name, it.assets[band].href);
+        assets[band] = { href: `..${name}`, type: 'image/tiff; application=geotiff; profile=cloud-optimized', roles: ['data'] };
+      }
+      return { type: 'Feature', stac_version: '1.0.0', id: it.datetime, properties: { datetime: it.datetime }, geometry: null, assets, links: [] };
+    });
+    const server: Server = createServer((req, res) => {
+      if (req.url === '/stac/items.json') return void res.writeHead(200, { 'content-type': 'application/geo+json' }).end(JSON.stringify({ type: 'FeatureCollection', features }));
+      const file = files.get(req.url ?? '');
+      if (!file) return void res.writeHead(404).end();
+      const size = statSync(file).size;
+      const m = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? '');
+      if (!m) return void createReadStream(file).pipe(res.writeHead(200, { 'content-length': size }));
+      const start = Number(m[1]);
+      const end = Math.min(size - 1, Number(m[2]));
+      createReadStream(file, { start, end }).pipe(res.writeHead(206, { 'content-range': `bytes ${start}-${end}/${size}`, 'content-length': end - start + 1 }));
+    });
+    await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/stac/items.json`;
+      const graph = {
+        l: { process_id: 'load_stac', arguments: { url, spatial_extent: bbox, temporal_extent: JUNE, bands: ['B04', 'B08'] } },
+        r: {
+          process_id: 'reduce_dimension',
+          arguments: {
+            data: { from_node: 'l' },
+            dimension: 'bands',
+            reducer: { process_graph: { nd: { process_id: 'normalized_difference', arguments: { x: { from_node: 'n' }, y: { from_node: 'r' } }, result: true }, n: { process_id: 'array_element', arguments: { data: { from_parameter: 'data' }, label: 'B08' } }, r: { process_id: 'array_element', arguments: { data: { from_parameter: 'data' }, label: 'B04' } } } },
+          },
+        },
+        s: { process_id: 'save_result', arguments: { data: { from_node: 'r' }, format: 'GTiff' }, result: true },
+      };
+      const r = await result({ process_graph: graph });
+      expect(r.status, r.text).toBe(200);
+      expectValues(gdalRead(r.body, 'tif').values, ndviWant());
+      const missing = await result({ process_graph: { l: { process_id: 'load_stac', arguments: { url: url.replace('items', 'nothing') }, result: true } } });
+      expectError(missing, 400, 'ProcessParameterInvalid');
+    } finally {
+      await new Promise<void>((ok) => server.close(() => ok()));
+    }
   });
 
   it('renders the NDVI as PNG and JPEG, and writes netCDF that GDAL reads with its CRS', async () => {
