@@ -116,6 +116,11 @@ describe('POST /result basics', () => {
     const r = await result({ process_graph: all });
     expectError(r, 400, 'ProcessGraphComplexity');
     expect(r.json.message).toMatch(/batch job/);
+    // a budget that pays for less than the load is refused before anything is read
+    const ndvi = { l: load(JUNE, ['B04', 'B08']), n: { process_id: 'ndvi', arguments: { data: { from_node: 'l' } }, result: true } };
+    expectError(await result({ process_graph: ndvi, budget: 0.000001 }), 402, 'PaymentRequired');
+    expect((await result({ process_graph: ndvi, budget: 1 })).status).toBe(200);
+    expectError(await result({ process_graph: ndvi, budget: -1 }), 400, 'BudgetInvalid');
   });
 
   it('filters items by their properties with child processes', async () => {

@@ -56,7 +56,8 @@ export const routes: Route[] = [
       requireValidGraph(req, proc.process_graph);
       const cfg = req.app.config;
       const budget = typeof body.budget === 'number' ? body.budget : null;
-      const budgetValues = budget === null ? Infinity : (budget / CREDITS_PER_MVALUE) * 1e6;
+      // A budget in credits pays for this many raster values.
+      const budgetValues = budget === null ? undefined : (budget / CREDITS_PER_MVALUE) * 1e6;
       // A client that goes away cancels its computation.
       const ac = new AbortController();
       req.onAbort(() => ac.abort(new RequestAborted()));
@@ -64,8 +65,9 @@ export const routes: Route[] = [
         {
           graph: proc.process_graph as Graph,
           userProcesses: userProcessesOf(req, proc.process_graph),
-          maxValues: Math.min(cfg.syncMaxValues, budgetValues),
-          limitAdvice: budgetValues < cfg.syncMaxValues ? 'The budget of the request does not cover more.' : 'Run it as a batch job (POST /jobs), or narrow the extent, dates or bands.',
+          maxValues: cfg.syncMaxValues,
+          limitAdvice: 'Run it as a batch job (POST /jobs), or narrow the extent, dates or bands.',
+          budgetValues,
         },
         ac.signal,
       );

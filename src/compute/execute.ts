@@ -19,6 +19,8 @@ export interface ExecuteRequest {
   userProcesses: Record<string, UserProcess>;
   maxValues: number;
   limitAdvice: string;
+  /** Raster values the request's budget pays for; absent = no budget. */
+  budgetValues?: number;
 }
 
 export interface LogEntry {
@@ -39,6 +41,7 @@ export async function execute(req: ExecuteRequest, catalog: CatalogSource, signa
     catalog,
     maxValues: req.maxValues,
     limitAdvice: req.limitAdvice,
+    budgetValues: req.budgetValues,
     results: [],
     log: (level, message) => logs.push({ level, message, time: new Date().toISOString() }),
     signal,

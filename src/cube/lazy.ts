@@ -56,6 +56,9 @@ export class LazyCube {
     if (plan.values > run.maxValues) {
       throw new ApiError('ProcessGraphComplexity', {}, `The graph loads ${plan.grid.width} x ${plan.grid.height} pixels x ${plan.times.length} dates x ${plan.bands.length} bands (${plan.values} values), more than the ${run.maxValues} allowed here. ${run.limitAdvice}`);
     }
+    if (run.stats.values + plan.values > (run.budgetValues ?? Infinity)) {
+      throw new ApiError('PaymentRequired', {}, `The graph reads ${run.stats.values + plan.values} raster values; the budget of the request pays for ${Math.floor(run.budgetValues!)}.`);
+    }
     run.log('info', `loading ${this.spec.collection}: ${plan.grid.width}x${plan.grid.height} px, ${plan.times.length} dates, ${plan.bands.length} bands`);
     const chunk = await loadChunk(this.spec.source, {
       collection: this.spec.collection,

@@ -18,6 +18,8 @@ export interface RunContext {
   maxValues: number;
   /** Why the limit exists, for the error message (e.g. "use a batch job"). */
   limitAdvice: string;
+  /** Values the request's budget pays for, in all loads together (Infinity without a budget). */
+  budgetValues?: number;
   results: SavedResult[];
   log(level: LogLevel, message: string, data?: unknown): void;
   signal?: AbortSignal;
