@@ -87,6 +87,30 @@ describe('POST /validation', () => {
     expect(await codes({ u: { process_id: 'my_abs', arguments: { w: 1 }, result: true } }, token)).toEqual(['ProcessParameterUnsupported', 'ProcessParameterRequired']);
   });
 
+  it('checks parameter references against the declared parameters and child scopes', async () => {
+    const graph = {
+      a: {
+        process_id: 'array_apply',
+        arguments: {
+          data: [1, 2],
+          process: { process_graph: { m: { process_id: 'multiply', arguments: { x: { from_parameter: 'x' }, y: { from_parameter: 'k' } }, result: true } } },
+        },
+      },
+      b: { process_id: 'array_append', arguments: { data: { from_node: 'a' }, value: { from_parameter: 'offset' } }, result: true },
+    };
+    // without declared parameters, references may be resolved later
+    expect((await validate({ process_graph: graph })).json.errors).toEqual([]);
+    // declared: `k` and `offset` must be declared; `x` is the child's own parameter
+    const declared = [{ name: 'k', description: 'k', schema: {} }, { name: 'offset', description: 'o', schema: {} }];
+    expect((await validate({ process_graph: graph, parameters: declared })).json.errors).toEqual([]);
+    const r = await validate({ process_graph: graph, parameters: declared.slice(0, 1) });
+    expect(r.json.errors.map((e: any) => e.code)).toEqual(['ProcessParameterMissing']);
+    expect(r.json.errors[0].message).toContain("'offset'");
+    // a stored process is held to its parameters too
+    const bad = await http('PUT', `${s.base}/process_graphs/uses_undeclared`, { token, body: JSON.stringify({ parameters: [], process_graph: graph }) });
+    expectError(bad, 400, 'ProcessParameterMissing');
+  });
+
   it('fails only for a broken request', async () => {
     expectError(await validate({ summary: 'no graph' }), 400, 'ProcessGraphMissing');
     expectError(await http('POST', `${s.base}/validation`, { body: '{' }), 400, 'JsonInvalid');

@@ -33,7 +33,6 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
 /** Checks a process body and returns what is stored: the given members plus the id. */
 function normalise(req: ApiRequest, id: string, body: Record<string, unknown>): Record<string, unknown> {
   if (body.process_graph === undefined || body.process_graph === null) throw new ApiError('ProcessGraphMissing');
-  requireValidGraph(req, body.process_graph, { id, process: body });
   const invalid = (reason: string): never => {
     throw new ApiError('ProcessInvalid', { reason });
   };
@@ -54,6 +53,8 @@ function normalise(req: ApiRequest, id: string, body: Record<string, unknown>): 
   for (const k of ['deprecated', 'experimental'] as const) {
     if (body[k] !== undefined && typeof body[k] !== 'boolean') invalid(`'${k}' must be true or false`);
   }
+  // The graph is checked once its metadata is sound (it uses the declared parameters).
+  requireValidGraph(req, body, id);
   const stored: Record<string, unknown> = { id };
   for (const [k, v] of Object.entries(body)) if (k !== 'id') stored[k] = v;
   // The interface spec's drafts call the short text `title`; API 1.x calls it `summary`.

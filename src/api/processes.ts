@@ -25,17 +25,22 @@ export function validationEnv(req: ApiRequest): ValidationEnv {
   };
 }
 
+/** The parameter names a process declares, or null when it declares none (then any name may come later). */
+export function declaredOf(proc: Record<string, unknown>): string[] | null {
+  return Array.isArray(proc.parameters) ? proc.parameters.map((p) => String((p as { name?: unknown })?.name)) : null;
+}
+
 /**
  * Checks a graph and throws its first problem (the message lists all of them). `self` is a stored
  * process being written: it may call itself.
  */
-export function requireValidGraph(req: ApiRequest, graph: unknown, self?: { id: string; process: Record<string, unknown> }): void {
+export function requireValidGraph(req: ApiRequest, proc: Record<string, unknown>, self?: string): void {
   const env = validationEnv(req);
   if (self) {
     const base = env.userProcess;
-    env.userProcess = (id) => (id === self.id ? (self.process as ReturnType<ValidationEnv['userProcess']>) : base(id));
+    env.userProcess = (id) => (id === self ? (proc as ReturnType<ValidationEnv['userProcess']>) : base(id));
   }
-  const errors = validateProcessGraph(graph, env);
+  const errors = validateProcessGraph(proc.process_graph, env, declaredOf(proc));
   if (!errors.length) return;
   if (errors.length === 1) throw errors[0];
   const text = (e: ApiError) => e.detail ?? renderMessage(e.code, e.params, 'en').text;
@@ -62,7 +67,7 @@ export const routes: Route[] = [
     body: 'json',
     handler: async (req) => {
       const proc = processOfBody(await req.jsonObject());
-      const errors = validateProcessGraph(proc.process_graph, validationEnv(req)).map((e) => ({
+      const errors = validateProcessGraph(proc.process_graph, validationEnv(req), declaredOf(proc)).map((e) => ({
         code: e.code,
         message: e.detail ?? renderMessage(e.code, e.params, req.lang).text,
       }));

@@ -53,7 +53,7 @@ export const routes: Route[] = [
       const body = await req.jsonObject();
       const proc = processOfBody(body);
       checkBilling(body);
-      requireValidGraph(req, proc.process_graph);
+      requireValidGraph(req, proc);
       const cfg = req.app.config;
       const budget = typeof body.budget === 'number' ? body.budget : null;
       // A budget in credits pays for this many raster values.

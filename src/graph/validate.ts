@@ -87,29 +87,57 @@ function compatible(returns: unknown, param: unknown): boolean {
   return cube(r) ? p.subtypes.size === 0 : r.subtypes.size === 0;
 }
 
-export function validateProcessGraph(graph: unknown, env: ValidationEnv): ApiError[] {
+/**
+ * Validates a graph. `declared` are the parameters of the process the graph belongs to (a stored
+ * process, or a request body with `parameters`): when given, every `from_parameter` must name one
+ * of them or a parameter of an enclosing child process (ProcessParameterMissing otherwise).
+ */
+export function validateProcessGraph(graph: unknown, env: ValidationEnv, declared?: string[] | null): ApiError[] {
   const structure = checkProcessGraph(graph, { allowNamespace: env.allowNamespace });
   if (structure.length) return structure.map((p) => new ApiError('ProcessGraphInvalid', { reason: `${p.where}: ${p.reason}` }));
   const errors: ApiError[] = [];
-  checkNodes(graph as Record<string, Record<string, unknown>>, env, errors);
+  checkNodes(graph as Record<string, Record<string, unknown>>, env, errors, declared ? new Set(declared) : null);
   return errors;
 }
 
-function checkNodes(graph: Record<string, Record<string, unknown>>, env: ValidationEnv, errors: ApiError[]): void {
+/** Names of the parameters a child process gets, from the schema of the parameter it is passed to. */
+function childParameters(schema: unknown): string[] | null {
+  for (const s of Array.isArray(schema) ? schema : [schema]) {
+    if (isObject(s) && s.subtype === 'process-graph' && Array.isArray(s.parameters)) return s.parameters.map((p: any) => String(p?.name));
+  }
+  return null;
+}
+
+function checkNodes(graph: Record<string, Record<string, unknown>>, env: ValidationEnv, errors: ApiError[], scope: Set<string> | null): void {
   for (const [nodeId, node] of Object.entries(graph)) {
     const id = node.process_id as string;
     const ns = (node.namespace as string | null | undefined) ?? null;
     const args = node.arguments as Record<string, unknown>;
     const udp = ns === 'backend' ? null : env.userProcess(id);
     const def = udp || ns === 'user' ? null : env.predefined(id);
+    const params: ProcessParameter[] | null = udp ? (udp.parameters ?? null) : def ? def.spec.parameters : null;
     if (!udp && !def) {
       errors.push(new ApiError('ProcessUnsupported', { process: id, namespace: ns ?? 'backend' }));
-    } else {
-      const params: ProcessParameter[] | null = udp ? (udp.parameters ?? null) : def!.spec.parameters;
-      if (params) checkArguments(nodeId, id, params, args, graph, env, errors);
+    } else if (params) checkArguments(nodeId, id, params, args, graph, env, errors);
+    for (const [name, value] of Object.entries(args)) {
+      // Child processes are graphs of their own, checked the same way, with their parameters in scope.
+      const given = params?.find((p) => p.name === name);
+      const inner = given ? childParameters(given.schema) : null;
+      const childScope = scope && inner ? new Set([...scope, ...inner]) : scope && !inner ? null : scope;
+      walkChildren(value, (child) => checkNodes(child, env, errors, childScope));
+      if (scope) checkReferences(value, scope, errors);
     }
-    // Child processes are graphs of their own, checked the same way.
-    walkChildren(args, (child) => checkNodes(child, env, errors));
+  }
+}
+
+/** `from_parameter` names (outside child graphs) that no scope declares. */
+function checkReferences(v: unknown, scope: Set<string>, errors: ApiError[], depth = 0): void {
+  if (depth > 100) return;
+  if (Array.isArray(v)) v.forEach((x) => checkReferences(x, scope, errors, depth + 1));
+  else if (isObject(v)) {
+    if (typeof v.from_parameter === 'string') {
+      if (!scope.has(v.from_parameter)) errors.push(new ApiError('ProcessParameterMissing', { parameter: v.from_parameter }));
+    } else if (!('process_graph' in v) && !('from_node' in v)) Object.values(v).forEach((x) => checkReferences(x, scope, errors, depth + 1));
   }
 }
 
