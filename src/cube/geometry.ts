@@ -3,7 +3,7 @@
 // a pixel belongs to a polygon when its centre lies inside (even-odd rule, so holes work); to a
 // point or line when the point or a vertex of the line falls in it.
 import { ApiError } from '../server/errors.js';
-import { transformer } from '../data/crs.js';
+import { transformBox, transformer } from '../data/crs.js';
 import type { Grid } from '../data/grid.js';
 import type { Geometry } from './datacube.js';
 
@@ -161,4 +161,27 @@ export function rasterizeMask(geoms: Geometry[], grid: Grid): Uint8Array {
   const out = new Uint8Array(grid.width * grid.height);
   for (const g of geoms) rasterize(g, grid, out, 1);
   return out;
+}
+
+/**
+ * Columns and rows [c0, r0, c1, r1] of the grid that can hold the geometry (EPSG:4326), one pixel
+ * of margin; the whole grid when its box cannot be mapped.
+ */
+export function windowFor(g: Geometry, grid: Grid): [number, number, number, number] {
+  const whole: [number, number, number, number] = [0, 0, grid.width - 1, grid.height - 1];
+  try {
+    const b = transformBox(geometriesBox([g]), 4326, grid.epsg);
+    if (!b.every(Number.isFinite)) return whole;
+    const t = grid.transform;
+    const cA = (b[0] - t[0]) / t[1], cB = (b[2] - t[0]) / t[1];
+    const rA = (b[3] - t[3]) / t[5], rB = (b[1] - t[3]) / t[5];
+    return [
+      Math.max(0, Math.floor(Math.min(cA, cB)) - 1),
+      Math.max(0, Math.floor(Math.min(rA, rB)) - 1),
+      Math.min(grid.width - 1, Math.ceil(Math.max(cA, cB)) + 1),
+      Math.min(grid.height - 1, Math.ceil(Math.max(rA, rB)) + 1),
+    ];
+  } catch {
+    return whole;
+  }
 }

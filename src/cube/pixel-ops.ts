@@ -61,6 +61,8 @@ const OPS: Record<string, PixelOp> = {
   count,
   // a pass-through: a vector stays the same vector
   constant: (a) => (a.x instanceof Float32Array || a.x instanceof PixelArray ? a.x : undefined),
+  // inside a child process on pixels: passes the data on without a log entry per pixel
+  inspect: (a) => (a.data instanceof Float32Array || a.data instanceof PixelArray ? a.data : undefined),
   add: binary((x, y) => x + y),
   subtract: binary((x, y) => x - y),
   multiply: binary((x, y) => x * y),

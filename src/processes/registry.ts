@@ -13,6 +13,9 @@ import { processes as dimensions } from './cubes/dimensions.js';
 import { processes as combine } from './cubes/combine.js';
 import { processes as aggregate } from './cubes/aggregate.js';
 import { processes as resample } from './cubes/resample.js';
+import { processes as climate } from './cubes/climate.js';
+import { processes as inspect } from './cubes/inspect.js';
+import { processes as polygon } from './cubes/polygon.js';
 
 export class Registry {
   private readonly byId = new Map<string, ProcessDef>();
@@ -38,4 +41,4 @@ export class Registry {
   }
 }
 
-export const predefined = new Registry([...math, ...logic, ...arrays, ...statistics, ...texts, ...load, ...filters, ...apply, ...dimensions, ...combine, ...aggregate, ...resample]);
+export const predefined = new Registry([...math, ...logic, ...arrays, ...statistics, ...texts, ...load, ...filters, ...apply, ...dimensions, ...combine, ...aggregate, ...resample, ...climate, ...inspect, ...polygon]);

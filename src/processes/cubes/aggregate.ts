@@ -7,7 +7,7 @@ import { define } from '../define.js';
 import { ProcessException, type Callback, type Labels, type ProcessContext, type ProcessDef } from '../types.js';
 import { DataCube, type Dimension, type Geometry } from '../../cube/datacube.js';
 import { LazyCube, cubeOf } from '../../cube/lazy.js';
-import { geometriesBox, rasterize } from '../../cube/geometry.js';
+import { geometriesBox, rasterize, windowFor } from '../../cube/geometry.js';
 import { transformBox } from '../../data/crs.js';
 import { dimIndex, joinSlices, reduceVectors, requireCallback, slicesOf } from './common.js';
 import { intersectInterval } from './extents.js';
@@ -274,25 +274,6 @@ function narrowToGeometries(c: LazyCube, geoms: Geometry[]): LazyCube {
   return c.with({ extent: e });
 }
 
-/** The pixel window of the grid that can hold a geometry (whole grid when its box cannot be mapped). */
-function windowFor(g: Geometry, grid: { epsg: number; transform: number[]; width: number; height: number }): [number, number, number, number] {
-  const whole: [number, number, number, number] = [0, 0, grid.width - 1, grid.height - 1];
-  try {
-    const b = transformBox(geometriesBox([g]), 4326, grid.epsg);
-    if (!b.every(Number.isFinite)) return whole;
-    const t = grid.transform;
-    const cA = (b[0] - t[0]) / t[1], cB = (b[2] - t[0]) / t[1];
-    const rA = (b[3] - t[3]) / t[5], rB = (b[1] - t[3]) / t[5];
-    return [
-      Math.max(0, Math.floor(Math.min(cA, cB)) - 1),
-      Math.max(0, Math.floor(Math.min(rA, rB)) - 1),
-      Math.min(grid.width - 1, Math.ceil(Math.max(cA, cB)) + 1),
-      Math.min(grid.height - 1, Math.ceil(Math.max(rA, rB)) + 1),
-    ];
-  } catch {
-    return whole;
-  }
-}
 
 const STATS_LABELS = ['value', 'total_count', 'valid_count'];
 

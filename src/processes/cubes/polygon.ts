@@ -1,0 +1,143 @@
+// apply_polygon: the child process runs once per polygon on the cube cut to the polygon's pixels
+// (pixel centre inside; the rest of the cut-out holds `mask_value`), and what it answers for those
+// pixels is written into the result. Pixels outside every polygon hold `mask_value` too. A pixel
+// claimed by two polygons is an error: the polygons must not overlap.
+import { ApiError } from '../../server/errors.js';
+import { define } from '../define.js';
+import { ProcessException, type ProcessDef } from '../types.js';
+import { DataCube, type Geometry } from '../../cube/datacube.js';
+import { cubeOf } from '../../cube/lazy.js';
+import { rasterize, windowFor } from '../../cube/geometry.js';
+import type { Grid } from '../../data/grid.js';
+import { cropCube, geometriesArg } from './filters.js';
+import { requireCallback } from './common.js';
+
+const P = 'apply_polygon';
+const invalid = (parameter: string, reason: string) => new ApiError('ProcessParameterInvalid', { process: P, parameter, reason });
+
+/** The number a mask value stands for in a cube (null = no-data). */
+function maskValueOf(v: unknown): number {
+  if (v === null || v === undefined) return NaN;
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  if (typeof v === 'number') return v;
+  throw invalid('mask_value', 'this back-end stores numbers in data cubes: give a number, a boolean or null');
+}
+
+/** Whether a polygon or multi-polygon has no coordinates (such geometries are ignored). */
+function isEmpty(g: Geometry): boolean {
+  return !Array.isArray(g.coordinates) || g.coordinates.length === 0 || (g.type === 'MultiPolygon' && (g.coordinates as unknown[][]).every((p) => !Array.isArray(p) || p.length === 0));
+}
+
+
+interface Part {
+  /** 1-based owner id in the owner plane. */
+  id: number;
+  /** Pixel box of the polygon's pixels: columns c0..c1, rows r0..r1. */
+  c0: number;
+  c1: number;
+  r0: number;
+  r1: number;
+}
+
+/**
+ * Gives every pixel the id of the polygon whose interior holds its centre (0 = none) and finds the
+ * pixel box of each polygon; a pixel in two polygons raises GeometriesOverlap.
+ */
+function ownersOf(polygons: Geometry[], grid: Grid): { owner: Int32Array; parts: Part[] } {
+  const W = grid.width;
+  const owner = new Int32Array(W * grid.height);
+  const scratch = new Uint8Array(W * grid.height);
+  const parts: Part[] = [];
+  polygons.forEach((g, k) => {
+    const count = rasterize(g, grid, scratch, 1);
+    if (count === 0) return;
+    const id = k + 1;
+    let [c0, r0, c1, r1] = windowFor(g, grid);
+    const part: Part = { id, c0: W, c1: -1, r0: grid.height, r1: -1 };
+    let found = 0;
+    const visit = (row: number, col: number) => {
+      const i = row * W + col;
+      if (!scratch[i]) return;
+      scratch[i] = 0;
+      found++;
+      if (owner[i] !== 0) throw new ProcessException('GeometriesOverlap', `polygons ${owner[i] - 1} and ${k} (counted from 0) both hold the pixel at column ${col}, row ${row}`);
+      owner[i] = id;
+      if (col < part.c0) part.c0 = col;
+      if (col > part.c1) part.c1 = col;
+      if (row < part.r0) part.r0 = row;
+      if (row > part.r1) part.r1 = row;
+    };
+    for (let row = r0; row <= r1; row++) for (let col = c0; col <= c1; col++) visit(row, col);
+    if (found < count) {
+      // The window missed some pixels (a box that does not map well): look at the whole grid.
+      [c0, r0, c1, r1] = [0, 0, W - 1, grid.height - 1];
+      for (let row = r0; row <= r1; row++) for (let col = c0; col <= c1; col++) visit(row, col);
+    }
+    parts.push(part);
+  });
+  return { owner, parts };
+}
+
+export const processes: ProcessDef[] = [
+  define(
+    'apply_polygon',
+    {
+      summary: 'Run a process on the part of a cube inside each polygon',
+      description:
+        'For each polygon, cuts the cube to the smallest pixel box holding the pixels whose centre lies inside it, puts `mask_value` in the other pixels of that box, and runs the child process on this cube. The values the child process answers for the pixels inside the polygon go into the result; all other pixels of the result, including those outside every polygon, hold `mask_value`. Polygons are taken in EPSG:4326 and reprojected to the grid of the cube; empty ones and ones without any pixel centre are skipped. A pixel inside two polygons raises GeometriesOverlap.',
+      parameters: {
+        data: 'A raster data cube.',
+        geometries: 'Polygons or multi-polygons: a GeoJSON geometry, feature or feature collection, or a vector data cube.',
+        process: 'The child process: it gets the cut-out cube as `data` (and `context`) and answers a cube with the same dimensions, in the same order and with as many labels.',
+        mask_value: 'The value of pixels outside the polygon, in the cut-outs and in the result; null (the default) means no-data.',
+        context: 'Any data handed to the child process as its `context` parameter.',
+      },
+      returns: 'A data cube with the dimensions and labels of `data` and the values computed per polygon.',
+      exceptions: { GeometriesOverlap: 'A pixel centre lies inside more than one polygon; the polygons must not overlap.' },
+    },
+    async (a, ctx) => {
+      const cb = requireCallback(a.callback('process'), P, 'process');
+      const geoms = geometriesArg(a.get('geometries'), P).map((f) => f.geometry);
+      for (const g of geoms) if (g.type !== 'Polygon' && g.type !== 'MultiPolygon') throw invalid('geometries', `only polygons and multi-polygons are allowed, not a ${g.type}`);
+      const polygons = geoms.filter((g) => !isEmpty(g));
+      if (!polygons.length) throw invalid('geometries', 'there is no (non-empty) polygon');
+      const fill = maskValueOf(a.get('mask_value'));
+      const context = a.get('context');
+      const cube = await cubeOf(a.get('data'), ctx.run, P, 'data');
+      const grid = cube.grid;
+      if (!grid) throw invalid('data', 'a raster data cube (with x and y) is expected');
+      const { owner, parts } = ownersOf(polygons, grid);
+      const W = grid.width;
+      const plane = W * grid.height;
+      const planes = cube.size / plane;
+      const out = new Float32Array(cube.size).fill(fill);
+      for (const part of parts) {
+        const w = part.c1 - part.c0 + 1;
+        const h = part.r1 - part.r0 + 1;
+        const sub = cropCube(cube, part.c0, part.c1, part.r0, part.r1);
+        const subData = sub.data;
+        for (let r = 0; r < h; r++) {
+          for (let c = 0; c < w; c++) {
+            if (owner[(part.r0 + r) * W + part.c0 + c] === part.id) continue;
+            for (let p = 0; p < planes; p++) subData[(p * h + r) * w + c] = fill;
+          }
+        }
+        const answer = await cb({ data: sub, context });
+        if (!(answer instanceof DataCube)) throw invalid('process', 'the child process must answer a data cube');
+        const same = answer.dims.length === sub.dims.length && answer.dims.every((d, i) => d.name === sub.dims[i].name && d.type === sub.dims[i].type && d.labels.length === sub.shape[i]);
+        if (!same) {
+          throw invalid('process', `the child process must answer a cube with the dimensions of the cut-out (${sub.dims.map((d, i) => `${d.name}: ${sub.shape[i]}`).join(', ')}), in that order and with as many labels`);
+        }
+        const res = answer.data;
+        for (let r = 0; r < h; r++) {
+          const row = (part.r0 + r) * W + part.c0;
+          for (let c = 0; c < w; c++) {
+            if (owner[row + c] !== part.id) continue;
+            for (let p = 0; p < planes; p++) out[p * plane + row + c] = res[(p * h + r) * w + c];
+          }
+        }
+      }
+      return cube.with({ data: out });
+    },
+  ),
+];

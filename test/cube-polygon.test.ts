@@ -1,0 +1,202 @@
+// apply_polygon and inspect, run through the evaluator on small hand-made cubes; the pixels of the
+// polygons are worked out by hand in the comments.
+import { describe, it, expect, vi } from 'vitest';
+import { evaluateGraph, rootScope, type EvalEnv } from '../src/graph/evaluate.js';
+import type { ProcessDef } from '../src/processes/types.js';
+import { DataCube, spatialDims, type Dimension } from '../src/cube/datacube.js';
+import { LazyCube } from '../src/cube/lazy.js';
+import { transformBox } from '../src/data/crs.js';
+import type { Grid } from '../src/data/grid.js';
+import { engineEnv } from './engine-env.js';
+
+/** A test process that records the cubes it gets and passes them on. */
+const seen: DataCube[] = [];
+const spy: ProcessDef = {
+  spec: { id: 'spy', summary: '', description: '', categories: [], parameters: [{ name: 'data', description: '', schema: {} }], returns: { description: '', schema: {} } },
+  run: (a) => {
+    seen.push(a.get<DataCube>('data'));
+    return a.get('data');
+  },
+};
+
+const { env, run, logs } = engineEnv([spy]);
+const P = (name: string) => ({ from_parameter: name });
+const call = (process_id: string, args: Record<string, unknown>, values: Record<string, unknown> = {}, e: EvalEnv = env) =>
+  evaluateGraph({ n: { process_id, arguments: args, result: true } }, e, rootScope(values)) as Promise<any>;
+
+// A grid in EPSG:4326: pixel centres x = 10.05 + 0.1 c (c = 0..4), y = 49.95 - 0.1 r (r = 0..3).
+const g: Grid = { epsg: 4326, transform: [10, 0.1, 0, 50, 0, -0.1], width: 5, height: 4 };
+
+/** t(2) x bands(1) x y x x: value t*100 + r*10 + c. */
+function cube(): DataCube {
+  const dims: Dimension[] = [{ name: 't', type: 'temporal', labels: ['2024-06-01T00:00:00Z', '2024-06-11T00:00:00Z'] }, { name: 'bands', type: 'bands', labels: ['B1'] }, ...spatialDims(g)];
+  return new DataCube({ dims, data: Float32Array.from({ length: 40 }, (_, i) => Math.floor(i / 20) * 100 + Math.floor((i % 20) / 5) * 10 + (i % 5)), grid: g });
+}
+
+const poly = (ring: number[][]) => ({ type: 'Polygon', coordinates: [ring] });
+// Columns 0-1, rows 0-1.
+const A = poly([[10, 49.8], [10.2, 49.8], [10.2, 50], [10, 50], [10, 49.8]]);
+// A triangle right of the line from (10.2, 50) to (10.5, 49.6), x = 10.2 + 0.75 (50 - y):
+// row 0 (y 49.95): x > 10.2375 -> columns 2, 3, 4; row 1: x > 10.3125 -> 3, 4; row 2: x > 10.3875 -> 4;
+// row 3: x > 10.4625 -> none.
+const B = poly([[10.2, 50], [10.5, 50], [10.5, 49.6], [10.2, 50]]);
+const inA = (r: number, c: number) => r <= 1 && c <= 1;
+const inB = (r: number, c: number) => (r === 0 && c >= 2) || (r === 1 && c >= 3) || (r === 2 && c === 4);
+
+/** Child process: spy on the cut-out, then add 1000 to every value. */
+const ADD = {
+  process_graph: {
+    s: { process_id: 'spy', arguments: { data: P('data') } },
+    a: { process_id: 'apply', arguments: { data: { from_node: 's' }, process: { process_graph: { p: { process_id: 'add', arguments: { x: P('x'), y: 1000 }, result: true } } } }, result: true },
+  },
+};
+
+const expected = (fill: number) =>
+  Array.from({ length: 40 }, (_, i) => {
+    const r = Math.floor((i % 20) / 5);
+    const c = i % 5;
+    const v = Math.floor(i / 20) * 100 + r * 10 + c;
+    return inA(r, c) || inB(r, c) ? v + 1000 : fill;
+  });
+
+describe('apply_polygon', () => {
+  it('runs the child process on each cut-out and writes back the pixels inside the polygons', async () => {
+    seen.length = 0;
+    const fc = { type: 'FeatureCollection', features: [A, B].map((geometry) => ({ type: 'Feature', properties: {}, geometry })) };
+    const out: DataCube = await call('apply_polygon', { data: P('c'), geometries: fc, process: ADD }, { c: cube() });
+    expect(out.dims).toEqual(cube().dims);
+    expect(out.grid).toEqual(g);
+    expect(Array.from(out.data)).toEqual(expected(NaN));
+    // The cut-outs: A is columns 0-1, rows 0-1, all inside; B columns 2-4, rows 0-2, no-data outside the triangle.
+    expect(seen).toHaveLength(2);
+    expect(seen[0].grid).toEqual({ epsg: 4326, transform: [10, 0.1, 0, 50, 0, -0.1], width: 2, height: 2 });
+    expect(Array.from(seen[0].data)).toEqual([0, 1, 10, 11, 100, 101, 110, 111]);
+    expect(seen[1].grid!.width).toBe(3);
+    expect(seen[1].grid!.height).toBe(3);
+    expect(seen[1].grid!.transform[0]).toBeCloseTo(10.2, 12);
+    expect(seen[1].dims.map((d) => d.labels.length)).toEqual([2, 1, 3, 3]);
+    expect(Array.from(seen[1].data.slice(0, 9))).toEqual([2, 3, 4, NaN, 13, 14, NaN, NaN, 24]);
+    expect(Array.from(seen[1].data.slice(9))).toEqual([102, 103, 104, NaN, 113, 114, NaN, NaN, 124]);
+  });
+
+  it('puts mask_value outside the polygons, in the cut-outs and in the result', async () => {
+    seen.length = 0;
+    const out: DataCube = await call('apply_polygon', { data: P('c'), geometries: { type: 'MultiPolygon', coordinates: [B.coordinates] }, process: ADD, mask_value: -1 }, { c: cube() });
+    expect(Array.from(seen[0].data.slice(0, 9))).toEqual([2, 3, 4, -1, 13, 14, -1, -1, 24]);
+    expect(Array.from(out.data)).toEqual(expected(-1).map((v, i) => (inA(Math.floor((i % 20) / 5), i % 5) ? -1 : v)));
+    const yes: DataCube = await call('apply_polygon', { data: P('c'), geometries: B, process: ADD, mask_value: true }, { c: cube() });
+    expect(yes.data[5]).toBe(1); // row 1, column 0: outside
+    await expect(call('apply_polygon', { data: P('c'), geometries: B, process: ADD, mask_value: 'x' }, { c: cube() })).rejects.toMatchObject({ code: 'ProcessParameterInvalid' });
+  });
+
+  it('ignores empty polygons and polygons without pixels; the child process may rename labels', async () => {
+    seen.length = 0;
+    const outside = poly([[20, 40], [20.1, 40], [20.1, 40.1], [20, 40]]);
+    const empty = { type: 'Polygon', coordinates: [] };
+    const rename = {
+      process_graph: {
+        s: { process_id: 'spy', arguments: { data: P('data') } },
+        r: { process_id: 'rename_labels', arguments: { data: { from_node: 's' }, dimension: 'bands', target: ['other'], source: ['B1'] }, result: true },
+      },
+    };
+    const fc = { type: 'FeatureCollection', features: [empty, outside, A].map((geometry) => ({ type: 'Feature', properties: {}, geometry })) };
+    const out: DataCube = await call('apply_polygon', { data: P('c'), geometries: fc, process: rename }, { c: cube() });
+    expect(seen).toHaveLength(1);
+    expect(out.dims[1].labels).toEqual(['B1']);
+    expect(Array.from(out.data.slice(0, 10))).toEqual([0, 1, NaN, NaN, NaN, 10, 11, NaN, NaN, NaN]);
+  });
+
+  it('raises GeometriesOverlap when a pixel centre lies in two polygons', async () => {
+    // columns 1-2, rows 1-2: pixel (1, 1) is in A too
+    const C = poly([[10.1, 49.7], [10.3, 49.7], [10.3, 49.9], [10.1, 49.9], [10.1, 49.7]]);
+    await expect(call('apply_polygon', { data: P('c'), geometries: { type: 'FeatureCollection', features: [A, C].map((geometry) => ({ type: 'Feature', properties: {}, geometry })) }, process: ADD }, { c: cube() })).rejects.toMatchObject({
+      code: 'GeometriesOverlap',
+    });
+    // touching polygons (A and B share the edge x = 10.2) do not overlap
+    await expect(call('apply_polygon', { data: P('c'), geometries: { type: 'FeatureCollection', features: [A, B].map((geometry) => ({ type: 'Feature', properties: {}, geometry })) }, process: ADD }, { c: cube() })).resolves.toBeInstanceOf(DataCube);
+  });
+
+  it('refuses other geometries and child processes that change the cube', async () => {
+    await expect(call('apply_polygon', { data: P('c'), geometries: { type: 'Point', coordinates: [10.05, 49.95] }, process: ADD }, { c: cube() })).rejects.toMatchObject({ code: 'ProcessParameterInvalid' });
+    await expect(call('apply_polygon', { data: P('c'), geometries: { type: 'Polygon', coordinates: [] }, process: ADD }, { c: cube() })).rejects.toMatchObject({ code: 'ProcessParameterInvalid' });
+    const reduce = { process_graph: { r: { process_id: 'reduce_dimension', arguments: { data: P('data'), dimension: 'bands', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: P('data') }, result: true } } } }, result: true } } };
+    await expect(call('apply_polygon', { data: P('c'), geometries: A, process: reduce }, { c: cube() })).rejects.toMatchObject({ code: 'ProcessParameterInvalid' });
+    const number = { process_graph: { r: { process_id: 'constant', arguments: { x: 1 }, result: true } } };
+    await expect(call('apply_polygon', { data: P('c'), geometries: A, process: number }, { c: cube() })).rejects.toMatchObject({ code: 'ProcessParameterInvalid' });
+  });
+});
+
+describe('inspect', () => {
+  it('logs a summary of a cube with message, code and level, and passes the cube on', async () => {
+    logs.length = 0;
+    const c = cube();
+    c.data[0] = NaN;
+    const out = await call('inspect', { data: P('c'), message: 'after load', code: 'C1', level: 'warning' }, { c });
+    expect(out).toBe(c);
+    expect(logs).toHaveLength(1);
+    const e = logs[0];
+    expect(e.level).toBe('warning');
+    expect(e.message).toBe('after load');
+    expect(e.data.code).toBe('C1');
+    const s = e.data.data;
+    expect(s.type).toBe('datacube');
+    expect(s.shape).toEqual([2, 1, 4, 5]);
+    expect(s['cube:dimensions'].t).toEqual({ type: 'temporal', extent: ['2024-06-01T00:00:00Z', '2024-06-11T00:00:00Z'], count: 2, values: ['2024-06-01T00:00:00Z', '2024-06-11T00:00:00Z'] });
+    expect(s['cube:dimensions'].bands).toEqual({ type: 'bands', count: 1, values: ['B1'] });
+    expect(s['cube:dimensions'].x).toEqual({ type: 'spatial', axis: 'x', extent: [10, 10.5], step: 0.1, reference_system: 4326, count: 5 });
+    expect(s['cube:dimensions'].y.extent[0]).toBeCloseTo(49.6, 12);
+    // values 1..134 without the first (0 -> NaN): min 1, max 134, mean (sum of all - 0) / 39
+    const sum = Array.from(cube().data).reduce((a, b) => a + b, 0);
+    expect(s.statistics).toEqual({ values: 40, nodata: 1, min: 1, max: 134, mean: sum / 39 });
+    expect(JSON.parse(JSON.stringify(e.data))).toEqual(e.data);
+  });
+
+  it('describes a deferred load by its plan without reading it', async () => {
+    logs.length = 0;
+    const meta = { id: 'T', title: 'T', description: '', license: 'proprietary', epsg: 32633, resolution: [10, 10] as [number, number], bands: [{ name: 'B1', data_type: 'float32', nodata: null }] };
+    const box: [number, number, number, number] = [600000, 5299000, 601000, 5300000];
+    const item = { id: 'a', datetime: '2020-01-04T00:00:00Z', epsg: 32633, bbox: box, bbox4326: transformBox(box, 32633, 4326), assets: { B1: { href: '/nonexistent.tif', sample: 0 } } };
+    const source = { collections: { get: (id: string) => (id === 'T' ? (meta as any) : null), items: () => [item] } };
+    const lazy = new LazyCube({ source, collection: 'T', extent: { west: box[0], south: box[1], east: box[2], north: box[3], crs: 32633 }, temporal: null, bands: null, target: {}, resampling: 'nearest', mask: null });
+    const materialize = vi.spyOn(lazy, 'materialize');
+    const out = await call('inspect', { data: P('c') }, { c: lazy });
+    expect(out).toBe(lazy);
+    expect(materialize).not.toHaveBeenCalled();
+    expect(run.stats.values).toBe(0);
+    expect(logs).toHaveLength(1);
+    expect(logs[0].level).toBe('info');
+    expect(logs[0].data.code).toBe('User');
+    const s = logs[0].data.data;
+    expect(s).toMatchObject({ type: 'datacube', loaded: false, collection: 'T' });
+    expect(s.plan).toEqual({ dates: ['2020-01-04T00:00:00Z'], bands: ['B1'], grid: { epsg: 32633, width: 100, height: 100, transform: [600000, 10, 0, 5300000, 0, -10] }, values: 10000 });
+  });
+
+  it('shortens long arrays, passes plain values, and checks the level', async () => {
+    logs.length = 0;
+    const long = Array.from({ length: 30 }, (_, i) => i);
+    expect(await call('inspect', { data: long, message: 'm' })).toEqual(long);
+    expect(logs[0].data.data).toEqual({ count: 30, first: [0, 1, 2, 3, 4], last: [25, 26, 27, 28, 29] });
+    expect(await call('inspect', { data: { a: 1, b: [null, 'x'] } })).toEqual({ a: 1, b: [null, 'x'] });
+    expect(logs[1].data.data).toEqual({ a: 1, b: [null, 'x'] });
+    expect(logs[1].message).toContain('inspect');
+    await expect(call('inspect', { data: 1, level: 'fatal' })).rejects.toMatchObject({ code: 'ProcessParameterInvalid' });
+    // without a run nothing is logged, the value still passes
+    const quiet: EvalEnv = { ...env, run: undefined };
+    expect(await call('inspect', { data: 5 }, {}, quiet)).toBe(5);
+    expect(logs).toHaveLength(2);
+  });
+
+  it('inside a child process on pixels passes the data on without an entry per pixel', async () => {
+    logs.length = 0;
+    const child = {
+      process_graph: {
+        i: { process_id: 'inspect', arguments: { data: P('x'), message: 'pixel' } },
+        a: { process_id: 'add', arguments: { x: { from_node: 'i' }, y: 1 }, result: true },
+      },
+    };
+    const c = cube();
+    const out: DataCube = await call('apply', { data: P('c'), process: child }, { c });
+    expect(Array.from(out.data)).toEqual(Array.from(c.data).map((v) => v + 1));
+    expect(logs.filter((l) => l.message === 'pixel')).toHaveLength(0);
+  });
+});

@@ -1,0 +1,26 @@
+// An evaluation environment for engine tests: the registered processes (plus test-only ones), a
+// run context with an empty catalog, and the log entries it collects.
+import { predefined } from '../src/processes/registry.js';
+import type { ProcessDef } from '../src/processes/types.js';
+import type { LogLevel, RunContext } from '../src/graph/context.js';
+import type { EvalEnv } from '../src/graph/evaluate.js';
+
+export interface TestEnv {
+  env: EvalEnv;
+  run: RunContext;
+  logs: { level: LogLevel; message: string; data?: any }[];
+}
+
+export function engineEnv(extra: ProcessDef[] = []): TestEnv {
+  const defs = new Map<string, ProcessDef>([...predefined.specs().map((s) => [s.id, predefined.get(s.id)!] as const), ...extra.map((d) => [d.spec.id, d] as const)]);
+  const logs: TestEnv['logs'] = [];
+  const run: RunContext = {
+    catalog: { collections: { get: () => null, items: () => [] } },
+    maxValues: 1e9,
+    limitAdvice: '',
+    results: [],
+    log: (level, message, data) => logs.push({ level, message, data }),
+    stats: { values: 0 },
+  };
+  return { env: { predefined: (id) => defs.get(id), userProcess: () => null, run }, run, logs };
+}
