@@ -93,3 +93,5 @@ export function linearScale(a: usize, out: usize, n: i32, inMin: f32, inMax: f32
 }
 
 export { warpNearest, warpBilinear, warpCoordinates } from './warp';
+export { vmRun, vmScratchBytes, vmBlock, mathSin, mathCos, mathTan } from './vm';
+export { colorizeRgba } from './colormap';

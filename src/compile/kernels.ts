@@ -43,6 +43,21 @@ export interface KernelExports {
   warpBilinear(src: number, srcW: number, srcH: number, nodes: number, nodeStride: number, step: number, lastX: number, lastY: number, out: number, outStride: number, w: number, h: number): void;
   /** As the warps, but writes the interpolated source coordinates (f64 pairs) instead of sampling. */
   warpCoordinates(nodes: number, nodeStride: number, step: number, lastX: number, lastY: number, out: number, outStride: number, w: number, h: number): void;
+  /**
+   * Tier 0 (kernels/vm.ts): runs the program encoded at `code` (src/compile/tier0.ts) over n values;
+   * inputTable holds u32 pointers to the inputs. Inputs and out need room for n rounded up to a
+   * multiple of 4 values; scratch (16-byte aligned) vmScratchBytes(code) bytes.
+   */
+  vmRun(code: number, inputTable: number, out: number, n: number, scratch: number): void;
+  vmScratchBytes(code: number): number;
+  /** Values per VM block. */
+  vmBlock(): number;
+  /** n f32 values to RGBA words through a 256-word RGBA table, as src/data/colormap.ts colorize. */
+  colorizeRgba(values: number, n: number, table: number, min: number, max: number, out: number): void;
+  /** Math.sin, cos, tan in double precision (for tier-1 modules to import: they have no data segments for the tables). */
+  mathSin(x: number): number;
+  mathCos(x: number): number;
+  mathTan(x: number): number;
 }
 
 const PAGE = 65536;
@@ -121,4 +136,27 @@ export function f32(ptr: number, n: number): Float32Array {
 /** Float64 view of n values at ptr (valid until the next alloc that grows the memory). */
 export function f64(ptr: number, n: number): Float64Array {
   return new Float64Array(kernels().memory.buffer, ptr, n);
+}
+
+/**
+ * The kernels module's linear memory (a WebAssembly.Memory): what tier-1 modules import, so they
+ * run on the same memory as tier 0.
+ */
+export function kernelMemory(): WasmMemory {
+  return kernels().memory;
+}
+
+/** Uint8 view of n bytes at ptr (valid until the next alloc that grows the memory). */
+export function u8(ptr: number, n: number): Uint8Array {
+  return new Uint8Array(kernels().memory.buffer, ptr, n);
+}
+
+/** Int32 view of n values at ptr (valid until the next alloc that grows the memory). */
+export function i32(ptr: number, n: number): Int32Array {
+  return new Int32Array(kernels().memory.buffer, ptr, n);
+}
+
+/** Uint32 view of n values at ptr (valid until the next alloc that grows the memory). */
+export function u32(ptr: number, n: number): Uint32Array {
+  return new Uint32Array(kernels().memory.buffer, ptr, n);
 }

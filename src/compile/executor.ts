@@ -1,0 +1,172 @@
+// Runs fused pixel Programs on the kernels: inputs are copied into kernel memory chunk by chunk (so
+// memory stays bounded for huge rasters), each chunk is run by tier 0 (the block VM of
+// kernels/vm.ts) or by a tier-1 compiled module (provided through setTier1), and the answers are
+// copied out. Both tiers work on the same linear memory, that of build/kernels.wasm.
+import type { Program } from './program.js';
+import { programHash } from './program.js';
+import { encodeProgram } from './tier0.js';
+import { alloc, f32, i32, kernels, mark, release, u32, u8 } from './kernels.js';
+
+/** A tier-1 module's entry point; pointers into kernel memory, inputTable a u32 table of input pointers. */
+export interface CompiledKernel {
+  /**
+   * out[i] = program(inputs[i]) for i < n. Inputs and out are allocated with alloc() (so they have
+   * room for n rounded up to a multiple of 4 values).
+   */
+  run(inputTable: number, out: number, n: number): void;
+}
+
+/** Tier 1: compiled kernels by programHash, compiled in the background on request. */
+export interface Tier1 {
+  /** The compiled kernel of the program with this hash, or null when not (yet) compiled. */
+  lookup(hash: string): CompiledKernel | null;
+  /** Asks for the program to be compiled (asynchronously); called at most once per hash by the executor. */
+  request(p: Program, hash: string): void;
+}
+
+let tier1: Tier1 | null = null;
+let requested = new Set<string>();
+
+/** Installs (or removes, with null) the tier-1 compiler. */
+export function setTier1(t: Tier1 | null): void {
+  tier1 = t;
+  requested = new Set();
+}
+
+/** The installed tier-1 compiler, if any. */
+export function getTier1(): Tier1 | null {
+  return tier1;
+}
+
+export interface RunOptions {
+  /** 0: the VM; 1: a compiled kernel (an error when there is none); 'auto' (default): tier 1 when compiled, else tier 0. */
+  tier?: 0 | 1 | 'auto';
+}
+
+/** Values per input copied into kernel memory at a time (at most). */
+const CHUNK = 64 * 1024;
+/** Bytes of inputs and output held in kernel memory at a time (at most, beyond one VM block each). */
+const CHUNK_BYTES = 8 << 20;
+
+// Per Program object: its encoding and its hash (computed on first need).
+const encodings = new WeakMap<Program, Int32Array>();
+const hashes = new WeakMap<Program, string>();
+
+function encodingOf(p: Program): Int32Array {
+  let e = encodings.get(p);
+  if (!e) encodings.set(p, (e = encodeProgram(p)));
+  return e;
+}
+
+function hashOf(p: Program): string {
+  let h = hashes.get(p);
+  if (!h) hashes.set(p, (h = programHash(p)));
+  return h;
+}
+
+function compiledFor(p: Program, tier: 0 | 1 | 'auto'): CompiledKernel | null {
+  if (tier === 0) return null;
+  const t = tier1;
+  if (!t) {
+    if (tier === 1) throw new Error('tier 1 kernels are not available');
+    return null;
+  }
+  const hash = hashOf(p);
+  const k = t.lookup(hash);
+  if (k) return k;
+  if (!requested.has(hash)) {
+    requested.add(hash);
+    t.request(p, hash);
+  }
+  if (tier === 1) throw new Error(`no tier-1 kernel compiled for program ${hash}`);
+  return null;
+}
+
+/** Values per chunk for a program with `nInputs` inputs (a multiple of the VM block). */
+function chunkSize(nInputs: number, n: number, block: number): number {
+  const byBudget = Math.floor(CHUNK_BYTES / (4 * (nInputs + 1)) / block) * block;
+  const c = Math.max(block, Math.min(CHUNK, byBudget));
+  return Math.min(c, Math.ceil(n / block) * block);
+}
+
+/**
+ * The program's answer for n pixels: out[i] = program(inputs[0][i], inputs[1][i], ...). Each input
+ * has at least n values.
+ */
+export function runProgram(p: Program, inputs: Float32Array[], n: number, opts: RunOptions = {}): Float32Array {
+  if (inputs.length !== p.inputs) throw new Error(`program takes ${p.inputs} inputs, got ${inputs.length}`);
+  if (!Number.isInteger(n) || n < 0) throw new RangeError(`runProgram: n = ${n}`);
+  for (const [k, a] of inputs.entries()) if (a.length < n) throw new RangeError(`input ${k} has ${a.length} values, fewer than ${n}`);
+  const code = encodingOf(p);
+  const compiled = compiledFor(p, opts.tier ?? 'auto');
+  const result = new Float32Array(n);
+  if (n === 0) return result;
+  const k = kernels();
+  const block = k.vmBlock();
+  const chunk = chunkSize(p.inputs, n, block);
+  const m0 = mark();
+  try {
+    const codePtr = alloc(code.length * 4);
+    const table = alloc(Math.max(1, p.inputs) * 4);
+    // Identical input arrays share one copy.
+    const firstOf = inputs.map((a) => inputs.indexOf(a));
+    const ptrs = inputs.map((_, j) => (firstOf[j] === j ? alloc(chunk * 4) : -1));
+    for (let j = 0; j < ptrs.length; j++) if (ptrs[j] === -1) ptrs[j] = ptrs[firstOf[j]!]!;
+    const out = alloc(chunk * 4);
+    i32(codePtr, code.length).set(code);
+    const scratch = compiled ? 0 : alloc(k.vmScratchBytes(codePtr));
+    u32(table, p.inputs).set(ptrs);
+    let buffer = k.memory.buffer;
+    let mem = new Float32Array(buffer);
+    for (let off = 0; off < n; off += chunk) {
+      const len = Math.min(chunk, n - off);
+      if (k.memory.buffer !== buffer) {
+        buffer = k.memory.buffer;
+        mem = new Float32Array(buffer);
+      }
+      for (let j = 0; j < inputs.length; j++) {
+        if (firstOf[j] === j) mem.set(inputs[j]!.subarray(off, off + len), ptrs[j]! >>> 2);
+      }
+      if (compiled) compiled.run(table, out, len);
+      else k.vmRun(codePtr, table, out, len, scratch);
+      if (k.memory.buffer !== buffer) {
+        buffer = k.memory.buffer;
+        mem = new Float32Array(buffer);
+      }
+      result.set(mem.subarray(out >>> 2, (out >>> 2) + len), off);
+    }
+  } finally {
+    release(m0);
+  }
+  return result;
+}
+
+/**
+ * One band to RGBA bytes through a 256-entry RGBA table (1024 bytes), in wasm: the same bytes as
+ * src/data/colormap.ts colorize with that map's table (NaN transparent, values clamped to [min, max]).
+ */
+export function kernelColorize(values: Float32Array, table: Uint8Array, min: number, max: number): Uint8Array {
+  if (table.length !== 1024) throw new Error(`a colour table has 256 RGBA entries (1024 bytes), got ${table.length} bytes`);
+  if (!Number.isFinite(min) || !Number.isFinite(max) || max < min) throw new Error(`bad value range [${min}, ${max}]: need finite min <= max`);
+  const n = values.length;
+  const result = new Uint8Array(n * 4);
+  if (n === 0) return result;
+  const k = kernels();
+  const chunk = Math.min(n, 256 * 1024);
+  const m0 = mark();
+  try {
+    const t = alloc(1024);
+    const src = alloc(chunk * 4);
+    const out = alloc(chunk * 4);
+    u8(t, 1024).set(table);
+    for (let off = 0; off < n; off += chunk) {
+      const len = Math.min(chunk, n - off);
+      f32(src, len).set(values.subarray(off, off + len));
+      k.colorizeRgba(src, len, t, min, max, out);
+      result.set(u8(out, len * 4), off * 4);
+    }
+  } finally {
+    release(m0);
+  }
+  return result;
+}
