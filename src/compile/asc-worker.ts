@@ -1,0 +1,60 @@
+// The AssemblyScript compiler for tier 1 (src/compile/tier1.ts): AssemblyScript source in, wasm bytes
+// out. tier1.ts runs this file as a worker thread (new URL('./asc-worker.js', import.meta.url) from
+// dist/src/compile) so that compiling (hundreds of milliseconds of Binaryen) never blocks the thread
+// that runs tier 0 meanwhile; compileSource() is also callable in-thread (the fallback when the
+// built worker file is missing).
+//
+// Protocol: the parent posts { id, source, options } (options: asc CompilerOptions, chosen by the
+// parent so that an older built copy of this file still compiles as asked); the worker answers
+// { id, binary, ms } or { id, error, ms }, one answer per request, in order.
+import { parentPort, workerData } from 'node:worker_threads';
+
+export interface CompileRequest {
+  id: number;
+  source: string;
+  options: Record<string, unknown>;
+}
+
+export interface CompileReply {
+  id: number;
+  binary?: Uint8Array;
+  error?: string;
+  ms: number;
+}
+
+/** The marker tier1.ts passes as workerData, so that only the compiler's own thread listens. */
+export const WORKER_MARKER = 'xeo-asc-worker';
+
+type Asc = typeof import('assemblyscript/asc');
+let ascModule: Promise<Asc> | undefined;
+
+/** Compiles one AssemblyScript module (file name `kernel.ts`) with the given asc options. */
+export async function compileSource(source: string, options: Record<string, unknown>): Promise<Uint8Array> {
+  ascModule ??= import('assemblyscript/asc');
+  const asc = (await ascModule).default;
+  const result = await asc.compileString({ 'kernel.ts': source }, options);
+  if (result.error || !result.binary) {
+    const text = result.stderr.toString().trim();
+    throw new Error(`asc failed: ${result.error?.message ?? 'no binary'}${text ? `\n${text.slice(0, 4000)}` : ''}`);
+  }
+  return result.binary;
+}
+
+if (parentPort && workerData === WORKER_MARKER) {
+  const port = parentPort;
+  // One compile at a time, in the order asked.
+  let chain: Promise<void> = Promise.resolve();
+  port.on('message', (req: CompileRequest) => {
+    chain = chain.then(async () => {
+      const t = performance.now();
+      try {
+        const binary = (await compileSource(req.source, req.options)).slice();
+        const reply: CompileReply = { id: req.id, binary, ms: performance.now() - t };
+        port.postMessage(reply, [binary.buffer as ArrayBuffer]);
+      } catch (e) {
+        const reply: CompileReply = { id: req.id, error: (e as Error).message ?? String(e), ms: performance.now() - t };
+        port.postMessage(reply);
+      }
+    });
+  });
+}
