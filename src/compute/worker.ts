@@ -7,6 +7,9 @@ import { ApiError, errorToData, processError } from '../server/errors.js';
 import { ProcessException } from '../processes/types.js';
 import { execute, type ExecuteRequest } from './execute.js';
 import type { Store } from '../store/types.js';
+import { setTier1 } from '../compile/executor.js';
+import { createTier1 } from '../compile/tier1.js';
+import path from 'node:path';
 
 export interface WorkerInit {
   dataDir: string;
@@ -17,6 +20,9 @@ export type ToWorker = { id: number; type: 'execute'; req: ExecuteRequest } | { 
 
 const init = workerData as WorkerInit;
 configureBlockCache(init.blockCacheBytes);
+// Compiled kernels are shared by all threads through the disk cache; each thread keeps its own
+// instances (a module instance belongs to the thread's kernel memory).
+setTier1(createTier1({ cacheDir: path.join(init.dataDir, 'kernels'), maxEntries: 256 }));
 let store: Store | null = null;
 const running = new Map<number, AbortController>();
 

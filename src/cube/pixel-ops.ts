@@ -18,10 +18,10 @@ function binary(f: (x: number, y: number) => number): PixelOp {
     const out = new Float32Array(pixels);
     if (x instanceof Float32Array && y instanceof Float32Array) for (let i = 0; i < pixels; i++) out[i] = f(x[i], y[i]);
     else if (x instanceof Float32Array) {
-      const c = y === null ? NaN : (y as number);
+      const c = y === null ? NaN : Math.fround(y as number);
       for (let i = 0; i < pixels; i++) out[i] = f(x[i], c);
     } else if (y instanceof Float32Array) {
-      const c = x === null ? NaN : (x as number);
+      const c = x === null ? NaN : Math.fround(x as number);
       for (let i = 0; i < pixels; i++) out[i] = f(c, y[i]);
     } else return undefined;
     return out;

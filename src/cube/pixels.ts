@@ -70,6 +70,11 @@ function getterOf(v: unknown): Getter {
       return buf;
     };
   }
+  // A plain number among pixels is a cube value too: float32, NaN as no-data (as the kernels see it).
+  if (typeof v === 'number') {
+    const c = v !== v ? null : Math.fround(v);
+    return () => c;
+  }
   return () => v;
 }
 

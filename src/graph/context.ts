@@ -23,6 +23,8 @@ export interface RunContext {
   results: SavedResult[];
   log(level: LogLevel, message: string, data?: unknown): void;
   signal?: AbortSignal;
+  /** Which kernels run fusable child processes: 'auto' (tier 1 when compiled, else tier 0), a tier, or 'off' (JS only). */
+  kernels?: 'auto' | 'off' | 0 | 1;
   /** Values loaded so far, for costs and usage. */
   stats: { values: number };
 }

@@ -171,7 +171,22 @@ function bindChild(v: unknown, declared: ProcessParameter[] | undefined, scope: 
   if (!isObject(v) || !isObject(v.process_graph)) return null;
   const childDefaults = defaultsOf(Array.isArray(declared) ? declared : (v.parameters as ProcessParameter[] | undefined));
   const graph = v.process_graph as Graph;
-  return (given) => evaluateGraph(graph, env, { values: given, defaults: childDefaults, parent: scope });
+  const cb: Callback = (given) => evaluateGraph(graph, env, { values: given, defaults: childDefaults, parent: scope });
+  cb.child = {
+    graph,
+    outer: (name) => {
+      if (name in childDefaults) return childDefaults[name];
+      try {
+        return resolveParameter(scope, name);
+      } catch {
+        return undefined;
+      }
+    },
+    shadowed: (id) => env.userProcess(id) !== null,
+    predefined: (id) => env.predefined(id),
+    run: env.run,
+  };
+  return cb;
 }
 
 async function callUserProcess(

@@ -5,7 +5,8 @@ import { encodeCog } from '../data/cog-writer.js';
 import { encodePng } from '../data/png-writer.js';
 import { encodeJpeg } from '../data/jpeg-writer.js';
 import { encodeNetcdf } from '../data/netcdf-writer.js';
-import { colorize, toRgba } from '../data/colormap.js';
+import { colorTable, toRgba } from '../data/colormap.js';
+import { kernelColorize } from '../compile/executor.js';
 import { ProcessException } from '../processes/types.js';
 import type { OutputFormat } from './formats.js';
 import type { RunContext } from '../graph/context.js';
@@ -64,7 +65,7 @@ function rgbaOf(cube: DataCube, f: OutputFormat & { options: Record<string, unkn
   const o = f.options;
   if (planes.length === 1) {
     const [min, max] = rangeOf(planes[0], o.min, o.max);
-    return { width: grid.width, height: grid.height, data: colorize(planes[0], { min, max, map: String(o.colormap ?? 'viridis') }) };
+    return { width: grid.width, height: grid.height, data: kernelColorize(planes[0], colorTable(String(o.colormap ?? 'viridis')), min, max) };
   }
   if (planes.length === 3) {
     const all = new Float32Array(planes[0].length * 3);

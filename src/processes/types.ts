@@ -28,7 +28,19 @@ export interface ProcessSpec {
 }
 
 /** A child process (callback) bound to its scope: call it with the values of its parameters. */
-export type Callback = (params: Record<string, unknown>) => Promise<unknown>;
+export type Callback = ((params: Record<string, unknown>) => Promise<unknown>) & { child?: ChildProcess };
+
+/** What the kernels need to compile a child process instead of calling it. */
+export interface ChildProcess {
+  graph: unknown;
+  /** The value of a parameter from the enclosing scopes (undefined when it has none). */
+  outer(name: string): unknown;
+  /** Whether a user-defined process would be called for this id. */
+  shadowed(processId: string): boolean;
+  /** The predefined processes of the evaluation. */
+  predefined(processId: string): ProcessDef | undefined;
+  run?: RunContext;
+}
 
 export interface ProcessArgs {
   /** The argument's value (defaults applied); references are already resolved. */

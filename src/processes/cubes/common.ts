@@ -4,6 +4,7 @@ import { ApiError } from '../../server/errors.js';
 import { DataCube } from '../../cube/datacube.js';
 import { PixelArray, broadcast } from '../../cube/pixels.js';
 import { ProcessException, type Callback, type Labels } from '../types.js';
+import { runFused } from '../../compile/child-kernel.js';
 
 /** The position of a dimension, or the definition's DimensionNotAvailable exception. */
 export function dimIndex(cube: DataCube, name: string): number {
@@ -23,6 +24,8 @@ export function requireCallback(cb: Callback | null, processId: string, paramete
  * `items[k]` holds element k of every pixel's array. Answers one value per pixel.
  */
 export async function reduceVectors(cb: Callback, items: Float32Array[], labels: Labels | null, pixels: number, context: unknown, processId: string): Promise<Float32Array> {
+  const fast = runFused(cb, { kind: 'array', param: 'data', labels: labels ?? items.map((_, i) => i) }, items, pixels, context);
+  if (fast) return fast;
   const v = await cb({ data: new PixelArray(items, labels, pixels), context });
   const out = broadcast(v, pixels, processId);
   if (out instanceof PixelArray) {
@@ -33,6 +36,10 @@ export async function reduceVectors(cb: Callback, items: Float32Array[], labels:
 
 /** Runs a unary child process (`x`, `context`) on every value of a vector. */
 export async function applyVector(cb: Callback, values: Float32Array, context: unknown, processId: string, extra: Record<string, unknown> = {}): Promise<Float32Array> {
+  if (Object.keys(extra).length === 0) {
+    const fast = runFused(cb, { kind: 'value', param: 'x' }, [values], values.length, context);
+    if (fast) return fast;
+  }
   const v = await cb({ x: values, context, ...extra });
   const out = broadcast(v, values.length, processId);
   if (out instanceof PixelArray) throw new ApiError('ProcessParameterInvalid', { process: processId, parameter: 'process', reason: 'the child process must answer a single value per pixel' });
@@ -49,9 +56,4 @@ export function joinSlices(items: Float32Array[], rest: number): Float32Array {
   const out = new Float32Array(items.length * rest);
   items.forEach((x, i) => out.set(x, i * rest));
   return out;
-}
-
-/** The labels of a cube's dimension, formatted the way child processes see them. */
-export function labelsForChild(cube: DataCube, d: number): Labels {
-  return cube.dims[d].labels;
 }
