@@ -5,6 +5,8 @@ import { ProcessException, type ProcessDef } from '../types.js';
 import { DataCube, type Dimension } from '../../cube/datacube.js';
 import { PixelArray, broadcast } from '../../cube/pixels.js';
 import { cubeOf } from '../../cube/lazy.js';
+import { runProgram } from '../../compile/executor.js';
+import type { Program } from '../../compile/program.js';
 import { applyVector, dimIndex, joinSlices, reduceVectors, requireCallback, slicesOf } from './common.js';
 
 /** A cube without dimension d (its grid too, if d was spatial). */
@@ -13,6 +15,9 @@ export function withoutDimension(cube: DataCube, d: number, data: Float32Array):
   const spatial = cube.dims[d].type === 'spatial';
   return cube.with({ dims, data: DataCube.fromOutermost(data, [1, ...dims.map((x) => x.labels.length)], 0), grid: spatial ? null : cube.grid });
 }
+
+/** ndvi's computation as a kernel program: (nir - red) / (nir + red). */
+const NDVI: Program = { inputs: 2, code: [{ op: 'normdiff', a: 0, b: 1 }], output: 2 };
 
 export const processes: ProcessDef[] = [
   define(
@@ -142,8 +147,12 @@ export const processes: ProcessDef[] = [
       const { data, rest } = cube.outermost(d);
       const N = data.subarray(nir * rest, (nir + 1) * rest);
       const R = data.subarray(red * rest, (red + 1) * rest);
-      const out = new Float32Array(rest);
-      for (let i = 0; i < rest; i++) out[i] = (N[i] - R[i]) / (N[i] + R[i]);
+      const mode = ctx.run?.kernels ?? 'auto';
+      let out: Float32Array;
+      if (mode === 'off') {
+        out = new Float32Array(rest);
+        for (let i = 0; i < rest; i++) out[i] = (N[i] - R[i]) / (N[i] + R[i]);
+      } else out = runProgram(NDVI, [N, R], rest, { tier: mode });
       const target = a.get<string | null>('target_band');
       if (target === null) return withoutDimension(cube, d, out);
       if (dim.labels.includes(target)) throw new ProcessException('BandExists', `the cube has a band '${target}' already`);
