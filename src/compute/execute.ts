@@ -1,11 +1,15 @@
-// Runs a process graph to an encoded answer: the engine entry shared by /result (and, later, by
-// tiles and batch chunks). Knows nothing of HTTP or threads.
+// Runs a process graph to an answer: the one engine entry shared by /result, map tiles and the
+// chunks of batch jobs. The modes differ only in the region the loads fill, the parameters the
+// graph gets, and whether the answer is encoded or handed back as planes. Knows nothing of HTTP
+// or threads.
 import { evaluateGraph, rootScope, type Graph } from '../graph/evaluate.js';
 import type { LogLevel, RunContext } from '../graph/context.js';
 import type { CatalogSource } from '../data/load.js';
 import type { ProcessParameter } from '../processes/types.js';
 import { predefined } from '../processes/registry.js';
-import { encodeResult, type Encoded } from '../output/encode.js';
+import { encodeResult, planesOf, type Encoded } from '../output/encode.js';
+import { cubeOf, isCube } from '../cube/lazy.js';
+import type { Grid } from '../data/grid.js';
 import { outputFormat } from '../output/formats.js';
 
 export interface UserProcess {
@@ -21,6 +25,26 @@ export interface ExecuteRequest {
   limitAdvice: string;
   /** Raster values the request's budget pays for; absent = no budget. */
   budgetValues?: number;
+  /** Values of the root process's parameters (a tile's extent and coordinates, say). */
+  parameters?: Record<string, unknown>;
+  /** Every load fills this grid (a tile, a batch chunk); see RunContext.region. */
+  region?: Grid;
+  /** Encode in this format whatever save_result asked for (tiles are always images). */
+  output?: { format: string; options: Record<string, unknown> };
+  /** Hand back a raster result as planes instead of encoding it (batch chunks are written by the job). */
+  raw?: boolean;
+  /** Kernels for fusable child processes (default 'auto'). */
+  kernels?: RunContext['kernels'];
+}
+
+/** A raster result as planes of the region's grid: one per combination of non-spatial labels. */
+export interface RawResult {
+  grid: Grid;
+  planes: Float32Array[];
+  names: string[];
+  /** The format and options save_result asked for (GTiff without one). */
+  format: string;
+  options: Record<string, unknown>;
 }
 
 export interface LogEntry {
@@ -33,6 +57,8 @@ export interface ExecuteResult extends Encoded {
   /** Raster values loaded (pixels × dates × bands), the basis of costs. */
   values: number;
   logs: LogEntry[];
+  /** With `raw`, a raster result (then `body` is empty). */
+  raw?: RawResult;
 }
 
 export async function execute(req: ExecuteRequest, catalog: CatalogSource, signal?: AbortSignal): Promise<ExecuteResult> {
@@ -46,16 +72,25 @@ export async function execute(req: ExecuteRequest, catalog: CatalogSource, signa
     log: (level, message) => logs.push({ level, message, time: new Date().toISOString() }),
     signal,
     stats: { values: 0 },
+    region: req.region,
+    kernels: req.kernels,
   };
   const value = await evaluateGraph(
     req.graph,
     { predefined: (id) => predefined.get(id), userProcess: (id) => req.userProcesses[id] ?? null, run },
-    rootScope(),
+    rootScope(req.parameters ?? {}),
   );
   // With save_result the saved data is the answer; without, the graph's value, as JSON.
   const saved = run.results[run.results.length - 1];
-  const encoded = saved
-    ? await encodeResult(saved.data, outputFormat(saved.format, saved.options), run)
-    : await encodeResult(value, outputFormat('JSON', {}), run);
-  return { ...encoded, values: run.stats.values, logs };
+  const data = saved ? saved.data : value;
+  const done = (e: Encoded, raw?: RawResult): ExecuteResult => ({ ...e, values: run.stats.values, logs, raw });
+  if (req.raw) {
+    const cube = isCube(data) ? await cubeOf(data, run, 'save_result') : null;
+    if (cube?.grid) {
+      const { planes, names } = planesOf(cube, saved?.format ?? 'GTiff');
+      return done({ body: Buffer.alloc(0), mediaType: '', extension: '' }, { grid: cube.grid, planes, names, format: saved?.format ?? 'GTiff', options: saved?.options ?? {} });
+    }
+  }
+  const format = req.output ?? (saved ? { format: saved.format, options: saved.options } : { format: 'JSON', options: {} });
+  return done(await encodeResult(data, outputFormat(format.format, format.options), run));
 }

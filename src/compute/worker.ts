@@ -39,7 +39,9 @@ parentPort!.on('message', async (msg: ToWorker) => {
     // Hand the bytes over without copying them.
     const bytes = new Uint8Array(out.body.buffer, out.body.byteOffset, out.body.byteLength);
     const transfer = out.body.byteOffset === 0 && out.body.byteLength === out.body.buffer.byteLength ? bytes : bytes.slice();
-    parentPort!.postMessage({ id: msg.id, ok: true, result: { ...out, body: transfer } }, [transfer.buffer as ArrayBuffer]);
+    const buffers = new Set<ArrayBuffer>([transfer.buffer as ArrayBuffer]);
+    for (const p of out.raw?.planes ?? []) buffers.add(p.buffer as ArrayBuffer);
+    parentPort!.postMessage({ id: msg.id, ok: true, result: { ...out, body: transfer } }, [...buffers]);
   } catch (e) {
     const err = e instanceof ApiError ? e : e instanceof ProcessException ? processError(e.code, e.message, e.http) : null;
     if (!err) console.error('[xeo] compute failed:', e);

@@ -10,6 +10,7 @@ import type { Resampling } from '../data/warp.js';
 import type { RunContext } from '../graph/context.js';
 import { DataCube, spatialDims, type Geometry } from './datacube.js';
 import { geometriesBox, rasterizeMask } from './geometry.js';
+import type { Grid } from '../data/grid.js';
 
 export interface LoadSpec {
   source: CatalogSource;
@@ -22,6 +23,11 @@ export interface LoadSpec {
   resampling: Resampling;
   /** Pixels outside these geometries (EPSG:4326) become no-data; each list is one filter (all must hold). */
   mask: Geometry[][] | null;
+  /**
+   * The grid every load of the run fills (a map tile, a chunk of a batch job), whatever extent,
+   * CRS and resolution the graph asks for; null = the grid those give. See RunContext.region.
+   */
+  region: Grid | null;
 }
 
 export class LazyCube {
@@ -46,7 +52,7 @@ export class LazyCube {
     const extent = this.extent();
     const times = [...itemsByTime(this.spec.source, meta, extent, this.spec.temporal).keys()];
     const bands = bandsOf(meta, this.spec.bands);
-    const grid = planGrid(meta, extent, this.spec.target);
+    const grid = this.spec.region ?? planGrid(meta, extent, this.spec.target);
     return { meta, extent, times, bands, grid, values: grid.width * grid.height * times.length * bands.length };
   }
 
@@ -67,6 +73,7 @@ export class LazyCube {
       bands: this.spec.bands,
       target: this.spec.target,
       resampling: this.spec.resampling,
+      ...(this.spec.region ? { grid: this.spec.region, times: plan.times } : {}),
     });
     run.stats.values += chunk.data.length;
     for (const geoms of this.spec.mask ?? []) {

@@ -27,6 +27,13 @@ export interface LoadRequest {
   target?: { epsg?: number; resolution?: number };
   /** Part of the target grid to return; the whole grid when absent. */
   window?: Window;
+  /**
+   * An exact grid to fill (a map tile, a chunk of a batch job's output): replaces the grid planned
+   * from extent and target, and the window. Pixels outside `extent` stay no-data.
+   */
+  grid?: Grid;
+  /** The dates of the answer, fixed by the caller so every tile or chunk has the same; dates without items stay no-data. */
+  times?: string[];
   resampling?: Resampling;
 }
 
@@ -114,6 +121,7 @@ export function bandsOf(meta: CollectionMeta, names?: string[] | null) {
 export async function loadChunk(store: CatalogSource, req: LoadRequest): Promise<CubeChunk> {
   const meta = collectionOf(store, req.collection);
   const bands = bandsOf(meta, req.bands);
+  if (req.grid) return loadOnGrid(store, meta, bands, req, req.grid);
   const groups = itemsByTime(store, meta, req.extent, req.temporal);
   const anyItem = [...groups.values()][0]?.[0];
   const origin = anyItem ? ([anyItem.bbox[0], anyItem.bbox[3]] as [number, number]) : undefined;
@@ -126,19 +134,62 @@ export async function loadChunk(store: CatalogSource, req: LoadRequest): Promise
     width: w.width,
     height: w.height,
   };
-  const times = [...groups.keys()];
+  const times = req.times ?? [...groups.keys()];
+  return { grid, fullGrid, times, bands: bands.map((b) => b.name), data: await fill(groups, times, bands, grid, req.resampling) };
+}
+
+/**
+ * A load onto a given grid: only the part of the grid inside the request's extent is read (the
+ * rest stays no-data), from the items that touch it. A grid entirely outside reads nothing.
+ */
+async function loadOnGrid(store: CatalogSource, meta: CollectionMeta, bands: CollectionMeta['bands'], req: LoadRequest, grid: Grid): Promise<CubeChunk> {
+  const times = req.times ?? [...itemsByTime(store, meta, req.extent, req.temporal).keys()];
+  const names = bands.map((b) => b.name);
+  const plane = grid.width * grid.height;
+  const empty = (): CubeChunk => ({ grid, fullGrid: grid, times, bands: names, data: new Float32Array(times.length * bands.length * plane).fill(NaN) });
+  const box = gridBox(grid);
+  const e = req.extent;
+  const inGrid = transformBox([e.west, e.south, e.east, e.north], e.crs ?? 4326, grid.epsg);
+  const t = grid.transform;
+  // The window of the grid inside the extent, in whole pixels (a pixel counts when its centre is inside).
+  const col0 = Math.max(0, Math.round((inGrid[0] - t[0]) / t[1]));
+  const col1 = Math.min(grid.width, Math.round((inGrid[2] - t[0]) / t[1]));
+  const row0 = Math.max(0, Math.round((inGrid[3] - t[3]) / t[5]));
+  const row1 = Math.min(grid.height, Math.round((inGrid[1] - t[3]) / t[5]));
+  if (!inGrid.every(Number.isFinite) || col1 <= col0 || row1 <= row0 || !intersects(inGrid, box)) return empty();
+  const sub: Grid = { epsg: grid.epsg, transform: [t[0] + col0 * t[1], t[1], 0, t[3] + row0 * t[5], 0, t[5]], width: col1 - col0, height: row1 - row0 };
+  const subBox = gridBox(sub);
+  const groups = itemsByTime(store, meta, { west: subBox[0], south: subBox[1], east: subBox[2], north: subBox[3], crs: grid.epsg }, req.temporal);
+  if (groups.size === 0) return empty();
+  const part = await fill(groups, times, bands, sub, req.resampling);
+  if (sub.width === grid.width && sub.height === grid.height) return { grid, fullGrid: grid, times, bands: names, data: part };
+  const out = empty();
+  const subPlane = sub.width * sub.height;
+  for (let p = 0; p < times.length * bands.length; p++) {
+    for (let r = 0; r < sub.height; r++) {
+      const src = p * subPlane + r * sub.width;
+      out.data.set(part.subarray(src, src + sub.width), p * plane + (row0 + r) * grid.width + col0);
+    }
+  }
+  return out;
+}
+
+/** [time][band][row][col] on `grid`, NaN where no item of that time has data. */
+async function fill(groups: Map<string, ItemMeta[]>, times: string[], bands: CollectionMeta['bands'], grid: Grid, resampling: Resampling | undefined): Promise<Float32Array> {
   const plane = grid.width * grid.height;
   const data = new Float32Array(times.length * bands.length * plane).fill(NaN);
   const jobs: Promise<void>[] = [];
   times.forEach((time, ti) => {
+    const items = groups.get(time);
+    if (!items) return;
     bands.forEach((band, bi) => {
       const out = data.subarray((ti * bands.length + bi) * plane, (ti * bands.length + bi + 1) * plane);
-      const method: Resampling = band.categorical ? 'nearest' : (req.resampling ?? 'nearest');
-      jobs.push(mosaic(groups.get(time)!, band.name, grid, method, out));
+      const method: Resampling = band.categorical ? 'nearest' : (resampling ?? 'nearest');
+      jobs.push(mosaic(items, band.name, grid, method, out));
     });
   });
   await Promise.all(jobs);
-  return { grid, fullGrid, times, bands: bands.map((b) => b.name), data };
+  return data;
 }
 
 /** Fills `out` (NaN where empty) from the items of one time, first item first. */

@@ -2,6 +2,7 @@
 // limits of the mode it runs in, where save_result puts its outputs, logging and cancellation.
 // Set by /result, tiles and batch jobs; absent when scalar graphs are evaluated on their own.
 import type { CatalogSource } from '../data/load.js';
+import type { Grid } from '../data/grid.js';
 
 export interface SavedResult {
   nodeId: string;
@@ -25,6 +26,13 @@ export interface RunContext {
   signal?: AbortSignal;
   /** Which kernels run fusable child processes: 'auto' (tier 1 when compiled, else tier 0), a tier, or 'off' (JS only). */
   kernels?: 'auto' | 'off' | 0 | 1;
+  /**
+   * When set, every load fills exactly this grid (a map tile in Web Mercator, a chunk of a batch
+   * job's output grid) instead of the grid its extent and resolution give; pixels outside the
+   * load's own extent stay no-data. The dates of each load stay those of its whole extent, so all
+   * tiles and chunks of one graph have the same labels.
+   */
+  region?: Grid;
   /** Values loaded so far, for costs and usage. */
   stats: { values: number };
 }

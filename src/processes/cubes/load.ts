@@ -10,6 +10,7 @@ import { collectionOf, type CatalogSource } from '../../data/load.js';
 import { stacCatalog } from '../../data/stac-source.js';
 import { bboxOf, intervalOf } from './extents.js';
 import { outputFormat } from '../../output/formats.js';
+import type { Grid } from '../../data/grid.js';
 
 const texts = {
   spatial: 'The area to load: a bounding box (with `crs`, EPSG:4326 by default) or GeoJSON polygons (pixels whose centre lies outside them become no-data); null loads the whole collection.',
@@ -40,10 +41,10 @@ async function withProperties(source: CatalogSource, id: string, conditions: Rec
 }
 
 /** The deferred load of load_collection and load_stac, with the restrictions of their arguments. */
-async function deferredLoad(source: CatalogSource, id: string, a: ProcessArgs, processId: string): Promise<LazyCube> {
+async function deferredLoad(source: CatalogSource, id: string, a: ProcessArgs, processId: string, region: Grid | null): Promise<LazyCube> {
   const properties = a.get<Record<string, unknown> | null>('properties');
   if (properties !== null) source = await withProperties(source, id, properties, a, processId);
-  let cube = new LazyCube({ source, collection: id, extent: null, temporal: null, bands: null, target: {}, resampling: 'nearest', mask: null });
+  let cube = new LazyCube({ source, collection: id, extent: null, temporal: null, bands: null, target: {}, resampling: 'nearest', mask: null, region });
   const spatial = a.get<Record<string, unknown> | null>('spatial_extent');
   if (spatial !== null) {
     if (typeof spatial.type === 'string') cube = lazyWithGeometries(cube, featuresOf(spatial, processId, 'spatial_extent').map((f) => f.geometry));
@@ -82,7 +83,7 @@ export const processes: ProcessDef[] = [
       const run = ctx.run;
       if (!run) throw new ApiError('ProcessUnsupported', { process: 'load_collection', namespace: 'backend' });
       collectionOf(run.catalog, a.get<string>('id'));
-      return deferredLoad(run.catalog, a.get<string>('id'), a, 'load_collection');
+      return deferredLoad(run.catalog, a.get<string>('id'), a, 'load_collection', run.region ?? null);
     },
   ),
   define(
@@ -108,7 +109,7 @@ export const processes: ProcessDef[] = [
     async (a, ctx) => {
       if (!ctx.run) throw new ApiError('ProcessUnsupported', { process: 'load_stac', namespace: 'backend' });
       const { source, id } = await stacCatalog(a.get<string>('url'));
-      return deferredLoad(source, id, a, 'load_stac');
+      return deferredLoad(source, id, a, 'load_stac', ctx.run.region ?? null);
     },
   ),
   define(
