@@ -6,6 +6,7 @@ import type { Workspaces } from './files/workspace.js';
 import type { Router } from './server/routes.js';
 import type { VersionProfile } from './server/versions.js';
 import type { ComputePool } from './compute/pool.js';
+import type { TileServer } from './tiles/tile-server.js';
 
 export interface AppContext {
   config: Config;
@@ -15,8 +16,10 @@ export interface AppContext {
   store: Store;
   auth: Authenticator;
   workspaces: Workspaces;
-  /** Compute threads for graphs (/result now; tiles and jobs later). */
+  /** Compute threads for graphs (/result and tiles). */
   compute: ComputePool;
+  /** Tiles of secondary web services: cache, rendering, activity. */
+  tiles: TileServer;
   /** The route table of each served version. */
   routers: Map<VersionProfile, Router>;
   /** Base URL of every link we hand out (known once the port is bound). */

@@ -17,6 +17,7 @@ import { configureBlockCache } from './data/cog-reader.js';
 import { generateDemo, DEMO_ID } from './data/demo.js';
 import { apiRoutes, rootRoutes } from './api/index.js';
 import { ComputePool } from './compute/pool.js';
+import { TileServer } from './tiles/tile-server.js';
 
 export interface Xeo {
   port: number;
@@ -43,6 +44,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
   const blobs = new LocalBlobStore(path.join(config.dataDir, 'files'), path.join(config.dataDir, 'tmp'));
   await blobs.init();
   let publicUrl = config.publicUrl ?? '';
+  const compute = new ComputePool({ threads: config.computeThreads, queue: config.computeQueue, dataDir: config.dataDir, blockCacheBytes: config.blockCacheBytes });
   const ctx: AppContext = {
     config,
     brandWord: brandHeaderWord(config.brand),
@@ -50,7 +52,8 @@ export async function startXeo(config: Config): Promise<Xeo> {
     store,
     auth: new Authenticator(store, new OidcVerifier(config.oidcProviders, store)),
     workspaces: new Workspaces(blobs, config.maxUploadBytes),
-    compute: new ComputePool({ threads: config.computeThreads, queue: config.computeQueue, dataDir: config.dataDir, blockCacheBytes: config.blockCacheBytes }),
+    compute,
+    tiles: new TileServer(store, compute, config),
     routers: new Map(),
     publicUrl: () => publicUrl,
   };
@@ -66,6 +69,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
     url: publicUrl,
     async stop() {
       server.close();
+      ctx.tiles.close();
       await ctx.compute.close();
       store.close();
     },

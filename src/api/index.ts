@@ -10,6 +10,11 @@ import { routes as files } from './files.js';
 import { routes as collections } from './collections.js';
 import { routes as processes } from './processes.js';
 import { routes as result } from './result.js';
+import { routes as services } from './services.js';
+import { tileRoutes } from './tiles.js';
+import { rootRoutes as wellKnownRoutes } from './well-known.js';
 
-export const apiRoutes: Route[] = [...capabilities, ...openapi, ...discovery, ...collections, ...processes, ...result, ...credentials, ...me, ...processGraphs, ...files];
-export { rootRoutes } from './well-known.js';
+export const apiRoutes: Route[] = [...capabilities, ...openapi, ...discovery, ...collections, ...processes, ...result, ...services, ...credentials, ...me, ...processGraphs, ...files];
+
+/** Unversioned routes at the host root: the well-known document, and what map clients fetch. */
+export const rootRoutes = (brand: string): Route[] => [...wellKnownRoutes(brand), ...tileRoutes];

@@ -5,7 +5,7 @@ import type { ApiRequest } from '../server/request.js';
 import { ApiError } from '../server/errors.js';
 import { RequestAborted } from '../server/body.js';
 import type { Graph } from '../graph/evaluate.js';
-import type { UserProcess } from '../compute/execute.js';
+import { userProcessesOf } from '../graph/user-processes.js';
 import { processOfBody, requireValidGraph } from './processes.js';
 import { DEFAULT_PLAN } from './capabilities.js';
 
@@ -13,28 +13,6 @@ import { DEFAULT_PLAN } from './capabilities.js';
 export const CREDITS_PER_MVALUE = 0.001;
 
 export const costsOf = (values: number) => Math.round((values / 1e6) * CREDITS_PER_MVALUE * 1e6) / 1e6;
-
-/** The user's stored processes a graph calls, directly or through each other. */
-export function userProcessesOf(req: ApiRequest, graph: unknown): Record<string, UserProcess> {
-  const out: Record<string, UserProcess> = {};
-  const user = req.user;
-  if (!user) return out;
-  const visit = (v: unknown, depth: number): void => {
-    if (depth > 200 || v === null || typeof v !== 'object') return;
-    if (Array.isArray(v)) return v.forEach((x) => visit(x, depth + 1));
-    const o = v as Record<string, unknown>;
-    if (typeof o.process_id === 'string' && (o.namespace === undefined || o.namespace === null || o.namespace === 'user') && !(o.process_id in out)) {
-      const stored = req.app.store.processGraphs.get(user.id, o.process_id);
-      if (stored) {
-        out[o.process_id] = stored.process as unknown as UserProcess;
-        visit(stored.process.process_graph, depth + 1);
-      }
-    }
-    for (const x of Object.values(o)) visit(x, depth + 1);
-  };
-  visit(graph, 0);
-  return out;
-}
 
 /** Checks `plan` and `budget` of a request body. */
 export function checkBilling(body: Record<string, unknown>): void {
@@ -64,7 +42,7 @@ export const routes: Route[] = [
       const out = await req.app.compute.run(
         {
           graph: proc.process_graph as Graph,
-          userProcesses: userProcessesOf(req, proc.process_graph),
+          userProcesses: userProcessesOf(req.app.store.processGraphs, req.user?.id ?? null, proc.process_graph),
           maxValues: cfg.syncMaxValues,
           limitAdvice: 'Run it as a batch job (POST /jobs), or narrow the extent, dates or bands.',
           budgetValues,

@@ -10,6 +10,7 @@ import { predefined } from '../processes/registry.js';
 import { encodeResult, planesOf, type Encoded } from '../output/encode.js';
 import { cubeOf, isCube } from '../cube/lazy.js';
 import type { Grid } from '../data/grid.js';
+import { addStage, resetStages, stageTimes, type StageTimes } from './stages.js';
 import { outputFormat } from '../output/formats.js';
 
 export interface UserProcess {
@@ -59,9 +60,13 @@ export interface ExecuteResult extends Encoded {
   logs: LogEntry[];
   /** With `raw`, a raster result (then `body` is empty). */
   raw?: RawResult;
+  /** Milliseconds per stage. */
+  stages: StageTimes;
 }
 
 export async function execute(req: ExecuteRequest, catalog: CatalogSource, signal?: AbortSignal): Promise<ExecuteResult> {
+  const started = performance.now();
+  resetStages();
   const logs: LogEntry[] = [];
   const run: RunContext = {
     catalog,
@@ -83,7 +88,7 @@ export async function execute(req: ExecuteRequest, catalog: CatalogSource, signa
   // With save_result the saved data is the answer; without, the graph's value, as JSON.
   const saved = run.results[run.results.length - 1];
   const data = saved ? saved.data : value;
-  const done = (e: Encoded, raw?: RawResult): ExecuteResult => ({ ...e, values: run.stats.values, logs, raw });
+  const done = (e: Encoded, raw?: RawResult): ExecuteResult => ({ ...e, values: run.stats.values, logs, raw, stages: stageTimes(performance.now() - started) });
   if (req.raw) {
     const cube = isCube(data) ? await cubeOf(data, run, 'save_result') : null;
     if (cube?.grid) {
@@ -92,5 +97,9 @@ export async function execute(req: ExecuteRequest, catalog: CatalogSource, signa
     }
   }
   const format = req.output ?? (saved ? { format: saved.format, options: saved.options } : { format: 'JSON', options: {} });
-  return done(await encodeResult(data, outputFormat(format.format, format.options), run));
+  const cube = isCube(data) ? await cubeOf(data, run, 'save_result') : data;
+  const t0 = performance.now();
+  const encoded = await encodeResult(cube, outputFormat(format.format, format.options), run);
+  addStage('encode', performance.now() - t0);
+  return done(encoded);
 }

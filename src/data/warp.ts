@@ -15,6 +15,7 @@
 import { transformer } from './crs.js';
 import type { GeoTransform, Grid } from './grid.js';
 import { alloc, f32, f64, kernels, mark, release } from '../compile/kernels.js';
+import { addStage } from '../compute/stages.js';
 
 export type Resampling = 'nearest' | 'bilinear';
 
@@ -303,6 +304,15 @@ function checkGrid(g: Grid, what: string): void {
 
 /** Resamples `src` onto `dst`: one f32 value per target pixel, NaN where the source has none. */
 export function warp(src: SourceRaster, dst: Grid, method: Resampling, opts: WarpOptions = {}): Float32Array {
+  const t0 = performance.now();
+  try {
+    return warpInner(src, dst, method, opts);
+  } finally {
+    addStage('warp', performance.now() - t0);
+  }
+}
+
+function warpInner(src: SourceRaster, dst: Grid, method: Resampling, opts: WarpOptions): Float32Array {
   checkGrid(src.grid, 'source');
   checkGrid(dst, 'target');
   const srcW = src.grid.width;

@@ -9,6 +9,8 @@ import { SqliteUsers } from './users.js';
 import { SqliteTokens } from './tokens.js';
 import { SqliteProcessGraphs } from './process-graphs.js';
 import { SqliteCollections } from './collections.js';
+import { SqliteServices } from './services.js';
+import { SqliteLogs } from './logs.js';
 
 /** Append only: a migration, once released, never changes. */
 const MIGRATIONS: string[] = [
@@ -51,6 +53,30 @@ const MIGRATIONS: string[] = [
      PRIMARY KEY (collection_id, id)
    ) WITHOUT ROWID;
    CREATE INDEX items_by_time ON items (collection_id, datetime);`,
+  // Secondary web services, and log entries of services (and later jobs) keyed by their owner.
+  `CREATE TABLE services (
+     id TEXT PRIMARY KEY,
+     user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+     body TEXT NOT NULL,
+     tiles INTEGER NOT NULL DEFAULT 0,
+     cache_hits INTEGER NOT NULL DEFAULT 0,
+     values_read INTEGER NOT NULL DEFAULT 0,
+     cpu_ms REAL NOT NULL DEFAULT 0,
+     created TEXT NOT NULL,
+     updated TEXT NOT NULL
+   );
+   CREATE INDEX services_by_user ON services (user_id, id);
+   CREATE TABLE logs (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     owner TEXT NOT NULL,
+     level TEXT NOT NULL,
+     message TEXT NOT NULL,
+     code TEXT,
+     time TEXT NOT NULL,
+     data TEXT,
+     path TEXT
+   );
+   CREATE INDEX logs_by_owner ON logs (owner, seq);`,
 ];
 
 export function openDatabase(dataDir: string): Db {
@@ -84,6 +110,8 @@ export function openStore(dataDir: string): Store {
     tokens: new SqliteTokens(db),
     processGraphs: new SqliteProcessGraphs(db),
     collections: new SqliteCollections(db),
+    services: new SqliteServices(db),
+    logs: new SqliteLogs(db),
     close: () => db.close(),
   };
 }
