@@ -13,6 +13,8 @@ const REPEAT_MS = 60_000;
 
 interface Counters {
   rendered: number;
+  /** Requests answered by a render another request had started. */
+  joined: number;
   hits: number;
   empty: number;
   failed: number;
@@ -22,7 +24,7 @@ interface Counters {
   renderMs: number[];
 }
 
-const zero = (): Counters => ({ rendered: 0, hits: 0, empty: 0, failed: 0, suppressed: 0, values: 0, cpuMs: 0, renderMs: [] });
+const zero = (): Counters => ({ rendered: 0, joined: 0, hits: 0, empty: 0, failed: 0, suppressed: 0, values: 0, cpuMs: 0, renderMs: [] });
 
 export const serviceLogOwner = (id: string) => `service:${id}`;
 
@@ -48,6 +50,10 @@ export class ServiceActivity {
 
   empty(id: string): void {
     this.of(id).empty++;
+  }
+
+  joined(id: string): void {
+    this.of(id).joined++;
   }
 
   rendered(id: string, values: number, cpuMs: number, wallMs: number): void {
@@ -88,14 +94,16 @@ export class ServiceActivity {
     if (!c) return;
     this.counters.delete(id);
     if (!this.store.services.get(id)) return;
-    this.store.services.addUsage(id, { tiles: c.rendered + c.hits + c.empty, cacheHits: c.hits, valuesRead: c.values, cpuMs: c.cpuMs });
-    const served = c.rendered + c.hits + c.empty;
+    const served = c.rendered + c.joined + c.hits + c.empty;
+    this.store.services.addUsage(id, { tiles: served, cacheHits: c.hits, valuesRead: c.values, cpuMs: c.cpuMs });
     if (served + c.failed === 0) return;
     const sorted = c.renderMs.sort((a, b) => a - b);
     const p50 = sorted.length ? sorted[Math.floor((sorted.length - 1) / 2)] : null;
-    const parts = [`${served} tiles served: ${c.rendered} drawn${p50 !== null ? ` (median ${p50.toFixed(1)} ms)` : ''}, ${c.hits} from the cache, ${c.empty} empty (outside the data)`];
+    const parts = [
+      `${served} tiles served: ${c.rendered} drawn${p50 !== null ? ` (median ${p50.toFixed(1)} ms)` : ''}${c.joined ? `, ${c.joined} waited for the same drawing` : ''}, ${c.hits} from the cache, ${c.empty} empty (outside the data)`,
+    ];
     if (c.failed) parts.push(`${c.failed} failed${c.suppressed ? ` (${c.suppressed} repeats not logged one by one)` : ''}`);
-    this.log(id, 'info', parts.join('; '), undefined, { tiles_drawn: c.rendered, tiles_cached: c.hits, tiles_empty: c.empty, tiles_failed: c.failed, median_ms: p50 });
+    this.log(id, 'info', parts.join('; '), undefined, { tiles_drawn: c.rendered, tiles_joined: c.joined, tiles_cached: c.hits, tiles_empty: c.empty, tiles_failed: c.failed, median_ms: p50 });
   }
 
   flushAll(): void {

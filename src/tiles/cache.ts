@@ -40,9 +40,10 @@ export class TileCache {
    * The tile for `key`: joins a render in flight or starts one. `signal` is this caller's
    * interest; the render is aborted when all callers' signals have fired.
    */
-  render(key: string, make: (signal: AbortSignal) => Promise<CachedTile>, signal?: AbortSignal): Promise<CachedTile> {
+  render(key: string, make: (signal: AbortSignal) => Promise<CachedTile>, signal?: AbortSignal, onJoin?: () => void): Promise<CachedTile> {
     let f = this.flights.get(key);
-    if (!f) {
+    if (f) onJoin?.();
+    else {
       const abort = new AbortController();
       const flight: Flight = { abort, waiters: 0, promise: null as unknown as Promise<CachedTile> };
       flight.promise = make(abort.signal).then(

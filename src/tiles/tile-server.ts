@@ -130,7 +130,7 @@ export class TileServer {
     }
     const signal = abortable?.();
     return this.cache
-      .render(key, (s) => this.render(st, coord, fmt, s), signal)
+      .render(key, (s) => this.render(st, coord, fmt, s), signal, () => this.activity.joined(id))
       .then((t) => this.answer(t, ifNoneMatch, true))
       .catch((e) => {
         if (!signal?.aborted) this.activity.failed(id, e, coord);
