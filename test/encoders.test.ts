@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { encodePng, type PngImage } from '../src/data/png-writer.js';
 import { encodeJpeg } from '../src/data/jpeg-writer.js';
-import { COLOR_MAPS, colorTable, colorize, toRgba } from '../src/data/colormap.js';
+import { COLOR_MAPS, colorIndices, colorPalette, colorTable, colorize, toRgba } from '../src/data/colormap.js';
 import { encodeNetcdf, netcdfParts, type NetcdfInput } from '../src/data/netcdf-writer.js';
 import { describeWithTool, hasGdal, run } from './system-tools.js';
 import { decodePng } from './png-decode.js';
@@ -253,6 +253,30 @@ describeWithTool(hasGdal, 'GDAL', 'PNG encoder, read by GDAL', () => {
     expectSame(raw, rgba, 'ndvi tile');
     expect(raw[3]).toBe(0); // (0, 0) is in the hole
     expect(raw[4 * (100 * w + 100) + 3]).toBe(255);
+  });
+
+  it('an indexed NDVI tile: GDAL sees the palette, and its colours are those of the colour map', () => {
+    const w = 256;
+    const ndvi = Float32Array.from({ length: w * w }, (_, i) => ((i % w) < 20 && Math.floor(i / w) < 30 ? NaN : -0.3 + ((i % w) + Math.floor(i / w)) / 400));
+    const indices = colorIndices(ndvi, -0.2, 0.8);
+    const palette = colorPalette('ndvi');
+    const png = encodePng({ width: w, height: w, channels: 1, data: indices, palette });
+    const file = path.join(dir, 'ndvi-indexed.png');
+    writeFileSync(file, png);
+    const info = gdalInfo(file) as any;
+    expect(info.bands.length).toBe(1);
+    expect(info.bands[0].colorInterpretation).toBe('Palette');
+    expect(info.bands[0].colorTable.count).toBe(256);
+    expectSame(gdalRaw(file, dir), indices, 'indices');
+    // Our decoder expands it to RGBA: transparent no-data, and colours within one step of the map.
+    const rgba = decodePng(png).data;
+    const ref = colorize(ndvi, { min: -0.2, max: 0.8, map: 'ndvi' });
+    expect(rgba[3]).toBe(0);
+    let worst = 0;
+    for (let i = 0; i < rgba.length; i++) worst = Math.max(worst, Math.abs(rgba[i] - ref[i]));
+    expect(worst).toBeLessThanOrEqual(3);
+    expect(indices.filter((x) => x === 1).length).toBeGreaterThan(0); // clamped below min
+    expect(indices.filter((x) => x === 255).length).toBeGreaterThan(0); // clamped above max
   });
 });
 

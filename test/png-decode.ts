@@ -1,5 +1,6 @@
 // A minimal PNG decoder for tests, independent of our encoder and of zlib's CRC: 8-bit,
-// non-interlaced, every filter type. Reads our tiles and Chromium's screenshots alike.
+// non-interlaced, every filter type, indexed colour expanded to RGBA (`indices` keeps the raw
+// indices). Reads our tiles and Chromium's screenshots alike.
 import { expect } from 'vitest';
 import { inflateSync } from 'node:zlib';
 
@@ -9,6 +10,9 @@ export interface DecodedPng {
   channels: 1 | 2 | 3 | 4;
   data: Uint8Array;
   chunks: string[];
+  /** For indexed images: the indices, and the palette as RGBA entries. */
+  indices?: Uint8Array;
+  palette?: Uint8Array;
 }
 
 /** Our own CRC-32 (the PNG spec's reflected polynomial 0xedb88320), independent of zlib's. */
@@ -29,6 +33,8 @@ export function decodePng(buf: Buffer): DecodedPng {
   const chunks: string[] = [];
   const idat: Buffer[] = [];
   let ihdr: Buffer | null = null;
+  let plte: Buffer | null = null;
+  let trns: Buffer | null = null;
   for (let at = 8; at < buf.length; ) {
     const len = buf.readUInt32BE(at);
     const type = buf.toString('latin1', at + 4, at + 8);
@@ -37,6 +43,8 @@ export function decodePng(buf: Buffer): DecodedPng {
     chunks.push(type);
     if (type === 'IHDR') ihdr = data;
     if (type === 'IDAT') idat.push(data);
+    if (type === 'PLTE') plte = data;
+    if (type === 'tRNS') trns = data;
     at += 12 + len;
   }
   expect(chunks[0]).toBe('IHDR');
@@ -46,7 +54,8 @@ export function decodePng(buf: Buffer): DecodedPng {
   const height = h.readUInt32BE(4);
   expect(h[8]).toBe(8);
   expect([h[10], h[11], h[12]]).toEqual([0, 0, 0]);
-  const channels = ({ 0: 1, 4: 2, 2: 3, 6: 4 } as Record<number, 1 | 2 | 3 | 4>)[h[9]!]!;
+  const indexed = h[9] === 3;
+  const channels = indexed ? 1 : ({ 0: 1, 4: 2, 2: 3, 6: 4 } as Record<number, 1 | 2 | 3 | 4>)[h[9]!]!;
   const raw = inflateSync(Buffer.concat(idat));
   const stride = width * channels;
   expect(raw.length).toBe((stride + 1) * height);
@@ -72,6 +81,19 @@ export function decodePng(buf: Buffer): DecodedPng {
       out[y * stride + i] = (v + pred) & 255;
     }
   }
-  return { width, height, channels, data: out, chunks };
+  if (!indexed) return { width, height, channels, data: out, chunks };
+  expect(plte, 'an indexed image has a PLTE chunk').not.toBeNull();
+  const entries = plte!.length / 3;
+  const palette = new Uint8Array(entries * 4);
+  for (let i = 0; i < entries; i++) {
+    palette.set(plte!.subarray(3 * i, 3 * i + 3), 4 * i);
+    palette[4 * i + 3] = trns && i < trns.length ? trns[i]! : 255;
+  }
+  const rgba = new Uint8Array(width * height * 4);
+  for (let i = 0; i < out.length; i++) {
+    expect(out[i]! < entries).toBe(true);
+    rgba.set(palette.subarray(4 * out[i]!, 4 * out[i]! + 4), 4 * i);
+  }
+  return { width, height, channels: 4, data: rgba, chunks, indices: out, palette };
 }
 
