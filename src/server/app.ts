@@ -82,7 +82,11 @@ export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: Ro
       const { reply, closeConnection } = errorReply(e, pickLanguage(headers['accept-language']), method, url);
       if (!reply) return;
       finish(reply.status);
-      void sendReply(res, state, reply, base, { closeConnection: close || closeConnection || (bodyReader !== null && !bodyReader.complete) });
+      // HEAD gets the head of the error answer only: a body would be read as the next response.
+      void sendReply(res, state, reply, base, {
+        headOnly: method === 'HEAD',
+        closeConnection: close || closeConnection || (bodyReader !== null && !bodyReader.complete),
+      });
     };
     const succeed = (reply: Reply) => {
       finish(reply.status);
