@@ -19,10 +19,12 @@ function tileNumber(v: string | null | undefined, name: string, tile: string): n
 }
 
 function serveTile(req: ApiRequest, id: string, z: string, x: string, yAndExt: string): Reply | Promise<Reply> {
-  const m = /^([^.]*)(?:\.(\w+))?$/.exec(yAndExt)!;
   const name = `${z}/${x}/${yAndExt}`;
+  // One ending at most: `1.png.png` names no tile (and must not reach the code below as a non-match).
+  const m = /^([^.]*)(?:\.(\w+))?$/.exec(yAndExt);
+  if (!m) throw new ApiError('TileInvalid', { tile: name, reason: 'tiles are .png or .jpg' });
   const ext = m[2]?.toLowerCase();
-  if (ext !== undefined && !(ext in FORMATS)) throw new ApiError('TileInvalid', { tile: name, reason: 'tiles are .png or .jpg' });
+  if (ext !== undefined && !Object.hasOwn(FORMATS, ext)) throw new ApiError('TileInvalid', { tile: name, reason: 'tiles are .png or .jpg' });
   const coord = { z: tileNumber(z, 'z', name), x: tileNumber(x, 'x', name), y: tileNumber(m[1], 'y', name) };
   // A render is cancelled when every client waiting for it has gone (made only for a render: hits need none).
   const abortable = () => {
