@@ -35,11 +35,12 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
 
 /** Resolves a parameter: the innermost given value, else the outermost default, else an error. */
 export function resolveParameter(scope: Scope, name: string): unknown {
-  for (let s: Scope | null = scope; s; s = s.parent) if (name in s.values) return s.values[name];
+  // Own members only: a parameter named `constructor` is not the Object constructor.
+  for (let s: Scope | null = scope; s; s = s.parent) if (Object.hasOwn(s.values, name)) return s.values[name];
   let found = false;
   let value: unknown;
   for (let s: Scope | null = scope; s; s = s.parent) {
-    if (name in s.defaults) {
+    if (Object.hasOwn(s.defaults, name)) {
       found = true;
       value = s.defaults[name];
     }
@@ -175,7 +176,7 @@ function bindChild(v: unknown, declared: ProcessParameter[] | undefined, scope: 
   cb.child = {
     graph,
     outer: (name) => {
-      if (name in childDefaults) return childDefaults[name];
+      if (Object.hasOwn(childDefaults, name)) return childDefaults[name];
       try {
         return resolveParameter(scope, name);
       } catch {

@@ -98,7 +98,8 @@ function checkValue(
   if ('from_node' in value) {
     if (Object.keys(value).length !== 1 || typeof value.from_node !== 'string') {
       out.push({ where, reason: "an object with 'from_node' must hold only that key, with a node id as value" });
-    } else if (!(value.from_node in graph)) {
+    } else if (!Object.hasOwn(graph, value.from_node)) {
+      // Own members only: `constructor` or `valueOf` are not nodes, however `in` sees them.
       out.push({ where, reason: `'from_node' refers to '${value.from_node}', which is not a node of this graph` });
     } else deps.push(value.from_node);
     return;
