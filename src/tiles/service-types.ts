@@ -97,7 +97,7 @@ export function checkConfiguration(type: string, config: unknown): Record<string
   if (typeof config !== 'object' || Array.isArray(config)) throw new ApiError('ServiceConfigInvalid', { parameter: 'configuration', reason: 'it must be an object' });
   const given = config as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  for (const k of Object.keys(given)) if (!(k in params)) throw new ApiError('ServiceConfigUnsupported', { parameter: k });
+  for (const k of Object.keys(given)) if (!Object.hasOwn(params, k)) throw new ApiError('ServiceConfigUnsupported', { parameter: k });
   for (const [name, p] of Object.entries(params)) {
     if (!(name in given)) {
       if (p.required) throw new ApiError('ServiceConfigRequired', { parameter: name });
