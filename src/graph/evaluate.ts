@@ -55,6 +55,49 @@ function defaultsOf(params: ProcessParameter[] | null | undefined): Record<strin
   return out;
 }
 
+const startOrders = new WeakMap<Graph, string[]>();
+
+/** The nodes a graph's result depends on, each after its inputs (cached: child graphs run per pixel). */
+function startOrder(graph: Graph, resultId: string): string[] {
+  let order = startOrders.get(graph);
+  if (order) return order;
+  order = [];
+  const inputs = (id: string): string[] => {
+    const out: string[] = [];
+    const walk = (v: unknown): void => {
+      if (Array.isArray(v)) v.forEach(walk);
+      else if (isObject(v)) {
+        if (typeof v.from_node === 'string') {
+          if (Object.hasOwn(graph, v.from_node)) out.push(v.from_node);
+        } else if (!('process_graph' in v)) Object.values(v).forEach(walk);
+      }
+    };
+    walk(graph[id].arguments);
+    return out;
+  };
+  // Iterative depth-first post-order; `open` also guards against cycles validation let through.
+  const done = new Set<string>();
+  const open = new Set<string>([resultId]);
+  const stack = [{ id: resultId, deps: inputs(resultId), next: 0 }];
+  while (stack.length) {
+    const top = stack[stack.length - 1];
+    if (top.next < top.deps.length) {
+      const d = top.deps[top.next++];
+      if (!done.has(d) && !open.has(d)) {
+        open.add(d);
+        stack.push({ id: d, deps: inputs(d), next: 0 });
+      }
+    } else {
+      stack.pop();
+      open.delete(top.id);
+      done.add(top.id);
+      order.push(top.id);
+    }
+  }
+  startOrders.set(graph, order);
+  return order;
+}
+
 export async function evaluateGraph(graph: Graph, env: EvalEnv, scope: Scope): Promise<unknown> {
   const ids = Object.keys(graph);
   const resultId = ids.find((id) => graph[id].result === true);
@@ -97,6 +140,11 @@ export async function evaluateGraph(graph: Graph, env: EvalEnv, scope: Scope): P
     await Promise.all(Object.entries(v).map(async ([k, x]) => (out[k] = await resolve(x))));
     return out;
   };
+
+  // Start the nodes the result needs in dependency order, so that each finds its inputs running
+  // instead of starting them itself: a chain of thousands of nodes would otherwise recurse that
+  // deep, synchronously, and overflow the stack.
+  for (const id of startOrder(graph, resultId)) void nodeValue(id);
 
   async function runNode(id: string): Promise<unknown> {
     const node = graph[id];
