@@ -15,6 +15,9 @@ import { ApiRequest } from './request.js';
 import { sendReply, type ResponseState } from './send.js';
 import type { Reply } from './reply.js';
 
+/** Most bytes of a refused request's body read and dropped so that the answer arrives (else: close). */
+const DRAIN_BYTES = 8 * 1024 * 1024;
+
 export interface HttpServer {
   listen(host: string, port: number): Promise<number>;
   close(): void;
@@ -81,12 +84,20 @@ export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: Ro
     const fail = (e: unknown, close = false) => {
       const { reply, closeConnection } = errorReply(e, pickLanguage(headers['accept-language']), method, url);
       if (!reply) return;
-      finish(reply.status);
       // HEAD gets the head of the error answer only: a body would be read as the next response.
-      void sendReply(res, state, reply, base, {
-        headOnly: method === 'HEAD',
-        closeConnection: close || closeConnection || (bodyReader !== null && !bodyReader.complete),
-      });
+      const answer = (closeIt: boolean) => {
+        finish(reply.status);
+        void sendReply(res, state, reply, base, { headOnly: method === 'HEAD', closeConnection: closeIt });
+      };
+      const reader = bodyReader;
+      if (reader && !reader.complete && !close && !closeConnection) {
+        // Refused before its body was read (a bad token, an unknown id): read and drop the rest
+        // first. Closing on unread bytes makes the kernel reset the connection, and the reset can
+        // discard the answer before the client reads it; a body too long to drain still closes.
+        void reader.drain(DRAIN_BYTES).then((ended) => answer(!ended));
+        return;
+      }
+      answer(close || closeConnection || (reader !== null && !reader.complete));
     };
     const succeed = (reply: Reply) => {
       finish(reply.status);

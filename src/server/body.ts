@@ -21,6 +21,8 @@ export class BodyReader {
   private paused = false;
   private wake: (() => void) | null = null;
   private highWater = HIGH_WATER;
+  /** While draining: the byte count up to which the rest of the body is read and dropped. */
+  private drainUntil = -1;
 
   constructor(
     private readonly res: HttpResponse,
@@ -47,6 +49,11 @@ export class BodyReader {
       const err = new ApiError('PayloadTooLarge', { limit: this.limit });
       err.closeConnection = true;
       this.fail(err);
+      return;
+    }
+    if (this.drainUntil >= 0) {
+      if (isLast) this.ended = true;
+      this.notify();
       return;
     }
     if (chunk.length) {
@@ -89,6 +96,22 @@ export class BodyReader {
 
   private waitForData(): Promise<void> {
     return new Promise((resolve) => (this.wake = resolve));
+  }
+
+  /**
+   * Reads and drops the rest of the body, at most `max` more bytes (and never beyond `limit`).
+   * Resolves true when the body ended, false when it was too long or the client went away.
+   */
+  async drain(max: number): Promise<boolean> {
+    this.drainUntil = this.received + max;
+    this.chunks = [];
+    this.buffered = 0;
+    if (this.paused) {
+      this.paused = false;
+      this.res.resume();
+    }
+    while (!this.ended && !this.failure && this.received <= this.drainUntil) await this.waitForData();
+    return this.ended && !this.failure;
   }
 
   /** The whole body, at most `limit` bytes. */
