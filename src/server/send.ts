@@ -80,6 +80,7 @@ async function pipeStream(res: HttpResponse, state: ResponseState, reply: Reply,
   const stream = reply.stream as Readable;
   const total = reply.size;
   res.cork(() => writeHead(res, reply.status, base, reply.headers, reply.contentType));
+  let ended = false;
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       if (state.aborted) break;
@@ -93,7 +94,10 @@ async function pipeStream(res: HttpResponse, state: ResponseState, reply: Reply,
       let ok = false;
       let done = false;
       res.cork(() => ([ok, done] = res.tryEnd(chunk, total)));
-      if (done) break;
+      if (done) {
+        ended = true;
+        break;
+      }
       if (!ok) {
         // uWS kept what it could not send; onWritable tells how far the socket got.
         await writable(res, state, (offset) => {
@@ -102,7 +106,13 @@ async function pipeStream(res: HttpResponse, state: ResponseState, reply: Reply,
         });
       }
     }
-    if (!state.aborted && total === undefined) res.cork(() => res.end());
+    // A source of known size ends the answer with its last byte; an empty one has no last byte
+    // (an empty file used to leave the head unfinished until uWS dropped the connection), and one
+    // shorter than it said must not pass for complete: cut the connection.
+    if (!state.aborted && !ended) {
+      if (total === undefined || total === 0) res.cork(() => res.end());
+      else res.close();
+    }
   } catch (e) {
     // The source failed after the head went out: all we can do is cut the connection.
     console.error(`[xeo] stream failed: ${(e as Error).message}`);
