@@ -1,0 +1,175 @@
+// The world the hostile-input suites run against: the real server, two users with tokens, and
+// one item of every kind each user can own (stored process, file, service, job, ...), found and
+// created from the server's own description of itself (the capabilities `endpoints` of every
+// version and our OpenAPI document), so that endpoints merged later are covered without changes here.
+import { startServer, http, addUser, login, type TestServer } from '../helpers.js';
+import type { GraphWorld, ProcessInfo } from './graphs.js';
+
+export type Auth = 'none' | 'optional' | 'required' | 'basic';
+
+export interface Endpoint {
+  /** Version prefix ('' for the unversioned routes at the host root). */
+  prefix: string;
+  /** Path template below the prefix, e.g. `/services/{service_id}`. */
+  path: string;
+  method: string;
+  auth: Auth;
+  /** Listed in the capabilities `endpoints` (not only in our OpenAPI document). */
+  listed: boolean;
+}
+
+export interface User {
+  name: string;
+  /** Authorization header value. */
+  token: string;
+  /** A text in every item of this user (titles, descriptions, file names and contents), never in anyone else's answer. */
+  marker: string;
+}
+
+export interface World {
+  server: TestServer;
+  port: number;
+  alice: User;
+  bob: User;
+  endpoints: Endpoint[];
+  /** Ids of each user's items, by the path parameter that names them (e.g. `service_id`). */
+  ids: Record<string, { alice: string; bob: string }>;
+  /**
+   * The parameters whose ids only the server hands out (POST, and no PUT on the item): another
+   * user can never hold an item of that id. Names a user chooses (file paths, ids of stored
+   * processes) can exist in every user's space, each holding that user's own data.
+   */
+  serverIds: string[];
+  graphs: GraphWorld;
+}
+
+/** The unversioned routes at the host root (README: Endpoints); no version document lists them. */
+export const ROOT_ROUTES: Omit<Endpoint, 'prefix' | 'listed'>[] = [
+  { path: '/', method: 'GET', auth: 'none' },
+  { path: '/.well-known/xeo', method: 'GET', auth: 'none' },
+  { path: '/xyz/{service_id}/{z}/{x}/{y}', method: 'GET', auth: 'none' },
+  { path: '/wmts/{service_id}', method: 'GET', auth: 'none' },
+  { path: '/viewer', method: 'GET', auth: 'none' },
+];
+
+function authOf(security: unknown): Auth {
+  const s = JSON.stringify(security ?? []);
+  if (s === '[]') return 'none';
+  if (s.includes('Basic')) return 'basic';
+  return s.includes('{}') ? 'optional' : 'required';
+}
+
+/** Every endpoint and method of every served version, with its authentication. */
+export async function discover(url: string): Promise<Endpoint[]> {
+  const out: Endpoint[] = ROOT_ROUTES.map((r) => ({ ...r, prefix: '', listed: true }));
+  const wk = await http('GET', `${url}/.well-known/xeo`);
+  for (const v of wk.json.versions as { url: string }[]) {
+    const prefix = new URL(v.url).pathname.replace(/\/$/, '');
+    const caps = (await http('GET', `${v.url}/`)).json;
+    const doc = (await http('GET', `${v.url}/openapi.json`)).json;
+    const listed = new Set<string>(['GET /']);
+    for (const e of caps.endpoints as { path: string; methods: string[] }[]) for (const m of e.methods) listed.add(`${m.toUpperCase()} ${e.path}`);
+    const seen = new Set<string>();
+    for (const [path, ops] of Object.entries<Record<string, { security?: unknown }>>(doc.paths)) {
+      for (const [m, op] of Object.entries(ops)) {
+        const method = m.toUpperCase();
+        seen.add(`${method} ${path}`);
+        out.push({ prefix, path, method, auth: authOf(op.security), listed: listed.has(`${method} ${path}`) });
+      }
+    }
+    // A listed endpoint our OpenAPI document forgot would be a bug of its own; cover it anyway.
+    for (const l of listed) if (!seen.has(l)) out.push({ prefix, path: l.slice(l.indexOf(' ') + 1), method: l.slice(0, l.indexOf(' ')), auth: 'optional', listed: true });
+  }
+  return out;
+}
+
+export const paramsOf = (path: string) => [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
+
+/** A graph every kind of item accepts: a real tile graph when a collection exists, else a scalar one. */
+export function itemGraph(collection: string | undefined): Record<string, unknown> {
+  if (!collection) return { a: { process_id: 'add', arguments: { x: 1, y: 2 }, result: true } };
+  return {
+    l: { process_id: 'load_collection', arguments: { id: collection, spatial_extent: null, temporal_extent: ['2024-06-01', '2024-07-01'], bands: ['B04', 'B08'] } },
+    n: { process_id: 'ndvi', arguments: { data: { from_node: 'l' } } },
+    r: {
+      process_id: 'reduce_dimension',
+      arguments: { data: { from_node: 'n' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } },
+      result: true,
+    },
+  };
+}
+
+/**
+ * A body that creates an item at any of our collection endpoints: the members of a stored process,
+ * a service and a job together (each endpoint ignores or stores the others).
+ */
+export function itemBody(marker: string, collection: string | undefined): Record<string, unknown> {
+  const graph = itemGraph(collection);
+  return { title: marker, description: marker, summary: marker, type: 'XYZ', process: { process_graph: graph }, process_graph: graph };
+}
+
+const v12 = (eps: Endpoint[]) => eps.filter((e) => e.prefix === '/1.2.0');
+
+/**
+ * Creates one item of every kind for `user`: POST to a listed collection endpoint whose items
+ * have their own path (`/x` + `/x/{id}`), or PUT to an item path that has no POST on its parent
+ * (files). Returns the ids by path parameter name.
+ */
+export async function createItems(s: TestServer, eps: Endpoint[], user: User, collection: string | undefined): Promise<Record<string, string>> {
+  const ids: Record<string, string> = {};
+  const api = v12(eps);
+  const has = (method: string, path: string) => api.some((e) => e.method === method && e.path === path);
+  const itemPaths = [...new Set(api.filter((e) => e.listed && /\/\{\w+\}$/.test(e.path) && paramsOf(e.path).length === 1).map((e) => e.path))];
+  for (const path of itemPaths) {
+    const param = paramsOf(path)[0];
+    if (param === 'collection_id') continue;
+    const parent = path.slice(0, path.lastIndexOf('/'));
+    const body = JSON.stringify(itemBody(user.marker, collection));
+    if (has('POST', parent)) {
+      const r = await http('POST', `${s.base}${parent}`, { token: user.token, body, headers: { 'content-type': 'application/json' } });
+      if (r.status !== 201) throw new Error(`cannot create an item at POST ${parent}: ${r.status} ${r.text}`);
+      ids[param] = r.headers['xeo-identifier'] ?? r.headers.location.slice(r.headers.location.lastIndexOf('/') + 1);
+    } else if (has('PUT', path)) {
+      const id = param === 'path' ? `${user.name}-dir/notes.txt` : `${user.name}_${param}`;
+      const r = await http('PUT', `${s.base}${path.replace(`{${param}}`, id)}`, { token: user.token, body, headers: { 'content-type': 'application/json' } });
+      if (r.status >= 300) throw new Error(`cannot create an item at PUT ${path}: ${r.status} ${r.text}`);
+      ids[param] = id;
+    }
+  }
+  return ids;
+}
+
+export async function buildWorld(env: Record<string, string>, dataDir?: string): Promise<World> {
+  const server = await startServer(env, dataDir);
+  const port = Number(new URL(server.url).port);
+  addUser(server.dataDir, 'alice', 'pa');
+  addUser(server.dataDir, 'bob', 'pb');
+  const alice: User = { name: 'alice', token: await login(server, 'alice', 'pa'), marker: 'ALICEMARK8b1f' };
+  const bob: User = { name: 'bob', token: await login(server, 'bob', 'pb'), marker: 'BOBMARK3c7d' };
+  const endpoints = await discover(server.url);
+  const collections: string[] = (await http('GET', `${server.base}/collections`)).json.collections.map((c: { id: string }) => c.id);
+  const a = await createItems(server, endpoints, alice, collections[0]);
+  const b = await createItems(server, endpoints, bob, collections[0]);
+  const ids: World['ids'] = {};
+  for (const k of Object.keys(a)) ids[k] = { alice: a[k], bob: b[k] };
+  const v = endpoints.filter((e) => e.prefix === '/1.2.0');
+  const serverIds = Object.keys(a).filter((param) => {
+    const item = v.find((e) => e.method === 'GET' && e.path.endsWith(`/{${param}}`));
+    return item && !v.some((e) => e.method === 'PUT' && e.path === item.path);
+  });
+  if (collections[0]) ids.collection_id = { alice: collections[0], bob: collections[0] };
+  const processes: ProcessInfo[] = (await http('GET', `${server.base}/processes`)).json.processes.map((p: { id: string; parameters: { name: string }[] }) => ({
+    id: p.id,
+    parameters: p.parameters.map((x) => x.name),
+  }));
+  // Stored processes that call themselves and each other, for graphs to call.
+  const put = (id: string, graph: unknown) =>
+    http('PUT', `${server.base}/process_graphs/${id}`, { token: alice.token, body: JSON.stringify({ parameters: [{ name: 'x', schema: {} }], process_graph: graph }) });
+  const call = (id: string) => ({ c: { process_id: id, arguments: { x: { from_parameter: 'x' } }, result: true } });
+  const stored: string[] = [];
+  for (const [id, graph] of [['self_rec', call('self_rec')], ['mut_b', { c: { process_id: 'add', arguments: { x: 1, y: 2 }, result: true } }], ['mut_a', call('mut_b')], ['mut_b', call('mut_a')]] as const) {
+    const r = await put(id, graph);
+    if (r.status === 200 && !stored.includes(id)) stored.push(id);
+  }
+  return { server, port, alice, bob, endpoints, ids, serverIds, graphs: { processes, stored, collections } };
+}
