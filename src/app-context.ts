@@ -6,6 +6,7 @@ import type { Workspaces } from './files/workspace.js';
 import type { Router } from './server/routes.js';
 import type { VersionProfile } from './server/versions.js';
 import type { ComputePool } from './compute/pool.js';
+import type { JobService } from './jobs/service.js';
 
 export interface AppContext {
   config: Config;
@@ -17,6 +18,8 @@ export interface AppContext {
   workspaces: Workspaces;
   /** Compute threads for graphs (/result now; tiles and jobs later). */
   compute: ComputePool;
+  /** Batch jobs: their queue, threads, logs and results. */
+  jobs: JobService;
   /** The route table of each served version. */
   routers: Map<VersionProfile, Router>;
   /** Base URL of every link we hand out (known once the port is bound). */

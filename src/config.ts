@@ -42,6 +42,16 @@ export interface Config {
   computeQueue: number;
   /** Most raster values (pixels × dates × bands) one load of a synchronous request may read. */
   syncMaxValues: number;
+  /** Threads that run batch jobs (one job each), apart from the compute threads. */
+  jobThreads: number;
+  /** Most raster values one load of a batch job may read: per chunk, or for a job that runs as one piece. */
+  batchMaxValues: number;
+  /** Side of the square output chunks of a batch job, in pixels (rounded up to the COG writer's alignment). */
+  jobChunkSize: number;
+  /** Memory for decoded raster blocks per job thread (jobs read each block about once). */
+  jobBlockCacheBytes: number;
+  /** Lifetime of signed result links, seconds. */
+  resultLinkTtlSeconds: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -113,6 +123,11 @@ export function loadConfig(env: Env = process.env): Config {
     computeThreads: int(env, 'XEO_COMPUTE_THREADS', Math.max(1, Math.min(8, os.availableParallelism())), 1),
     computeQueue: int(env, 'XEO_COMPUTE_QUEUE', 32, 0),
     syncMaxValues: int(env, 'XEO_SYNC_MAX_VALUES', 64 * 1024 * 1024, 1),
+    jobThreads: int(env, 'XEO_JOB_THREADS', 1, 1),
+    batchMaxValues: int(env, 'XEO_BATCH_MAX_VALUES', 512 * 1024 * 1024, 1),
+    jobChunkSize: int(env, 'XEO_JOB_CHUNK_SIZE', 1024, 16),
+    jobBlockCacheBytes: int(env, 'XEO_JOB_BLOCK_CACHE_BYTES', 64 * 1024 * 1024, 1024 * 1024),
+    resultLinkTtlSeconds: int(env, 'XEO_RESULT_LINK_TTL', 7 * 24 * 3600, 1),
   };
 }
 

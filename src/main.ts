@@ -17,6 +17,7 @@ import { configureBlockCache } from './data/cog-reader.js';
 import { generateDemo, DEMO_ID } from './data/demo.js';
 import { apiRoutes, rootRoutes } from './api/index.js';
 import { ComputePool } from './compute/pool.js';
+import { JobService } from './jobs/service.js';
 
 export interface Xeo {
   port: number;
@@ -42,6 +43,10 @@ export async function startXeo(config: Config): Promise<Xeo> {
   }
   const blobs = new LocalBlobStore(path.join(config.dataDir, 'files'), path.join(config.dataDir, 'tmp'));
   await blobs.init();
+  // Job results: DATA_DIR/jobs/<job id>/<file>; runs write under jobs-tmp, cleared at each start.
+  const results = new LocalBlobStore(path.join(config.dataDir, 'jobs'), path.join(config.dataDir, 'jobs-tmp'));
+  await results.init();
+  const jobs = new JobService(store, results, config);
   let publicUrl = config.publicUrl ?? '';
   const ctx: AppContext = {
     config,
@@ -51,6 +56,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
     auth: new Authenticator(store, new OidcVerifier(config.oidcProviders, store)),
     workspaces: new Workspaces(blobs, config.maxUploadBytes),
     compute: new ComputePool({ threads: config.computeThreads, queue: config.computeQueue, dataDir: config.dataDir, blockCacheBytes: config.blockCacheBytes }),
+    jobs,
     routers: new Map(),
     publicUrl: () => publicUrl,
   };
@@ -60,12 +66,15 @@ export async function startXeo(config: Config): Promise<Xeo> {
   const hostPart = config.host.includes(':') ? `[${config.host}]` : config.host;
   const localUrl = `http://${hostPart}:${port}`;
   if (!config.publicUrl) publicUrl = localUrl;
+  // Jobs left running by a previous server are settled, and the queue starts, once we serve.
+  await jobs.init();
   return {
     port,
     localUrl,
     url: publicUrl,
     async stop() {
       server.close();
+      await jobs.close();
       await ctx.compute.close();
       store.close();
     },

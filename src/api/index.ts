@@ -10,6 +10,8 @@ import { routes as files } from './files.js';
 import { routes as collections } from './collections.js';
 import { routes as processes } from './processes.js';
 import { routes as result } from './result.js';
+import { routes as jobs } from './jobs.js';
+import { routes as jobResults } from './job-results.js';
 
-export const apiRoutes: Route[] = [...capabilities, ...openapi, ...discovery, ...collections, ...processes, ...result, ...credentials, ...me, ...processGraphs, ...files];
+export const apiRoutes: Route[] = [...capabilities, ...openapi, ...discovery, ...collections, ...processes, ...result, ...credentials, ...me, ...processGraphs, ...files, ...jobs, ...jobResults];
 export { rootRoutes } from './well-known.js';

@@ -8,32 +8,14 @@ import type { Graph } from '../graph/evaluate.js';
 import type { UserProcess } from '../compute/execute.js';
 import { processOfBody, requireValidGraph } from './processes.js';
 import { DEFAULT_PLAN } from './capabilities.js';
+import { storedProcessesOf } from '../compute/user-processes.js';
+import { costsOf, valuesFor } from '../compute/costs.js';
 
-/** Credits per million raster values loaded: the basis of the {Brand}-Costs header. */
-export const CREDITS_PER_MVALUE = 0.001;
-
-export const costsOf = (values: number) => Math.round((values / 1e6) * CREDITS_PER_MVALUE * 1e6) / 1e6;
+export { CREDITS_PER_MVALUE, costsOf } from '../compute/costs.js';
 
 /** The user's stored processes a graph calls, directly or through each other. */
 export function userProcessesOf(req: ApiRequest, graph: unknown): Record<string, UserProcess> {
-  const out: Record<string, UserProcess> = {};
-  const user = req.user;
-  if (!user) return out;
-  const visit = (v: unknown, depth: number): void => {
-    if (depth > 200 || v === null || typeof v !== 'object') return;
-    if (Array.isArray(v)) return v.forEach((x) => visit(x, depth + 1));
-    const o = v as Record<string, unknown>;
-    if (typeof o.process_id === 'string' && (o.namespace === undefined || o.namespace === null || o.namespace === 'user') && !(o.process_id in out)) {
-      const stored = req.app.store.processGraphs.get(user.id, o.process_id);
-      if (stored) {
-        out[o.process_id] = stored.process as unknown as UserProcess;
-        visit(stored.process.process_graph, depth + 1);
-      }
-    }
-    for (const x of Object.values(o)) visit(x, depth + 1);
-  };
-  visit(graph, 0);
-  return out;
+  return req.user ? storedProcessesOf(req.app.store.processGraphs, req.user.id, graph) : {};
 }
 
 /** Checks `plan` and `budget` of a request body. */
@@ -57,7 +39,7 @@ export const routes: Route[] = [
       const cfg = req.app.config;
       const budget = typeof body.budget === 'number' ? body.budget : null;
       // A budget in credits pays for this many raster values.
-      const budgetValues = budget === null ? undefined : (budget / CREDITS_PER_MVALUE) * 1e6;
+      const budgetValues = budget === null ? undefined : valuesFor(budget);
       // A client that goes away cancels its computation.
       const ac = new AbortController();
       req.onAbort(() => ac.abort(new RequestAborted()));

@@ -71,6 +71,10 @@ export const OWN_CODES = {
   HeaderInvalid: 400,
   PathInvalid: 400,
   IdentityProviderUnavailable: 503,
+  /** A member of a request body with a value of the wrong kind (a job's title, say). */
+  PropertyInvalid: 400,
+  /** A Range request that starts beyond the end of a file (answered with a Content-Range header naming the size). */
+  RangeNotSatisfiable: 416,
   /** Named by the interface spec for an unresolvable parameter reference; not in errors.json. */
   ProcessParameterMissing: 400,
 } as const;

@@ -65,6 +65,8 @@ const EN: Record<ErrorCode, string> = {
   HeaderInvalid: "The header '{header}' is not valid: {reason}",
   PathInvalid: 'The request path is not valid: {reason}',
   ProcessParameterMissing: "No value and no default for the process parameter '{parameter}'.",
+  PropertyInvalid: "The value of '{property}' is not valid: {reason}",
+  RangeNotSatisfiable: 'The requested byte range lies beyond the end of the file ({size} bytes).',
   IdentityProviderUnavailable: "The identity provider '{provider}' cannot be reached to check the token. Please retry later.",
 };
 

@@ -9,6 +9,9 @@ import { SqliteUsers } from './users.js';
 import { SqliteTokens } from './tokens.js';
 import { SqliteProcessGraphs } from './process-graphs.js';
 import { SqliteCollections } from './collections.js';
+import { SqliteJobs, SqliteJobQueue } from './jobs.js';
+import { SqliteJobLogs } from './job-logs.js';
+import { SqliteJobResults } from './job-results.js';
 
 /** Append only: a migration, once released, never changes. */
 const MIGRATIONS: string[] = [
@@ -51,6 +54,40 @@ const MIGRATIONS: string[] = [
      PRIMARY KEY (collection_id, id)
    ) WITHOUT ROWID;
    CREATE INDEX items_by_time ON items (collection_id, datetime);`,
+  // Batch jobs. The queue is the order of queue_seq among queued jobs; logs and results go with
+  // their job.
+  `CREATE TABLE jobs (
+     id TEXT PRIMARY KEY,
+     user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+     title TEXT,
+     description TEXT,
+     process TEXT NOT NULL,
+     plan TEXT NOT NULL,
+     budget REAL,
+     log_level TEXT NOT NULL,
+     status TEXT NOT NULL,
+     progress REAL NOT NULL DEFAULT 0,
+     costs REAL NOT NULL DEFAULT 0,
+     usage TEXT,
+     run INTEGER NOT NULL DEFAULT 0,
+     interruptions INTEGER NOT NULL DEFAULT 0,
+     queue_seq INTEGER,
+     created TEXT NOT NULL,
+     updated TEXT NOT NULL
+   );
+   CREATE INDEX jobs_by_user ON jobs (user_id, id);
+   CREATE INDEX jobs_by_status ON jobs (status, queue_seq);
+   CREATE TABLE job_logs (
+     job_id TEXT NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+     seq INTEGER NOT NULL,
+     level TEXT NOT NULL,
+     body TEXT NOT NULL,
+     PRIMARY KEY (job_id, seq)
+   ) WITHOUT ROWID;
+   CREATE TABLE job_results (
+     job_id TEXT PRIMARY KEY REFERENCES jobs (id) ON DELETE CASCADE,
+     body TEXT NOT NULL
+   );`,
 ];
 
 export function openDatabase(dataDir: string): Db {
@@ -84,6 +121,10 @@ export function openStore(dataDir: string): Store {
     tokens: new SqliteTokens(db),
     processGraphs: new SqliteProcessGraphs(db),
     collections: new SqliteCollections(db),
+    jobs: new SqliteJobs(db),
+    jobQueue: new SqliteJobQueue(db),
+    jobLogs: new SqliteJobLogs(db),
+    jobResults: new SqliteJobResults(db),
     close: () => db.close(),
   };
 }

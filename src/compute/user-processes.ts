@@ -1,0 +1,23 @@
+// The user's stored processes a graph calls, directly or through each other: what an engine
+// thread needs besides the graph, since it does not look them up itself.
+import type { ProcessGraphRepo } from '../store/types.js';
+import type { UserProcess } from './execute.js';
+
+export function storedProcessesOf(repo: Pick<ProcessGraphRepo, 'get'>, userId: string, graph: unknown): Record<string, UserProcess> {
+  const out: Record<string, UserProcess> = {};
+  const visit = (v: unknown, depth: number): void => {
+    if (depth > 200 || v === null || typeof v !== 'object') return;
+    if (Array.isArray(v)) return v.forEach((x) => visit(x, depth + 1));
+    const o = v as Record<string, unknown>;
+    if (typeof o.process_id === 'string' && (o.namespace === undefined || o.namespace === null || o.namespace === 'user') && !(o.process_id in out)) {
+      const stored = repo.get(userId, o.process_id);
+      if (stored) {
+        out[o.process_id] = stored.process as unknown as UserProcess;
+        visit(stored.process.process_graph, depth + 1);
+      }
+    }
+    for (const x of Object.values(o)) visit(x, depth + 1);
+  };
+  visit(graph, 0);
+  return out;
+}
