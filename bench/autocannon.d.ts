@@ -13,6 +13,8 @@ declare module 'autocannon' {
       /** Seconds before a request counts as a timeout. */
       timeout?: number;
       workers?: number;
+      /** Request sequence each connection cycles through; setupRequest may change a request before it is sent. */
+      requests?: { method?: string; path?: string; setupRequest?: (req: Record<string, unknown>) => Record<string, unknown> }[];
     }
     interface Histogram {
       average: number;

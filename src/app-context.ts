@@ -6,6 +6,7 @@ import type { Workspaces } from './files/workspace.js';
 import type { Router } from './server/routes.js';
 import type { VersionProfile } from './server/versions.js';
 import type { ComputePool } from './compute/pool.js';
+import type { TileServer } from './tiles/tile-server.js';
 import type { JobService } from './jobs/service.js';
 
 export interface AppContext {
@@ -16,8 +17,10 @@ export interface AppContext {
   store: Store;
   auth: Authenticator;
   workspaces: Workspaces;
-  /** Compute threads for graphs (/result now; tiles and jobs later). */
+  /** Compute threads for graphs (/result and tiles). */
   compute: ComputePool;
+  /** Tiles of secondary web services: cache, rendering, activity. */
+  tiles: TileServer;
   /** Batch jobs: their queue, threads, logs and results. */
   jobs: JobService;
   /** The route table of each served version. */

@@ -42,6 +42,10 @@ export interface Config {
   computeQueue: number;
   /** Most raster values (pixels × dates × bands) one load of a synchronous request may read. */
   syncMaxValues: number;
+  /** Memory for rendered map tiles (LRU). */
+  tileCacheBytes: number;
+  /** max-age of tile answers, seconds. */
+  tileMaxAge: number;
   /** Threads that run batch jobs (one job each), apart from the compute threads. */
   jobThreads: number;
   /** Most raster values one load of a batch job may read: per chunk, or for a job that runs as one piece. */
@@ -123,6 +127,8 @@ export function loadConfig(env: Env = process.env): Config {
     computeThreads: int(env, 'XEO_COMPUTE_THREADS', Math.max(1, Math.min(8, os.availableParallelism())), 1),
     computeQueue: int(env, 'XEO_COMPUTE_QUEUE', 32, 0),
     syncMaxValues: int(env, 'XEO_SYNC_MAX_VALUES', 64 * 1024 * 1024, 1),
+    tileCacheBytes: int(env, 'XEO_TILE_CACHE_BYTES', 256 * 1024 * 1024, 0),
+    tileMaxAge: int(env, 'XEO_TILE_MAX_AGE', 60, 0),
     jobThreads: int(env, 'XEO_JOB_THREADS', 1, 1),
     batchMaxValues: int(env, 'XEO_BATCH_MAX_VALUES', 512 * 1024 * 1024, 1),
     jobChunkSize: int(env, 'XEO_JOB_CHUNK_SIZE', 1024, 16),

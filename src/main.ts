@@ -17,6 +17,7 @@ import { configureBlockCache } from './data/cog-reader.js';
 import { generateDemo, DEMO_ID } from './data/demo.js';
 import { apiRoutes, rootRoutes } from './api/index.js';
 import { ComputePool } from './compute/pool.js';
+import { TileServer } from './tiles/tile-server.js';
 import { JobService } from './jobs/service.js';
 
 export interface Xeo {
@@ -48,6 +49,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
   await results.init();
   const jobs = new JobService(store, results, config);
   let publicUrl = config.publicUrl ?? '';
+  const compute = new ComputePool({ threads: config.computeThreads, queue: config.computeQueue, dataDir: config.dataDir, blockCacheBytes: config.blockCacheBytes });
   const ctx: AppContext = {
     config,
     brandWord: brandHeaderWord(config.brand),
@@ -55,7 +57,8 @@ export async function startXeo(config: Config): Promise<Xeo> {
     store,
     auth: new Authenticator(store, new OidcVerifier(config.oidcProviders, store)),
     workspaces: new Workspaces(blobs, config.maxUploadBytes),
-    compute: new ComputePool({ threads: config.computeThreads, queue: config.computeQueue, dataDir: config.dataDir, blockCacheBytes: config.blockCacheBytes }),
+    compute,
+    tiles: new TileServer(store, compute, config),
     jobs,
     routers: new Map(),
     publicUrl: () => publicUrl,
@@ -74,6 +77,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
     url: publicUrl,
     async stop() {
       server.close();
+      ctx.tiles.close();
       await jobs.close();
       await ctx.compute.close();
       store.close();

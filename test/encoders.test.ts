@@ -5,12 +5,12 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { inflateSync } from 'node:zlib';
 import { encodePng, type PngImage } from '../src/data/png-writer.js';
 import { encodeJpeg } from '../src/data/jpeg-writer.js';
-import { COLOR_MAPS, colorTable, colorize, toRgba } from '../src/data/colormap.js';
+import { COLOR_MAPS, colorIndices, colorPalette, colorTable, colorize, toRgba } from '../src/data/colormap.js';
 import { encodeNetcdf, netcdfParts, type NetcdfInput } from '../src/data/netcdf-writer.js';
 import { describeWithTool, hasGdal, run } from './system-tools.js';
+import { decodePng } from './png-decode.js';
 
 // ---------------------------------------------------------------------------------------------
 // Test data and helpers
@@ -45,70 +45,6 @@ function pngImage(width: number, height: number, channels: 1 | 2 | 3 | 4, seed: 
     }
   }
   return { width, height, channels, data };
-}
-
-/** Our own CRC-32 (the PNG spec's reflected polynomial 0xedb88320), independent of zlib's. */
-const CRC_TABLE = Uint32Array.from({ length: 256 }, (_, n) => {
-  let c = n;
-  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-  return c >>> 0;
-});
-function crc32(bytes: Uint8Array): number {
-  let c = 0xffffffff;
-  for (const b of bytes) c = CRC_TABLE[(c ^ b) & 0xff]! ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
-}
-
-/** A minimal PNG decoder for 8-bit non-interlaced images: all five filter types. */
-function decodePng(buf: Buffer): PngImage & { chunks: string[] } {
-  expect([...buf.subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-  const chunks: string[] = [];
-  const idat: Buffer[] = [];
-  let ihdr: Buffer | null = null;
-  for (let at = 8; at < buf.length; ) {
-    const len = buf.readUInt32BE(at);
-    const type = buf.toString('latin1', at + 4, at + 8);
-    const data = buf.subarray(at + 8, at + 8 + len);
-    expect(buf.readUInt32BE(at + 8 + len), `CRC of ${type}`).toBe(crc32(buf.subarray(at + 4, at + 8 + len)));
-    chunks.push(type);
-    if (type === 'IHDR') ihdr = data;
-    if (type === 'IDAT') idat.push(data);
-    at += 12 + len;
-  }
-  expect(chunks[0]).toBe('IHDR');
-  expect(chunks.at(-1)).toBe('IEND');
-  const h = ihdr!;
-  const width = h.readUInt32BE(0);
-  const height = h.readUInt32BE(4);
-  expect(h[8]).toBe(8);
-  expect([h[10], h[11], h[12]]).toEqual([0, 0, 0]);
-  const channels = ({ 0: 1, 4: 2, 2: 3, 6: 4 } as Record<number, 1 | 2 | 3 | 4>)[h[9]!]!;
-  const raw = inflateSync(Buffer.concat(idat));
-  const stride = width * channels;
-  expect(raw.length).toBe((stride + 1) * height);
-  const out = new Uint8Array(stride * height);
-  for (let y = 0; y < height; y++) {
-    const f = raw[y * (stride + 1)]!;
-    for (let i = 0; i < stride; i++) {
-      const v = raw[y * (stride + 1) + 1 + i]!;
-      const a = i >= channels ? out[y * stride + i - channels]! : 0;
-      const b = y > 0 ? out[(y - 1) * stride + i]! : 0;
-      const c = i >= channels && y > 0 ? out[(y - 1) * stride + i - channels]! : 0;
-      let pred = 0;
-      if (f === 1) pred = a;
-      else if (f === 2) pred = b;
-      else if (f === 3) pred = (a + b) >> 1;
-      else if (f === 4) {
-        const p = a + b - c;
-        const pa = Math.abs(p - a);
-        const pb = Math.abs(p - b);
-        const pc = Math.abs(p - c);
-        pred = pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
-      } else expect(f).toBe(0);
-      out[y * stride + i] = (v + pred) & 255;
-    }
-  }
-  return { width, height, channels, data: out, chunks };
 }
 
 function firstDifference(a: ArrayLike<number>, b: ArrayLike<number>): number {
@@ -317,6 +253,30 @@ describeWithTool(hasGdal, 'GDAL', 'PNG encoder, read by GDAL', () => {
     expectSame(raw, rgba, 'ndvi tile');
     expect(raw[3]).toBe(0); // (0, 0) is in the hole
     expect(raw[4 * (100 * w + 100) + 3]).toBe(255);
+  });
+
+  it('an indexed NDVI tile: GDAL sees the palette, and its colours are those of the colour map', () => {
+    const w = 256;
+    const ndvi = Float32Array.from({ length: w * w }, (_, i) => ((i % w) < 20 && Math.floor(i / w) < 30 ? NaN : -0.3 + ((i % w) + Math.floor(i / w)) / 400));
+    const indices = colorIndices(ndvi, -0.2, 0.8);
+    const palette = colorPalette('ndvi');
+    const png = encodePng({ width: w, height: w, channels: 1, data: indices, palette });
+    const file = path.join(dir, 'ndvi-indexed.png');
+    writeFileSync(file, png);
+    const info = gdalInfo(file) as any;
+    expect(info.bands.length).toBe(1);
+    expect(info.bands[0].colorInterpretation).toBe('Palette');
+    expect(info.bands[0].colorTable.count).toBe(256);
+    expectSame(gdalRaw(file, dir), indices, 'indices');
+    // Our decoder expands it to RGBA: transparent no-data, and colours within one step of the map.
+    const rgba = decodePng(png).data;
+    const ref = colorize(ndvi, { min: -0.2, max: 0.8, map: 'ndvi' });
+    expect(rgba[3]).toBe(0);
+    let worst = 0;
+    for (let i = 0; i < rgba.length; i++) worst = Math.max(worst, Math.abs(rgba[i] - ref[i]));
+    expect(worst).toBeLessThanOrEqual(3);
+    expect(indices.filter((x) => x === 1).length).toBeGreaterThan(0); // clamped below min
+    expect(indices.filter((x) => x === 255).length).toBeGreaterThan(0); // clamped above max
   });
 });
 

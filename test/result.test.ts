@@ -260,7 +260,12 @@ describeWithTool(hasGdal, 'gdal', 'POST /result on the demo data, checked with G
     expect(png.headers['content-type']).toBe('image/png');
     const pngInfo = gdalRead(png.body, 'png').info;
     expect(pngInfo.size).toEqual([W, H]);
-    expect(pngInfo.bands).toHaveLength(4);
+    // One band: an indexed image whose palette GDAL reads as the band's colour table, with
+    // entry 0 transparent for no-data.
+    expect(pngInfo.bands).toHaveLength(1);
+    expect(pngInfo.bands[0].colorInterpretation).toBe('Palette');
+    expect(pngInfo.bands[0].colorTable.entries[0][3]).toBe(0);
+    expect(pngInfo.bands[0].colorTable.entries[255][3]).toBe(255);
 
     const jpeg = await result({ process_graph: ndviGraph('jpeg') });
     expect(jpeg.status, jpeg.text).toBe(200);

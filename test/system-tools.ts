@@ -10,6 +10,12 @@ function has(cmd: string, args: string[]): boolean {
 
 export const hasGdal = has('gdalinfo', ['--version']);
 
+/** Debian's Chromium, driven by playwright-core (which never downloads a browser of its own). */
+export const CHROMIUM = '/usr/bin/chromium';
+export const hasChromium = has(CHROMIUM, ['--version']);
+/** Flags for a headless Chromium on a machine with a closed network (no background connections). */
+export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
 /** GDAL's COG layout check, from Debian's python3-gdal (run with Debian's python, not a pyenv one). */
 export const COG_VALIDATOR = ['/usr/bin/python3', ['-m', 'osgeo_utils.samples.validate_cloud_optimized_geotiff']] as const;
 export const hasCogValidator = hasGdal && has('/usr/bin/python3', ['-c', 'import osgeo_utils.samples.validate_cloud_optimized_geotiff']);

@@ -2,6 +2,7 @@
 import type { Route } from '../server/routes.js';
 import { json } from '../server/reply.js';
 import { INPUT_FORMATS, OUTPUT_FORMATS } from '../output/formats.js';
+import { SERVICE_TYPES } from '../tiles/service-types.js';
 
 export interface FileFormat {
   title?: string;
@@ -17,7 +18,7 @@ export const fileFormats: { input: Record<string, FileFormat>; output: Record<st
   input: Object.fromEntries(INPUT_FORMATS.map((f) => [f.name, entry(f)])),
   output: Object.fromEntries(OUTPUT_FORMATS.map((f) => [f.name, entry(f)])),
 };
-export const serviceTypes: Record<string, unknown> = {};
+export const serviceTypes: Record<string, unknown> = SERVICE_TYPES;
 export const udfRuntimes: Record<string, unknown> = {};
 
 export const routes: Route[] = [

@@ -121,7 +121,7 @@ export const routes: Route[] = [
       // `?partial` alone counts as true (the parameter allows an empty value).
       const partial = req.query.has('partial') && /^(true|1|)$/i.test(req.query.get('partial')!);
       if (job.status === 'error' && !partial) {
-        const entry = req.app.store.jobLogs.lastError(job.id) ?? { id: '0', level: 'error', message: 'The job failed.' };
+        const entry = req.app.jobs.lastError(job.id) ?? { id: '0', level: 'error', message: 'The job failed.' };
         return json(entry, 424);
       }
       const ready = job.status === 'finished' || (partial && job.status !== 'created' && job.status !== 'queued');

@@ -8,9 +8,11 @@ import { json, empty } from '../server/reply.js';
 import type { JobEdit, JobRecord, LogLevel } from '../store/types.js';
 import { processOfBody, requireValidGraph } from './processes.js';
 import { checkBilling } from './result.js';
-import { paginate, parseLimit, type Link } from './paging.js';
+import { paginate, type Link } from './paging.js';
 import { DEFAULT_PLAN } from './capabilities.js';
-import { LOG_LEVELS, type JobFields } from '../jobs/service.js';
+import { jobLogOwner, type JobFields } from '../jobs/service.js';
+import { LOG_LEVELS } from '../store/logs.js';
+import { logsReply } from './logs.js';
 import { estimateJob } from '../jobs/estimate.js';
 
 const ID = /^[\w\-.~]+$/;
@@ -172,23 +174,7 @@ export const routes: Route[] = [
     auth: 'required',
     handler: (req) => {
       const job = jobOf(req);
-      const offsetRaw = req.query.get('offset');
-      if (offsetRaw && !/^\d{1,15}$/.test(offsetRaw)) throw new ApiError('QueryParameterInvalid', { parameter: 'offset', reason: 'it must be the id of a log entry' });
-      const levelRaw = req.query.get('level');
-      if (levelRaw && !LOG_LEVELS.includes(levelRaw as LogLevel)) throw new ApiError('QueryParameterInvalid', { parameter: 'level', reason: `it must be one of ${LOG_LEVELS.join(', ')}` });
-      const limit = parseLimit(req);
-      // Entries below the job's log level were never stored; the answer's level says which can appear.
-      const level = LOG_LEVELS[Math.max(LOG_LEVELS.indexOf((levelRaw || 'debug') as LogLevel), LOG_LEVELS.indexOf(job.logLevel))];
-      const levels = LOG_LEVELS.slice(LOG_LEVELS.indexOf(level));
-      const after = offsetRaw ? Number(offsetRaw) : null;
-      const got = req.app.store.jobLogs.list(job.id, after, levels, limit === null ? Number.MAX_SAFE_INTEGER : limit + 1);
-      const logs = limit === null ? got : got.slice(0, limit);
-      const links: Link[] = [{ rel: 'self', href: req.url(req.path) + (req.rawQuery ? `?${req.rawQuery}` : ''), type: 'application/json' }];
-      if (limit !== null && got.length > limit) {
-        const q = new URLSearchParams({ offset: logs[logs.length - 1].id, limit: String(limit), ...(levelRaw ? { level: levelRaw } : {}) });
-        links.push({ rel: 'next', href: `${req.url(req.path)}?${q}`, type: 'application/json' });
-      }
-      return json({ level, logs, links });
+      return logsReply(req, jobLogOwner(job.id), job.logLevel);
     },
   },
 ];

@@ -34,13 +34,15 @@ export function declaredOf(proc: Record<string, unknown>): string[] | null {
  * Checks a graph and throws its first problem (the message lists all of them). `self` is a stored
  * process being written: it may call itself.
  */
-export function requireValidGraph(req: ApiRequest, proc: Record<string, unknown>, self?: string): void {
+export function requireValidGraph(req: ApiRequest, proc: Record<string, unknown>, self?: string, provided: string[] = []): void {
   const env = validationEnv(req);
   if (self) {
     const base = env.userProcess;
     env.userProcess = (id) => (id === self ? (proc as ReturnType<ValidationEnv['userProcess']>) : base(id));
   }
-  const errors = validateProcessGraph(proc.process_graph, env, declaredOf(proc));
+  // Parameters a runner provides (a service's tile extent, say) are declared for the graph too.
+  const declared = provided.length ? [...(declaredOf(proc) ?? []), ...provided] : declaredOf(proc);
+  const errors = validateProcessGraph(proc.process_graph, env, declared);
   if (!errors.length) return;
   if (errors.length === 1) throw errors[0];
   const text = (e: ApiError) => e.detail ?? renderMessage(e.code, e.params, 'en').text;

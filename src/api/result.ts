@@ -5,18 +5,13 @@ import type { ApiRequest } from '../server/request.js';
 import { ApiError } from '../server/errors.js';
 import { RequestAborted } from '../server/body.js';
 import type { Graph } from '../graph/evaluate.js';
-import type { UserProcess } from '../compute/execute.js';
+import { userProcessesOf } from '../graph/user-processes.js';
 import { processOfBody, requireValidGraph } from './processes.js';
 import { DEFAULT_PLAN } from './capabilities.js';
-import { storedProcessesOf } from '../compute/user-processes.js';
+
 import { costsOf, valuesFor } from '../compute/costs.js';
 
 export { CREDITS_PER_MVALUE, costsOf } from '../compute/costs.js';
-
-/** The user's stored processes a graph calls, directly or through each other. */
-export function userProcessesOf(req: ApiRequest, graph: unknown): Record<string, UserProcess> {
-  return req.user ? storedProcessesOf(req.app.store.processGraphs, req.user.id, graph) : {};
-}
 
 /** Checks `plan` and `budget` of a request body. */
 export function checkBilling(body: Record<string, unknown>): void {
@@ -46,7 +41,7 @@ export const routes: Route[] = [
       const out = await req.app.compute.run(
         {
           graph: proc.process_graph as Graph,
-          userProcesses: userProcessesOf(req, proc.process_graph),
+          userProcesses: userProcessesOf(req.app.store.processGraphs, req.user?.id ?? null, proc.process_graph),
           maxValues: cfg.syncMaxValues,
           limitAdvice: 'Run it as a batch job (POST /jobs), or narrow the extent, dates or bands.',
           budgetValues,

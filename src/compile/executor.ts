@@ -6,6 +6,7 @@ import type { Program } from './program.js';
 import { programHash } from './program.js';
 import { encodeProgram } from './tier0.js';
 import { alloc, f32, i32, kernels, mark, release, u32, u8 } from './kernels.js';
+import { addStage } from '../compute/stages.js';
 
 /** A tier-1 module's entry point; pointers into kernel memory, inputTable a u32 table of input pointers. */
 export interface CompiledKernel {
@@ -97,6 +98,7 @@ export function runProgram(p: Program, inputs: Float32Array[], n: number, opts: 
   if (inputs.length !== p.inputs) throw new Error(`program takes ${p.inputs} inputs, got ${inputs.length}`);
   if (!Number.isInteger(n) || n < 0) throw new RangeError(`runProgram: n = ${n}`);
   for (const [k, a] of inputs.entries()) if (a.length < n) throw new RangeError(`input ${k} has ${a.length} values, fewer than ${n}`);
+  const t0 = performance.now();
   const code = encodingOf(p);
   const compiled = compiledFor(p, opts.tier ?? 'auto');
   const result = new Float32Array(n);
@@ -137,6 +139,7 @@ export function runProgram(p: Program, inputs: Float32Array[], n: number, opts: 
     }
   } finally {
     release(m0);
+    addStage('kernel', performance.now() - t0);
   }
   return result;
 }

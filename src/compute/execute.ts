@@ -10,6 +10,7 @@ import { predefined } from '../processes/registry.js';
 import { encodeResult, planesOf, type Encoded } from '../output/encode.js';
 import { cubeOf, isCube, LoadProbe, type LoadPlan } from '../cube/lazy.js';
 import type { Grid } from '../data/grid.js';
+import { addStage, resetStages, stageTimes, type StageTimes } from './stages.js';
 import { outputFormat } from '../output/formats.js';
 
 export interface UserProcess {
@@ -66,11 +67,15 @@ export interface ExecuteResult extends Encoded {
   logs: LogEntry[];
   /** With `raw`, a raster result (then `body` is empty). */
   raw?: RawResult;
+  /** Milliseconds per stage. */
+  stages: StageTimes;
   /** With `probe`: the plan of the first load, or null when the graph loads nothing (then the answer is complete). */
   probe?: LoadPlan | null;
 }
 
 export async function execute(req: ExecuteRequest, catalog: CatalogSource, signal?: AbortSignal): Promise<ExecuteResult> {
+  const started = performance.now();
+  resetStages();
   const logs: LogEntry[] = [];
   const run: RunContext = {
     catalog,
@@ -85,17 +90,17 @@ export async function execute(req: ExecuteRequest, catalog: CatalogSource, signa
     kernels: req.kernels,
     probe: req.probe,
   };
-  if (!req.probe) return evaluateAndAnswer(req, run, logs);
+  if (!req.probe) return evaluateAndAnswer(req, run, logs, started);
   try {
-    return { ...(await evaluateAndAnswer(req, run, logs)), probe: null };
+    return { ...(await evaluateAndAnswer(req, run, logs, started)), probe: null };
   } catch (e) {
-    if (e instanceof LoadProbe) return { body: Buffer.alloc(0), mediaType: '', extension: '', values: 0, logs, probe: e.plan };
+    if (e instanceof LoadProbe) return { body: Buffer.alloc(0), mediaType: '', extension: '', values: 0, logs, probe: e.plan, stages: stageTimes(performance.now() - started) };
     throw e;
   }
 }
 
 /** Evaluates the graph and shapes its answer: encoded, or raw planes. */
-async function evaluateAndAnswer(req: ExecuteRequest, run: RunContext, logs: LogEntry[]): Promise<ExecuteResult> {
+async function evaluateAndAnswer(req: ExecuteRequest, run: RunContext, logs: LogEntry[], started: number): Promise<ExecuteResult> {
   const value = await evaluateGraph(
     req.graph,
     { predefined: (id) => predefined.get(id), userProcess: (id) => req.userProcesses[id] ?? null, run },
@@ -104,7 +109,7 @@ async function evaluateAndAnswer(req: ExecuteRequest, run: RunContext, logs: Log
   // With save_result the saved data is the answer; without, the graph's value, as JSON.
   const saved = run.results[run.results.length - 1];
   const data = saved ? saved.data : value;
-  const done = (e: Encoded, raw?: RawResult): ExecuteResult => ({ ...e, values: run.stats.values, logs, raw });
+  const done = (e: Encoded, raw?: RawResult): ExecuteResult => ({ ...e, values: run.stats.values, logs, raw, stages: stageTimes(performance.now() - started) });
   if (req.raw) {
     const cube = isCube(data) ? await cubeOf(data, run, 'save_result') : null;
     if (cube?.grid) {
@@ -113,5 +118,9 @@ async function evaluateAndAnswer(req: ExecuteRequest, run: RunContext, logs: Log
     }
   }
   const format = req.output ?? (saved ? { format: saved.format, options: saved.options } : { format: 'JSON', options: {} });
-  return done(await encodeResult(data, outputFormat(format.format, format.options), run));
+  const cube = isCube(data) ? await cubeOf(data, run, 'save_result') : data;
+  const t0 = performance.now();
+  const encoded = await encodeResult(cube, outputFormat(format.format, format.options), run);
+  addStage('encode', performance.now() - t0);
+  return done(encoded);
 }

@@ -174,3 +174,43 @@ export function toRgba(bands: Float32Array[], opts: StretchOptions): Uint8Array 
   }
   return out;
 }
+
+/**
+ * One band as palette indices for an indexed PNG: 0 is no-data (transparent), 1..255 the map's
+ * colours from min to max. A quarter of the bytes of RGBA, so tiles are smaller and faster to
+ * compress; 255 levels instead of 256, a difference of at most one step of the map.
+ */
+export function colorIndices(values: Float32Array, min: number, max: number): Uint8Array {
+  checkRange(min, max);
+  const k = max > min ? 254 / (max - min) : Infinity;
+  const n = values.length;
+  const out = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    const v = values[i]!;
+    if (v !== v) continue; // NaN stays 0
+    const x = (v - min) * k;
+    out[i] = 1 + (x > 0 ? (x < 254 ? (x + 0.5) | 0 : 254) : 0);
+  }
+  return out;
+}
+
+/** The palette of colorIndices: 256 RGBA entries, entry 0 transparent, entry i the map at (i - 1) / 254. */
+export function colorPalette(map: string): Uint8Array {
+  const name = map.toLowerCase();
+  const points = Object.hasOwn(CONTROL_POINTS, name) ? CONTROL_POINTS[name] : undefined;
+  if (!points) throw new Error(`unknown colour map '${map}'; known maps: ${COLOR_MAPS.join(', ')}`);
+  const out = new Uint8Array(256 * 4);
+  let seg = 0;
+  for (let i = 1; i < 256; i++) {
+    const f = (i - 1) / 254;
+    while (seg < points.length - 2 && f > points[seg + 1]![0]) seg++;
+    const [p0, r0, g0, b0] = points[seg]!;
+    const [p1, r1, g1, b1] = points[seg + 1]!;
+    const w = Math.min(1, Math.max(0, (f - p0) / (p1 - p0)));
+    out[4 * i] = Math.round(r0 + (r1 - r0) * w);
+    out[4 * i + 1] = Math.round(g0 + (g1 - g0) * w);
+    out[4 * i + 2] = Math.round(b0 + (b1 - b0) * w);
+    out[4 * i + 3] = 255;
+  }
+  return out;
+}

@@ -8,6 +8,7 @@ import { transformBox, transformer } from './crs.js';
 import { gridBox, type Box, type Grid } from './grid.js';
 import { openRaster, type Window } from './cog-reader.js';
 import { warp, sourceWindow, type Resampling } from './warp.js';
+import { addStage } from '../compute/stages.js';
 
 export interface Extent {
   west: number;
@@ -119,6 +120,15 @@ export function bandsOf(meta: CollectionMeta, names?: string[] | null) {
 }
 
 export async function loadChunk(store: CatalogSource, req: LoadRequest): Promise<CubeChunk> {
+  const t0 = performance.now();
+  try {
+    return await loadChunkInner(store, req);
+  } finally {
+    addStage('load', performance.now() - t0);
+  }
+}
+
+async function loadChunkInner(store: CatalogSource, req: LoadRequest): Promise<CubeChunk> {
   const meta = collectionOf(store, req.collection);
   const bands = bandsOf(meta, req.bands);
   if (req.grid) return loadOnGrid(store, meta, bands, req, req.grid);

@@ -1,5 +1,6 @@
-// PNG encoder (8-bit grey, grey+alpha, RGB, RGBA), from the PNG specification (ISO/IEC 15948):
-// signature, IHDR, one IDAT holding the zlib stream of the filtered rows, IEND.
+// PNG encoder (8-bit grey, grey+alpha, RGB, RGBA, and indexed colour), from the PNG
+// specification (ISO/IEC 15948): signature, IHDR, PLTE and tRNS for indexed images, one IDAT
+// holding the zlib stream of the filtered rows, IEND.
 //
 // Tuned for speed (map tiles): every row uses the Up filter, and zlib the Z_RLE strategy. Measured
 // on colour-mapped NDVI and 3-band RGB, RGBA 256x256 and 2048x2048: under Z_RLE, Sub, Up, Paeth and
@@ -16,6 +17,11 @@ export interface PngImage {
   channels: 1 | 2 | 3 | 4;
   /** width*height*channels bytes, row-major, channels interleaved. */
   data: Uint8Array;
+  /**
+   * With channels 1: `data` holds indices into this palette of up to 256 RGBA entries (4 bytes
+   * each), written as an indexed-colour image (PLTE, and tRNS for entries not opaque).
+   */
+  palette?: Uint8Array;
 }
 
 export interface PngOptions {
@@ -30,6 +36,8 @@ export interface PngOptions {
 
 /** PNG colour type by channel count. */
 const COLOR_TYPE = { 1: 0, 2: 4, 3: 2, 4: 6 } as const;
+
+const COLOR_TYPE_INDEXED = 3;
 
 const SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
@@ -50,6 +58,10 @@ export function encodePng(img: PngImage, opts: PngOptions = {}): Buffer {
   if (!Object.hasOwn(COLOR_TYPE, channels)) fail(`channels must be 1..4, got ${channels}`);
   const stride = width * channels;
   if (data.length !== stride * height) fail(`data has ${data.length} bytes, expected ${stride * height}`);
+  const palette = img.palette;
+  if (palette && (channels !== 1 || palette.length % 4 !== 0 || palette.length < 4 || palette.length > 1024)) {
+    fail('a palette needs one channel of indices and 1..256 RGBA entries');
+  }
   const level = opts.level ?? 6;
   if (!Number.isInteger(level) || level < 0 || level > 9) fail(`level must be 0..9, got ${level}`);
   const strategy = opts.strategy ?? 'rle';
@@ -64,9 +76,25 @@ export function encodePng(img: PngImage, opts: PngOptions = {}): Buffer {
   ihdr.writeUInt32BE(width, 0);
   ihdr.writeUInt32BE(height, 4);
   ihdr[8] = 8; // bit depth
-  ihdr[9] = COLOR_TYPE[channels];
+  ihdr[9] = palette ? COLOR_TYPE_INDEXED : COLOR_TYPE[channels];
   // compression 0 (deflate), filter method 0 (per-row filter byte), interlace 0 (none): all zero
-  return Buffer.concat([SIGNATURE, chunk('IHDR', ihdr), chunk('IDAT', idat), chunk('IEND', Buffer.alloc(0))]);
+  const parts = [SIGNATURE, chunk('IHDR', ihdr)];
+  if (palette) {
+    const entries = palette.length / 4;
+    const rgb = Buffer.allocUnsafe(entries * 3);
+    let lastTranslucent = -1;
+    for (let i = 0; i < entries; i++) {
+      rgb[3 * i] = palette[4 * i]!;
+      rgb[3 * i + 1] = palette[4 * i + 1]!;
+      rgb[3 * i + 2] = palette[4 * i + 2]!;
+      if (palette[4 * i + 3] !== 255) lastTranslucent = i;
+    }
+    parts.push(chunk('PLTE', rgb));
+    // tRNS lists alphas up to the last entry that is not opaque; the rest default to opaque.
+    if (lastTranslucent >= 0) parts.push(chunk('tRNS', Buffer.from(Array.from({ length: lastTranslucent + 1 }, (_, i) => palette[4 * i + 3]!))));
+  }
+  parts.push(chunk('IDAT', idat), chunk('IEND', Buffer.alloc(0)));
+  return Buffer.concat(parts);
 }
 
 /** length, type, data, CRC-32 of type and data. zlib.crc32 exists from Node 20.15 (we need 20.19). */

@@ -15,6 +15,7 @@
 import { transformer } from './crs.js';
 import type { GeoTransform, Grid } from './grid.js';
 import { alloc, f32, f64, kernels, mark, release } from '../compile/kernels.js';
+import { addStage } from '../compute/stages.js';
 
 export type Resampling = 'nearest' | 'bilinear';
 
@@ -303,6 +304,15 @@ function checkGrid(g: Grid, what: string): void {
 
 /** Resamples `src` onto `dst`: one f32 value per target pixel, NaN where the source has none. */
 export function warp(src: SourceRaster, dst: Grid, method: Resampling, opts: WarpOptions = {}): Float32Array {
+  const t0 = performance.now();
+  try {
+    return warpInner(src, dst, method, opts);
+  } finally {
+    addStage('warp', performance.now() - t0);
+  }
+}
+
+function warpInner(src: SourceRaster, dst: Grid, method: Resampling, opts: WarpOptions): Float32Array {
   checkGrid(src.grid, 'source');
   checkGrid(dst, 'target');
   const srcW = src.grid.width;
@@ -320,17 +330,17 @@ export function warp(src: SourceRaster, dst: Grid, method: Resampling, opts: War
     // An affine lattice has at most 4 nodes, a block's at most (BLOCK+1)^2.
     const nodesView = f64(nodesPtr, (BLOCK + 1) * (BLOCK + 1) * 2);
     const outView = f32(outPtr, dst.width * dst.height);
-    plan(dst, src.grid, opts, (l) => {
+    for (const l of planned(dst, src.grid, opts)) {
       if (l.outside) {
         for (let y = 0; y < l.bh; y++) {
           const row = (l.by + y) * dst.width + l.bx;
           outView.fill(NaN, row, row + l.bw);
         }
-        return;
+        continue;
       }
       putNodes(nodesView, l);
       kernel(srcPtr, srcW, srcH, nodesPtr, l.nx, l.step, l.lastX, l.lastY, outPtr + (l.by * dst.width + l.bx) * 4, dst.width, l.bw, l.bh);
-    });
+    }
     return outView.slice();
   } finally {
     release(m);
@@ -382,6 +392,10 @@ export function exactSourceCoordinates(dst: Grid, srcGrid: Grid): (col: number, 
 export function sourceWindow(dst: Grid, srcGrid: Grid, margin = 1): PixelWindow | null {
   checkGrid(srcGrid, 'source');
   checkGrid(dst, 'target');
+  // The bands and dates of one load share their grids: the footprint is mapped once for all.
+  const key = `${gridKey(dst)}|${gridKey(srcGrid)}`;
+  const known = footprints.get(key);
+  if (known !== undefined) return known ? clipWindow(known, srcGrid, margin) : null;
   const map = pixelMap(dst, srcGrid);
   const p = new Float64Array(2);
   let minC = Infinity;
@@ -414,7 +428,16 @@ export function sourceWindow(dst: Grid, srcGrid: Grid, margin = 1): PixelWindow 
     const n = 16;
     for (let j = 1; j < n; j++) for (let i = 1; i < n; i++) add((i / n) * w, (j / n) * h);
   }
-  if (minC > maxC) return null;
+  if (minC > maxC) {
+    remember(footprints, key, null);
+    return null;
+  }
+  return cacheWindow(key, { minC, minR, maxC, maxR }, srcGrid, margin);
+}
+
+/** The source window of sourceWindow from the extreme source coordinates, clipped; null when empty. */
+function clipWindow(e: { minC: number; minR: number; maxC: number; maxR: number }, srcGrid: Grid, margin: number): PixelWindow | null {
+  const { minC, minR, maxC, maxR } = e;
   const col = Math.max(0, Math.floor(minC) - margin);
   const row = Math.max(0, Math.floor(minR) - margin);
   const colEnd = Math.min(srcGrid.width, Math.ceil(maxC) + margin);
@@ -432,4 +455,39 @@ export function windowGrid(g: Grid, win: PixelWindow): Grid {
     width: win.width,
     height: win.height,
   };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Memos: every band and date of a load (a tile, a chunk) warps between the same two grids, so the
+// footprint and the lattices are computed once and reused. Small, bounded, least recent dropped.
+
+const MEMO_ENTRIES = 64;
+type Extremes = { minC: number; minR: number; maxC: number; maxR: number };
+const footprints = new Map<string, Extremes | null>();
+const lattices = new Map<string, Lattice[]>();
+
+function gridKey(g: Grid): string {
+  return `${g.epsg}:${g.transform.join(',')}:${g.width}x${g.height}`;
+}
+
+function remember<V>(memo: Map<string, V>, key: string, value: V): V {
+  memo.delete(key);
+  memo.set(key, value);
+  if (memo.size > MEMO_ENTRIES) memo.delete(memo.keys().next().value!);
+  return value;
+}
+
+function cacheWindow(key: string, e: Extremes, srcGrid: Grid, margin: number): PixelWindow | null {
+  remember(footprints, key, e);
+  return clipWindow(e, srcGrid, margin);
+}
+
+/** The lattices of plan(), computed once per pair of grids (not when stats are asked for). */
+function planned(dst: Grid, srcGrid: Grid, opts: WarpOptions): Lattice[] {
+  const key = `${gridKey(dst)}|${gridKey(srcGrid)}|${opts.maxErrorPixels ?? DEFAULT_MAX_ERROR}`;
+  const known = opts.stats ? undefined : lattices.get(key);
+  if (known) return remember(lattices, key, known);
+  const out: Lattice[] = [];
+  plan(dst, srcGrid, opts, (l) => out.push({ ...l, nodes: l.nodes.slice(0, l.nx * l.ny * 2) }));
+  return opts.stats ? out : remember(lattices, key, out);
 }

@@ -6,7 +6,7 @@ import type { ComputePool } from '../compute/pool.js';
 import type { Config } from '../config.js';
 import type { Graph } from '../graph/evaluate.js';
 import type { JobRecord, Store } from '../store/types.js';
-import { storedProcessesOf } from '../compute/user-processes.js';
+import { userProcessesOf } from '../graph/user-processes.js';
 import { costsOf } from '../compute/costs.js';
 import { predefined } from '../processes/registry.js';
 import { classifyGraph, savedFormats } from './chunking.js';
@@ -29,7 +29,7 @@ export async function estimateJob(job: JobRecord, store: Store, compute: Compute
   const graph = job.process.process_graph as Graph;
   const base = {
     graph,
-    userProcesses: storedProcessesOf(store.processGraphs, job.userId, graph),
+    userProcesses: userProcessesOf(store.processGraphs, job.userId, graph),
     maxValues: config.batchMaxValues,
     limitAdvice: 'Narrow the extent, dates or bands of the job.',
   };

@@ -12,18 +12,20 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../config.js';
 import type { BlobStore } from '../store/blobs.js';
-import type { JobAsset, JobLogEntry, JobRecord, LogLevel, Store } from '../store/types.js';
+import type { JobAsset, JobRecord, LogEntry, LogLevel, Store } from '../store/types.js';
+import { levelRank } from '../store/logs.js';
 import type { ErrorCode } from '../server/errors.js';
 import { renderMessage } from '../server/messages.js';
 import type { Graph } from '../graph/evaluate.js';
-import { storedProcessesOf } from '../compute/user-processes.js';
+import { userProcessesOf } from '../graph/user-processes.js';
 import { costsOf, valuesFor } from '../compute/costs.js';
 import { JobThreads } from './pool.js';
 import { LinkSigner } from './signing.js';
 import type { FromJobThread } from './protocol.js';
 import type { JobOutcome } from './runner.js';
 
-export const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warning', 'error'];
+/** The log of a job in the log store. */
+export const jobLogOwner = (id: string) => `job:${id}`;
 /** Restarts of one run after the server died under it, before the job is given up. */
 export const MAX_INTERRUPTIONS = 2;
 /** How long a stop waits for the computation to halt before terminating its thread. */
@@ -78,6 +80,12 @@ export class JobService {
     this.pump();
   }
 
+  /** The last error of a job's log (what GET results answers for a failed job). */
+  lastError(jobId: string): LogEntry | null {
+    const errors = this.store.logs.page(jobLogOwner(jobId), null, 'error', Number.MAX_SAFE_INTEGER);
+    return errors[errors.length - 1] ?? null;
+  }
+
   /** Result folders without a job or without results (left by a crash between two steps). */
   private async sweepOrphans(): Promise<void> {
     let dirs: string[] = [];
@@ -92,9 +100,9 @@ export class JobService {
   }
 
   /** Adds a log entry when its level reaches the job's log level. */
-  log(job: { id: string; logLevel: LogLevel }, entry: Omit<JobLogEntry, 'id' | 'time'>): void {
-    if (LOG_LEVELS.indexOf(entry.level) < LOG_LEVELS.indexOf(job.logLevel)) return;
-    this.store.jobLogs.add(job.id, entry);
+  log(job: { id: string; logLevel: LogLevel }, entry: Omit<LogEntry, 'id' | 'time'>): void {
+    if (levelRank(entry.level) > levelRank(job.logLevel)) return;
+    this.store.logs.append(jobLogOwner(job.id), entry);
   }
 
   create(id: string, userId: string, fields: JobFields): JobRecord {
@@ -152,6 +160,7 @@ export class JobService {
       await a.ended;
     }
     this.store.jobs.delete(job.id);
+    this.store.logs.deleteOwner(jobLogOwner(job.id));
     await this.results.deleteTree(job.id);
   }
 
@@ -177,7 +186,7 @@ export class JobService {
       jobId: job.id,
       run: job.run,
       graph,
-      userProcesses: storedProcessesOf(this.store.processGraphs, job.userId, graph),
+      userProcesses: userProcessesOf(this.store.processGraphs, job.userId, graph),
       maxValues: this.config.batchMaxValues,
       chunkSize: this.config.jobChunkSize,
       budgetValues: job.budget === null ? null : valuesFor(job.budget),
@@ -233,7 +242,7 @@ export class JobService {
     } catch (e) {
       console.error(`[xeo] job ${a.jobId}: ending the run failed:`, e);
       if (this.store.jobs.transition(a.jobId, ['running'], 'error')) {
-        this.store.jobLogs.add(a.jobId, { level: 'error', code: 'StorageFailure', message: 'The results could not be stored.' });
+        this.log({ id: a.jobId, logLevel: a.logLevel }, { level: 'error', code: 'StorageFailure', message: 'The results could not be stored.' });
       }
     } finally {
       await rm(a.runDir, { recursive: true, force: true }).catch(() => {});
@@ -273,7 +282,6 @@ export class JobService {
     this.log({ id: a.jobId, logLevel: a.logLevel }, {
       level: 'info',
       message: `${outcome.partial ? 'Canceled; the partial result is kept' : 'Finished'}: ${Object.keys(assets).join(', ')} (${bytes} bytes) in ${u.duration.value} s, ${u.cpu.value} CPU seconds, ${u.pixels.value} pixels, ${values} values read.`,
-      usage: u,
     });
   }
 

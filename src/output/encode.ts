@@ -5,7 +5,7 @@ import { encodeCog } from '../data/cog-writer.js';
 import { encodePng } from '../data/png-writer.js';
 import { encodeJpeg } from '../data/jpeg-writer.js';
 import { encodeNetcdf } from '../data/netcdf-writer.js';
-import { colorTable, toRgba } from '../data/colormap.js';
+import { colorIndices, colorPalette, colorTable, toRgba } from '../data/colormap.js';
 import { kernelColorize } from '../compile/executor.js';
 import { ProcessException } from '../processes/types.js';
 import type { OutputFormat } from './formats.js';
@@ -101,6 +101,13 @@ export async function encodeResult(value: unknown, f: OutputFormat & { options: 
       );
     }
     case 'PNG': {
+      const { planes } = planesOf(data, f.name);
+      // One band: an indexed image through the colour map, a quarter of the bytes of RGBA.
+      if (planes.length === 1) {
+        const [min, max] = rangeOf(planes[0], f.options.min, f.options.max);
+        const palette = colorPalette(String(f.options.colormap ?? 'viridis'));
+        return done(encodePng({ width: grid!.width, height: grid!.height, channels: 1, data: colorIndices(planes[0], min, max), palette }));
+      }
       const img = rgbaOf(data, f);
       return done(encodePng({ ...img, channels: 4 }));
     }

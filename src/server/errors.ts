@@ -70,6 +70,8 @@ export const OWN_CODES = {
   QueryParameterInvalid: 400,
   HeaderInvalid: 400,
   PathInvalid: 400,
+  /** z/x/y that names no tile of the XYZ scheme, or a zoom the service does not serve. */
+  TileInvalid: 400,
   IdentityProviderUnavailable: 503,
   /** A member of a request body with a value of the wrong kind (a job's title, say). */
   PropertyInvalid: 400,

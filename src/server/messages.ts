@@ -57,6 +57,7 @@ const EN: Record<ErrorCode, string> = {
   ServiceConfigUnsupported: "The service has no configuration parameter '{parameter}'.",
   ServiceConfigInvalid: "The value of service parameter '{parameter}' is not valid: {reason}",
   ServiceConfigRequired: "The service needs a value for '{parameter}'.",
+  TileInvalid: 'There is no tile {tile}: {reason}',
   JsonInvalid: 'The request body is not valid JSON: {reason}',
   BodyMissing: 'This request needs a body.',
   PayloadTooLarge: 'The request body is larger than the limit of {limit} bytes.',

@@ -9,8 +9,9 @@ import { SqliteUsers } from './users.js';
 import { SqliteTokens } from './tokens.js';
 import { SqliteProcessGraphs } from './process-graphs.js';
 import { SqliteCollections } from './collections.js';
+import { SqliteServices } from './services.js';
+import { SqliteLogs } from './logs.js';
 import { SqliteJobs, SqliteJobQueue } from './jobs.js';
-import { SqliteJobLogs } from './job-logs.js';
 import { SqliteJobResults } from './job-results.js';
 
 /** Append only: a migration, once released, never changes. */
@@ -54,8 +55,32 @@ const MIGRATIONS: string[] = [
      PRIMARY KEY (collection_id, id)
    ) WITHOUT ROWID;
    CREATE INDEX items_by_time ON items (collection_id, datetime);`,
-  // Batch jobs. The queue is the order of queue_seq among queued jobs; logs and results go with
-  // their job.
+  // Secondary web services, and log entries of services (and later jobs) keyed by their owner.
+  `CREATE TABLE services (
+     id TEXT PRIMARY KEY,
+     user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+     body TEXT NOT NULL,
+     tiles INTEGER NOT NULL DEFAULT 0,
+     cache_hits INTEGER NOT NULL DEFAULT 0,
+     values_read INTEGER NOT NULL DEFAULT 0,
+     cpu_ms REAL NOT NULL DEFAULT 0,
+     created TEXT NOT NULL,
+     updated TEXT NOT NULL
+   );
+   CREATE INDEX services_by_user ON services (user_id, id);
+   CREATE TABLE logs (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     owner TEXT NOT NULL,
+     level TEXT NOT NULL,
+     message TEXT NOT NULL,
+     code TEXT,
+     time TEXT NOT NULL,
+     data TEXT,
+     path TEXT
+   );
+   CREATE INDEX logs_by_owner ON logs (owner, seq);`,
+  // Batch jobs (their logs are in logs, owner job:ID). The queue is the order of queue_seq among
+  // queued jobs; the results record goes with its job.
   `CREATE TABLE jobs (
      id TEXT PRIMARY KEY,
      user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
@@ -77,13 +102,6 @@ const MIGRATIONS: string[] = [
    );
    CREATE INDEX jobs_by_user ON jobs (user_id, id);
    CREATE INDEX jobs_by_status ON jobs (status, queue_seq);
-   CREATE TABLE job_logs (
-     job_id TEXT NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
-     seq INTEGER NOT NULL,
-     level TEXT NOT NULL,
-     body TEXT NOT NULL,
-     PRIMARY KEY (job_id, seq)
-   ) WITHOUT ROWID;
    CREATE TABLE job_results (
      job_id TEXT PRIMARY KEY REFERENCES jobs (id) ON DELETE CASCADE,
      body TEXT NOT NULL
@@ -121,9 +139,10 @@ export function openStore(dataDir: string): Store {
     tokens: new SqliteTokens(db),
     processGraphs: new SqliteProcessGraphs(db),
     collections: new SqliteCollections(db),
+    services: new SqliteServices(db),
+    logs: new SqliteLogs(db),
     jobs: new SqliteJobs(db),
     jobQueue: new SqliteJobQueue(db),
-    jobLogs: new SqliteJobLogs(db),
     jobResults: new SqliteJobResults(db),
     close: () => db.close(),
   };

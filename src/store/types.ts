@@ -112,8 +112,67 @@ export interface CollectionRepo {
   delete(id: string): boolean;
 }
 
-export type JobStatus = 'created' | 'queued' | 'running' | 'canceled' | 'finished' | 'error';
 export type LogLevel = 'debug' | 'info' | 'warning' | 'error';
+
+/** A secondary web service: what its owner set, plus usage counters kept by the server. */
+export interface ServiceRecord {
+  id: string;
+  userId: string;
+  /** Service type as listed by GET /service_types (canonical spelling, e.g. XYZ). */
+  type: string;
+  enabled: boolean;
+  title: string | null;
+  description: string | null;
+  /** The `process_graph_with_metadata` object. */
+  process: Record<string, unknown>;
+  configuration: Record<string, unknown>;
+  /** Values the server derived (e.g. the value range used for colours). */
+  attributes: Record<string, unknown>;
+  plan: string;
+  budget: number | null;
+  logLevel: LogLevel;
+  created: string;
+  updated: string;
+}
+
+export interface ServiceUsage {
+  tiles: number;
+  cacheHits: number;
+  valuesRead: number;
+  cpuMs: number;
+}
+
+export interface ServiceRepo {
+  get(id: string): (ServiceRecord & { usage: ServiceUsage }) | null;
+  /** Page of a user's services ordered by id, starting after `after`. */
+  list(userId: string, after: string | null, limit: number): (ServiceRecord & { usage: ServiceUsage })[];
+  create(s: ServiceRecord): void;
+  update(s: ServiceRecord): void;
+  delete(id: string): boolean;
+  /** Adds to the usage counters. */
+  addUsage(id: string, add: ServiceUsage): void;
+}
+
+/** A log entry as the API shows it (its `id` is the store's sequence number). */
+export interface LogEntry {
+  id: string;
+  level: LogLevel;
+  message: string;
+  code?: string;
+  time: string;
+  data?: unknown;
+  path?: { node_id: string; process_id?: string; namespace?: string | null; parameter?: string }[];
+}
+
+export interface LogRepo {
+  /** Appends an entry to the log of `owner` (e.g. `service:ID`, `job:ID`); returns its id. */
+  append(owner: string, entry: Omit<LogEntry, 'id' | 'time'> & { time?: string }): string;
+  /** Entries after the entry `after` (an id, or null for the start), at `minLevel` or above. */
+  page(owner: string, after: string | null, minLevel: LogLevel, limit: number): LogEntry[];
+  deleteOwner(owner: string): void;
+}
+
+export type JobStatus = 'created' | 'queued' | 'running' | 'canceled' | 'finished' | 'error';
 export type Usage = Record<string, { value: number; unit: string }>;
 
 /** A batch job as stored. */
@@ -185,25 +244,6 @@ export interface JobQueue {
   size(): number;
 }
 
-export interface JobLogEntry {
-  /** A counter per job, as text. */
-  id: string;
-  level: LogLevel;
-  message: string;
-  time: string;
-  code?: string;
-  path?: { node_id: string; process_id?: string; namespace?: string }[];
-  data?: unknown;
-  usage?: Usage;
-}
-
-export interface JobLogRepo {
-  add(jobId: string, entry: Omit<JobLogEntry, 'id' | 'time'> & { time?: string }): JobLogEntry;
-  /** Entries after the one with id `after` (all when null), of `levels`, oldest first. */
-  list(jobId: string, after: number | null, levels: readonly LogLevel[], limit: number): JobLogEntry[];
-  lastError(jobId: string): JobLogEntry | null;
-}
-
 /** A file a job produced, kept in the result blob store under `key`. */
 export interface JobAsset {
   key: string;
@@ -240,9 +280,10 @@ export interface Store {
   tokens: TokenRepo;
   processGraphs: ProcessGraphRepo;
   collections: CollectionRepo;
+  services: ServiceRepo;
+  logs: LogRepo;
   jobs: JobRepo;
   jobQueue: JobQueue;
-  jobLogs: JobLogRepo;
   jobResults: JobResultRepo;
   close(): void;
 }

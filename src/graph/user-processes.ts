@@ -1,10 +1,11 @@
-// The user's stored processes a graph calls, directly or through each other: what an engine
-// thread needs besides the graph, since it does not look them up itself.
+// The stored processes of a user that a graph calls, directly or through each other: what a
+// compute thread needs besides the graph (threads do not read the user's records themselves).
 import type { ProcessGraphRepo } from '../store/types.js';
-import type { UserProcess } from './execute.js';
+import type { UserProcess } from '../compute/execute.js';
 
-export function storedProcessesOf(repo: Pick<ProcessGraphRepo, 'get'>, userId: string, graph: unknown): Record<string, UserProcess> {
+export function userProcessesOf(repo: ProcessGraphRepo, userId: string | null, graph: unknown): Record<string, UserProcess> {
   const out: Record<string, UserProcess> = {};
+  if (!userId) return out;
   const visit = (v: unknown, depth: number): void => {
     if (depth > 200 || v === null || typeof v !== 'object') return;
     if (Array.isArray(v)) return v.forEach((x) => visit(x, depth + 1));

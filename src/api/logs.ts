@@ -1,0 +1,38 @@
+// The answer of the logs endpoints (services now, batch jobs too): `level` filters what is
+// returned, `offset` is the id of the last entry the client has, `limit` pages with a next link.
+import type { ApiRequest } from '../server/request.js';
+import type { Reply } from '../server/reply.js';
+import type { LogLevel } from '../store/types.js';
+import { ApiError } from '../server/errors.js';
+import { json } from '../server/reply.js';
+import { LOG_LEVELS, levelRank } from '../store/logs.js';
+import { parseLimit, type Link } from './paging.js';
+
+/** Entries per page when the client sets no limit. */
+const PAGE = 1000;
+
+export function parseLogLevel(v: unknown, what: string): LogLevel {
+  if (typeof v === 'string' && (LOG_LEVELS as readonly string[]).includes(v)) return v as LogLevel;
+  throw new ApiError('QueryParameterInvalid', { parameter: what, reason: `one of ${LOG_LEVELS.join(', ')} is expected` });
+}
+
+/** `stored`: the lowest level the owner keeps (its log_level). */
+export function logsReply(req: ApiRequest, owner: string, stored: LogLevel): Reply {
+  const q = req.query;
+  const requested = q.get('level') ? parseLogLevel(q.get('level'), 'level') : 'debug';
+  const offset = q.get('offset') || null;
+  if (offset !== null && !/^\d{1,15}$/.test(offset)) {
+    throw new ApiError('QueryParameterInvalid', { parameter: 'offset', reason: 'it must be the id of a log entry' });
+  }
+  const limit = parseLimit(req) ?? PAGE;
+  // The effective level is the more severe of what is kept and what is asked for.
+  const level = levelRank(requested) < levelRank(stored) ? requested : stored;
+  const entries = req.app.store.logs.page(owner, offset, level, limit + 1);
+  const logs = entries.slice(0, limit);
+  const links: Link[] = [];
+  if (entries.length > limit) {
+    const next = new URLSearchParams({ offset: logs[logs.length - 1].id, level, limit: String(limit) });
+    links.push({ rel: 'next', href: `${req.url(req.path)}?${next}`, type: 'application/json' });
+  }
+  return json({ level, logs, links });
+}

@@ -1,0 +1,215 @@
+// Secondary web services (XYZ tiles, WMTS): create, list, read, change, delete, and their logs.
+// Tiles themselves are served by the public routes of api/tiles.ts.
+import { randomBytes } from 'node:crypto';
+import type { Route } from '../server/routes.js';
+import type { ApiRequest } from '../server/request.js';
+import type { ServiceRecord, ServiceUsage, LogLevel } from '../store/types.js';
+import { ApiError } from '../server/errors.js';
+import { json, empty } from '../server/reply.js';
+import { paginate } from './paging.js';
+import { processOfBody, requireValidGraph } from './processes.js';
+import { checkBilling, costsOf } from './result.js';
+import { DEFAULT_PLAN } from './capabilities.js';
+import { logsReply, parseLogLevel } from './logs.js';
+import { checkConfiguration, serviceParameterNames, serviceTypeName } from '../tiles/service-types.js';
+import { serviceLogOwner } from '../tiles/activity.js';
+
+/** Members PATCH may change; everything else of the record is the server's. */
+const EDITABLE = new Set(['title', 'description', 'process', 'process_graph', 'enabled', 'configuration', 'parameters', 'plan', 'budget', 'log_level']);
+
+/** Where a service is reached: an XYZ URL template, or the WMTS endpoint. */
+export function serviceUrl(req: ApiRequest, s: Pick<ServiceRecord, 'id' | 'type' | 'configuration'>): string {
+  const root = req.app.publicUrl();
+  if (s.type === 'WMTS') return `${root}/wmts/${s.id}`;
+  const ext = s.configuration.format === 'jpeg' ? 'jpg' : 'png';
+  return `${root}/xyz/${s.id}/{z}/{x}/{y}.${ext}`;
+}
+
+function usageOf(u: ServiceUsage) {
+  return {
+    cpu: { value: Math.round(u.cpuMs) / 1000, unit: 'cpu-seconds' },
+    tiles: { value: u.tiles, unit: 'tiles' },
+    tiles_from_cache: { value: u.cacheHits, unit: 'tiles' },
+    input: { value: u.valuesRead, unit: 'raster values' },
+  };
+}
+
+/** The API form of a service; lists leave out process, configuration and attributes. */
+function present(req: ApiRequest, s: ServiceRecord & { usage: ServiceUsage }, full: boolean) {
+  const out: Record<string, unknown> = {
+    id: s.id,
+    title: s.title,
+    description: s.description,
+    url: serviceUrl(req, s),
+    type: s.type,
+    enabled: s.enabled,
+  };
+  if (full) {
+    out.process = s.process;
+    out.configuration = s.configuration;
+    out.attributes = s.attributes;
+  }
+  Object.assign(out, {
+    created: s.created,
+    plan: s.plan,
+    costs: costsOf(s.usage.valuesRead),
+    budget: s.budget,
+    usage: usageOf(s.usage),
+    log_level: s.logLevel,
+    links: [
+      { rel: 'self', href: req.url(`/services/${s.id}`), type: 'application/json' },
+      { rel: 'alternate', href: `${req.app.publicUrl()}/viewer?service=${s.id}`, type: 'text/html', title: 'The service on a map' },
+      { rel: 'monitor', href: req.url(`/services/${s.id}/logs`), type: 'application/json', title: 'Logs of the service' },
+    ],
+  });
+  return out;
+}
+
+const invalid = (member: string, reason: string) => new ApiError('ServiceConfigInvalid', { parameter: member, reason });
+
+function text(body: Record<string, unknown>, k: string): string | null {
+  const v = body[k];
+  if (v === undefined || v === null) return null;
+  if (typeof v !== 'string') throw invalid(k, 'a string or null is expected');
+  return v;
+}
+
+/** The process of a body, checked: the service type's parameters are declared for it. */
+function processOf(req: ApiRequest, body: Record<string, unknown>, type: string): Record<string, unknown> {
+  const proc = processOfBody(body);
+  requireValidGraph(req, proc, undefined, serviceParameterNames(type));
+  return proc;
+}
+
+function owned(req: ApiRequest) {
+  const id = req.params.service_id;
+  const s = req.app.store.services.get(id);
+  if (!s || s.userId !== req.me.id) throw new ApiError('ServiceNotFound', { identifier: id });
+  return s;
+}
+
+export const routes: Route[] = [
+  {
+    method: 'GET',
+    path: '/services',
+    summary: 'Your secondary web services',
+    auth: 'required',
+    handler: (req) => {
+      const repo = req.app.store.services;
+      const { items, links } = paginate(req, (after, n) => repo.list(req.me.id, after, n), (s) => s.id);
+      return json({ services: items.map((s) => present(req, s, false)), links });
+    },
+  },
+  {
+    method: 'POST',
+    path: '/services',
+    summary: 'Create a secondary web service',
+    auth: 'required',
+    body: 'json',
+    status: 201,
+    handler: async (req) => {
+      const body = await req.jsonObject();
+      if (body.type === undefined || body.type === null) throw new ApiError('ServiceUnsupported', { type: '' }, 'A service needs a `type`: one of those GET /service_types lists.');
+      const type = serviceTypeName(body.type);
+      // `parameters` is the interface spec's older name of `configuration`.
+      const configuration = checkConfiguration(type, body.configuration ?? body.parameters);
+      checkBilling(body);
+      if (body.enabled !== undefined && typeof body.enabled !== 'boolean') throw invalid('enabled', 'true or false is expected');
+      const process = processOf(req, body, type);
+      const now = new Date().toISOString();
+      const record: ServiceRecord = {
+        id: randomBytes(16).toString('base64url'),
+        userId: req.me.id,
+        type,
+        enabled: body.enabled ?? true,
+        title: text(body, 'title'),
+        description: text(body, 'description'),
+        process,
+        configuration,
+        attributes: {},
+        plan: DEFAULT_PLAN,
+        budget: typeof body.budget === 'number' ? body.budget : null,
+        logLevel: body.log_level === undefined || body.log_level === null ? 'info' : parseMemberLevel(body.log_level),
+        created: now,
+        updated: now,
+      };
+      req.app.store.services.create(record);
+      req.app.store.logs.append(serviceLogOwner(record.id), { level: 'info', message: `${type} service created` });
+      return empty(201, { Location: req.url(`/services/${record.id}`), [`${req.app.brandWord}-Identifier`]: record.id });
+    },
+  },
+  {
+    method: 'GET',
+    path: '/services/{service_id}',
+    summary: 'One secondary web service',
+    auth: 'required',
+    handler: (req) => json(present(req, owned(req), true)),
+  },
+  {
+    method: 'PATCH',
+    path: '/services/{service_id}',
+    summary: 'Change a secondary web service',
+    auth: 'required',
+    body: 'json',
+    status: 204,
+    handler: async (req) => {
+      const current = owned(req);
+      const body = await req.jsonObject();
+      const keys = Object.keys(body);
+      if (keys.length === 0) throw new ApiError('NoDataForUpdate');
+      for (const k of keys) if (!EDITABLE.has(k)) throw new ApiError('PropertyNotEditable', { property: k });
+      const next: ServiceRecord = { ...current, updated: new Date().toISOString() };
+      if ('title' in body) next.title = text(body, 'title');
+      if ('description' in body) next.description = text(body, 'description');
+      if ('enabled' in body) {
+        if (typeof body.enabled !== 'boolean') throw invalid('enabled', 'true or false is expected');
+        next.enabled = body.enabled;
+      }
+      if ('configuration' in body || 'parameters' in body) next.configuration = checkConfiguration(current.type, body.configuration ?? body.parameters);
+      if ('process' in body || 'process_graph' in body) next.process = processOf(req, body, current.type);
+      checkBilling(body);
+      // plan: null keeps the plan; budget: null removes the limit.
+      if ('budget' in body) next.budget = typeof body.budget === 'number' ? body.budget : null;
+      if ('log_level' in body) next.logLevel = parseMemberLevel(body.log_level);
+      req.app.store.services.update(next);
+      req.app.tiles.invalidate(current.id);
+      const changed = keys.join(', ');
+      req.app.store.logs.append(serviceLogOwner(current.id), { level: 'info', message: `service changed: ${changed}` });
+      return empty(204);
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/services/{service_id}',
+    summary: 'Delete a secondary web service',
+    auth: 'required',
+    status: 204,
+    handler: (req) => {
+      const s = owned(req);
+      req.app.store.services.delete(s.id);
+      req.app.store.logs.deleteOwner(serviceLogOwner(s.id));
+      req.app.tiles.activity.forget(s.id);
+      req.app.tiles.invalidate(s.id);
+      return empty(204);
+    },
+  },
+  {
+    method: 'GET',
+    path: '/services/{service_id}/logs',
+    summary: 'Logs of a secondary web service',
+    auth: 'required',
+    handler: (req) => {
+      const s = owned(req);
+      req.app.tiles.activity.flush(s.id);
+      return logsReply(req, serviceLogOwner(s.id), s.logLevel);
+    },
+  },
+];
+
+function parseMemberLevel(v: unknown): LogLevel {
+  try {
+    return parseLogLevel(v, 'log_level');
+  } catch {
+    throw invalid('log_level', 'one of error, warning, info, debug is expected');
+  }
+}

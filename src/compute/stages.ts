@@ -1,0 +1,32 @@
+// Where a computation spends its time, per stage, for the Server-Timing header of tiles and for
+// benchmarks. A compute thread runs one graph at a time, so per-thread counters suffice; reads
+// run concurrently, so `load` is wall time and `warp` (synchronous) is subtracted to give `read`.
+
+export interface StageTimes {
+  /** Reading and decoding source blocks (load wall time minus warp). */
+  read: number;
+  warp: number;
+  kernel: number;
+  encode: number;
+  total: number;
+}
+
+const acc = { load: 0, warp: 0, kernel: 0, encode: 0 };
+
+export function resetStages(): void {
+  acc.load = acc.warp = acc.kernel = acc.encode = 0;
+}
+
+/** Adds elapsed milliseconds to a stage. */
+export function addStage(stage: keyof typeof acc, ms: number): void {
+  acc[stage] += ms;
+}
+
+export function stageTimes(total: number): StageTimes {
+  return { read: Math.max(0, acc.load - acc.warp), warp: acc.warp, kernel: acc.kernel, encode: acc.encode, total };
+}
+
+/** The Server-Timing header value of a computation. */
+export function serverTiming(t: StageTimes): string {
+  return `read;dur=${t.read.toFixed(2)}, warp;dur=${t.warp.toFixed(2)}, kernel;dur=${t.kernel.toFixed(2)}, encode;dur=${t.encode.toFixed(2)}, total;dur=${t.total.toFixed(2)}`;
+}

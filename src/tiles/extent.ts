@@ -1,0 +1,48 @@
+// Where a service has data: the union of its loads' extents (the literal spatial_extent of each
+// load_collection, else the whole collection), in WGS84. Maps zoom to it, WMTS announces it, and
+// tiles outside it are answered as empty without computing anything.
+import type { CatalogSource } from '../data/load.js';
+import { transformBox } from '../data/crs.js';
+import { bboxOf } from '../processes/cubes/extents.js';
+
+export type LonLatBox = [number, number, number, number];
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** The WGS84 box of the graph's loads, or null when it cannot be known (load_stac, computed extents, no load). */
+export function serviceExtent(catalog: CatalogSource, graph: unknown): LonLatBox | null {
+  if (!isObject(graph)) return null;
+  let box: LonLatBox | null = null;
+  let loads = 0;
+  for (const node of Object.values(graph)) {
+    if (!isObject(node) || !isObject(node.arguments)) continue;
+    if (node.process_id === 'load_stac') return null;
+    if (node.process_id !== 'load_collection') continue;
+    loads++;
+    const a = node.arguments;
+    let b: LonLatBox | null = null;
+    const ext = a.spatial_extent;
+    if (isObject(ext) && typeof ext.west === 'number') {
+      try {
+        const e = bboxOf(ext, 'load_collection', 'spatial_extent');
+        b = transformBox([e.west, e.south, e.east, e.north], e.crs ?? 4326, 4326);
+      } catch {
+        return null;
+      }
+    } else if (ext === undefined || ext === null) {
+      if (typeof a.id !== 'string') return null;
+      const items = catalog.collections.items(a.id);
+      for (const it of items) b = union(b, it.bbox4326);
+    } else {
+      return null; // GeoJSON or a parameter: computed at run time
+    }
+    if (!b || !b.every(Number.isFinite)) return null;
+    box = union(box, b);
+  }
+  return loads > 0 ? box : null;
+}
+
+function union(a: LonLatBox | null, b: LonLatBox): LonLatBox {
+  if (!a) return [...b];
+  return [Math.min(a[0], b[0]), Math.min(a[1], b[1]), Math.max(a[2], b[2]), Math.max(a[3], b[3])];
+}
