@@ -29,7 +29,7 @@ export interface Window {
 export class CogStreamWriter {
   /** Windows must start on multiples of this many pixels (the real writer's rule). */
   static chunkAlign(opts: { tileSize?: number } = {}): number {
-    return (opts.tileSize ?? 256) * 4;
+    return Math.max(4 * (opts.tileSize ?? 256), 1024);
   }
 
   static async create(file: string, opts: CogStreamOptions): Promise<CogStreamWriter> {

@@ -6,6 +6,7 @@ import { CogStreamWriter, type Window } from './cog-stream-adapter.js';
 import { gridBox, type Grid } from '../data/grid.js';
 import { transformBox } from '../data/crs.js';
 import { OUTPUT_FORMATS } from '../output/formats.js';
+import { ProcessException } from '../processes/types.js';
 
 /** A finished file of a run, in the run's folder. */
 export interface OutputFile {
@@ -88,6 +89,11 @@ export async function cogSink(dir: string, name: string, grid: Grid, names: stri
     tileSize,
     resampling: options.overview_resampling === 'nearest' ? 'nearest' : 'average',
     tmpDir: dir,
+  }).catch((e: unknown) => {
+    // The writer refuses a file that could pass classic TIFF's 4 GiB before anything is computed.
+    const message = e instanceof Error ? e.message : String(e);
+    if (/bytes/.test(message) && /limit|beyond/.test(message)) throw new ProcessException('FormatUnsuitable', `GTiff: ${message}`);
+    throw e;
   });
   const stats = names.map(() => new BandStats());
   const written = new Set<string>();

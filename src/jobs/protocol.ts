@@ -17,7 +17,8 @@ export type FromJobThread = About &
   (
     | { type: 'log'; entry: RunLog }
     | { type: 'progress'; done: number; total: number; values: number }
-    | { type: 'halted' }
+    /** The computation stopped on request after `done` chunks (a partial result may follow). */
+    | { type: 'halted'; done: number }
     | { type: 'done'; outcome: JobOutcome }
     | { type: 'stopped' }
     | { type: 'failed'; error: ErrorData; path: PathEntry[] }

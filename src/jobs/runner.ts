@@ -43,8 +43,8 @@ export interface JobSink {
   log(entry: RunLog): void;
   /** `done` of `total` chunks are written; `values` raster values read so far. */
   progress(done: number, total: number, values: number): void;
-  /** The computation stopped after a stop request (what follows only finishes files). */
-  halted(): void;
+  /** The computation stopped after a stop request, with `done` chunks written (what follows only finishes files). */
+  halted(done: number): void;
 }
 
 export interface JobOutcome {
@@ -190,7 +190,7 @@ async function runChunked(
     }
     return finish([await out!.finish(windows)], false, pixels, values);
   } catch (e) {
-    if (e instanceof JobStopped) sink.halted();
+    if (e instanceof JobStopped) sink.halted(done);
     if (e instanceof JobStopped && e.keepPartial && out && done > 0) {
       sink.log({ level: 'info', message: `Stopped after ${done} of ${windows.length} chunks; the rest of the result is no-data.` });
       return finish([await out.finish(windows)], true, pixels, values);

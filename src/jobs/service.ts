@@ -117,6 +117,8 @@ export class JobService {
    */
   async start(job: JobRecord): Promise<boolean> {
     if (job.status === 'queued' || job.status === 'running') return false;
+    // A canceled run may still be writing its partial result: let it end first.
+    await this.active.get(job.id)?.ended;
     const restart = job.status !== 'created';
     if (this.store.jobResults.delete(job.id) || restart) await this.results.deleteTree(job.id);
     const run = job.run + 1;
@@ -130,9 +132,9 @@ export class JobService {
   }
 
   /**
-   * Cancels: a queued job goes back to created; a running one stops within a second and becomes
-   * canceled with its partial result (the chunks done, no-data elsewhere), or created when not a
-   * chunk was done. Any other status: nothing happens.
+   * Cancels: a queued job goes back to created. A running one stops computing within a second
+   * and answers then: it becomes canceled when chunks were done (their partial result, no-data
+   * elsewhere, is written next and listed once written), else created. Other statuses: nothing.
    */
   async cancel(job: JobRecord): Promise<void> {
     if (job.status === 'queued') {
@@ -147,8 +149,10 @@ export class JobService {
     }
     a.stop ??= 'cancel';
     const how = await this.threads.stop(job.id, true, STOP_GRACE_MS);
-    if (how === 'terminated') this.log(job, { level: 'warning', message: `The computation did not halt within ${STOP_GRACE_MS} ms, so its thread was ended.` });
-    await a.ended;
+    if (how === 'terminated') {
+      this.log(job, { level: 'warning', message: `The computation did not halt within ${STOP_GRACE_MS} ms, so its thread was ended.` });
+      await a.ended;
+    }
   }
 
   /** Deletes a job: stops its computation, then its records and files. */
@@ -202,9 +206,10 @@ export class JobService {
       case 'log':
         return this.log(job, m.entry);
       case 'progress':
-        return this.store.jobs.report(a.jobId, a.run, { progress: Math.floor((m.done * 1000) / m.total) / 10, costs: costsOf(m.values) });
-      case 'halted':
+        this.store.jobs.report(a.jobId, a.run, { progress: Math.floor((m.done * 1000) / m.total) / 10, costs: costsOf(m.values) });
         return;
+      case 'halted':
+        return this.halted(a, m.done);
       case 'done':
         return void this.settle(a, () => this.keep(a, m.outcome));
       case 'stopped':
@@ -228,10 +233,23 @@ export class JobService {
     }
   }
 
-  /** A canceled run that left nothing: back to created. */
+  /** A canceled run stopped computing: canceled with the chunks done, or back to created without any. */
+  private halted(a: Active, done: number): void {
+    if (a.stop !== 'cancel') return;
+    const job = { id: a.jobId, logLevel: a.logLevel };
+    if (done > 0 && this.store.jobs.transition(a.jobId, ['running'], 'canceled')) {
+      this.log(job, { level: 'info', message: `Canceled after ${done} chunk(s). Their partial result (no-data elsewhere) is written now and then listed by GET /jobs/{job_id}/results?partial=true.` });
+    } else if (done === 0) this.stoppedEmpty(a);
+  }
+
+  /** A canceled run that left nothing (or could not write its partial result): back to created. */
   private stoppedEmpty(a: Active): void {
-    if (a.stop === 'cancel' && this.store.jobs.transition(a.jobId, ['running'], 'created')) {
-      this.log({ id: a.jobId, logLevel: a.logLevel }, { level: 'info', message: 'Canceled before any part of the result was written; the job is back to created.' });
+    if (a.stop !== 'cancel') return;
+    const job = { id: a.jobId, logLevel: a.logLevel };
+    if (this.store.jobs.transition(a.jobId, ['running'], 'created')) {
+      this.log(job, { level: 'info', message: 'Canceled before any part of the result was written; the job is back to created.' });
+    } else if (this.store.jobs.transition(a.jobId, ['canceled'], 'created')) {
+      this.log(job, { level: 'warning', message: 'The partial result could not be written; the job is back to created.' });
     }
   }
 
@@ -270,9 +288,11 @@ export class JobService {
       created: new Date().toISOString(),
     });
     const values = outcome.usage.values_read?.value ?? 0;
-    const to = outcome.partial ? 'canceled' : 'finished';
-    const facts = outcome.partial ? { usage: outcome.usage, costs: costsOf(values) } : { usage: outcome.usage, costs: costsOf(values), progress: 100 };
-    if (!this.store.jobs.transition(a.jobId, ['running'], to, facts)) {
+    // A partial result belongs to a job set to canceled when it halted; it stays canceled.
+    const moved = outcome.partial
+      ? this.store.jobs.report(a.jobId, a.run, { usage: outcome.usage, costs: costsOf(values) }, 'canceled')
+      : this.store.jobs.transition(a.jobId, ['running'], 'finished', { usage: outcome.usage, costs: costsOf(values), progress: 100 });
+    if (!moved) {
       this.store.jobResults.delete(a.jobId);
       await this.results.deleteTree(a.jobId);
       return;
@@ -281,7 +301,7 @@ export class JobService {
     const u = outcome.usage;
     this.log({ id: a.jobId, logLevel: a.logLevel }, {
       level: 'info',
-      message: `${outcome.partial ? 'Canceled; the partial result is kept' : 'Finished'}: ${Object.keys(assets).join(', ')} (${bytes} bytes) in ${u.duration.value} s, ${u.cpu.value} CPU seconds, ${u.pixels.value} pixels, ${values} values read.`,
+      message: `${outcome.partial ? 'The partial result is written' : 'Finished'}: ${Object.keys(assets).join(', ')} (${bytes} bytes) in ${u.duration.value} s, ${u.cpu.value} CPU seconds, ${u.pixels.value} pixels, ${values} values read.`,
     });
   }
 

@@ -18,17 +18,21 @@ parentPort!.on('message', async (msg: ToJobThread) => {
   const { jobId, run } = msg.spec;
   const ac = new AbortController();
   current = { jobId, run, ac };
+  let halted = false;
   const sink = {
     log: (entry: Parameters<Parameters<typeof runJob>[2]['log']>[0]) => post({ type: 'log', jobId, run, entry }),
     progress: (done: number, total: number, values: number) => post({ type: 'progress', jobId, run, done, total, values }),
-    halted: () => post({ type: 'halted', jobId, run }),
+    halted: (done: number) => {
+      if (!halted) post({ type: 'halted', jobId, run, done });
+      halted = true;
+    },
   };
   try {
     const outcome = await runJob(msg.spec, store(), sink, ac.signal);
     post({ type: 'done', jobId, run, outcome });
   } catch (e) {
     if (e instanceof JobStopped) {
-      sink.halted();
+      sink.halted(0);
       post({ type: 'stopped', jobId, run });
     } else post({ type: 'failed', jobId, run, error: failureData(e), path: failurePath(e) });
   } finally {

@@ -134,9 +134,10 @@ export class SqliteJobs implements JobRepo {
     return this.db.prepare(sql).run(to, now(), ...values, id, ...from).changes > 0;
   }
 
-  report(id: string, run: number, facts: JobFacts): void {
+  report(id: string, run: number, facts: JobFacts, status: JobStatus = 'running'): boolean {
     const [sets, values] = assignments(facts, FACT_COLUMNS);
-    if (sets.length) this.db.prepare(`UPDATE jobs SET ${sets.join(', ')} WHERE id = ? AND run = ? AND status = 'running'`).run(...values, id, run);
+    if (!sets.length) return false;
+    return this.db.prepare(`UPDATE jobs SET ${sets.join(', ')} WHERE id = ? AND run = ? AND status = ?`).run(...values, id, run, status).changes > 0;
   }
 
   withStatus(status: JobStatus): JobRecord[] {

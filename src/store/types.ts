@@ -221,8 +221,8 @@ export interface JobRepo {
    * given; `updated` becomes now. Answers whether it moved.
    */
   transition(id: string, from: readonly JobStatus[], to: JobStatus, facts?: JobFacts): boolean;
-  /** Progress and costs of a running job (status and `updated` stay). */
-  report(id: string, run: number, facts: JobFacts): void;
+  /** Facts of a run (progress, costs, usage) while the job has `status` (default running); status and `updated` stay. Answers whether it applied. */
+  report(id: string, run: number, facts: JobFacts, status?: JobStatus): boolean;
   withStatus(status: JobStatus): JobRecord[];
   delete(id: string): boolean;
   /** Raster values read and seconds spent by recently finished jobs: the measured throughput. */
