@@ -130,7 +130,7 @@ export function planLayout(ghostBytes: number, levels: LayoutLevel[]): Layout {
       pos += LEADER + n + TRAILER;
     }
   }
-  if (pos > MAX_CLASSIC_TIFF_BYTES) throw tooBig('COG writer', pos);
+  if (pos > MAX_CLASSIC_TIFF_BYTES) throw tooBig('COG writer', `the COG would take ${pos} bytes`);
   return { firstIfd, ifdOffsets, tileOffsets, dataStart, totalBytes: pos };
 }
 

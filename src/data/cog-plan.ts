@@ -29,8 +29,9 @@ export interface CogMeta {
 /** Classic TIFF addresses bytes with uint32 offsets. */
 export const MAX_CLASSIC_TIFF_BYTES = 0xffffffff;
 
-export function tooBig(who: string, bytes: number, what = 'the COG would take'): Error {
-  return new Error(`${who}: ${what} over ${bytes} bytes, beyond classic TIFF's 4 GiB limit (BigTIFF is not supported): split the data into several files`);
+/** `what` says how many bytes and of what, e.g. "the COG would take 5000000000 bytes". */
+export function tooBig(who: string, what: string): Error {
+  return new Error(`${who}: ${what}, beyond classic TIFF's 4 GiB limit (BigTIFF is not supported): split the data into several files`);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -12,14 +12,16 @@
 //   - Every tile is deflated on libuv's pool as soon as it exists and spilled to a temporary file
 //     (TileSpill); finish() writes the head (whose size only depends on tile counts) and copies the
 //     tiles in COG order into a temporary file next to the target, then fsyncs and renames it.
-// Memory held: the tile encoder's fixed buffers, one window's halvings (a third of the window's
-// size at most) and the partial tiles. Written row by row, partial tiles take about
-// width * tileSize^2 / chunkAlign pixels (a strip two windows high, at a quarter of the
-// resolution, and its upper levels); in any order at most a third of the pixels of level k+1,
-// 1/(3 * 4^k) of the raster. heldBytes() counts all of it; the caller's window arrays are its own.
+// Memory held: the tile encoder's fixed buffers (and as many deflated tiles in flight), one window's
+// halvings (under a third of the window) and the partial tiles of the levels above k. With windows
+// written row by row, that is one row of tiles per such level: about width * tileSize / 2^(k+1)
+// pixels at level k+1 and half as much at each level above, so width * tileSize^2 / chunkAlign in
+// all, whatever the height. In any order, at worst every pixel of those levels: 1/(3 * 4^k) of the
+// raster. heldBytes() counts all of it; the caller's window arrays are its own.
 import path from 'node:path';
 import { writeAll, writeFileAtomic, tempPathFor } from './atomic-file.js';
 import { sampleTypeOf, type SampleType, type TypedArray } from './grid.js';
+import type { Window } from './cog-reader.js';
 import { halve, type Raster } from './cog-overviews.js';
 import { cogHead, headBytes } from './cog-layout.js';
 import { PartialTiles, rasterBytes } from './cog-partials.js';
@@ -37,18 +39,18 @@ export interface CogStreamOptions extends CogMeta {
   maxBytes?: number;
 }
 
-/** A window of the full-resolution raster, in pixels. */
-export interface Window {
-  col: number;
-  row: number;
-  width: number;
-  height: number;
-}
+/** A window of the full-resolution raster in pixels: columns [col, col+width), rows [row, row+height). */
+export type { Window };
 
 type State = 'open' | 'finished' | 'aborted' | 'failed';
 
 function fail(message: string): never {
   throw new Error(`CogStreamWriter: ${message}`);
+}
+
+function overLimit(what: string, maxBytes: number): Error {
+  if (maxBytes === MAX_CLASSIC_TIFF_BYTES) return tooBig('CogStreamWriter', what);
+  return new Error(`CogStreamWriter: ${what}, over the limit of ${maxBytes} bytes`);
 }
 
 export class CogStreamWriter {
@@ -94,12 +96,12 @@ export class CogStreamWriter {
   /**
    * Checks the options, refuses a file that could outgrow the limit, and creates the spill file.
    *
-   * Size policy. Deflated sizes are known only as tiles come, so three checks: here, refuse when
-   * the file could exceed the limit uncompressed (head, frames and every tile at full size) —
-   * float data rarely shrinks by more than half, and a batch job should learn before computing
-   * that its output may not fit, rather than after; split it (fewer bands, smaller areas) instead.
-   * While writing, refuse as soon as the spilled tiles pass the limit (deflate can expand
-   * incompressible data by a few bytes per block). In finish(), the exact layout is checked again.
+   * Size policy. Deflated sizes are known only as tiles come, so three checks. Here, refuse when
+   * the file could exceed the limit uncompressed (head, frames, every tile of every level at full
+   * size): deflate seldom even halves float data, and a batch job should learn that its output may
+   * not fit before computing it, not hours later; the answer is to split it (fewer bands, smaller
+   * areas). While writing, refuse as soon as the spilled tiles pass the limit (deflate adds a few
+   * bytes per block to incompressible data). In finish(), the exact layout is checked again.
    */
   static async create(file: string, opts: CogStreamOptions): Promise<CogStreamWriter> {
     const plan = planCog(opts, opts.bandCount, opts.sampleType, fail);
@@ -108,10 +110,7 @@ export class CogStreamWriter {
     const sizes = levelSizes(plan);
     const tiles = sizes.map((s) => tileCount(s, plan.tileSize));
     const raw = headBytes(plan, sizes) + tiles.reduce((s, n) => s + n, 0) * (LEADER + tileBytes(plan) + TRAILER);
-    if (raw > maxBytes) {
-      if (maxBytes === MAX_CLASSIC_TIFF_BYTES) throw tooBig('CogStreamWriter', raw, 'uncompressed, the COG could take');
-      fail(`uncompressed, the COG could take ${raw} bytes, over the limit of ${maxBytes}`);
-    }
+    if (raw > maxBytes) throw overLimit(`uncompressed, the COG could take ${raw} bytes`, maxBytes);
     const spill = await TileSpill.create(tempPathFor(file, 'tiles.tmp', opts.tmpDir ?? path.dirname(file)), tiles);
     return new CogStreamWriter(file, plan, spill, maxBytes);
   }
@@ -142,7 +141,10 @@ export class CogStreamWriter {
     return this.serial(() => this.assemble());
   }
 
-  /** Stops and removes the temporary files; harmless after finish() or a failure. */
+  /**
+   * Stops and removes the temporary files; harmless after finish() or a failure. Calls not yet
+   * started are refused; one under way (a window, or finish()) completes first.
+   */
   async abort(): Promise<void> {
     if (this.state !== 'open') return;
     this.state = 'aborted';
@@ -221,6 +223,7 @@ export class CogStreamWriter {
    * halved into the next level; other pieces wait in PartialTiles for the rest of their tiles.
    */
   private async put(li: number, x: number, y: number, r: Raster): Promise<void> {
+    if (this.encoder.failed) return; // addWindow reports it
     const ts = this.plan.tileSize;
     const size = this.sizes[li]!;
     const aligned = x % ts === 0 && y % ts === 0 && (r.width % ts === 0 || x + r.width === size.width) && (r.height % ts === 0 || y + r.height === size.height);
@@ -253,10 +256,7 @@ export class CogStreamWriter {
 
   private async spillTile(li: number, index: number, data: Buffer): Promise<void> {
     const total = this.head + this.spill.bytes + LEADER + data.length + TRAILER;
-    if (total > this.maxBytes) {
-      if (this.maxBytes === MAX_CLASSIC_TIFF_BYTES) throw tooBig('CogStreamWriter', total, 'the tiles written so far take');
-      fail(`the tiles written so far take ${total} bytes, over the limit of ${this.maxBytes}`);
-    }
+    if (total > this.maxBytes) throw overLimit(`the tiles written so far take ${total} bytes`, this.maxBytes);
     this.hold(data.length);
     try {
       await this.spill.put(li, index, data);
@@ -274,7 +274,7 @@ export class CogStreamWriter {
     }
     await this.encoder.drain();
     const { head, layout } = cogHead(this.plan, this.sizes, this.spill.byteCounts());
-    if (layout.totalBytes > this.maxBytes) fail(`the COG takes ${layout.totalBytes} bytes, over the limit of ${this.maxBytes}`);
+    if (layout.totalBytes > this.maxBytes) throw overLimit(`the COG takes ${layout.totalBytes} bytes`, this.maxBytes);
     this.hold(head.length + COPY_BYTES);
     try {
       await writeFileAtomic(this.file, async (fh) => {

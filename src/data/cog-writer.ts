@@ -67,7 +67,7 @@ async function encodeLevels(input: CogInput, plan: Plan): Promise<Buffer[][]> {
           tiles[index] = frame(data);
           written += tiles[index].length;
           // Fail early rather than compress gigabytes that cannot be written anyway.
-          if (written > MAX_CLASSIC_TIFF_BYTES) throw tooBig('encodeCog', written);
+          if (written > MAX_CLASSIC_TIFF_BYTES) throw tooBig('encodeCog', `the COG would take over ${written} bytes`);
         });
       }
     }
