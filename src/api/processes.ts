@@ -22,6 +22,7 @@ export function validationEnv(req: ApiRequest): ValidationEnv {
     predefined: (id) => predefined.get(id),
     userProcess: (id) => (user ? ((req.app.store.processGraphs.get(user.id, id)?.process as ReturnType<ValidationEnv['userProcess']>) ?? null) : null),
     allowNamespace: req.version.nodeNamespace,
+    limits: { nodes: req.app.config.maxGraphNodes, depth: req.app.config.maxGraphDepth },
   };
 }
 

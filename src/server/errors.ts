@@ -73,6 +73,8 @@ export const OWN_CODES = {
   /** z/x/y that names no tile of the XYZ scheme, or a zoom the service does not serve. */
   TileInvalid: 400,
   IdentityProviderUnavailable: 503,
+  /** A per-user limit of concurrent work is reached (a quota, not a server fault). */
+  TooManyRequests: 429,
   /** Named by the interface spec for an unresolvable parameter reference; not in errors.json. */
   ProcessParameterMissing: 400,
 } as const;

@@ -67,6 +67,7 @@ const EN: Record<ErrorCode, string> = {
   PathInvalid: 'The request path is not valid: {reason}',
   ProcessParameterMissing: "No value and no default for the process parameter '{parameter}'.",
   IdentityProviderUnavailable: "The identity provider '{provider}' cannot be reached to check the token. Please retry later.",
+  TooManyRequests: 'You already run {running} computations at a time, the most allowed. Wait for one to finish, or use a batch job.',
 };
 
 /** German texts for the messages users meet most. */
