@@ -18,6 +18,7 @@ import { generateDemo, DEMO_ID } from './data/demo.js';
 import { apiRoutes, rootRoutes } from './api/index.js';
 import { ComputePool } from './compute/pool.js';
 import { TileServer } from './tiles/tile-server.js';
+import { UserSlots } from './compute/user-slots.js';
 import { JobService } from './jobs/service.js';
 
 export interface Xeo {
@@ -58,6 +59,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
     auth: new Authenticator(store, new OidcVerifier(config.oidcProviders, store)),
     workspaces: new Workspaces(blobs, config.maxUploadBytes),
     compute,
+    userSlots: new UserSlots(config.userConcurrency),
     tiles: new TileServer(store, compute, config),
     jobs,
     routers: new Map(),

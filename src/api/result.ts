@@ -38,16 +38,22 @@ export const routes: Route[] = [
       // A client that goes away cancels its computation.
       const ac = new AbortController();
       req.onAbort(() => ac.abort(new RequestAborted()));
-      const out = await req.app.compute.run(
-        {
-          graph: proc.process_graph as Graph,
-          userProcesses: userProcessesOf(req.app.store.processGraphs, req.user?.id ?? null, proc.process_graph),
-          maxValues: cfg.syncMaxValues,
-          limitAdvice: 'Run it as a batch job (POST /jobs), or narrow the extent, dates or bands.',
-          budgetValues,
-        },
-        ac.signal,
-      );
+      const release = req.app.userSlots.acquire(req.me.id);
+      let out;
+      try {
+        out = await req.app.compute.run(
+          {
+            graph: proc.process_graph as Graph,
+            userProcesses: userProcessesOf(req.app.store.processGraphs, req.user?.id ?? null, proc.process_graph),
+            maxValues: cfg.syncMaxValues,
+            limitAdvice: 'Run it as a batch job (POST /jobs), or narrow the extent, dates or bands.',
+            budgetValues,
+          },
+          ac.signal,
+        );
+      } finally {
+        release();
+      }
       return {
         status: 200,
         body: out.body,

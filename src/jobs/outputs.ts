@@ -2,7 +2,7 @@
 // (with running band statistics), or the encoded bytes of another format.
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { CogStreamWriter, type Window } from './cog-stream-adapter.js';
+import { CogStreamWriter, type Window } from '../data/cog-stream.js';
 import { gridBox, type Grid } from '../data/grid.js';
 import { transformBox } from '../data/crs.js';
 import { OUTPUT_FORMATS } from '../output/formats.js';

@@ -12,7 +12,7 @@ import type { LogLevel } from '../graph/context.js';
 import type { LoadPlan } from '../cube/lazy.js';
 import { predefined } from '../processes/registry.js';
 import { ApiError } from '../server/errors.js';
-import { CogStreamWriter } from './cog-stream-adapter.js';
+import { CogStreamWriter } from '../data/cog-stream.js';
 import { chunkWindows, classifyGraph, savedFormats, windowGrid, type Window } from './chunking.js';
 import { bytesOutput, cogSink, footprint, type OutputFile } from './outputs.js';
 import type { Usage } from '../store/types.js';
