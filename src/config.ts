@@ -141,7 +141,7 @@ export function loadConfig(env: Env = process.env): Config {
     jobThreads: int(env, 'XEO_JOB_THREADS', 1, 1),
     batchMaxValues: int(env, 'XEO_BATCH_MAX_VALUES', 512 * 1024 * 1024, 1),
     jobChunkSize: int(env, 'XEO_JOB_CHUNK_SIZE', 1024, 16),
-    jobBlockCacheBytes: int(env, 'XEO_JOB_BLOCK_CACHE_BYTES', 64 * 1024 * 1024, 1024 * 1024),
+    jobBlockCacheBytes: int(env, 'XEO_JOB_BLOCK_CACHE_BYTES', 32 * 1024 * 1024, 1024 * 1024),
     resultLinkTtlSeconds: int(env, 'XEO_RESULT_LINK_TTL', 7 * 24 * 3600, 1),
   };
 }

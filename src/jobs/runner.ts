@@ -134,15 +134,15 @@ export async function runJob(spec: JobSpec, catalog: CatalogSource, sink: JobSin
   if (out.raw) {
     // A raster computed whole: written through the same COG writer, in chunk-sized windows.
     const { grid, planes, names, options } = out.raw;
-    const sink2 = await cogSink(spec.outDir, 'result.tif', grid, names, options);
+    const writer = await cogSink(spec.outDir, 'result.tif', grid, names, options);
     const windows = chunkWindows(grid.width, grid.height, alignedChunk(spec.chunkSize, options));
     try {
-      for (const w of windows) await sink2.write(w, planes.map((p) => cut(p, grid.width, w)));
-      const file = await sink2.finish(windows);
+      for (const w of windows) await writer.write(w, planes.map((p) => cut(p, grid.width, w)));
+      const file = await writer.finish(windows);
       sink.progress(1, 1, out.values);
       return { ...finish([file], false, grid.width * grid.height, out.values), ...footprint(grid) };
     } catch (e) {
-      await sink2.abort().catch(() => {});
+      await writer.abort().catch(() => {});
       throw e;
     }
   }

@@ -75,6 +75,12 @@ export class JobService {
         this.log(job, { level: 'warning', message: `The server stopped while this job ran (run ${job.run}). It is queued again and starts from the beginning; nothing of the interrupted run is kept.` });
       }
     }
+    // Canceled while its partial result was being written: that result is lost.
+    for (const job of this.store.jobs.withStatus('canceled')) {
+      if (!this.store.jobResults.get(job.id) && this.store.jobs.transition(job.id, ['canceled'], 'created')) {
+        this.log(job, { level: 'warning', message: 'The server stopped before the partial result of the canceled run was written; the job is back to created.' });
+      }
+    }
     await this.sweepOrphans();
     mkdirSync(this.runRoot, { recursive: true });
     this.pump();
@@ -312,6 +318,9 @@ export class JobService {
     for (const a of running) a.stop = 'shutdown';
     await this.threads.close();
     for (const a of running) {
+      if (!this.store.jobResults.get(a.jobId) && this.store.jobs.transition(a.jobId, ['canceled'], 'created')) {
+        this.log({ id: a.jobId, logLevel: a.logLevel }, { level: 'warning', message: 'The server was stopped before the partial result of the canceled run was written; the job is back to created.' });
+      }
       if (this.store.jobs.transition(a.jobId, ['running'], 'queued', { progress: 0, costs: 0 })) {
         this.log({ id: a.jobId, logLevel: a.logLevel }, { level: 'info', message: 'The server was stopped; the job is queued again and starts from the beginning when the server is back.' });
       }
