@@ -14,7 +14,7 @@ declare module 'autocannon' {
       timeout?: number;
       workers?: number;
       /** Request sequence each connection cycles through; setupRequest may change a request before it is sent. */
-      requests?: { method?: string; path?: string; setupRequest?: (req: Record<string, unknown>) => Record<string, unknown> }[];
+      requests?: { method?: string; path?: string; headers?: Record<string, string>; body?: string; setupRequest?: (req: Record<string, unknown>) => Record<string, unknown> }[];
     }
     interface Histogram {
       average: number;

@@ -7,6 +7,8 @@ import type { Router } from './server/routes.js';
 import type { VersionProfile } from './server/versions.js';
 import type { ComputePool } from './compute/pool.js';
 import type { TileServer } from './tiles/tile-server.js';
+import type { UserSlots } from './compute/user-slots.js';
+import type { JobService } from './jobs/service.js';
 
 export interface AppContext {
   config: Config;
@@ -18,8 +20,12 @@ export interface AppContext {
   workspaces: Workspaces;
   /** Compute threads for graphs (/result and tiles). */
   compute: ComputePool;
+  /** Synchronous computations each user runs at the moment (XEO_USER_CONCURRENCY). */
+  userSlots: UserSlots;
   /** Tiles of secondary web services: cache, rendering, activity. */
   tiles: TileServer;
+  /** Batch jobs: their queue, threads, logs and results. */
+  jobs: JobService;
   /** The route table of each served version. */
   routers: Map<VersionProfile, Router>;
   /** Base URL of every link we hand out (known once the port is bound). */

@@ -46,6 +46,22 @@ export interface Config {
   tileCacheBytes: number;
   /** max-age of tile answers, seconds. */
   tileMaxAge: number;
+  /** Most nodes of a process graph, child graphs included. */
+  maxGraphNodes: number;
+  /** Deepest nesting of child process graphs. */
+  maxGraphDepth: number;
+  /** Synchronous computations (POST /result) one user may run at a time. */
+  userConcurrency: number;
+  /** Threads that run batch jobs (one job each), apart from the compute threads. */
+  jobThreads: number;
+  /** Most raster values one load of a batch job may read: per chunk, or for a job that runs as one piece. */
+  batchMaxValues: number;
+  /** Side of the square output chunks of a batch job, in pixels (rounded up to the COG writer's alignment). */
+  jobChunkSize: number;
+  /** Memory for decoded raster blocks per job thread (jobs read each block about once). */
+  jobBlockCacheBytes: number;
+  /** Lifetime of signed result links, seconds. */
+  resultLinkTtlSeconds: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -119,6 +135,14 @@ export function loadConfig(env: Env = process.env): Config {
     syncMaxValues: int(env, 'XEO_SYNC_MAX_VALUES', 64 * 1024 * 1024, 1),
     tileCacheBytes: int(env, 'XEO_TILE_CACHE_BYTES', 256 * 1024 * 1024, 0),
     tileMaxAge: int(env, 'XEO_TILE_MAX_AGE', 60, 0),
+    maxGraphNodes: int(env, 'XEO_MAX_GRAPH_NODES', 1000, 1),
+    maxGraphDepth: int(env, 'XEO_MAX_GRAPH_DEPTH', 16, 1),
+    userConcurrency: int(env, 'XEO_USER_CONCURRENCY', 2, 1),
+    jobThreads: int(env, 'XEO_JOB_THREADS', 1, 1),
+    batchMaxValues: int(env, 'XEO_BATCH_MAX_VALUES', 512 * 1024 * 1024, 1),
+    jobChunkSize: int(env, 'XEO_JOB_CHUNK_SIZE', 1024, 16),
+    jobBlockCacheBytes: int(env, 'XEO_JOB_BLOCK_CACHE_BYTES', 32 * 1024 * 1024, 1024 * 1024),
+    resultLinkTtlSeconds: int(env, 'XEO_RESULT_LINK_TTL', 7 * 24 * 3600, 1),
   };
 }
 

@@ -18,6 +18,8 @@ import { generateDemo, DEMO_ID } from './data/demo.js';
 import { apiRoutes, rootRoutes } from './api/index.js';
 import { ComputePool } from './compute/pool.js';
 import { TileServer } from './tiles/tile-server.js';
+import { UserSlots } from './compute/user-slots.js';
+import { JobService } from './jobs/service.js';
 
 export interface Xeo {
   port: number;
@@ -43,6 +45,10 @@ export async function startXeo(config: Config): Promise<Xeo> {
   }
   const blobs = new LocalBlobStore(path.join(config.dataDir, 'files'), path.join(config.dataDir, 'tmp'));
   await blobs.init();
+  // Job results: DATA_DIR/jobs/<job id>/<file>; runs write under jobs-tmp, cleared at each start.
+  const results = new LocalBlobStore(path.join(config.dataDir, 'jobs'), path.join(config.dataDir, 'jobs-tmp'));
+  await results.init();
+  const jobs = new JobService(store, results, config);
   let publicUrl = config.publicUrl ?? '';
   const compute = new ComputePool({ threads: config.computeThreads, queue: config.computeQueue, dataDir: config.dataDir, blockCacheBytes: config.blockCacheBytes });
   const ctx: AppContext = {
@@ -53,7 +59,9 @@ export async function startXeo(config: Config): Promise<Xeo> {
     auth: new Authenticator(store, new OidcVerifier(config.oidcProviders, store)),
     workspaces: new Workspaces(blobs, config.maxUploadBytes),
     compute,
+    userSlots: new UserSlots(config.userConcurrency),
     tiles: new TileServer(store, compute, config),
+    jobs,
     routers: new Map(),
     publicUrl: () => publicUrl,
   };
@@ -63,6 +71,8 @@ export async function startXeo(config: Config): Promise<Xeo> {
   const hostPart = config.host.includes(':') ? `[${config.host}]` : config.host;
   const localUrl = `http://${hostPart}:${port}`;
   if (!config.publicUrl) publicUrl = localUrl;
+  // Jobs left running by a previous server are settled, and the queue starts, once we serve.
+  await jobs.init();
   return {
     port,
     localUrl,
@@ -70,6 +80,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
     async stop() {
       server.close();
       ctx.tiles.close();
+      await jobs.close();
       await ctx.compute.close();
       store.close();
     },

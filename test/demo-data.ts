@@ -1,7 +1,7 @@
 // The demo collection for tests, generated once per build and shared: generating takes seconds and
 // ~180 MB, so each test gets its own copy of the database only, whose items point at the shared
 // COGs (read-only for tests). A lock folder keeps parallel test files from generating twice.
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -28,9 +28,16 @@ async function sharedDemoDir(): Promise<string> {
       await new Promise((r) => setTimeout(r, 250));
       continue;
     }
-    // Demo data of earlier builds is stale: make room before writing another ~180 MB.
+    // Demo data of earlier builds is stale: make room before writing another ~180 MB. Only data
+    // unused for a day goes, since other checkouts (other builds) may be testing with theirs now.
     for (const old of readdirSync(tmpdir())) {
-      if (old.startsWith('xeo-test-demo-') && !old.startsWith(path.basename(dir))) rmSync(path.join(tmpdir(), old), { recursive: true, force: true });
+      if (!old.startsWith('xeo-test-demo-') || old.startsWith(path.basename(dir))) continue;
+      const full = path.join(tmpdir(), old);
+      try {
+        if (Date.now() - statSync(full).mtimeMs > 24 * 3600_000) rmSync(full, { recursive: true, force: true });
+      } catch {
+        // gone meanwhile
+      }
     }
     const s = await startServer({ XEO_DEMO: 'true' }, dir);
     await s.stop();
@@ -43,6 +50,8 @@ async function sharedDemoDir(): Promise<string> {
 /** A fresh data dir whose catalog holds the demo collection. */
 export async function demoDataDir(): Promise<string> {
   const shared = await sharedDemoDir();
+  // Marks the shared data as in use (its age decides when other builds may remove it).
+  utimesSync(shared, new Date(), new Date());
   const dir = tempDir();
   for (const f of ['xeo.sqlite', 'xeo.sqlite-wal', 'xeo.sqlite-shm']) {
     if (existsSync(path.join(shared, f))) cpSync(path.join(shared, f), path.join(dir, f));

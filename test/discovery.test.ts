@@ -59,7 +59,9 @@ describe('discovery with the default brand', () => {
     expect(c.endpoints).toContainEqual({ path: '/me', methods: ['GET'] });
     // without OIDC providers configured, /credentials/oidc is not offered
     expect(paths).not.toContain('/credentials/oidc');
-    expect(paths).not.toContain('/jobs');
+    expect(c.endpoints).toContainEqual({ path: '/jobs/{job_id}/results', methods: ['GET', 'POST', 'DELETE'] });
+    // the signed download links of job results are ours, not the spec's
+    expect(paths.some((p: string) => p.startsWith('/download'))).toBe(false);
   });
 
   it('serves each listed endpoint (no listed path answers 404 or 501)', async () => {
@@ -80,10 +82,10 @@ describe('discovery with the default brand', () => {
     expect(rc2.stac_version).toBe('0.9.0');
     // production is stated explicitly, so the rc.2 default (true) does not apply
     expect(rc2.production).toBe(false);
-    // 1.2.0 may answer 404 for unsupported endpoints; 1.0.x must answer 501
-    expectError(await http('GET', `${s.base}/jobs`), 404, 'NotFound');
-    expectError(await http('GET', `${s.url}/1.0.1/jobs`), 501, 'FeatureUnsupported');
-    expectError(await http('GET', `${s.url}/1.0.0-rc.2/jobs/abc/results`, { headers: { origin: 'http://x.test' } }), 501, 'FeatureUnsupported');
+    // 1.2.0 may answer 404 for unsupported endpoints (here OIDC sign-in, without providers); 1.0.x must answer 501
+    expectError(await http('GET', `${s.base}/credentials/oidc`), 404, 'NotFound');
+    expectError(await http('GET', `${s.url}/1.0.1/credentials/oidc`), 501, 'FeatureUnsupported');
+    expectError(await http('GET', `${s.url}/1.0.0-rc.2/credentials/oidc`, { headers: { origin: 'http://x.test' } }), 501, 'FeatureUnsupported');
     // queryables exist only in 1.2.0
     expectError(await http('GET', `${s.base}/collections/x/queryables`), 404, 'CollectionNotFound');
     expectError(await http('GET', `${s.url}/1.0.1/collections/x/queryables`), 404, 'NotFound');
@@ -104,7 +106,8 @@ describe('discovery with the default brand', () => {
     expect(api.json.servers[0].url).toBe(s.base);
     expect(Object.keys(api.json.paths)).toContain('/process_graphs/{process_graph_id}');
     expect(api.json.paths['/process_graphs'].post.responses['201'].headers).toHaveProperty('Xeo-Identifier');
-    expect(api.json.paths['/jobs']).toBeUndefined();
+    expect(api.json.paths['/credentials/oidc']).toBeUndefined();
+    expect(api.json.paths['/jobs/{job_id}'].patch.responses['204']).toBeDefined();
   });
 
   it('answers unknown paths and versions with specific 404 codes', async () => {

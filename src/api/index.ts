@@ -11,10 +11,12 @@ import { routes as collections } from './collections.js';
 import { routes as processes } from './processes.js';
 import { routes as result } from './result.js';
 import { routes as services } from './services.js';
+import { routes as jobs } from './jobs.js';
+import { routes as jobResults } from './job-results.js';
 import { tileRoutes } from './tiles.js';
 import { rootRoutes as wellKnownRoutes } from './well-known.js';
 
-export const apiRoutes: Route[] = [...capabilities, ...openapi, ...discovery, ...collections, ...processes, ...result, ...services, ...credentials, ...me, ...processGraphs, ...files];
+export const apiRoutes: Route[] = [...capabilities, ...openapi, ...discovery, ...collections, ...processes, ...result, ...services, ...credentials, ...me, ...processGraphs, ...files, ...jobs, ...jobResults];
 
 /** Unversioned routes at the host root: the well-known document, and what map clients fetch. */
 export const rootRoutes = (brand: string): Route[] => [...wellKnownRoutes(brand), ...tileRoutes];

@@ -6,7 +6,7 @@ import { json } from '../server/reply.js';
 import { predefined } from '../processes/registry.js';
 import { validateProcessGraph, type ValidationEnv } from '../graph/validate.js';
 import { renderMessage } from '../server/messages.js';
-import { paginate, fromSorted } from './paging.js';
+import { parseLimit } from './paging.js';
 
 /** The process graph of a request body: the 1.x form (the process itself, or `process`) or the interface spec's. */
 export function processOfBody(body: Record<string, unknown>): Record<string, unknown> {
@@ -22,6 +22,7 @@ export function validationEnv(req: ApiRequest): ValidationEnv {
     predefined: (id) => predefined.get(id),
     userProcess: (id) => (user ? ((req.app.store.processGraphs.get(user.id, id)?.process as ReturnType<ValidationEnv['userProcess']>) ?? null) : null),
     allowNamespace: req.version.nodeNamespace,
+    limits: { nodes: req.app.config.maxGraphNodes, depth: req.app.config.maxGraphDepth },
   };
 }
 
@@ -56,9 +57,11 @@ export const routes: Route[] = [
     summary: 'Predefined processes',
     auth: 'optional',
     handler: (req) => {
-      const all = predefined.specs();
-      const { items, links } = paginate(req, fromSorted(all, (p) => p.id), (p) => p.id);
-      return json({ processes: items, links });
+      // Always the whole list (pagination is optional): the official JavaScript client, and so
+      // the Web Editor, asks with limit=50 and reads only the first page, and its process
+      // builder then lacks every process beyond it. A malformed limit is still refused.
+      parseLimit(req);
+      return json({ processes: predefined.specs(), links: [{ rel: 'self', href: req.url('/processes'), type: 'application/json' }] });
     },
   },
   {

@@ -9,10 +9,9 @@ import { userProcessesOf } from '../graph/user-processes.js';
 import { processOfBody, requireValidGraph } from './processes.js';
 import { DEFAULT_PLAN } from './capabilities.js';
 
-/** Credits per million raster values loaded: the basis of the {Brand}-Costs header. */
-export const CREDITS_PER_MVALUE = 0.001;
+import { costsOf, valuesFor } from '../compute/costs.js';
 
-export const costsOf = (values: number) => Math.round((values / 1e6) * CREDITS_PER_MVALUE * 1e6) / 1e6;
+export { CREDITS_PER_MVALUE, costsOf } from '../compute/costs.js';
 
 /** Checks `plan` and `budget` of a request body. */
 export function checkBilling(body: Record<string, unknown>): void {
@@ -35,20 +34,26 @@ export const routes: Route[] = [
       const cfg = req.app.config;
       const budget = typeof body.budget === 'number' ? body.budget : null;
       // A budget in credits pays for this many raster values.
-      const budgetValues = budget === null ? undefined : (budget / CREDITS_PER_MVALUE) * 1e6;
+      const budgetValues = budget === null ? undefined : valuesFor(budget);
       // A client that goes away cancels its computation.
       const ac = new AbortController();
       req.onAbort(() => ac.abort(new RequestAborted()));
-      const out = await req.app.compute.run(
-        {
-          graph: proc.process_graph as Graph,
-          userProcesses: userProcessesOf(req.app.store.processGraphs, req.user?.id ?? null, proc.process_graph),
-          maxValues: cfg.syncMaxValues,
-          limitAdvice: 'Run it as a batch job (POST /jobs), or narrow the extent, dates or bands.',
-          budgetValues,
-        },
-        ac.signal,
-      );
+      const release = req.app.userSlots.acquire(req.me.id);
+      let out;
+      try {
+        out = await req.app.compute.run(
+          {
+            graph: proc.process_graph as Graph,
+            userProcesses: userProcessesOf(req.app.store.processGraphs, req.user?.id ?? null, proc.process_graph),
+            maxValues: cfg.syncMaxValues,
+            limitAdvice: 'Run it as a batch job (POST /jobs), or narrow the extent, dates or bands.',
+            budgetValues,
+          },
+          ac.signal,
+        );
+      } finally {
+        release();
+      }
       return {
         status: 200,
         body: out.body,

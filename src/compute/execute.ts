@@ -8,7 +8,7 @@ import type { CatalogSource } from '../data/load.js';
 import type { ProcessParameter } from '../processes/types.js';
 import { predefined } from '../processes/registry.js';
 import { encodeResult, planesOf, type Encoded } from '../output/encode.js';
-import { cubeOf, isCube } from '../cube/lazy.js';
+import { cubeOf, isCube, LoadProbe, type LoadPlan } from '../cube/lazy.js';
 import type { Grid } from '../data/grid.js';
 import { addStage, resetStages, stageTimes, type StageTimes } from './stages.js';
 import { outputFormat } from '../output/formats.js';
@@ -36,6 +36,11 @@ export interface ExecuteRequest {
   raw?: boolean;
   /** Kernels for fusable child processes (default 'auto'). */
   kernels?: RunContext['kernels'];
+  /**
+   * A dry run (RunContext.probe): stops at the first load that needs pixels and answers its plan
+   * in `probe`. A graph that loads nothing runs to its end and answers as usual, with `probe` null.
+   */
+  probe?: boolean;
 }
 
 /** A raster result as planes of the region's grid: one per combination of non-spatial labels. */
@@ -52,6 +57,8 @@ export interface LogEntry {
   level: LogLevel;
   message: string;
   time: string;
+  /** What the process logged along (inspect's summary of its data, say). */
+  data?: unknown;
 }
 
 export interface ExecuteResult extends Encoded {
@@ -62,6 +69,8 @@ export interface ExecuteResult extends Encoded {
   raw?: RawResult;
   /** Milliseconds per stage. */
   stages: StageTimes;
+  /** With `probe`: the plan of the first load, or null when the graph loads nothing (then the answer is complete). */
+  probe?: LoadPlan | null;
 }
 
 export async function execute(req: ExecuteRequest, catalog: CatalogSource, signal?: AbortSignal): Promise<ExecuteResult> {
@@ -74,12 +83,24 @@ export async function execute(req: ExecuteRequest, catalog: CatalogSource, signa
     limitAdvice: req.limitAdvice,
     budgetValues: req.budgetValues,
     results: [],
-    log: (level, message) => logs.push({ level, message, time: new Date().toISOString() }),
+    log: (level, message, data) => logs.push({ level, message, time: new Date().toISOString(), ...(data === undefined ? {} : { data }) }),
     signal,
     stats: { values: 0 },
     region: req.region,
     kernels: req.kernels,
+    probe: req.probe,
   };
+  if (!req.probe) return evaluateAndAnswer(req, run, logs, started);
+  try {
+    return { ...(await evaluateAndAnswer(req, run, logs, started)), probe: null };
+  } catch (e) {
+    if (e instanceof LoadProbe) return { body: Buffer.alloc(0), mediaType: '', extension: '', values: 0, logs, probe: e.plan, stages: stageTimes(performance.now() - started) };
+    throw e;
+  }
+}
+
+/** Evaluates the graph and shapes its answer: encoded, or raw planes. */
+async function evaluateAndAnswer(req: ExecuteRequest, run: RunContext, logs: LogEntry[], started: number): Promise<ExecuteResult> {
   const value = await evaluateGraph(
     req.graph,
     { predefined: (id) => predefined.get(id), userProcess: (id) => req.userProcesses[id] ?? null, run },

@@ -30,6 +30,26 @@ export interface LoadSpec {
   region: Grid | null;
 }
 
+/** What a load will read: known before reading (see LazyCube.plan). */
+export interface LoadPlan {
+  collection: string;
+  grid: Grid;
+  times: string[];
+  bands: string[];
+  /** grid pixels x dates x bands */
+  values: number;
+}
+
+/**
+ * Thrown by the first load that needs pixels during a dry run (RunContext.probe): it carries that
+ * load's plan, and ends the run before anything is read.
+ */
+export class LoadProbe extends Error {
+  constructor(readonly plan: LoadPlan) {
+    super('dry run: the first load was planned, nothing was read');
+  }
+}
+
 export class LazyCube {
   constructor(readonly spec: LoadSpec) {}
 
@@ -50,15 +70,21 @@ export class LazyCube {
   plan() {
     const meta = collectionOf(this.spec.source, this.spec.collection);
     const extent = this.extent();
-    const times = [...itemsByTime(this.spec.source, meta, extent, this.spec.temporal).keys()];
+    const groups = itemsByTime(this.spec.source, meta, extent, this.spec.temporal);
+    const times = [...groups.keys()];
     const bands = bandsOf(meta, this.spec.bands);
-    const grid = this.spec.region ?? planGrid(meta, extent, this.spec.target);
+    // Snapped to the pixel grid of the items as loadChunk snaps it, so the plan is the grid a load gives.
+    const first = [...groups.values()][0]?.[0];
+    const grid = this.spec.region ?? planGrid(meta, extent, this.spec.target, first ? [first.bbox[0], first.bbox[3]] : undefined);
     return { meta, extent, times, bands, grid, values: grid.width * grid.height * times.length * bands.length };
   }
 
   async materialize(run: RunContext | undefined): Promise<DataCube> {
     if (!run) throw new ApiError('ProcessUnsupported', { process: 'load_collection', namespace: 'backend' });
     const plan = this.plan();
+    if (run.probe) {
+      throw new LoadProbe({ collection: this.spec.collection, grid: plan.grid, times: plan.times, bands: plan.bands.map((b) => b.name), values: plan.values });
+    }
     if (plan.values > run.maxValues) {
       throw new ApiError('ProcessGraphComplexity', {}, `The graph loads ${plan.grid.width} x ${plan.grid.height} pixels x ${plan.times.length} dates x ${plan.bands.length} bands (${plan.values} values), more than the ${run.maxValues} allowed here. ${run.limitAdvice}`);
     }

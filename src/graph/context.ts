@@ -33,6 +33,12 @@ export interface RunContext {
    * tiles and chunks of one graph have the same labels.
    */
   region?: Grid;
+  /**
+   * A dry run: the first load that needs pixels reports what it would read (LoadProbe, see
+   * cube/lazy.ts) instead of reading it, which stops the run. Batch jobs learn their output grid
+   * this way before any pixel is read.
+   */
+  probe?: boolean;
   /** Values loaded so far, for costs and usage. */
   stats: { values: number };
 }

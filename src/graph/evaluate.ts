@@ -11,6 +11,26 @@ import { pixelOp } from '../cube/pixel-ops.js';
 type Node = { process_id: string; namespace?: string | null; arguments: Record<string, unknown>; result?: boolean };
 export type Graph = Record<string, Node>;
 
+/** A node on the way from a failing process up to the root graph (the `path` of a log entry). */
+export interface PathEntry {
+  node_id: string;
+  process_id?: string;
+  namespace?: string;
+}
+
+const FAILURE_PATH = Symbol('failure path');
+
+function addFailurePath(e: unknown, entry: PathEntry): void {
+  if (e === null || typeof e !== 'object') return;
+  const holder = e as { [FAILURE_PATH]?: PathEntry[] };
+  (holder[FAILURE_PATH] ??= []).push(entry);
+}
+
+/** Where an error of an evaluation arose: the failing node first, then its callers up to the root; empty when unknown. */
+export function failurePath(e: unknown): PathEntry[] {
+  return (e !== null && typeof e === 'object' && (e as { [FAILURE_PATH]?: PathEntry[] })[FAILURE_PATH]) || [];
+}
+
 /** A parameter scope: values given at this level, defaults declared at this level, the parent. */
 export interface Scope {
   values: Record<string, unknown>;
@@ -152,14 +172,21 @@ export async function evaluateGraph(graph: Graph, env: EvalEnv, scope: Scope): P
     const values: Record<string, unknown> = {};
     await Promise.all(Object.entries(given).map(async ([k, x]) => (values[k] = await resolve(x))));
     const ns = node.namespace ?? null;
-    const udp = ns === 'backend' ? null : env.userProcess(node.process_id);
-    if (udp) return callUserProcess(node.process_id, udp, values, env);
-    if (ns === 'user') throw new ApiError('ProcessUnsupported', { process: node.process_id, namespace: 'user' });
-    if (ns !== null && ns !== 'backend') throw new ApiError('ProcessUnsupported', { process: node.process_id, namespace: ns });
-    const def = env.predefined(node.process_id);
-    if (!def) throw new ApiError('ProcessUnsupported', { process: node.process_id, namespace: ns ?? 'backend' });
-    if (env.run?.signal?.aborted) throw env.run.signal.reason;
-    return invoke(def, values, scope, env, { nodeId: id, processId: node.process_id, run: env.run });
+    // Failures of the process itself (not of its arguments, which name their own node) carry
+    // the node, so a batch job's log can say where the graph failed.
+    try {
+      const udp = ns === 'backend' ? null : env.userProcess(node.process_id);
+      if (udp) return await callUserProcess(node.process_id, udp, values, env);
+      if (ns === 'user') throw new ApiError('ProcessUnsupported', { process: node.process_id, namespace: 'user' });
+      if (ns !== null && ns !== 'backend') throw new ApiError('ProcessUnsupported', { process: node.process_id, namespace: ns });
+      const def = env.predefined(node.process_id);
+      if (!def) throw new ApiError('ProcessUnsupported', { process: node.process_id, namespace: ns ?? 'backend' });
+      if (env.run?.signal?.aborted) throw env.run.signal.reason;
+      return await invoke(def, values, scope, env, { nodeId: id, processId: node.process_id, run: env.run });
+    } catch (e) {
+      if (!env.run?.signal?.aborted) addFailurePath(e, { node_id: id, process_id: node.process_id, ...(ns ? { namespace: ns } : {}) });
+      throw e;
+    }
   }
 
   return nodeValue(resultId);

@@ -16,6 +16,8 @@ export interface ValidationEnv {
   predefined(id: string): { spec: ProcessSpec } | undefined;
   userProcess(id: string): { parameters?: ProcessParameter[] | null; returns?: { schema?: unknown } | null } | null;
   allowNamespace: boolean;
+  /** Most nodes (child graphs included) and deepest nesting of child graphs accepted. */
+  limits?: { nodes: number; depth: number };
 }
 
 const ajv = new Ajv({ strict: false, allErrors: false, validateFormats: true });
@@ -93,6 +95,15 @@ function compatible(returns: unknown, param: unknown): boolean {
  * of them or a parameter of an enclosing child process (ProcessParameterMissing otherwise).
  */
 export function validateProcessGraph(graph: unknown, env: ValidationEnv, declared?: string[] | null): ApiError[] {
+  if (env.limits) {
+    const size = graphSize(graph);
+    if (size.nodes > env.limits.nodes) {
+      return [new ApiError('ProcessGraphComplexity', {}, `The process has ${size.nodes} nodes (child processes included), more than the ${env.limits.nodes} accepted here. Split it into stored processes or simplify it.`)];
+    }
+    if (size.depth > env.limits.depth) {
+      return [new ApiError('ProcessGraphComplexity', {}, `The process nests child processes ${size.depth} levels deep, more than the ${env.limits.depth} accepted here.`)];
+    }
+  }
   const structure = checkProcessGraph(graph, { allowNamespace: env.allowNamespace });
   if (structure.length) return structure.map((p) => new ApiError('ProcessGraphInvalid', { reason: `${p.where}: ${p.reason}` }));
   const errors: ApiError[] = [];
@@ -191,4 +202,32 @@ function checkArguments(
       if (check && !check(value)) invalid(ajv.errorsText(check.errors, { dataVar: p.name }));
     }
   }
+}
+
+/** Nodes of a graph and its child graphs, and how deep child graphs nest (the root is depth 1). */
+export function graphSize(graph: unknown): { nodes: number; depth: number } {
+  let nodes = 0;
+  let depth = 0;
+  // Iterative, so a hostile nesting cannot exhaust the stack; values nested beyond 1000 levels
+  // are left to the structural check, which refuses them.
+  const stack: { v: unknown; level: number; nest: number }[] = [{ v: { process_graph: graph }, level: 0, nest: 0 }];
+  while (stack.length) {
+    const { v, level, nest } = stack.pop()!;
+    if (nest > 1000 || v === null || typeof v !== 'object') continue;
+    if (Array.isArray(v)) {
+      for (const x of v) stack.push({ v: x, level, nest: nest + 1 });
+      continue;
+    }
+    const o = v as Record<string, unknown>;
+    if (isObject(o.process_graph)) {
+      depth = Math.max(depth, level + 1);
+      for (const node of Object.values(o.process_graph)) {
+        nodes++;
+        if (isObject(node) && isObject(node.arguments)) stack.push({ v: node.arguments, level: level + 1, nest: nest + 1 });
+      }
+      continue;
+    }
+    for (const x of Object.values(o)) stack.push({ v: x, level, nest: nest + 1 });
+  }
+  return { nodes, depth };
 }

@@ -73,6 +73,12 @@ export const OWN_CODES = {
   /** z/x/y that names no tile of the XYZ scheme, or a zoom the service does not serve. */
   TileInvalid: 400,
   IdentityProviderUnavailable: 503,
+  /** A per-user limit of concurrent work is reached (a quota, not a server fault). */
+  TooManyRequests: 429,
+  /** A member of a request body with a value of the wrong kind (a job's title, say). */
+  PropertyInvalid: 400,
+  /** A Range request that starts beyond the end of a file (answered with a Content-Range header naming the size). */
+  RangeNotSatisfiable: 416,
   /** Named by the interface spec for an unresolvable parameter reference; not in errors.json. */
   ProcessParameterMissing: 400,
 } as const;

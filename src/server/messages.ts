@@ -66,7 +66,10 @@ const EN: Record<ErrorCode, string> = {
   HeaderInvalid: "The header '{header}' is not valid: {reason}",
   PathInvalid: 'The request path is not valid: {reason}',
   ProcessParameterMissing: "No value and no default for the process parameter '{parameter}'.",
+  PropertyInvalid: "The value of '{property}' is not valid: {reason}",
+  RangeNotSatisfiable: 'The requested byte range lies beyond the end of the file ({size} bytes).',
   IdentityProviderUnavailable: "The identity provider '{provider}' cannot be reached to check the token. Please retry later.",
+  TooManyRequests: 'You already run {running} computations at a time, the most allowed. Wait for one to finish, or use a batch job.',
 };
 
 /** German texts for the messages users meet most. */

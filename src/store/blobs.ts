@@ -24,6 +24,10 @@ export interface BlobStore {
   write(key: string, source: AsyncIterable<Buffer>, guard?: (bytesSoFar: number) => void): Promise<BlobInfo>;
   /** Deletes a file and the folders it leaves empty (up to `stopAt`). */
   delete(key: string, stopAt: string): Promise<boolean>;
+  /** Moves a finished local file (e.g. a job's COG) into the store under `key`, atomically. */
+  adopt(key: string, file: string): Promise<BlobInfo>;
+  /** Deletes every file under `prefix`. */
+  deleteTree(prefix: string): Promise<void>;
 }
 
 export class UnsafePathError extends Error {}
@@ -137,6 +141,26 @@ export class LocalBlobStore implements BlobStore {
       }
     }
     return true;
+  }
+
+  async adopt(key: string, file: string): Promise<BlobInfo> {
+    const full = await this.resolve(key);
+    const fh = await open(file, 'r');
+    try {
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await mkdir(path.dirname(full), { recursive: true });
+    await this.resolve(key);
+    await rename(file, full);
+    await fsyncDir(path.dirname(full));
+    const st = await lstat(full);
+    return { key, size: st.size, modified: st.mtime };
+  }
+
+  async deleteTree(prefix: string): Promise<void> {
+    await rm(await this.resolve(prefix), { recursive: true, force: true });
   }
 }
 

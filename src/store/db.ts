@@ -11,6 +11,8 @@ import { SqliteProcessGraphs } from './process-graphs.js';
 import { SqliteCollections } from './collections.js';
 import { SqliteServices } from './services.js';
 import { SqliteLogs } from './logs.js';
+import { SqliteJobs, SqliteJobQueue } from './jobs.js';
+import { SqliteJobResults } from './job-results.js';
 
 /** Append only: a migration, once released, never changes. */
 const MIGRATIONS: string[] = [
@@ -77,6 +79,33 @@ const MIGRATIONS: string[] = [
      path TEXT
    );
    CREATE INDEX logs_by_owner ON logs (owner, seq);`,
+  // Batch jobs (their logs are in logs, owner job:ID). The queue is the order of queue_seq among
+  // queued jobs; the results record goes with its job.
+  `CREATE TABLE jobs (
+     id TEXT PRIMARY KEY,
+     user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+     title TEXT,
+     description TEXT,
+     process TEXT NOT NULL,
+     plan TEXT NOT NULL,
+     budget REAL,
+     log_level TEXT NOT NULL,
+     status TEXT NOT NULL,
+     progress REAL NOT NULL DEFAULT 0,
+     costs REAL NOT NULL DEFAULT 0,
+     usage TEXT,
+     run INTEGER NOT NULL DEFAULT 0,
+     interruptions INTEGER NOT NULL DEFAULT 0,
+     queue_seq INTEGER,
+     created TEXT NOT NULL,
+     updated TEXT NOT NULL
+   );
+   CREATE INDEX jobs_by_user ON jobs (user_id, id);
+   CREATE INDEX jobs_by_status ON jobs (status, queue_seq);
+   CREATE TABLE job_results (
+     job_id TEXT PRIMARY KEY REFERENCES jobs (id) ON DELETE CASCADE,
+     body TEXT NOT NULL
+   );`,
 ];
 
 export function openDatabase(dataDir: string): Db {
@@ -112,6 +141,9 @@ export function openStore(dataDir: string): Store {
     collections: new SqliteCollections(db),
     services: new SqliteServices(db),
     logs: new SqliteLogs(db),
+    jobs: new SqliteJobs(db),
+    jobQueue: new SqliteJobQueue(db),
+    jobResults: new SqliteJobResults(db),
     close: () => db.close(),
   };
 }

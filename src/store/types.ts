@@ -172,6 +172,109 @@ export interface LogRepo {
   deleteOwner(owner: string): void;
 }
 
+export type JobStatus = 'created' | 'queued' | 'running' | 'canceled' | 'finished' | 'error';
+export type Usage = Record<string, { value: number; unit: string }>;
+
+/** A batch job as stored. */
+export interface JobRecord {
+  id: string;
+  userId: string;
+  title: string | null;
+  description: string | null;
+  /** The `process_graph_with_metadata` object. */
+  process: Record<string, unknown>;
+  /** The resolved billing plan. */
+  plan: string;
+  /** Credits the job may cost; null = no limit. */
+  budget: number | null;
+  /** The lowest log level stored. */
+  logLevel: LogLevel;
+  status: JobStatus;
+  /** 0..100 */
+  progress: number;
+  /** Credits used by the current run so far. */
+  costs: number;
+  usage: Usage | null;
+  /** How often the job was started; tells the messages and files of one run from an earlier one's. */
+  run: number;
+  /** Server stops that interrupted the current run (it is queued again each time, up to a limit). */
+  interruptions: number;
+  created: string;
+  /** Time of the last status change. */
+  updated: string;
+}
+
+export type JobEdit = Partial<Pick<JobRecord, 'title' | 'description' | 'process' | 'plan' | 'budget' | 'logLevel'>>;
+export type JobFacts = Partial<Pick<JobRecord, 'progress' | 'costs' | 'usage' | 'run' | 'interruptions'>>;
+
+export interface JobRepo {
+  create(job: Pick<JobRecord, 'id' | 'userId' | 'title' | 'description' | 'process' | 'plan' | 'budget' | 'logLevel'>): JobRecord;
+  /** A job of this user (null for another user's job). */
+  get(userId: string, id: string): JobRecord | null;
+  byId(id: string): JobRecord | null;
+  /** Page of a user's jobs ordered by id, starting after `after`. */
+  list(userId: string, after: string | null, limit: number): JobRecord[];
+  /** Changes what the user may edit; the status and `updated` stay. */
+  edit(id: string, change: JobEdit): void;
+  /**
+   * Moves the job to `to` only if its status is one of `from` (atomically), setting the facts
+   * given; `updated` becomes now. Answers whether it moved.
+   */
+  transition(id: string, from: readonly JobStatus[], to: JobStatus, facts?: JobFacts): boolean;
+  /** Facts of a run (progress, costs, usage) while the job has `status` (default running); status and `updated` stay. Answers whether it applied. */
+  report(id: string, run: number, facts: JobFacts, status?: JobStatus): boolean;
+  withStatus(status: JobStatus): JobRecord[];
+  delete(id: string): boolean;
+  /** Raster values read and seconds spent by recently finished jobs: the measured throughput. */
+  throughput(): { values: number; seconds: number; jobs: number };
+}
+
+/**
+ * The batch job queue: which queued job runs next. The embedded one keeps the order in the jobs
+ * table; a distributed queue (BullMQ on Redis, say) can take its place.
+ */
+export interface JobQueue {
+  /** created/canceled/finished/error -> queued, at the end of the queue. Answers whether it moved. */
+  enqueue(id: string, facts?: JobFacts): boolean;
+  /** queued -> created. Answers whether it moved. */
+  withdraw(id: string): boolean;
+  /** The next queued job, now running; null when none waits. */
+  claim(): JobRecord | null;
+  /** Jobs that wait. */
+  size(): number;
+}
+
+/** A file a job produced, kept in the result blob store under `key`. */
+export interface JobAsset {
+  key: string;
+  type: string;
+  bytes: number;
+  title: string;
+  roles: string[];
+  /** STAC asset fields (proj:*, raster:bands, ...). */
+  fields: Record<string, unknown>;
+}
+
+/** What a run delivered: the assets and what the STAC Item says about them. */
+export interface JobResults {
+  run: number;
+  /** The work stopped before the end (a canceled job's results). */
+  partial: boolean;
+  assets: Record<string, JobAsset>;
+  /** WGS84 [west, south, east, north] of the data, or null when unlocated. */
+  bbox: [number, number, number, number] | null;
+  geometry: unknown;
+  /** The dates the data stems from, sorted (possibly empty). */
+  times: string[];
+  created: string;
+}
+
+export interface JobResultRepo {
+  put(jobId: string, results: JobResults): void;
+  get(jobId: string): JobResults | null;
+  delete(jobId: string): boolean;
+}
+
 export interface Store {
   users: UserRepo;
   tokens: TokenRepo;
@@ -179,5 +282,8 @@ export interface Store {
   collections: CollectionRepo;
   services: ServiceRepo;
   logs: LogRepo;
+  jobs: JobRepo;
+  jobQueue: JobQueue;
+  jobResults: JobResultRepo;
   close(): void;
 }

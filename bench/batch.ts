@@ -1,0 +1,183 @@
+// Batch jobs at two sizes: the June NDVI of the demo collection at 2.5 m, over a square of half
+// the demo's side (4096 x 4096 output pixels) and over the whole demo (8192 x 8192, 4x the pixels);
+// with --quick at 5 m (2048 x 2048 and 4096 x 4096). Each run gets a fresh server, so the peak RSS
+// of the server process (VmHWM) is that job's. Figures: megapixels per second of job time and
+// peak RSS per size; ratios: large over small for time (linear growth = the pixel ratio) and peak
+// RSS (bounded memory = about 1).
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { CLI, Cleanup, median, round, startChild, table, tempDir, removeDir, type Child } from './lib.js';
+import type { BenchOptions, BenchResult } from './run.js';
+
+const X0 = 620000;
+const Y0 = 5320000;
+const SIDE_M = 20480;
+
+const ndvi = (side: number, resolution: number) => ({
+  l: {
+    process_id: 'load_collection',
+    arguments: { id: 'DEMO_S2_L2A', spatial_extent: { west: X0, east: X0 + side, north: Y0, south: Y0 - side, crs: 32633 }, temporal_extent: ['2024-06-01', '2024-07-01'], bands: ['B04', 'B08'] },
+  },
+  r: { process_id: 'resample_spatial', arguments: { data: { from_node: 'l' }, resolution, method: 'bilinear' } },
+  n: { process_id: 'ndvi', arguments: { data: { from_node: 'r' } } },
+  s: { process_id: 'save_result', arguments: { data: { from_node: 'n' }, format: 'GTiff' }, result: true },
+});
+
+/** kB of a /proc/PID/status field (VmHWM: peak resident set; VmRSS: now). */
+function procKb(pid: number | undefined, field: string): number {
+  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!m) throw new Error(`no ${field} in /proc/${pid}/status`);
+  return Number(m[1]);
+}
+
+interface Run {
+  mpx: number;
+  seconds: number;
+  wallSeconds: number;
+  peakMb: number;
+  idleMb: number;
+  bytes: number;
+}
+
+async function api(xeo: Child, method: string, p: string, token: string, body?: unknown): Promise<Response> {
+  return fetch(`${xeo.url}/1.2.0${p}`, { method, headers: { authorization: token, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+}
+
+/** A server on `dataDir` (kept when it stops). */
+function serve(dataDir: string, env: Record<string, string> = {}): Promise<Child> {
+  return startChild(CLI, ['serve'], { XEO_HOST: '127.0.0.1', XEO_PORT: '0', XEO_DATA_DIR: dataDir, XEO_ACCESS_LOG: '0', XEO_DEMO: 'false', XEO_JOB_THREADS: '1', ...env });
+}
+
+/** Signs in as the bench user. */
+async function signIn(xeo: Child): Promise<string> {
+  const r = await fetch(`${xeo.url}/1.2.0/credentials/basic`, { headers: { authorization: `Basic ${Buffer.from('bench:bench').toString('base64')}` } });
+  if (r.status !== 200) throw new Error(`sign-in failed: ${r.status}`);
+  return `Bearer basic//${((await r.json()) as { access_token: string }).access_token}`;
+}
+
+function addUser(dataDir: string): void {
+  const add = spawnSync(process.execPath, [CLI, 'users', 'add', 'bench', '--password', 'bench'], { env: { ...process.env, XEO_DATA_DIR: dataDir }, encoding: 'utf8' });
+  if (add.status !== 0) throw new Error(`users add failed: ${add.stderr}`);
+}
+
+/** Creates and runs a job to its end; answers the job record and its results document. */
+async function runJob(xeo: Child, token: string, graph: unknown): Promise<{ job: { usage: Record<string, { value: number }> }; doc: { assets: Record<string, { 'file:size': number }> }; wallSeconds: number }> {
+  const created = await api(xeo, 'POST', '/jobs', token, { process: { process_graph: graph } });
+  if (created.status !== 201) throw new Error(`creating the job failed: ${created.status} ${await created.text()}`);
+  const id = created.headers.get('xeo-identifier')!;
+  const t0 = performance.now();
+  const started = await api(xeo, 'POST', `/jobs/${id}/results`, token);
+  if (started.status !== 202) throw new Error(`starting the job failed: ${started.status}`);
+  let job: { status: string; usage: Record<string, { value: number }> };
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 100));
+    job = (await (await api(xeo, 'GET', `/jobs/${id}`, token)).json()) as typeof job;
+    if (job.status === 'finished' || job.status === 'error') break;
+  }
+  const wallSeconds = (performance.now() - t0) / 1000;
+  if (job.status !== 'finished') throw new Error(`the job failed: ${JSON.stringify(await (await api(xeo, 'GET', `/jobs/${id}/logs`, token)).json())}`);
+  const doc = (await (await api(xeo, 'GET', `/jobs/${id}/results`, token)).json()) as { assets: Record<string, { 'file:size': number }> };
+  return { job, doc, wallSeconds };
+}
+
+/**
+ * One job on a fresh server: its catalog a copy of the prepared demo's, its kernel cache too (as on
+ * any server that ran such a graph before), so the peak is that of the job, not of compiling it.
+ */
+async function runOn(demoDir: string, graph: unknown): Promise<Run> {
+  const dataDir = tempDir('xeo-bench-batch-');
+  for (const f of ['xeo.sqlite', 'xeo.sqlite-wal', 'xeo.sqlite-shm']) {
+    if (existsSync(path.join(demoDir, f))) cpSync(path.join(demoDir, f), path.join(dataDir, f));
+  }
+  cpSync(path.join(demoDir, 'kernels'), path.join(dataDir, 'kernels'), { recursive: true });
+  const xeo = await serve(dataDir);
+  try {
+    const pid = xeo.proc.pid;
+    const token = await signIn(xeo);
+    const idleMb = procKb(pid, 'VmRSS') / 1024;
+    const { job, doc, wallSeconds } = await runJob(xeo, token, graph);
+    return {
+      mpx: job.usage.pixels.value / 1e6,
+      seconds: job.usage.duration.value,
+      wallSeconds,
+      peakMb: procKb(pid, 'VmHWM') / 1024,
+      idleMb,
+      bytes: doc.assets['result.tif']['file:size'],
+    };
+  } finally {
+    await xeo.stop();
+    removeDir(dataDir);
+  }
+}
+
+export async function run(opts: BenchOptions): Promise<BenchResult> {
+  const cleanup = new Cleanup();
+  try {
+    console.log('batch bench: generating the demo collection and compiling the NDVI kernel once (~20 s)');
+    const demoDir = tempDir('xeo-bench-demo-');
+    cleanup.add(() => removeDir(demoDir));
+    addUser(demoDir);
+    const resolution = opts.quick ? 5 : 2.5;
+    const prep = await serve(demoDir, { XEO_DEMO: 'true' });
+    try {
+      await runJob(prep, await signIn(prep), ndvi(1280, resolution));
+      // the kernel compiles in the background: wait until it is on disk
+      for (let i = 0; i < 300 && !(existsSync(path.join(demoDir, 'kernels')) && readdirSync(path.join(demoDir, 'kernels')).length); i++) await new Promise((r) => setTimeout(r, 100));
+    } finally {
+      await prep.stop();
+    }
+    const sizes = [
+      { name: 'small', graph: ndvi(SIDE_M / 2, resolution) },
+      { name: 'large', graph: ndvi(SIDE_M, resolution) },
+    ];
+    const rounds = opts.quick ? 1 : 3;
+    const runs: Record<string, Run[]> = { small: [], large: [] };
+    for (let r = 0; r < rounds; r++) {
+      for (const s of sizes) {
+        const one = await runOn(demoDir, s.graph);
+        runs[s.name].push(one);
+        console.log(`  round ${r + 1} ${s.name}: ${one.mpx.toFixed(1)} Mpx in ${one.seconds.toFixed(2)} s (wall ${one.wallSeconds.toFixed(2)} s), peak RSS ${one.peakMb.toFixed(0)} MB`);
+      }
+    }
+    const summary = (name: string) => {
+      const rs = runs[name];
+      return { mpx: rs[0].mpx, seconds: median(rs.map((x) => x.seconds)), peakMb: Math.max(...rs.map((x) => x.peakMb)), idleMb: median(rs.map((x) => x.idleMb)), bytes: rs[0].bytes };
+    };
+    const small = summary('small');
+    const large = summary('large');
+    console.log(
+      table([
+        ['size', 'output Mpx', 'job s (median)', 'Mpx/s', 'peak RSS MB (max)', 'idle RSS MB', 'COG MB'],
+        ...[
+          ['small', small],
+          ['large', large],
+        ].map(([n, x]) => {
+          const v = x as typeof small;
+          return [n as string, round(v.mpx, 1), round(v.seconds, 2), round(v.mpx / v.seconds, 2), round(v.peakMb, 0), round(v.idleMb, 0), round(v.bytes / 1e6, 1)];
+        }),
+      ]),
+    );
+    return {
+      figures: {
+        resolution_m: resolution,
+        small_mpx: round(small.mpx, 2),
+        large_mpx: round(large.mpx, 2),
+        small_s: round(small.seconds, 3),
+        large_s: round(large.seconds, 3),
+        small_mpx_per_s: round(small.mpx / small.seconds, 2),
+        large_mpx_per_s: round(large.mpx / large.seconds, 2),
+        small_peak_rss_mb: round(small.peakMb, 1),
+        large_peak_rss_mb: round(large.peakMb, 1),
+        idle_rss_mb: round((small.idleMb + large.idleMb) / 2, 1),
+      },
+      ratios: {
+        pixel_ratio: round(large.mpx / small.mpx, 3),
+        time_ratio: round(large.seconds / small.seconds, 3),
+        rss_ratio: round(large.peakMb / small.peakMb, 3),
+      },
+    };
+  } finally {
+    await cleanup.run();
+  }
+}

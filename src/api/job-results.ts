@@ -1,0 +1,207 @@
+// Batch job results: start (POST), cancel (DELETE) and the results document (GET), a STAC Item
+// whose asset links are signed and expire, so they work without a token; and the routes those
+// links lead to, which serve the document and the files (HEAD and Range requests too).
+import type { Route } from '../server/routes.js';
+import type { ApiRequest } from '../server/request.js';
+import { ApiError } from '../server/errors.js';
+import { json, empty, type Reply } from '../server/reply.js';
+import type { JobRecord, JobResults } from '../store/types.js';
+import { jobOf } from './jobs.js';
+import { estimateJob } from '../jobs/estimate.js';
+
+const STAC_EXTENSIONS = [
+  'https://stac-extensions.github.io/projection/v1.1.0/schema.json',
+  'https://stac-extensions.github.io/raster/v1.1.0/schema.json',
+  'https://stac-extensions.github.io/eo/v1.1.0/schema.json',
+  'https://stac-extensions.github.io/file/v2.1.0/schema.json',
+];
+
+const enc = encodeURIComponent;
+
+/** A signed, expiring link to the results document (asset null) or to one asset. */
+function signedUrl(req: ApiRequest, jobId: string, asset: string | null, expires: number): string {
+  const sig = req.app.jobs.links.sign(jobId, asset, expires);
+  return req.url(`/download/${enc(jobId)}${asset === null ? '' : `/${enc(asset)}`}?expires=${expires}&signature=${sig}`);
+}
+
+/** The STAC Item of a job's results; `self` is the address it was asked at. */
+function resultsItem(req: ApiRequest, job: JobRecord, results: JobResults | null, expires: number, self: string): Record<string, unknown> {
+  const times = results?.times ?? [];
+  const when = times.length === 1 ? { datetime: times[0] } : times.length > 1 ? { datetime: null, start_datetime: times[0], end_datetime: times[times.length - 1] } : { datetime: results?.created ?? job.updated };
+  const assets: Record<string, unknown> = {};
+  for (const [name, a] of Object.entries(results?.assets ?? {})) {
+    assets[name] = { href: signedUrl(req, job.id, name, expires), type: a.type, title: a.title, roles: a.roles, ...a.fields };
+  }
+  return {
+    stac_version: req.version.stacVersion,
+    stac_extensions: STAC_EXTENSIONS,
+    type: 'Feature',
+    id: job.id,
+    ...(results?.bbox ? { bbox: results.bbox } : {}),
+    geometry: results?.geometry ?? null,
+    properties: {
+      ...when,
+      title: job.title ?? `Results of job ${job.id}`,
+      ...(job.description ? { description: job.description } : {}),
+      created: results?.created ?? job.updated,
+      updated: job.updated,
+      expires: new Date(expires * 1000).toISOString(),
+      'openeo:status': job.status,
+    },
+    assets,
+    links: [
+      { rel: 'self', href: self, type: 'application/geo+json' },
+      { rel: 'canonical', href: signedUrl(req, job.id, null, expires), type: 'application/geo+json', title: 'This document, signed: works without a token until it expires' },
+      { rel: 'monitor', href: req.url(`/jobs/${job.id}/logs`), type: 'application/json', title: 'Logs of the job' },
+    ],
+  };
+}
+
+function documentReply(req: ApiRequest, item: Record<string, unknown>, expires: number): Reply {
+  const geo = /application\/geo\+json/.test(req.header('accept') ?? '');
+  return {
+    status: 200,
+    body: JSON.stringify(item),
+    contentType: geo ? 'application/geo+json' : 'application/json',
+    headers: { [`${req.app.brandWord}-Costs`]: '0', Expires: new Date(expires * 1000).toUTCString() },
+  };
+}
+
+/** A signed link's job, after checking signature and expiry: a bad signature is 404 (it reveals nothing), an old one 410. */
+function signedJob(req: ApiRequest, asset: string | null): { job: JobRecord; expires: number } {
+  const jobId = req.params.job_id;
+  const expires = Number(req.query.get('expires'));
+  const signature = req.query.get('signature') ?? '';
+  if (!Number.isSafeInteger(expires) || !req.app.jobs.links.verify(jobId, asset, expires, signature)) {
+    throw new ApiError('NotFound', {}, 'This link is not valid. Request the job results again for working links.');
+  }
+  if (expires * 1000 < Date.now()) throw new ApiError('ResultLinkExpired');
+  const job = req.app.store.jobs.byId(jobId);
+  if (!job) throw new ApiError('NotFound', {}, 'The job of this link no longer exists.');
+  return { job, expires };
+}
+
+/** A byte range of a file of `size` bytes from a Range header; null for the whole file (no, several or malformed ranges). */
+export function parseRange(header: string | undefined, size: number): { start: number; end: number } | null {
+  const m = header ? /^bytes=(\d*)-(\d*)$/.exec(header.trim()) : null;
+  if (!m || (m[1] === '' && m[2] === '')) return null;
+  let start: number;
+  let end: number;
+  if (m[1] === '') {
+    // the last N bytes
+    const n = Number(m[2]);
+    if (n === 0) throw rangeError(size);
+    start = Math.max(0, size - n);
+    end = size - 1;
+  } else {
+    start = Number(m[1]);
+    end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
+    if (m[2] !== '' && Number(m[2]) < start) return null;
+  }
+  if (start >= size) throw rangeError(size);
+  return { start, end };
+}
+
+function rangeError(size: number): ApiError {
+  const e = new ApiError('RangeNotSatisfiable', { size });
+  e.headers = { 'Content-Range': `bytes */${size}` };
+  return e;
+}
+
+const expiry = (req: ApiRequest) => Math.floor(Date.now() / 1000) + req.app.config.resultLinkTtlSeconds;
+
+export const routes: Route[] = [
+  {
+    method: 'GET',
+    path: '/jobs/{job_id}/results',
+    summary: 'Results of a batch job: a STAC Item with signed links',
+    auth: 'required',
+    handler: (req) => {
+      const job = jobOf(req);
+      // `?partial` alone counts as true (the parameter allows an empty value).
+      const partial = req.query.has('partial') && /^(true|1|)$/i.test(req.query.get('partial')!);
+      if (job.status === 'error' && !partial) {
+        const entry = req.app.jobs.lastError(job.id) ?? { id: '0', level: 'error', message: 'The job failed.' };
+        return json(entry, 424);
+      }
+      const ready = job.status === 'finished' || (partial && job.status !== 'created' && job.status !== 'queued');
+      if (!ready) throw new ApiError('JobNotFinished');
+      const expires = expiry(req);
+      const item = resultsItem(req, job, req.app.store.jobResults.get(job.id), expires, req.url(req.path) + (req.rawQuery ? `?${req.rawQuery}` : ''));
+      return documentReply(req, item, expires);
+    },
+  },
+  {
+    method: 'POST',
+    path: '/jobs/{job_id}/results',
+    summary: 'Start a batch job (queue it)',
+    auth: 'required',
+    status: 202,
+    handler: async (req) => {
+      const job = jobOf(req);
+      if (job.status !== 'queued' && job.status !== 'running' && job.budget !== null) {
+        // A graph that fails its dry run is queued all the same: it fails as a job, with its log.
+        const est = await estimateJob(job, req.app.store, req.app.compute, req.app.config).catch(() => null);
+        if (est && est.costs > job.budget) {
+          throw new ApiError('PaymentRequired', {}, `The job is expected to cost ${est.costs} credits (it reads ${est.values} raster values); its budget is ${job.budget}.`);
+        }
+      }
+      await req.app.jobs.start(job);
+      return empty(202);
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/jobs/{job_id}/results',
+    summary: 'Cancel a batch job',
+    auth: 'required',
+    status: 204,
+    handler: async (req) => {
+      await req.app.jobs.cancel(jobOf(req));
+      return empty(204);
+    },
+  },
+  {
+    method: 'GET',
+    path: '/download/{job_id}',
+    summary: 'Results document of a batch job, by signed link',
+    auth: 'none',
+    listed: false,
+    handler: (req) => {
+      const { job, expires } = signedJob(req, null);
+      const results = req.app.store.jobResults.get(job.id);
+      if (!results) throw new ApiError('NotFound', {}, 'The job has no results (any more).');
+      return documentReply(req, resultsItem(req, job, results, expires, signedUrl(req, job.id, null, expires)), expires);
+    },
+  },
+  {
+    method: 'GET',
+    path: '/download/{job_id}/{asset}',
+    summary: 'A result file of a batch job, by signed link (HEAD and Range requests work)',
+    auth: 'none',
+    listed: false,
+    handler: async (req) => {
+      const name = decodeURIComponent(req.params.asset);
+      const { job } = signedJob(req, name);
+      const asset = req.app.store.jobResults.get(job.id)?.assets[name];
+      const info = asset ? await req.app.jobs.results.stat(asset.key) : null;
+      if (!asset || !info || info === 'folder') throw new ApiError('NotFound', {}, 'This result file no longer exists.');
+      const range = parseRange(req.header('range'), info.size);
+      const headers: Record<string, string> = {
+        'Accept-Ranges': 'bytes',
+        'Last-Modified': info.modified.toUTCString(),
+        ETag: `"${info.size.toString(16)}-${info.modified.getTime().toString(16)}"`,
+        'Content-Disposition': `attachment; filename*=UTF-8''${enc(name)}`,
+      };
+      if (range) headers['Content-Range'] = `bytes ${range.start}-${range.end}/${info.size}`;
+      let stream;
+      try {
+        stream = req.app.jobs.results.read(asset.key, range ?? undefined);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new ApiError('NotFound', {}, 'This result file no longer exists.');
+        throw e;
+      }
+      return { status: range ? 206 : 200, stream, size: range ? range.end - range.start + 1 : info.size, contentType: asset.type, headers };
+    },
+  },
+];

@@ -1,0 +1,180 @@
+// Batch jobs: list, create, read, change, delete, estimate and logs. The status machine, the queue
+// and the runs are in jobs/service.ts; results and downloads in job-results.ts.
+import { randomBytes } from 'node:crypto';
+import type { Route } from '../server/routes.js';
+import type { ApiRequest } from '../server/request.js';
+import { ApiError } from '../server/errors.js';
+import { json, empty } from '../server/reply.js';
+import type { JobEdit, JobRecord, LogLevel } from '../store/types.js';
+import { processOfBody, requireValidGraph } from './processes.js';
+import { checkBilling } from './result.js';
+import { paginate, type Link } from './paging.js';
+import { DEFAULT_PLAN } from './capabilities.js';
+import { jobLogOwner, type JobFields } from '../jobs/service.js';
+import { LOG_LEVELS } from '../store/logs.js';
+import { logsReply } from './logs.js';
+import { estimateJob } from '../jobs/estimate.js';
+
+const ID = /^[\w\-.~]+$/;
+
+/** The job of the path, if it is the user's; another user's job does not exist for them. */
+export function jobOf(req: ApiRequest): JobRecord {
+  const id = req.params.job_id;
+  const job = ID.test(id) ? req.app.store.jobs.get(req.me.id, id) : null;
+  if (!job) throw new ApiError('JobNotFound', { identifier: id });
+  return job;
+}
+
+/** A job as the API shows it; lists leave out the process. */
+export function jobJson(req: ApiRequest, job: JobRecord, full: boolean): Record<string, unknown> {
+  const links: Link[] = [{ rel: 'monitor', href: req.url(`/jobs/${job.id}/logs`), type: 'application/json', title: 'Logs of the job' }];
+  if (job.status === 'finished' || job.status === 'canceled' || job.status === 'error') {
+    links.push({ rel: 'result', href: req.url(`/jobs/${job.id}/results`), type: 'application/json', title: 'Results of the job' });
+  }
+  return {
+    id: job.id,
+    title: job.title,
+    description: job.description,
+    ...(full ? { process: job.process } : {}),
+    status: job.status,
+    progress: job.progress,
+    created: job.created,
+    updated: job.updated,
+    plan: job.plan,
+    costs: job.costs,
+    budget: job.budget,
+    ...(job.usage ? { usage: job.usage } : {}),
+    log_level: job.logLevel,
+    links,
+  };
+}
+
+const invalid = (property: string, reason: string) => new ApiError('PropertyInvalid', { property, reason });
+
+function text(body: Record<string, unknown>, k: string): string | null | undefined {
+  const v = body[k];
+  if (v === undefined || v === null || typeof v === 'string') return v as string | null | undefined;
+  throw invalid(k, 'it must be a text or null');
+}
+
+function logLevelOf(v: unknown): LogLevel | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string' || !LOG_LEVELS.includes(v as LogLevel)) throw invalid('log_level', `it must be one of ${LOG_LEVELS.join(', ')}`);
+  return v as LogLevel;
+}
+
+/** The process of a body in either form: 1.x `process`, or the interface spec's top-level `process_graph`. */
+function processFrom(req: ApiRequest, body: Record<string, unknown>): Record<string, unknown> {
+  const proc = processOfBody(body);
+  const stored = proc === body ? { process_graph: body.process_graph } : proc;
+  requireValidGraph(req, stored);
+  return stored;
+}
+
+/** Members PATCH may change; the rest of a job is read-only. */
+const EDITABLE = new Set(['title', 'description', 'process', 'process_graph', 'plan', 'budget', 'log_level']);
+
+export const routes: Route[] = [
+  {
+    method: 'GET',
+    path: '/jobs',
+    summary: 'Your batch jobs',
+    auth: 'required',
+    handler: (req) => {
+      const repo = req.app.store.jobs;
+      const { items, links } = paginate(req, (after, n) => repo.list(req.me.id, after, n), (j) => j.id);
+      return json({ jobs: items.map((j) => jobJson(req, j, false)), links });
+    },
+  },
+  {
+    method: 'POST',
+    path: '/jobs',
+    summary: 'Create a batch job',
+    auth: 'required',
+    body: 'json',
+    status: 201,
+    handler: async (req) => {
+      const body = await req.jsonObject();
+      const process = processFrom(req, body);
+      checkBilling(body);
+      const fields: JobFields = {
+        title: text(body, 'title') ?? null,
+        description: text(body, 'description') ?? null,
+        process,
+        plan: DEFAULT_PLAN,
+        budget: typeof body.budget === 'number' ? body.budget : null,
+        logLevel: logLevelOf(body.log_level) ?? 'info',
+      };
+      // 128 random bits: the id cannot be guessed.
+      const id = `j-${randomBytes(16).toString('hex')}`;
+      req.app.jobs.create(id, req.me.id, fields);
+      return empty(201, { Location: req.url(`/jobs/${id}`), [`${req.app.brandWord}-Identifier`]: id });
+    },
+  },
+  {
+    method: 'GET',
+    path: '/jobs/{job_id}',
+    summary: 'One batch job',
+    auth: 'required',
+    handler: (req) => json(jobJson(req, jobOf(req), true)),
+  },
+  {
+    method: 'PATCH',
+    path: '/jobs/{job_id}',
+    summary: 'Change a batch job (not while it is queued or running)',
+    auth: 'required',
+    body: 'json',
+    status: 204,
+    handler: async (req) => {
+      const job = jobOf(req);
+      const body = await req.jsonObject();
+      if (job.status === 'queued' || job.status === 'running') throw new ApiError('JobLocked');
+      const keys = Object.keys(body);
+      if (keys.length === 0) throw new ApiError('NoDataForUpdate');
+      for (const k of keys) if (!EDITABLE.has(k)) throw new ApiError('PropertyNotEditable', { property: k });
+      checkBilling(body);
+      const change: JobEdit = {};
+      if ('title' in body) change.title = text(body, 'title') ?? null;
+      if ('description' in body) change.description = text(body, 'description') ?? null;
+      if (body.process !== undefined || body.process_graph !== undefined) change.process = processFrom(req, body);
+      // A null plan keeps the plan; a null budget means no limit.
+      if (typeof body.plan === 'string') change.plan = DEFAULT_PLAN;
+      if ('budget' in body) change.budget = typeof body.budget === 'number' ? body.budget : null;
+      if ('log_level' in body) change.logLevel = logLevelOf(body.log_level) ?? 'info';
+      // The status does not change; results of an earlier run stay until the job is started again.
+      req.app.store.jobs.edit(job.id, change);
+      return empty(204);
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/jobs/{job_id}',
+    summary: 'Delete a batch job, stopping it and deleting its results',
+    auth: 'required',
+    status: 204,
+    handler: async (req) => {
+      await req.app.jobs.remove(jobOf(req));
+      return empty(204);
+    },
+  },
+  {
+    method: 'GET',
+    path: '/jobs/{job_id}/estimate',
+    summary: 'Costs, duration and size a batch job is expected to take',
+    auth: 'required',
+    handler: async (req) => {
+      const { values: _values, ...estimate } = await estimateJob(jobOf(req), req.app.store, req.app.compute, req.app.config);
+      return json(estimate);
+    },
+  },
+  {
+    method: 'GET',
+    path: '/jobs/{job_id}/logs',
+    summary: 'Log of a batch job',
+    auth: 'required',
+    handler: (req) => {
+      const job = jobOf(req);
+      return logsReply(req, jobLogOwner(job.id), job.logLevel);
+    },
+  },
+];

@@ -1,0 +1,161 @@
+// The files a job run writes and what its STAC asset says about them: a COG fed window by window
+// (with running band statistics), or the encoded bytes of another format.
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { CogStreamWriter, type Window } from '../data/cog-stream.js';
+import { gridBox, type Grid } from '../data/grid.js';
+import { transformBox } from '../data/crs.js';
+import { OUTPUT_FORMATS } from '../output/formats.js';
+import { ProcessException } from '../processes/types.js';
+
+/** A finished file of a run, in the run's folder. */
+export interface OutputFile {
+  /** Asset key and file name. */
+  name: string;
+  file: string;
+  type: string;
+  bytes: number;
+  title: string;
+  roles: string[];
+  /** STAC asset fields (proj:*, raster:bands, eo:bands). */
+  fields: Record<string, unknown>;
+}
+
+export const COG_TYPE = OUTPUT_FORMATS.find((f) => f.name === 'GTiff')!.mediaType;
+
+/** Per band: count, sum, sum of squares, min and max of the valid values. */
+class BandStats {
+  n = 0;
+  sum = 0;
+  sq = 0;
+  min = Infinity;
+  max = -Infinity;
+
+  add(values: Float32Array): void {
+    let n = 0;
+    let sum = 0;
+    let sq = 0;
+    let min = this.min;
+    let max = this.max;
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i];
+      if (v !== v || v === Infinity || v === -Infinity) continue;
+      n++;
+      sum += v;
+      sq += v * v;
+      if (v < min) min = v;
+      if (v > max) max = v;
+    }
+    this.n += n;
+    this.sum += sum;
+    this.sq += sq;
+    this.min = min;
+    this.max = max;
+  }
+
+  summary(total: number): Record<string, number> {
+    if (this.n === 0) return { valid_percent: 0 };
+    const mean = this.sum / this.n;
+    return {
+      minimum: this.min,
+      maximum: this.max,
+      mean,
+      stddev: Math.sqrt(Math.max(0, this.sq / this.n - mean * mean)),
+      valid_percent: Math.round((this.n / total) * 1e6) / 1e4,
+    };
+  }
+}
+
+export interface CogSink {
+  write(w: Window, planes: Float32Array[]): Promise<void>;
+  /** Writes no-data into the windows not written yet (for partial results), then the file. */
+  finish(all: Window[]): Promise<OutputFile>;
+  abort(): Promise<void>;
+}
+
+/** A COG of `grid` with the given band names, written window by window. */
+export async function cogSink(dir: string, name: string, grid: Grid, names: string[], options: Record<string, unknown>): Promise<CogSink> {
+  const file = path.join(dir, name);
+  const tileSize = Number(options.tile_size ?? 256);
+  const writer = await CogStreamWriter.create(file, {
+    width: grid.width,
+    height: grid.height,
+    epsg: grid.epsg,
+    transform: grid.transform,
+    bandCount: names.length,
+    sampleType: 'float32',
+    nodata: NaN,
+    descriptions: names,
+    tileSize,
+    resampling: options.overview_resampling === 'nearest' ? 'nearest' : 'average',
+    tmpDir: dir,
+  }).catch((e: unknown) => {
+    // The writer refuses a file that could pass classic TIFF's 4 GiB before anything is computed.
+    const message = e instanceof Error ? e.message : String(e);
+    if (/bytes/.test(message) && /limit|beyond/.test(message)) throw new ProcessException('FormatUnsuitable', `GTiff: ${message}`);
+    throw e;
+  });
+  const stats = names.map(() => new BandStats());
+  const written = new Set<string>();
+  const key = (w: Window) => `${w.col},${w.row}`;
+  return {
+    async write(w, planes) {
+      if (planes.length !== names.length) throw new Error(`a chunk has ${planes.length} bands where the first had ${names.length}`);
+      planes.forEach((p, i) => stats[i].add(p));
+      await writer.writeWindow(w, planes);
+      written.add(key(w));
+    },
+    async finish(all) {
+      let empty: Float32Array | null = null;
+      for (const w of all) {
+        if (written.has(key(w))) continue;
+        empty ??= new Float32Array(all[0].width * all[0].height).fill(NaN);
+        const plane = empty.subarray(0, w.width * w.height);
+        await writer.writeWindow(w, names.map(() => plane));
+      }
+      const { bytes } = await writer.finish();
+      const total = grid.width * grid.height;
+      const t = grid.transform;
+      return {
+        name,
+        file,
+        type: COG_TYPE,
+        bytes,
+        title: names.length === 1 ? names[0] : `${names.length} bands`,
+        roles: ['data'],
+        fields: {
+          'file:size': bytes,
+          'proj:epsg': grid.epsg,
+          'proj:shape': [grid.height, grid.width],
+          'proj:transform': [t[1], t[2], t[0], t[4], t[5], t[3]],
+          'proj:bbox': gridBox(grid),
+          'eo:bands': names.map((n) => ({ name: n })),
+          'raster:bands': names.map((n, i) => ({
+            description: n,
+            data_type: 'float32',
+            nodata: 'nan',
+            spatial_resolution: Math.abs(t[1]),
+            statistics: stats[i].summary(total),
+          })),
+        },
+      };
+    },
+    abort: () => writer.abort(),
+  };
+}
+
+/** Writes an encoded answer (JSON, netCDF, an image) as the run's one file. */
+export async function bytesOutput(dir: string, body: Buffer, mediaType: string, extension: string): Promise<OutputFile> {
+  const name = `result.${extension || 'bin'}`;
+  const file = path.join(dir, name);
+  await writeFile(file, body, { flag: 'wx' });
+  return { name, file, type: mediaType || 'application/octet-stream', bytes: body.length, title: 'Result', roles: ['data'], fields: { 'file:size': body.length } };
+}
+
+/** WGS84 bbox and footprint of a grid. */
+export function footprint(grid: Grid): { bbox: [number, number, number, number]; geometry: unknown } {
+  const b = transformBox(gridBox(grid), grid.epsg, 4326);
+  const bbox = b.map((v) => Math.round(v * 1e7) / 1e7) as [number, number, number, number];
+  const [w, s, e, n] = bbox;
+  return { bbox, geometry: { type: 'Polygon', coordinates: [[[w, s], [e, s], [e, n], [w, n], [w, s]]] } };
+}

@@ -1,0 +1,109 @@
+// The batch job threads: a fixed number, separate from the compute threads of /result and tiles
+// (so tiles stay fast while jobs run), each running one job at a time. Stopping a job asks its
+// thread first and terminates the thread when the work has not halted within the grace time, so a
+// stop never waits on a long computation. A thread that dies is replaced.
+import { Worker } from 'node:worker_threads';
+import { ApiError, errorToData } from '../server/errors.js';
+import type { FromJobThread, JobThreadInit, ToJobThread } from './protocol.js';
+import type { JobSpec } from './runner.js';
+
+export interface JobThreadEvents {
+  /** Every message of a running job's thread. */
+  message(m: FromJobThread): void;
+}
+
+interface Slot {
+  worker: Worker;
+  job: { jobId: string; run: number } | null;
+  /** Set while a stop waits for the thread to halt. */
+  halted?: () => void;
+  terminating?: boolean;
+}
+
+export class JobThreads {
+  private readonly slots: Slot[] = [];
+  private closed = false;
+
+  constructor(
+    private readonly threads: number,
+    private readonly init: JobThreadInit,
+    private readonly events: JobThreadEvents,
+  ) {
+    for (let i = 0; i < threads; i++) this.slots.push(this.spawn());
+  }
+
+  private spawn(): Slot {
+    const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: this.init });
+    const slot: Slot = { worker, job: null };
+    worker.on('message', (m: FromJobThread) => {
+      const j = slot.job;
+      if (!j || j.jobId !== m.jobId || j.run !== m.run) return;
+      if (m.type === 'halted') slot.halted?.();
+      if (m.type === 'done' || m.type === 'stopped' || m.type === 'failed') {
+        slot.job = null;
+        slot.halted?.();
+      }
+      this.events.message(m);
+    });
+    worker.on('error', (e) => console.error('[xeo] job thread failed:', e));
+    worker.on('exit', () => {
+      const j = slot.job;
+      slot.job = null;
+      slot.halted?.();
+      // At shutdown the owner settles its jobs itself.
+      if (this.closed) return;
+      if (j) {
+        // Terminated on purpose (a stop that did not halt in time), or died.
+        if (slot.terminating) this.events.message({ type: 'stopped', ...j });
+        else this.events.message({ type: 'failed', ...j, error: errorToData(new ApiError('Internal', {}, 'The job thread ended unexpectedly.')), path: [] });
+      }
+      const i = this.slots.indexOf(slot);
+      if (i >= 0) this.slots[i] = this.spawn();
+    });
+    worker.unref();
+    return slot;
+  }
+
+  /** Threads without a job. */
+  idle(): number {
+    return this.closed ? 0 : this.slots.filter((s) => !s.job && !s.terminating).length;
+  }
+
+  /** Starts a job on an idle thread; false when none is idle. */
+  start(spec: JobSpec): boolean {
+    const slot = this.slots.find((s) => !s.job && !s.terminating);
+    if (!slot || this.closed) return false;
+    slot.job = { jobId: spec.jobId, run: spec.run };
+    slot.worker.postMessage({ type: 'run', spec } satisfies ToJobThread);
+    return true;
+  }
+
+  isRunning(jobId: string): boolean {
+    return this.slots.some((s) => s.job?.jobId === jobId);
+  }
+
+  /**
+   * Stops a job's computation: resolves once it halted (then a partial result may still be
+   * written, if `keepPartial`) or, after `graceMs`, once its thread was terminated.
+   */
+  async stop(jobId: string, keepPartial: boolean, graceMs: number): Promise<'halted' | 'terminated' | 'idle'> {
+    const slot = this.slots.find((s) => s.job?.jobId === jobId);
+    if (!slot || !slot.job) return 'idle';
+    const halted = new Promise<void>((resolve) => (slot.halted = resolve));
+    slot.worker.postMessage({ type: 'stop', jobId, run: slot.job.run, keepPartial } satisfies ToJobThread);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), graceMs)));
+    const first = await Promise.race([halted.then(() => 'halted' as const), late]);
+    clearTimeout(timer);
+    slot.halted = undefined;
+    if (first === 'halted') return 'halted';
+    slot.terminating = true;
+    await slot.worker.terminate();
+    return 'terminated';
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all(this.slots.map((s) => s.worker.terminate()));
+  }
+}

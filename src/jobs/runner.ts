@@ -1,0 +1,222 @@
+// Runs one batch job to its files, on the engine /result and tiles use (execute()). First a dry
+// run finds the output grid without reading pixels; a graph whose processes are all pixel-wise is
+// then cut into square chunks of that grid, each run with every load filling just the chunk and
+// written into a streamed COG, so memory stays that of one chunk whatever the job's size. Any
+// other graph runs as one piece (under the batch limit) and is written by the usual encoders.
+// Knows nothing of threads or the database: it reports through a sink.
+import { readFileSync } from 'node:fs';
+import { execute, type ExecuteRequest, type UserProcess } from '../compute/execute.js';
+import type { CatalogSource } from '../data/load.js';
+import type { Graph } from '../graph/evaluate.js';
+import type { LogLevel } from '../graph/context.js';
+import type { LoadPlan } from '../cube/lazy.js';
+import { predefined } from '../processes/registry.js';
+import { ApiError } from '../server/errors.js';
+import { CogStreamWriter } from '../data/cog-stream.js';
+import { chunkWindows, classifyGraph, savedFormats, windowGrid, type Window } from './chunking.js';
+import { bytesOutput, cogSink, footprint, type OutputFile } from './outputs.js';
+import type { Usage } from '../store/types.js';
+
+export interface JobSpec {
+  jobId: string;
+  run: number;
+  graph: Graph;
+  userProcesses: Record<string, UserProcess>;
+  /** Most values one load may read (per chunk when chunked). */
+  maxValues: number;
+  /** Wanted chunk side in pixels (rounded up to the COG writer's alignment). */
+  chunkSize: number;
+  /** Raster values the job's budget pays for; null = no limit. */
+  budgetValues: number | null;
+  /** A fresh folder for this run's files. */
+  outDir: string;
+}
+
+export interface RunLog {
+  level: LogLevel;
+  message: string;
+  code?: string;
+  data?: unknown;
+}
+
+export interface JobSink {
+  log(entry: RunLog): void;
+  /** `done` of `total` chunks are written; `values` raster values read so far. */
+  progress(done: number, total: number, values: number): void;
+  /** The computation stopped after a stop request, with `done` chunks written (what follows only finishes files). */
+  halted(done: number): void;
+}
+
+export interface JobOutcome {
+  outputs: OutputFile[];
+  /** Stopped early: the outputs hold what was done, no-data elsewhere. */
+  partial: boolean;
+  bbox: [number, number, number, number] | null;
+  geometry: unknown;
+  times: string[];
+  usage: Usage;
+}
+
+/** The reason a run is aborted with: a cancel keeps what is done, a delete or shutdown does not. */
+export class JobStopped extends Error {
+  constructor(readonly keepPartial: boolean) {
+    super(keepPartial ? 'the job was canceled' : 'the job was stopped');
+  }
+}
+
+const LIMIT_ADVICE = 'Narrow the extent, dates or bands of the job (for pixel-wise graphs the limit holds per output chunk).';
+
+/** CPU seconds of the calling thread (Linux); compression in the shared zlib pool is not included. */
+function threadCpuSeconds(): number {
+  try {
+    const f = readFileSync('/proc/thread-self/stat', 'utf8').split(') ')[1].split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1e6;
+  }
+}
+
+export async function runJob(spec: JobSpec, catalog: CatalogSource, sink: JobSink, signal: AbortSignal): Promise<JobOutcome> {
+  const started = performance.now();
+  const cpu0 = threadCpuSeconds();
+  const base = { graph: spec.graph, userProcesses: spec.userProcesses, maxValues: spec.maxValues, limitAdvice: LIMIT_ADVICE };
+  const forward = (logs: { level: LogLevel; message: string; data?: unknown }[], demote: boolean) => {
+    for (const l of logs) sink.log({ level: demote ? 'debug' : l.level, message: l.message, ...(l.data === undefined ? {} : { data: l.data }) });
+  };
+
+  const dry = await execute({ ...base, probe: true, budgetValues: spec.budgetValues ?? undefined }, catalog, signal);
+  const usage = (pixels: number, values: number): Usage => ({
+    cpu: { value: round(threadCpuSeconds() - cpu0, 2), unit: 'cpu-seconds' },
+    duration: { value: round((performance.now() - started) / 1000, 3), unit: 'seconds' },
+    pixels: { value: pixels, unit: 'pixels' },
+    values_read: { value: values, unit: 'values' },
+  });
+
+  if (!dry.probe) {
+    // Nothing to load: the dry run was the whole run, and its answer is the result.
+    forward(dry.logs, false);
+    const out = await bytesOutput(spec.outDir, dry.body, dry.mediaType, dry.extension);
+    sink.progress(1, 1, 0);
+    return { outputs: [out], partial: false, bbox: null, geometry: null, times: [], usage: usage(0, 0) };
+  }
+  const plan = dry.probe;
+  const verdict = classifyGraph(spec.graph, {
+    categories: (id) => predefined.get(id)?.spec.categories,
+    userProcess: (id) => (spec.userProcesses[id]?.process_graph as Record<string, never>) ?? null,
+  });
+  const formats = savedFormats(spec.graph);
+  const cog = formats.length === 1 && formats[0]?.toLowerCase() === 'gtiff';
+  const g = plan.grid;
+  sink.log({
+    level: 'info',
+    message: `The output grid is ${g.width} x ${g.height} pixels in EPSG:${g.epsg} at ${round(Math.abs(g.transform[1]), 6)} units per pixel; ${plan.times.length} dates and ${plan.bands.length} bands of ${plan.collection} are read.`,
+  });
+  const place = footprint(g);
+  const finish = (outputs: OutputFile[], partial: boolean, pixels: number, values: number): JobOutcome => ({
+    outputs,
+    partial,
+    ...place,
+    times: plan.times,
+    usage: usage(pixels, values),
+  });
+
+  if (verdict.local && cog) return runChunked(spec, base, plan, catalog, sink, signal, forward, finish);
+
+  sink.log({
+    level: 'info',
+    message: verdict.local
+      ? `The job runs as one piece: ${formats.length === 0 ? 'it has no save_result, so the result is JSON' : formats.length > 1 ? 'it saves more than one result' : `its format ${formats[0] ?? '(not a plain name)'} is written whole`}.`
+      : `The job runs as one piece: ${verdict.reason}.`,
+  });
+  const out = await execute({ ...base, raw: cog, budgetValues: spec.budgetValues ?? undefined }, catalog, signal);
+  forward(out.logs, false);
+  if (out.raw) {
+    // A raster computed whole: written through the same COG writer, in chunk-sized windows.
+    const { grid, planes, names, options } = out.raw;
+    const writer = await cogSink(spec.outDir, 'result.tif', grid, names, options);
+    const windows = chunkWindows(grid.width, grid.height, alignedChunk(spec.chunkSize, options));
+    try {
+      for (const w of windows) await writer.write(w, planes.map((p) => cut(p, grid.width, w)));
+      const file = await writer.finish(windows);
+      sink.progress(1, 1, out.values);
+      return { ...finish([file], false, grid.width * grid.height, out.values), ...footprint(grid) };
+    } catch (e) {
+      await writer.abort().catch(() => {});
+      throw e;
+    }
+  }
+  const file = await bytesOutput(spec.outDir, out.body, out.mediaType, out.extension);
+  sink.progress(1, 1, out.values);
+  return finish([file], false, 0, out.values);
+}
+
+async function runChunked(
+  spec: JobSpec,
+  base: Pick<ExecuteRequest, 'graph' | 'userProcesses' | 'maxValues' | 'limitAdvice'>,
+  plan: LoadPlan,
+  catalog: CatalogSource,
+  sink: JobSink,
+  signal: AbortSignal,
+  forward: (logs: { level: LogLevel; message: string; data?: unknown }[], demote: boolean) => void,
+  finish: (outputs: OutputFile[], partial: boolean, pixels: number, values: number) => JobOutcome,
+): Promise<JobOutcome> {
+  const grid = plan.grid;
+  const options = savedOptions(spec.graph);
+  const size = alignedChunk(spec.chunkSize, options);
+  const windows = chunkWindows(grid.width, grid.height, size);
+  sink.log({ level: 'info', message: `Every process is pixel-wise: the job runs as ${windows.length} chunk${windows.length === 1 ? '' : 's'} of up to ${size} x ${size} pixels.` });
+  let out: Awaited<ReturnType<typeof cogSink>> | null = null;
+  let values = 0;
+  let done = 0;
+  const pixels = grid.width * grid.height;
+  try {
+    for (const w of windows) {
+      if (signal.aborted) throw signal.reason;
+      const t0 = performance.now();
+      const r = await execute(
+        { ...base, region: windowGrid(grid, w), raw: true, budgetValues: spec.budgetValues === null ? undefined : spec.budgetValues - values },
+        catalog,
+        signal,
+      );
+      if (!r.raw) throw new ApiError('ProcessParameterInvalid', { process: 'save_result', parameter: 'data', reason: 'the saved data is not a raster data cube' });
+      forward(r.logs, done > 0);
+      out ??= await cogSink(spec.outDir, 'result.tif', grid, r.raw.names, r.raw.options);
+      await out.write(w, r.raw.planes);
+      values += r.values;
+      done++;
+      sink.log({ level: 'debug', message: `Chunk ${done} of ${windows.length} (${w.width} x ${w.height} px at column ${w.col}, row ${w.row}) took ${Math.round(performance.now() - t0)} ms.` });
+      sink.progress(done, windows.length, values);
+    }
+    return finish([await out!.finish(windows)], false, pixels, values);
+  } catch (e) {
+    if (e instanceof JobStopped) sink.halted(done);
+    if (e instanceof JobStopped && e.keepPartial && out && done > 0) {
+      sink.log({ level: 'info', message: `Stopped after ${done} of ${windows.length} chunks; the rest of the result is no-data.` });
+      return finish([await out.finish(windows)], true, pixels, values);
+    }
+    await out?.abort().catch(() => {});
+    throw e;
+  }
+}
+
+/** The options of the graph's save_result (literal ones; others count as absent). */
+function savedOptions(graph: Graph): Record<string, unknown> {
+  const node = Object.values(graph).find((n) => n.process_id === 'save_result');
+  const o = node?.arguments?.options;
+  return o && typeof o === 'object' && !Array.isArray(o) ? (o as Record<string, unknown>) : {};
+}
+
+function alignedChunk(wanted: number, options: Record<string, unknown>): number {
+  const align = CogStreamWriter.chunkAlign({ tileSize: Number(options.tile_size ?? 256) });
+  return Math.max(1, Math.ceil(wanted / align)) * align;
+}
+
+/** The window `w` of a plane of `width` columns, as its own array. */
+function cut(plane: Float32Array, width: number, w: Window): Float32Array {
+  const out = new Float32Array(w.width * w.height);
+  for (let r = 0; r < w.height; r++) out.set(plane.subarray((w.row + r) * width + w.col, (w.row + r) * width + w.col + w.width), r * w.width);
+  return out;
+}
+
+const round = (x: number, digits: number) => Number(x.toFixed(digits));

@@ -1,0 +1,331 @@
+// Batch jobs on the main thread: the state machine of the openEO job status (created -> queued ->
+// running -> finished | error | canceled), the queue, handing jobs to the job threads, keeping
+// their logs, progress and results, and what happens when the server stops or restarts.
+//
+// Restart policy: a job found `running` when the server starts was cut short by a crash or kill;
+// it is queued again (ahead of jobs queued after it) and starts from the beginning, with a
+// warning in its log. After MAX_INTERRUPTIONS such restarts of one run it is set to `error`
+// instead, so a job that brings the server down cannot do so forever. An orderly stop queues
+// running jobs again too, without counting it against them.
+import { mkdirSync, readdirSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import type { Config } from '../config.js';
+import type { BlobStore } from '../store/blobs.js';
+import type { JobAsset, JobRecord, LogEntry, LogLevel, Store } from '../store/types.js';
+import { levelRank } from '../store/logs.js';
+import type { ErrorCode } from '../server/errors.js';
+import { renderMessage } from '../server/messages.js';
+import type { Graph } from '../graph/evaluate.js';
+import { userProcessesOf } from '../graph/user-processes.js';
+import { costsOf, valuesFor } from '../compute/costs.js';
+import { JobThreads } from './pool.js';
+import { LinkSigner } from './signing.js';
+import type { FromJobThread } from './protocol.js';
+import type { JobOutcome } from './runner.js';
+
+/** The log of a job in the log store. */
+export const jobLogOwner = (id: string) => `job:${id}`;
+/** Restarts of one run after the server died under it, before the job is given up. */
+export const MAX_INTERRUPTIONS = 2;
+/** How long a stop waits for the computation to halt before terminating its thread. */
+const STOP_GRACE_MS = 800;
+
+interface Active {
+  jobId: string;
+  run: number;
+  logLevel: LogLevel;
+  runDir: string;
+  /** Why the run is being stopped, once it is. */
+  stop?: 'cancel' | 'delete' | 'shutdown';
+  ended: Promise<void>;
+  end(): void;
+}
+
+export type JobFields = Pick<JobRecord, 'title' | 'description' | 'process' | 'plan' | 'budget' | 'logLevel'>;
+
+export class JobService {
+  private readonly active = new Map<string, Active>();
+  private readonly threads: JobThreads;
+  private readonly runRoot: string;
+  private closed = false;
+  /** Signs the links of result documents and files. */
+  readonly links: LinkSigner;
+
+  constructor(
+    private readonly store: Store,
+    /** Where finished result files live, under `<job id>/<asset>`. */
+    readonly results: BlobStore,
+    private readonly config: Config,
+  ) {
+    this.runRoot = path.join(config.dataDir, 'jobs-tmp');
+    this.links = LinkSigner.open(config.dataDir);
+    this.threads = new JobThreads(config.jobThreads, { dataDir: config.dataDir, blockCacheBytes: config.jobBlockCacheBytes }, { message: (m) => this.onMessage(m) });
+  }
+
+  /** Settles what a previous server left behind, then starts queued jobs. */
+  async init(): Promise<void> {
+    for (const job of this.store.jobs.withStatus('running')) {
+      const interruptions = job.interruptions + 1;
+      if (interruptions > MAX_INTERRUPTIONS) {
+        this.store.jobs.transition(job.id, ['running'], 'error', { interruptions });
+        this.log(job, { level: 'error', code: 'Internal', message: `The server stopped ${interruptions} times while this job ran, so it is not started again. Start it again to retry.` });
+      } else {
+        this.store.jobs.transition(job.id, ['running'], 'queued', { interruptions, progress: 0, costs: 0 });
+        this.log(job, { level: 'warning', message: `The server stopped while this job ran (run ${job.run}). It is queued again and starts from the beginning; nothing of the interrupted run is kept.` });
+      }
+    }
+    // Canceled while its partial result was being written: that result is lost.
+    for (const job of this.store.jobs.withStatus('canceled')) {
+      if (!this.store.jobResults.get(job.id) && this.store.jobs.transition(job.id, ['canceled'], 'created')) {
+        this.log(job, { level: 'warning', message: 'The server stopped before the partial result of the canceled run was written; the job is back to created.' });
+      }
+    }
+    await this.sweepOrphans();
+    mkdirSync(this.runRoot, { recursive: true });
+    this.pump();
+  }
+
+  /** The last error of a job's log (what GET results answers for a failed job). */
+  lastError(jobId: string): LogEntry | null {
+    const errors = this.store.logs.page(jobLogOwner(jobId), null, 'error', Number.MAX_SAFE_INTEGER);
+    return errors[errors.length - 1] ?? null;
+  }
+
+  /** Result folders without a job or without results (left by a crash between two steps). */
+  private async sweepOrphans(): Promise<void> {
+    let dirs: string[] = [];
+    try {
+      dirs = readdirSync(path.join(this.config.dataDir, 'jobs'));
+    } catch {
+      return;
+    }
+    for (const id of dirs) {
+      if (!this.store.jobResults.get(id)) await this.results.deleteTree(id).catch(() => {});
+    }
+  }
+
+  /** Adds a log entry when its level reaches the job's log level. */
+  log(job: { id: string; logLevel: LogLevel }, entry: Omit<LogEntry, 'id' | 'time'>): void {
+    if (levelRank(entry.level) > levelRank(job.logLevel)) return;
+    this.store.logs.append(jobLogOwner(job.id), entry);
+  }
+
+  create(id: string, userId: string, fields: JobFields): JobRecord {
+    const job = this.store.jobs.create({ id, userId, ...fields });
+    this.log(job, { level: 'info', message: 'Created. Start it with POST /jobs/{job_id}/results.' });
+    return job;
+  }
+
+  /**
+   * Queues a job (created, or a restart of a canceled, finished or failed one, whose results are
+   * discarded first). A queued or running job is left as it is: answers false.
+   */
+  async start(job: JobRecord): Promise<boolean> {
+    if (job.status === 'queued' || job.status === 'running') return false;
+    // A canceled run may still be writing its partial result: let it end first.
+    await this.active.get(job.id)?.ended;
+    const restart = job.status !== 'created';
+    if (this.store.jobResults.delete(job.id) || restart) await this.results.deleteTree(job.id);
+    const run = job.run + 1;
+    if (!this.store.jobQueue.enqueue(job.id, { run, progress: 0, costs: 0, usage: null, interruptions: 0 })) return false;
+    this.log(job, {
+      level: 'info',
+      message: `${restart ? `Restarted from status ${job.status}; the results of the previous run are discarded. ` : ''}Queued (run ${run}); ${this.store.jobQueue.size()} job(s) wait.`,
+    });
+    this.pump();
+    return true;
+  }
+
+  /**
+   * Cancels: a queued job goes back to created. A running one stops computing within a second
+   * and answers then: it becomes canceled when chunks were done (their partial result, no-data
+   * elsewhere, is written next and listed once written), else created. Other statuses: nothing.
+   */
+  async cancel(job: JobRecord): Promise<void> {
+    if (job.status === 'queued') {
+      if (this.store.jobQueue.withdraw(job.id)) this.log(job, { level: 'info', message: 'Canceled while queued; the job is back to created.' });
+      return;
+    }
+    if (job.status !== 'running') return;
+    const a = this.active.get(job.id);
+    if (!a) {
+      this.store.jobs.transition(job.id, ['running'], 'created');
+      return;
+    }
+    a.stop ??= 'cancel';
+    const how = await this.threads.stop(job.id, true, STOP_GRACE_MS);
+    if (how === 'terminated') {
+      this.log(job, { level: 'warning', message: `The computation did not halt within ${STOP_GRACE_MS} ms, so its thread was ended.` });
+      await a.ended;
+    }
+  }
+
+  /** Deletes a job: stops its computation, then its records and files. */
+  async remove(job: JobRecord): Promise<void> {
+    const a = this.active.get(job.id);
+    if (a) {
+      a.stop = 'delete';
+      await this.threads.stop(job.id, false, STOP_GRACE_MS);
+      await a.ended;
+    }
+    this.store.jobs.delete(job.id);
+    this.store.logs.deleteOwner(jobLogOwner(job.id));
+    await this.results.deleteTree(job.id);
+  }
+
+  /** Starts queued jobs while threads are free. */
+  private pump(): void {
+    while (!this.closed && this.threads.idle() > 0) {
+      const job = this.store.jobQueue.claim();
+      if (!job) return;
+      this.dispatch(job);
+    }
+  }
+
+  private dispatch(job: JobRecord): void {
+    const runDir = path.join(this.runRoot, `${job.id}.${job.run}`);
+    mkdirSync(runDir, { recursive: true });
+    let end!: () => void;
+    const ended = new Promise<void>((r) => (end = r));
+    const a: Active = { jobId: job.id, run: job.run, logLevel: job.logLevel, runDir, ended, end };
+    this.active.set(job.id, a);
+    const graph = job.process.process_graph as Graph;
+    this.log(job, { level: 'info', message: `Running (run ${job.run}).` });
+    this.threads.start({
+      jobId: job.id,
+      run: job.run,
+      graph,
+      userProcesses: userProcessesOf(this.store.processGraphs, job.userId, graph),
+      maxValues: this.config.batchMaxValues,
+      chunkSize: this.config.jobChunkSize,
+      budgetValues: job.budget === null ? null : valuesFor(job.budget),
+      outDir: runDir,
+    });
+  }
+
+  private onMessage(m: FromJobThread): void {
+    const a = this.active.get(m.jobId);
+    if (!a || a.run !== m.run) return;
+    const job = { id: a.jobId, logLevel: a.logLevel };
+    switch (m.type) {
+      case 'log':
+        return this.log(job, m.entry);
+      case 'progress':
+        this.store.jobs.report(a.jobId, a.run, { progress: Math.floor((m.done * 1000) / m.total) / 10, costs: costsOf(m.values) });
+        return;
+      case 'halted':
+        return this.halted(a, m.done);
+      case 'done':
+        return void this.settle(a, () => this.keep(a, m.outcome));
+      case 'stopped':
+        return void this.settle(a, async () => this.stoppedEmpty(a));
+      case 'failed':
+        return void this.settle(a, async () => {
+          // A failure after a stop request (the computation cut short) is the stop's outcome.
+          if (a.stop) return this.stoppedEmpty(a);
+          const e = m.error;
+          let message = e.detail ?? e.code;
+          if (!e.detail) {
+            try {
+              message = renderMessage(e.code as ErrorCode, e.params, 'en').text;
+            } catch {
+              /* a code without a text of ours keeps its name */
+            }
+          }
+          this.store.jobs.transition(a.jobId, ['running'], 'error');
+          this.log(job, { level: 'error', code: e.code, message, ...(m.path.length ? { path: m.path } : {}) });
+        });
+    }
+  }
+
+  /** A canceled run stopped computing: canceled with the chunks done, or back to created without any. */
+  private halted(a: Active, done: number): void {
+    if (a.stop !== 'cancel') return;
+    const job = { id: a.jobId, logLevel: a.logLevel };
+    if (done > 0 && this.store.jobs.transition(a.jobId, ['running'], 'canceled')) {
+      this.log(job, { level: 'info', message: `Canceled after ${done} chunk(s). Their partial result (no-data elsewhere) is written now and then listed by GET /jobs/{job_id}/results?partial=true.` });
+    } else if (done === 0) this.stoppedEmpty(a);
+  }
+
+  /** A canceled run that left nothing (or could not write its partial result): back to created. */
+  private stoppedEmpty(a: Active): void {
+    if (a.stop !== 'cancel') return;
+    const job = { id: a.jobId, logLevel: a.logLevel };
+    if (this.store.jobs.transition(a.jobId, ['running'], 'created')) {
+      this.log(job, { level: 'info', message: 'Canceled before any part of the result was written; the job is back to created.' });
+    } else if (this.store.jobs.transition(a.jobId, ['canceled'], 'created')) {
+      this.log(job, { level: 'warning', message: 'The partial result could not be written; the job is back to created.' });
+    }
+  }
+
+  /** Runs the end of a run once, then frees its slot for the next job. */
+  private async settle(a: Active, fn: () => Promise<void>): Promise<void> {
+    try {
+      if (a.stop !== 'delete' && a.stop !== 'shutdown') await fn();
+    } catch (e) {
+      console.error(`[xeo] job ${a.jobId}: ending the run failed:`, e);
+      if (this.store.jobs.transition(a.jobId, ['running'], 'error')) {
+        this.log({ id: a.jobId, logLevel: a.logLevel }, { level: 'error', code: 'StorageFailure', message: 'The results could not be stored.' });
+      }
+    } finally {
+      await rm(a.runDir, { recursive: true, force: true }).catch(() => {});
+      if (this.active.get(a.jobId) === a) this.active.delete(a.jobId);
+      a.end();
+      this.pump();
+    }
+  }
+
+  /** Moves a run's files into the result store and records them: finished, or canceled with partial results. */
+  private async keep(a: Active, outcome: JobOutcome): Promise<void> {
+    const assets: Record<string, JobAsset> = {};
+    for (const out of outcome.outputs) {
+      const key = `${a.jobId}/${out.name}`;
+      const info = await this.results.adopt(key, out.file);
+      assets[out.name] = { key, type: out.type, bytes: info.size, title: out.title, roles: out.roles, fields: out.fields };
+    }
+    this.store.jobResults.put(a.jobId, {
+      run: a.run,
+      partial: outcome.partial,
+      assets,
+      bbox: outcome.bbox,
+      geometry: outcome.geometry,
+      times: outcome.times,
+      created: new Date().toISOString(),
+    });
+    const values = outcome.usage.values_read?.value ?? 0;
+    // A partial result belongs to a job set to canceled when it halted; it stays canceled.
+    const moved = outcome.partial
+      ? this.store.jobs.report(a.jobId, a.run, { usage: outcome.usage, costs: costsOf(values) }, 'canceled')
+      : this.store.jobs.transition(a.jobId, ['running'], 'finished', { usage: outcome.usage, costs: costsOf(values), progress: 100 });
+    if (!moved) {
+      this.store.jobResults.delete(a.jobId);
+      await this.results.deleteTree(a.jobId);
+      return;
+    }
+    const bytes = Object.values(assets).reduce((s, x) => s + x.bytes, 0);
+    const u = outcome.usage;
+    this.log({ id: a.jobId, logLevel: a.logLevel }, {
+      level: 'info',
+      message: `${outcome.partial ? 'The partial result is written' : 'Finished'}: ${Object.keys(assets).join(', ')} (${bytes} bytes) in ${u.duration.value} s, ${u.cpu.value} CPU seconds, ${u.pixels.value} pixels, ${values} values read.`,
+    });
+  }
+
+  /** Stops the job threads; running jobs are queued again (they start over on the next start). */
+  async close(): Promise<void> {
+    this.closed = true;
+    const running = [...this.active.values()];
+    for (const a of running) a.stop = 'shutdown';
+    await this.threads.close();
+    for (const a of running) {
+      if (!this.store.jobResults.get(a.jobId) && this.store.jobs.transition(a.jobId, ['canceled'], 'created')) {
+        this.log({ id: a.jobId, logLevel: a.logLevel }, { level: 'warning', message: 'The server was stopped before the partial result of the canceled run was written; the job is back to created.' });
+      }
+      if (this.store.jobs.transition(a.jobId, ['running'], 'queued', { progress: 0, costs: 0 })) {
+        this.log({ id: a.jobId, logLevel: a.logLevel }, { level: 'info', message: 'The server was stopped; the job is queued again and starts from the beginning when the server is back.' });
+      }
+      a.end();
+    }
+    this.active.clear();
+  }
+}
