@@ -2,6 +2,7 @@
 // disk as the embedded implementation; an S3-compatible store can implement the same methods.
 // Keys are `/`-separated relative paths whose segments the caller has validated.
 import { createReadStream, createWriteStream, openSync, constants as fsc } from 'node:fs';
+import type { Stats } from 'node:fs';
 import { lstat, mkdir, open, readdir, rename, rm, rmdir, unlink } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { once } from 'node:events';
@@ -108,20 +109,41 @@ export class LocalBlobStore implements BlobStore {
       }
       out.end();
       await once(out, 'finish');
-      const fh = await open(tmp, 'r');
-      await fh.sync();
-      await fh.close();
-      await mkdir(path.dirname(full), { recursive: true });
-      await this.resolve(key); // the folders created just now must still be ours
-      await rename(tmp, full);
-      await fsyncDir(path.dirname(full));
+      const st = await this.place(key, full, tmp);
+      return { key, size: st.size, modified: st.mtime };
     } catch (e) {
       out.destroy();
       await unlink(tmp).catch(() => {});
       throw e;
     }
-    const st = await lstat(full);
-    return { key, size: st.size, modified: st.mtime };
+  }
+
+  /**
+   * Makes a finished file durable and moves it to `full`, making its folders. A concurrent delete
+   * may prune those folders at any moment (they were empty): then they are made again. Returns the
+   * file's stat from before the move, as a delete may also take the file itself right after it.
+   */
+  private async place(key: string, full: string, file: string): Promise<Stats> {
+    const fh = await open(file, 'r');
+    let st: Stats;
+    try {
+      await fh.sync();
+      st = await fh.stat();
+    } finally {
+      await fh.close();
+    }
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await mkdir(path.dirname(full), { recursive: true });
+        await this.resolve(key); // the folders created just now must still be ours
+        await rename(file, full);
+        break;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || attempt === 5) throw e;
+      }
+    }
+    await fsyncDir(path.dirname(full));
+    return st;
   }
 
   async delete(key: string, stopAt: string): Promise<boolean> {
@@ -145,17 +167,7 @@ export class LocalBlobStore implements BlobStore {
 
   async adopt(key: string, file: string): Promise<BlobInfo> {
     const full = await this.resolve(key);
-    const fh = await open(file, 'r');
-    try {
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-    await mkdir(path.dirname(full), { recursive: true });
-    await this.resolve(key);
-    await rename(file, full);
-    await fsyncDir(path.dirname(full));
-    const st = await lstat(full);
+    const st = await this.place(key, full, file);
     return { key, size: st.size, modified: st.mtime };
   }
 
@@ -165,7 +177,12 @@ export class LocalBlobStore implements BlobStore {
 }
 
 async function fsyncDir(dir: string): Promise<void> {
-  const fh = await open(dir, 'r');
+  // A folder a concurrent delete pruned (with our file in it gone too) has nothing left to sync.
+  const fh = await open(dir, 'r').catch((e: NodeJS.ErrnoException) => {
+    if (e.code === 'ENOENT') return null;
+    throw e;
+  });
+  if (!fh) return;
   try {
     await fh.sync();
   } finally {
