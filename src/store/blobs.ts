@@ -112,7 +112,9 @@ export class LocalBlobStore implements BlobStore {
       const st = await this.place(key, full, tmp);
       return { key, size: st.size, modified: st.mtime };
     } catch (e) {
+      // Wait for the stream to close: one still opening would create the temp file after the unlink.
       out.destroy();
+      if (!out.closed) await once(out, 'close').catch(() => {});
       await unlink(tmp).catch(() => {});
       throw e;
     }
