@@ -181,7 +181,13 @@ export const routes: Route[] = [
     auth: 'none',
     listed: false,
     handler: async (req) => {
-      const name = decodeURIComponent(req.params.asset);
+      let name: string;
+      try {
+        name = decodeURIComponent(req.params.asset);
+      } catch {
+        // Bad percent-encoding (`%u002e`) names no asset a link was signed for.
+        throw new ApiError('NotFound', {}, 'This link is not valid. Request the job results again for working links.');
+      }
       const { job } = signedJob(req, name);
       const asset = req.app.store.jobResults.get(job.id)?.assets[name];
       const info = asset ? await req.app.jobs.results.stat(asset.key) : null;
