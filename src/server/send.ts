@@ -102,6 +102,7 @@ async function pipeStream(res: HttpResponse, state: ResponseState, reply: Reply,
         // uWS kept what it could not send; onWritable tells how far the socket got.
         await writable(res, state, (offset) => {
           const [ok2, done2] = res.tryEnd(chunk.subarray(offset - startOffset), total);
+          if (done2) ended = true;
           return ok2 || done2;
         });
       }
