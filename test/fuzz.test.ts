@@ -28,7 +28,7 @@ const FAMILIES = [
   { name: 'adversarial process graphs', make: graphRequests, seed: 0x5eed02, runs: 800 },
   { name: 'broken, oversized and mis-framed bodies', make: bodyRequests, seed: 0x5eed03, runs: 400 },
   { name: 'paths, queries and headers gone wrong', make: envelopeRequests, seed: 0x5eed04, runs: 800 },
-  { name: 'tiles, WMTS and the map page', make: tileRequests, seed: 0x5eed05, runs: 600 },
+  { name: 'tiles, WMTS, the map page and signed result links', make: tileRequests, seed: 0x5eed05, runs: 600 },
 ];
 const STORM = { seed: 0x5eed06, runs: 2000, concurrency: 16 };
 
@@ -55,9 +55,11 @@ function problems(req: FuzzRequest, r: RawResponse): string[] {
   const out = problemsOf({ method: req.method, corsExpected: versionless1x || req.headers.some(([k]) => k === 'Origin') }, r);
   if (req.who !== 'alice') {
     const body = r.body.toString('latin1');
-    // Tiles, WMTS and the map page show a service to whoever holds its id (by design): Alice's
-    // titles may appear there when the request named her service.
-    const publicByKey = /^\/(xyz|wmts|viewer)/.test(req.target) && req.target.includes(w.ids.service_id?.alice ?? '\0');
+    // Tiles, WMTS and the map page show a service to whoever holds its id, and a signed link its
+    // job's results to whoever holds the link (by design): Alice's titles may appear there.
+    const publicByKey =
+      (/^\/(xyz|wmts|viewer)/.test(req.target) && req.target.includes(w.ids.service_id?.alice ?? '\0')) ||
+      (/\/download\//.test(req.target) && req.target.includes(w.results?.jobId ?? '\0'));
     if (!publicByKey && body.includes(w.alice.marker) && !req.target.includes(w.alice.marker)) out.push(`Alice's data in an answer to ${req.who}`);
     for (const param of w.serverIds) {
       const id = w.ids[param].alice;

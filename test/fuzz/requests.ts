@@ -309,7 +309,36 @@ export function envelopeRequests(world: World, limit: number): fc.Arbitrary<Fuzz
     .map((r) => assemble('envelope', r.method, r.raw ?? r.tgt, r.auth, r.headers, null, 'length', limit));
 }
 
-/** Tiles, WMTS and the map page: the public routes where the service id is the key. */
+const RANGES = ['bytes=0-0', 'bytes=0-', 'bytes=5-', 'bytes=-5', 'bytes=-0', 'bytes=0-99999999999', 'bytes=99999999999-', 'bytes=1-0', 'bytes=0-1,2-3', 'bytes=abc', 'bytes=-', 'bytes=', 'lines=0-1', 'bytes=9007199254740993-'];
+
+/** Signed result links as handed out, and changed in every part: signature, expiry, asset, job. */
+function signedLinks(world: World): fc.Arbitrary<{ target: string; range: string | null }> | null {
+  if (!world.results) return null;
+  const otherJob = world.ids.job_id?.bob ?? 'nope';
+  return fc
+    .record({
+      link: fc.constantFrom(...world.results.links),
+      change: fc.constantFrom('none', 'none', 'signature', 'noSignature', 'expires', 'expiresJunk', 'asset', 'job'),
+      junk: fc.constantFrom('', 'abc', '1e309', '-1', '0', '99999999999999999999', '0x10', '1.5', '%00', '%'),
+      segment: fc.constantFrom(...SEGMENTS.filter((x) => x.length < 1000)),
+      range: fc.option(fc.constantFrom(...RANGES), { freq: 2 }),
+    })
+    .map((r) => {
+      const u = new URL(r.link);
+      const sig = u.searchParams.get('signature') ?? '';
+      if (r.change === 'signature') u.searchParams.set('signature', sig.slice(0, -1) + (sig.endsWith('A') ? 'B' : 'A'));
+      if (r.change === 'noSignature') u.searchParams.delete('signature');
+      if (r.change === 'expires') u.searchParams.set('expires', String(Number(u.searchParams.get('expires')) + 1));
+      let query = u.search;
+      if (r.change === 'expiresJunk') query = query.replace(/expires=[^&]*/, `expires=${r.junk}`);
+      let path = u.pathname;
+      if (r.change === 'asset') path = path.split('/').length > 4 ? path.replace(/[^/]*$/, r.segment) : `${path}/${r.segment}`;
+      if (r.change === 'job') path = path.replace(world.results!.jobId, otherJob);
+      return { target: path + query, range: r.range };
+    });
+}
+
+/** Tiles, WMTS, the map page and signed result links: the public routes where an id or a signature is the key. */
 export function tileRequests(world: World, limit: number): fc.Arbitrary<FuzzRequest> {
   const ids = world.ids.service_id ? [world.ids.service_id.alice, world.ids.service_id.bob] : ['nope'];
   const wmtsQuery = fc
@@ -329,7 +358,8 @@ export function tileRequests(world: World, limit: number): fc.Arbitrary<FuzzRequ
       x: fc.oneof(fc.constantFrom(...TILE_NUMBERS), fc.nat(1 << 24).map(String)),
       y: fc.oneof(fc.constantFrom(...TILE_NUMBERS), fc.nat(1 << 24).map(String)),
       end: fc.constantFrom(...TILE_ENDINGS),
-      kind: fc.constantFrom('xyz', 'xyz', 'xyz', 'wmts', 'viewer'),
+      kind: fc.constantFrom('xyz', 'xyz', 'xyz', 'wmts', 'viewer', ...(world.results ? (['download', 'download'] as const) : [])),
+      download: signedLinks(world) ?? fc.constant(null),
       wmts: wmtsQuery,
       query: queryString,
       method: fc.constantFrom('GET', 'GET', 'GET', 'HEAD', 'OPTIONS', 'POST'),
@@ -337,6 +367,10 @@ export function tileRequests(world: World, limit: number): fc.Arbitrary<FuzzRequ
       auth: fc.oneof({ weight: 3, arbitrary: fc.constant({ who: 'anonymous' as Who }) }, { weight: 1, arbitrary: authorization(world) }),
     })
     .map((r) => {
+      if (r.kind === 'download' && r.download) {
+        const headers: [string, string][] = r.download.range ? [['Range', r.download.range], ...r.headers] : r.headers;
+        return assemble('tiles', r.method, r.download.target, r.auth, headers, null, 'length', limit);
+      }
       const tgt = r.kind === 'xyz' ? `/xyz/${r.id}/${r.z}/${r.x}/${r.y}${r.end}${r.query}` : r.kind === 'wmts' ? `/wmts/${r.id}${r.wmts}` : `/viewer?service=${r.id}`;
       return assemble('tiles', r.method, tgt, r.auth, r.headers, null, 'length', limit);
     });

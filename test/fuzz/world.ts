@@ -41,6 +41,8 @@ export interface World {
    */
   serverIds: string[];
   graphs: GraphWorld;
+  /** A finished batch job of Alice's and its results document with signed links (when jobs are offered). */
+  results: { jobId: string; doc: any; links: string[] } | null;
 }
 
 /** The unversioned routes at the host root (README: Endpoints); no version document lists them. */
@@ -171,5 +173,22 @@ export async function buildWorld(env: Record<string, string>, dataDir?: string):
     const r = await put(id, graph);
     if (r.status === 200 && !stored.includes(id)) stored.push(id);
   }
-  return { server, port, alice, bob, endpoints, ids, serverIds, graphs: { processes, stored, collections } };
+  const results = v.some((e) => e.method === 'POST' && e.path === '/jobs/{job_id}/results') ? await finishedJob(server, alice) : null;
+  return { server, port, alice, bob, endpoints, ids, serverIds, graphs: { processes, stored, collections }, results };
+}
+
+/** Runs a batch job that finishes at once (1 + 1) and fetches its results document. */
+async function finishedJob(s: TestServer, user: User): Promise<World['results']> {
+  const body = JSON.stringify({ title: user.marker, process: { process_graph: { a: { process_id: 'add', arguments: { x: 1, y: 1 }, result: true } } } });
+  const jobId = (await http('POST', `${s.base}/jobs`, { token: user.token, body })).headers['xeo-identifier'];
+  const started = await http('POST', `${s.base}/jobs/${jobId}/results`, { token: user.token });
+  if (started.status !== 202) throw new Error(`cannot start a job: ${started.status} ${started.text}`);
+  // Jobs report their progress only when asked: poll (it takes a few hundred milliseconds).
+  for (let status = ''; status !== 'finished'; await new Promise((r) => setTimeout(r, 100))) {
+    status = (await http('GET', `${s.base}/jobs/${jobId}`, { token: user.token })).json.status;
+    if (status === 'error') throw new Error('the job failed');
+  }
+  const doc = (await http('GET', `${s.base}/jobs/${jobId}/results`, { token: user.token })).json;
+  const links = [...Object.values<{ href: string }>(doc.assets).map((a) => a.href), doc.links.find((l: { rel: string }) => l.rel === 'canonical').href];
+  return { jobId, doc, links };
 }
