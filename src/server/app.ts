@@ -45,6 +45,9 @@ export function unsupportedRoutes(version: VersionProfile, implemented: Route[])
   return out;
 }
 
+/** uSockets' LIBUS_LISTEN_EXCLUSIVE_PORT. */
+const LISTEN_EXCLUSIVE_PORT = 1;
+
 export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: Route[]): HttpServer {
   const cors = createCors(ctx.brandWord);
   const routers = ctx.routers;
@@ -148,7 +151,10 @@ export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: Ro
   return {
     listen(host, port) {
       return new Promise((resolve, reject) => {
-        app.listen(host, port, (sock) => {
+        // Exclusive: uWS otherwise shares the port (SO_REUSEPORT) with a server already running
+        // there, and requests would alternate between the two.
+        const listen = app.listen as unknown as (h: string, p: number, options: number, cb: (s: us_listen_socket | false) => void) => void;
+        listen.call(app, host, port, LISTEN_EXCLUSIVE_PORT, (sock) => {
           if (!sock) return reject(new Error(`cannot listen on ${host}:${port} (address in use or not available)`));
           listenSocket = sock;
           resolve(uws.us_socket_local_port(sock as never));
