@@ -52,6 +52,8 @@ export interface Config {
   maxGraphDepth: number;
   /** Synchronous computations (POST /result) one user may run at a time. */
   userConcurrency: number;
+  /** Batch jobs one user may keep. */
+  maxJobsPerUser: number;
   /** Threads that run batch jobs (one job each), apart from the compute threads. */
   jobThreads: number;
   /** Most raster values one load of a batch job may read: per chunk, or for a job that runs as one piece. */
@@ -138,6 +140,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxGraphNodes: int(env, 'XEO_MAX_GRAPH_NODES', 1000, 1),
     maxGraphDepth: int(env, 'XEO_MAX_GRAPH_DEPTH', 16, 1),
     userConcurrency: int(env, 'XEO_USER_CONCURRENCY', 2, 1),
+    maxJobsPerUser: int(env, 'XEO_MAX_JOBS_PER_USER', 200, 1),
     jobThreads: int(env, 'XEO_JOB_THREADS', 1, 1),
     batchMaxValues: int(env, 'XEO_BATCH_MAX_VALUES', 512 * 1024 * 1024, 1),
     jobChunkSize: int(env, 'XEO_JOB_CHUNK_SIZE', 1024, 16),

@@ -44,6 +44,7 @@ describe('the openEO JavaScript client', () => {
     expect(caps.apiVersion()).toBe('1.2.0');
     expect(caps.hasFeature('computeResult')).toBe(true);
     expect(caps.hasFeature('createService')).toBe(true);
+    expect(caps.hasFeature('createJob')).toBe(true);
     const providers = await con.listAuthProviders();
     expect(providers.map((p: any) => p.getType())).toContain('basic');
     await con.authenticateBasic('alice', 'secret');
@@ -138,5 +139,37 @@ describe('the openEO JavaScript client', () => {
     expect(logs.map((e: any) => e.message)).toContain('XYZ service created');
     await service.deleteService();
     expect((await con.listServices()).map((x: any) => x.id)).not.toContain(service.id);
+  });
+
+  it('runs a batch job to completion and downloads its results with the links it gets', async () => {
+    const b = await con.buildProcess();
+    const cube = b.load_collection(DEMO, bbox, JUNE, ['B04', 'B08']);
+    const saved = b.save_result(b.ndvi(cube), 'GTiff');
+    const job = await con.createJob(saved, 'NDVI job', 'from the JS client');
+    expect(job.status).toBe('created');
+    const estimate = await job.estimateJob();
+    expect(typeof estimate.duration === 'string' || typeof estimate.costs === 'number').toBe(true);
+    await job.startJob();
+    let status = '';
+    for (let i = 0; i < 300 && status !== 'finished' && status !== 'error'; i++) {
+      status = (await job.describeJob()).status;
+      if (status !== 'finished') await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(status).toBe('finished');
+    expect(job.progress).toBe(100);
+    const logs = await job.debugJob().nextLogs();
+    expect(logs.length).toBeGreaterThan(0);
+    const stac = await job.getResultsAsStac();
+    const assets = Object.values<any>(stac.assets);
+    expect(assets.length).toBeGreaterThan(0);
+    expect(assets[0].type).toContain('image/tiff');
+    // downloadResults fetches the asset links without the token: they are signed.
+    const files: string[] = await job.downloadResults(work);
+    expect(files.length).toBe(assets.length);
+    const tiff = readFileSync(files[0]);
+    expect(tiff.subarray(0, 4).toString('latin1')).toBe('II*\0');
+    expect((await con.listJobs()).map((j: any) => j.id)).toContain(job.id);
+    await job.deleteJob();
+    expect((await con.listJobs()).map((j: any) => j.id)).not.toContain(job.id);
   });
 });

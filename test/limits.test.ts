@@ -9,7 +9,7 @@ let alice: string;
 let bob: string;
 
 beforeAll(async () => {
-  s = await startServer({ XEO_MAX_GRAPH_NODES: '40', XEO_MAX_GRAPH_DEPTH: '4', XEO_USER_CONCURRENCY: '1' });
+  s = await startServer({ XEO_MAX_GRAPH_NODES: '40', XEO_MAX_GRAPH_DEPTH: '4', XEO_USER_CONCURRENCY: '1', XEO_MAX_JOBS_PER_USER: '3' });
   addUser(s.dataDir, 'alice', 'pa');
   addUser(s.dataDir, 'bob', 'pb');
   alice = await login(s, 'alice', 'pa');
@@ -92,5 +92,23 @@ describe('concurrent computations per user', () => {
     expect(done.json).toBe(600000);
     // The slot is free again.
     expect((await result({ a: { process_id: 'add', arguments: { x: 2, y: 2 }, result: true } })).json).toBe(4);
+  });
+});
+
+describe('batch jobs per user', () => {
+  it('refuses a job beyond the limit until one is deleted, for that user only', async () => {
+    const body = JSON.stringify({ process: { process_graph: chain(2) } });
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await http('POST', `${s.base}/jobs`, { token: alice, body });
+      expect(r.status).toBe(201);
+      ids.push(r.headers['xeo-identifier']);
+    }
+    const over = await http('POST', `${s.base}/jobs`, { token: alice, body });
+    expectError(over, 400, 'JobQuotaExceeded');
+    expect(over.json.message).toContain('3 batch jobs');
+    expect((await http('POST', `${s.base}/jobs`, { token: bob, body })).status).toBe(201);
+    expect((await http('DELETE', `${s.base}/jobs/${ids[0]}`, { token: alice })).status).toBe(204);
+    expect((await http('POST', `${s.base}/jobs`, { token: alice, body })).status).toBe(201);
   });
 });

@@ -26,6 +26,22 @@ describe('start-up', () => {
     }
   });
 
+  it('refuses a port another server listens on, instead of sharing it', async () => {
+    const first = await startServer();
+    const dir = tempDir();
+    try {
+      const port = new URL(first.url).port;
+      const r = spawnSync(process.execPath, [CLI, 'serve'], { env: { ...process.env, XEO_DATA_DIR: dir, XEO_PORT: port, XEO_DEMO: 'false' }, encoding: 'utf8', timeout: 20000 });
+      expect(r.status).not.toBe(0);
+      expect(r.stderr).toMatch(/cannot listen on 127\.0\.0\.1:\d+/);
+      expect((await http('GET', `${first.base}/`)).status).toBe(200);
+    } finally {
+      await first.stop();
+      removeDir(first.dataDir);
+      removeDir(dir);
+    }
+  });
+
   it('refuses bad configuration with a clear message and exit code 2', () => {
     for (const [name, value] of [
       ['XEO_PORT', 'eighty'],

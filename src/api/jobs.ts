@@ -95,6 +95,8 @@ export const routes: Route[] = [
     status: 201,
     handler: async (req) => {
       const body = await req.jsonObject();
+      const held = req.app.store.jobs.count(req.me.id);
+      if (held >= req.app.config.maxJobsPerUser) throw new ApiError('JobQuotaExceeded', { jobs: held });
       const process = processFrom(req, body);
       checkBilling(body);
       const fields: JobFields = {

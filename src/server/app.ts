@@ -48,6 +48,9 @@ export function unsupportedRoutes(version: VersionProfile, implemented: Route[])
   return out;
 }
 
+/** uSockets' LIBUS_LISTEN_EXCLUSIVE_PORT. */
+const LISTEN_EXCLUSIVE_PORT = 1;
+
 export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: Route[]): HttpServer {
   const cors = createCors(ctx.brandWord);
   const routers = ctx.routers;
@@ -163,12 +166,10 @@ export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: Ro
   return {
     listen(host, port) {
       return new Promise((resolve, reject) => {
-        // uWS listens with SO_REUSEPORT unless told otherwise: a second server on the same port
-        // (an old one still running, another data dir) would start silently and get part of the
-        // connections. The native listen takes (host, port, options, cb); its typings lack it.
-        const listen = app.listen as unknown as (h: string, p: number, o: number, cb: (s: us_listen_socket | false) => void) => void;
-        const exclusive = (uws as unknown as { LIBUS_LISTEN_EXCLUSIVE_PORT?: number }).LIBUS_LISTEN_EXCLUSIVE_PORT ?? 1;
-        listen.call(app, host, port, exclusive, (sock) => {
+        // Exclusive: uWS otherwise shares the port (SO_REUSEPORT) with a server already running
+        // there, and requests would alternate between the two.
+        const listen = app.listen as unknown as (h: string, p: number, options: number, cb: (s: us_listen_socket | false) => void) => void;
+        listen.call(app, host, port, LISTEN_EXCLUSIVE_PORT, (sock) => {
           if (!sock) return reject(new Error(`cannot listen on ${host}:${port} (address in use or not available)`));
           listenSocket = sock;
           resolve(uws.us_socket_local_port(sock as never));

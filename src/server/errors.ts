@@ -75,6 +75,8 @@ export const OWN_CODES = {
   IdentityProviderUnavailable: 503,
   /** A per-user limit of concurrent work is reached (a quota, not a server fault). */
   TooManyRequests: 429,
+  /** A user holds as many batch jobs as allowed (XEO_MAX_JOBS_PER_USER). */
+  JobQuotaExceeded: 400,
   /** A member of a request body with a value of the wrong kind (a job's title, say). */
   PropertyInvalid: 400,
   /** A Range request that starts beyond the end of a file (answered with a Content-Range header naming the size). */

@@ -80,6 +80,7 @@ export class SqliteJobs implements JobRepo {
   private readonly selectOne: Statement<[string, string], Row>;
   private readonly selectById: Statement<[string], Row>;
   private readonly selectPage: Statement<[string, string, number], Row>;
+  private readonly selectCount: Statement<[string], { n: number }>;
   private readonly selectStatus: Statement<[string], Row>;
   private readonly remove: Statement<[string]>;
   private readonly recent: Statement<[], { values: number | null; seconds: number | null; jobs: number }>;
@@ -92,6 +93,7 @@ export class SqliteJobs implements JobRepo {
     this.selectOne = db.prepare('SELECT * FROM jobs WHERE user_id = ? AND id = ?');
     this.selectById = db.prepare('SELECT * FROM jobs WHERE id = ?');
     this.selectPage = db.prepare('SELECT * FROM jobs WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?');
+    this.selectCount = db.prepare('SELECT COUNT(*) AS n FROM jobs WHERE user_id = ?');
     this.selectStatus = db.prepare('SELECT * FROM jobs WHERE status = ? ORDER BY queue_seq, id');
     this.remove = db.prepare('DELETE FROM jobs WHERE id = ?');
     // The last 20 finished jobs that read anything: enough to follow the machine, few enough to adapt.
@@ -117,6 +119,10 @@ export class SqliteJobs implements JobRepo {
   byId(id: string): JobRecord | null {
     const r = this.selectById.get(id);
     return r ? toRecord(r) : null;
+  }
+
+  count(userId: string): number {
+    return this.selectCount.get(userId)!.n;
   }
 
   list(userId: string, after: string | null, limit: number): JobRecord[] {

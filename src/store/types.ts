@@ -214,6 +214,8 @@ export interface JobRepo {
   byId(id: string): JobRecord | null;
   /** Page of a user's jobs ordered by id, starting after `after`. */
   list(userId: string, after: string | null, limit: number): JobRecord[];
+  /** How many jobs a user has. */
+  count(userId: string): number;
   /** Changes what the user may edit; the status and `updated` stay. */
   edit(id: string, change: JobEdit): void;
   /**
