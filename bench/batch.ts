@@ -7,7 +7,7 @@
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { CLI, Cleanup, median, round, startChild, table, tempDir, removeDir, type Child } from './lib.js';
+import { CLI, Cleanup, median, procKb, round, startChild, table, tempDir, removeDir, type Child } from './lib.js';
 import type { BenchOptions, BenchResult } from './run.js';
 
 const X0 = 620000;
@@ -24,12 +24,6 @@ const ndvi = (side: number, resolution: number) => ({
   s: { process_id: 'save_result', arguments: { data: { from_node: 'n' }, format: 'GTiff' }, result: true },
 });
 
-/** kB of a /proc/PID/status field (VmHWM: peak resident set; VmRSS: now). */
-function procKb(pid: number | undefined, field: string): number {
-  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  if (!m) throw new Error(`no ${field} in /proc/${pid}/status`);
-  return Number(m[1]);
-}
 
 interface Run {
   mpx: number;

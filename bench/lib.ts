@@ -197,3 +197,13 @@ export function table(rows: (string | number)[][]): string {
   const head = line(cells[0], rows[0]);
   return [head, '-'.repeat(head.length), ...cells.slice(1).map((r, i) => line(r, rows[i + 1]))].join('\n');
 }
+
+/** kB of a /proc/PID/status field (VmHWM: peak resident set; VmRSS: now). */
+export function procKb(pid: number | undefined, field: string): number {
+  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!m) throw new Error(`no ${field} in /proc/${pid}/status`);
+  return Number(m[1]);
+}
+
+/** The resident set of a process now, in MB. */
+export const rssMb = (pid: number): number => procKb(pid, 'VmRSS') / 1024;

@@ -5,9 +5,8 @@
 // 503 InfrastructureBusy or 429 TooManyRequests, plus socket errors and timeouts), p99 latency,
 // and the growth of the server's RSS from after the warm-up to its peak.
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
-import { CLI, Cleanup, round, startXeo, table } from './lib.js';
+import { CLI, Cleanup, round, rssMb, startXeo, table } from './lib.js';
 import { tileAt } from '../src/tiles/tile-grid.js';
 
 const DEMO = 'DEMO_S2_L2A';
@@ -26,10 +25,6 @@ const SMALL_NDVI = {
 };
 const USERS = 20;
 
-function rssMb(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : NaN;
-}
 
 interface Req {
   method: string;

@@ -8,11 +8,11 @@
 //  4. memory under load: new and cached tiles for a minute (10 s with --quick) with a small tile
 //     cache, sampling the server's RSS against its configured bounds.
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { STATUS_CODES } from 'node:http';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { BENCH_DIR, CLI, Cleanup, cannon, median, removeDir, round, startChild, startXeo, table, tempDir, type Load } from './lib.js';
+import { BENCH_DIR, CLI, Cleanup, cannon, median, removeDir, round, rssMb, startChild, startXeo, table, tempDir, type Load } from './lib.js';
 import type { BareSpec } from './bare-server.js';
 import { tileAt, type TileCoord } from '../src/tiles/tile-grid.js';
 
@@ -32,10 +32,6 @@ const pct = (xs: number[], p: number) => {
   return s.length ? s[Math.min(s.length - 1, Math.floor(p * (s.length - 1)))] : NaN;
 };
 
-function rssMb(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : NaN;
-}
 
 interface Timed {
   ms: number;

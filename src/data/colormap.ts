@@ -37,11 +37,14 @@ export const COLOR_MAPS: readonly string[] = Object.freeze(Object.keys(CONTROL_P
 /** Tables as 256 RGBA words (bytes R, G, B, A in memory), by map name. */
 const tables = new Map<string, Uint32Array>();
 
-function buildTable(points: readonly ControlPoint[]): Uint32Array {
-  const bytes = new Uint8Array(256 * 4);
+/**
+ * Fills entries first..255 of an RGBA table with the map at (i - first) / (255 - first),
+ * interpolated linearly between the control points.
+ */
+function fillRamp(bytes: Uint8Array, points: readonly ControlPoint[], first: number): void {
   let seg = 0;
-  for (let i = 0; i < 256; i++) {
-    const f = i / 255;
+  for (let i = first; i < 256; i++) {
+    const f = (i - first) / (255 - first);
     while (seg < points.length - 2 && f > points[seg + 1]![0]) seg++;
     const [p0, r0, g0, b0] = points[seg]!;
     const [p1, r1, g1, b1] = points[seg + 1]!;
@@ -51,6 +54,11 @@ function buildTable(points: readonly ControlPoint[]): Uint32Array {
     bytes[4 * i + 2] = Math.round(b0 + (b1 - b0) * w);
     bytes[4 * i + 3] = 255;
   }
+}
+
+function buildTable(points: readonly ControlPoint[]): Uint32Array {
+  const bytes = new Uint8Array(256 * 4);
+  fillRamp(bytes, points, 0);
   return new Uint32Array(bytes.buffer);
 }
 
@@ -200,17 +208,6 @@ export function colorPalette(map: string): Uint8Array {
   const points = Object.hasOwn(CONTROL_POINTS, name) ? CONTROL_POINTS[name] : undefined;
   if (!points) throw new Error(`unknown colour map '${map}'; known maps: ${COLOR_MAPS.join(', ')}`);
   const out = new Uint8Array(256 * 4);
-  let seg = 0;
-  for (let i = 1; i < 256; i++) {
-    const f = (i - 1) / 254;
-    while (seg < points.length - 2 && f > points[seg + 1]![0]) seg++;
-    const [p0, r0, g0, b0] = points[seg]!;
-    const [p1, r1, g1, b1] = points[seg + 1]!;
-    const w = Math.min(1, Math.max(0, (f - p0) / (p1 - p0)));
-    out[4 * i] = Math.round(r0 + (r1 - r0) * w);
-    out[4 * i + 1] = Math.round(g0 + (g1 - g0) * w);
-    out[4 * i + 2] = Math.round(b0 + (b1 - b0) * w);
-    out[4 * i + 3] = 255;
-  }
+  fillRamp(out, points, 1);
   return out;
 }
