@@ -231,6 +231,7 @@ export async function run(opts: { quick: boolean }): Promise<{ figures: Record<s
     console.log(`  RSS after warm-up ${round(warmRss)} MB, peak ${round(peak)} MB; bound = warm + tile cache ${TILE_CACHE_MB} MB + ${THREADS} x block cache ${BLOCK_CACHE_MB} MB = ${round(boundMb)} MB`);
 
     const figures = {
+      cold_tiles_drawn: drawn.length,
       cold_tile_p50_ms: coldP50,
       cold_tile_p90_ms: round(pct(drawn.map((c) => c.ms), 0.9), 2),
       cold_read_ms: stage('read'),

@@ -6,12 +6,12 @@ import type { ApiRequest } from '../server/request.js';
 import { ApiError } from '../server/errors.js';
 import { json, empty } from '../server/reply.js';
 import type { JobEdit, JobRecord, LogLevel } from '../store/types.js';
-import { processOfBody, requireValidGraph } from './processes.js';
+import { storedProcessOf } from './processes.js';
+import { logLevelMember, textMember } from './members.js';
 import { checkBilling } from './result.js';
 import { paginate, type Link } from './paging.js';
 import { DEFAULT_PLAN } from './capabilities.js';
 import { jobLogOwner, type JobFields } from '../jobs/service.js';
-import { LOG_LEVELS } from '../store/logs.js';
 import { logsReply } from './logs.js';
 import { estimateJob } from '../jobs/estimate.js';
 
@@ -51,25 +51,9 @@ export function jobJson(req: ApiRequest, job: JobRecord, full: boolean): Record<
 
 const invalid = (property: string, reason: string) => new ApiError('PropertyInvalid', { property, reason });
 
-function text(body: Record<string, unknown>, k: string): string | null | undefined {
-  const v = body[k];
-  if (v === undefined || v === null || typeof v === 'string') return v as string | null | undefined;
-  throw invalid(k, 'it must be a text or null');
-}
-
-function logLevelOf(v: unknown): LogLevel | undefined {
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'string' || !LOG_LEVELS.includes(v as LogLevel)) throw invalid('log_level', `it must be one of ${LOG_LEVELS.join(', ')}`);
-  return v as LogLevel;
-}
-
-/** The process of a body in either form: 1.x `process`, or the interface spec's top-level `process_graph`. */
-function processFrom(req: ApiRequest, body: Record<string, unknown>): Record<string, unknown> {
-  const proc = processOfBody(body);
-  const stored = proc === body ? { process_graph: body.process_graph } : proc;
-  requireValidGraph(req, stored);
-  return stored;
-}
+const text = (body: Record<string, unknown>, k: string) => textMember(body, k, invalid);
+/** `log_level`; absent or null is the default. */
+const logLevelOf = (v: unknown): LogLevel => (v === undefined || v === null ? 'info' : logLevelMember(v, 'log_level', invalid));
 
 /** Members PATCH may change; the rest of a job is read-only. */
 const EDITABLE = new Set(['title', 'description', 'process', 'process_graph', 'plan', 'budget', 'log_level']);
@@ -97,15 +81,15 @@ export const routes: Route[] = [
       const body = await req.jsonObject();
       const held = req.app.store.jobs.count(req.me.id);
       if (held >= req.app.config.maxJobsPerUser) throw new ApiError('JobQuotaExceeded', { jobs: held });
-      const process = processFrom(req, body);
+      const process = storedProcessOf(req, body);
       checkBilling(body);
       const fields: JobFields = {
-        title: text(body, 'title') ?? null,
-        description: text(body, 'description') ?? null,
+        title: text(body, 'title'),
+        description: text(body, 'description'),
         process,
         plan: DEFAULT_PLAN,
         budget: typeof body.budget === 'number' ? body.budget : null,
-        logLevel: logLevelOf(body.log_level) ?? 'info',
+        logLevel: logLevelOf(body.log_level),
       };
       // 128 random bits: the id cannot be guessed.
       const id = `j-${randomBytes(16).toString('hex')}`;
@@ -136,13 +120,13 @@ export const routes: Route[] = [
       for (const k of keys) if (!EDITABLE.has(k)) throw new ApiError('PropertyNotEditable', { property: k });
       checkBilling(body);
       const change: JobEdit = {};
-      if ('title' in body) change.title = text(body, 'title') ?? null;
-      if ('description' in body) change.description = text(body, 'description') ?? null;
-      if (body.process !== undefined || body.process_graph !== undefined) change.process = processFrom(req, body);
+      if ('title' in body) change.title = text(body, 'title');
+      if ('description' in body) change.description = text(body, 'description');
+      if (body.process !== undefined || body.process_graph !== undefined) change.process = storedProcessOf(req, body);
       // A null plan keeps the plan; a null budget means no limit.
       if (typeof body.plan === 'string') change.plan = DEFAULT_PLAN;
       if ('budget' in body) change.budget = typeof body.budget === 'number' ? body.budget : null;
-      if ('log_level' in body) change.logLevel = logLevelOf(body.log_level) ?? 'info';
+      if ('log_level' in body) change.logLevel = logLevelOf(body.log_level);
       // The status does not change; results of an earlier run stay until the job is started again.
       req.app.store.jobs.edit(job.id, change);
       return empty(204);

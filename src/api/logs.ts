@@ -5,21 +5,19 @@ import type { Reply } from '../server/reply.js';
 import type { LogLevel } from '../store/types.js';
 import { ApiError } from '../server/errors.js';
 import { json } from '../server/reply.js';
-import { LOG_LEVELS, levelRank } from '../store/logs.js';
+import { levelRank } from '../store/logs.js';
+import { logLevelMember, type Invalid } from './members.js';
 import { parseLimit, type Link } from './paging.js';
 
 /** Entries per page when the client sets no limit. */
 const PAGE = 1000;
 
-export function parseLogLevel(v: unknown, what: string): LogLevel {
-  if (typeof v === 'string' && (LOG_LEVELS as readonly string[]).includes(v)) return v as LogLevel;
-  throw new ApiError('QueryParameterInvalid', { parameter: what, reason: `one of ${LOG_LEVELS.join(', ')} is expected` });
-}
+const badQuery: Invalid = (parameter, reason) => new ApiError('QueryParameterInvalid', { parameter, reason });
 
 /** `stored`: the lowest level the owner keeps (its log_level). */
 export function logsReply(req: ApiRequest, owner: string, stored: LogLevel): Reply {
   const q = req.query;
-  const requested = q.get('level') ? parseLogLevel(q.get('level'), 'level') : 'debug';
+  const requested = q.get('level') ? logLevelMember(q.get('level'), 'level', badQuery) : 'debug';
   const offset = q.get('offset') || null;
   if (offset !== null && !/^\d{1,15}$/.test(offset)) {
     throw new ApiError('QueryParameterInvalid', { parameter: 'offset', reason: 'it must be the id of a log entry' });

@@ -16,6 +16,18 @@ export function processOfBody(body: Record<string, unknown>): Record<string, unk
   return proc;
 }
 
+/**
+ * The process a record keeps from a body in either form, checked: the 1.x `process`, or for the
+ * interface spec's form only its `process_graph` (not the record's other members). `provided`:
+ * parameters the runner passes (a service's tile extent, say).
+ */
+export function storedProcessOf(req: ApiRequest, body: Record<string, unknown>, provided: string[] = []): Record<string, unknown> {
+  const proc = processOfBody(body);
+  const stored = proc === body ? { process_graph: body.process_graph } : proc;
+  requireValidGraph(req, stored, undefined, provided);
+  return stored;
+}
+
 export function validationEnv(req: ApiRequest): ValidationEnv {
   const user = req.user;
   return {

@@ -3,14 +3,15 @@
 import { randomBytes } from 'node:crypto';
 import type { Route } from '../server/routes.js';
 import type { ApiRequest } from '../server/request.js';
-import type { ServiceRecord, ServiceUsage, LogLevel } from '../store/types.js';
+import type { ServiceRecord, ServiceUsage } from '../store/types.js';
 import { ApiError } from '../server/errors.js';
 import { json, empty } from '../server/reply.js';
 import { paginate } from './paging.js';
 import { processOfBody, requireValidGraph } from './processes.js';
 import { checkBilling, costsOf } from './result.js';
 import { DEFAULT_PLAN } from './capabilities.js';
-import { logsReply, parseLogLevel } from './logs.js';
+import { logsReply } from './logs.js';
+import { logLevelMember, textMember } from './members.js';
 import { checkConfiguration, serviceParameterNames, serviceTypeName } from '../tiles/service-types.js';
 import { serviceLogOwner } from '../tiles/activity.js';
 
@@ -67,19 +68,14 @@ function present(req: ApiRequest, s: ServiceRecord & { usage: ServiceUsage }, fu
 
 const invalid = (member: string, reason: string) => new ApiError('ServiceConfigInvalid', { parameter: member, reason });
 
-function text(body: Record<string, unknown>, k: string): string | null {
-  const v = body[k];
-  if (v === undefined || v === null) return null;
-  if (typeof v !== 'string') throw invalid(k, 'a string or null is expected');
-  return v;
-}
-
+const text = (body: Record<string, unknown>, k: string) => textMember(body, k, invalid);
 /** The process of a body, checked: the service type's parameters are declared for it. */
 function processOf(req: ApiRequest, body: Record<string, unknown>, type: string): Record<string, unknown> {
   const proc = processOfBody(body);
   requireValidGraph(req, proc, undefined, serviceParameterNames(type));
   return proc;
 }
+const logLevelOf = (v: unknown) => logLevelMember(v, 'log_level', invalid);
 
 function owned(req: ApiRequest) {
   const id = req.params.service_id;
@@ -129,7 +125,7 @@ export const routes: Route[] = [
         attributes: {},
         plan: DEFAULT_PLAN,
         budget: typeof body.budget === 'number' ? body.budget : null,
-        logLevel: body.log_level === undefined || body.log_level === null ? 'info' : parseMemberLevel(body.log_level),
+        logLevel: body.log_level === undefined || body.log_level === null ? 'info' : logLevelOf(body.log_level),
         created: now,
         updated: now,
       };
@@ -170,7 +166,7 @@ export const routes: Route[] = [
       checkBilling(body);
       // plan: null keeps the plan; budget: null removes the limit.
       if ('budget' in body) next.budget = typeof body.budget === 'number' ? body.budget : null;
-      if ('log_level' in body) next.logLevel = parseMemberLevel(body.log_level);
+      if ('log_level' in body) next.logLevel = logLevelOf(body.log_level);
       req.app.store.services.update(next);
       req.app.tiles.invalidate(current.id);
       const changed = keys.join(', ');
@@ -205,11 +201,3 @@ export const routes: Route[] = [
     },
   },
 ];
-
-function parseMemberLevel(v: unknown): LogLevel {
-  try {
-    return parseLogLevel(v, 'log_level');
-  } catch {
-    throw invalid('log_level', 'one of error, warning, info, debug is expected');
-  }
-}

@@ -7,7 +7,8 @@ import type { LogLevel, RunContext } from '../graph/context.js';
 import type { CatalogSource } from '../data/load.js';
 import type { ProcessParameter } from '../processes/types.js';
 import { predefined } from '../processes/registry.js';
-import { encodeResult, planesOf, type Encoded } from '../output/encode.js';
+import { encodeResult, percentileRange, planesOf, type Encoded } from '../output/encode.js';
+import { DataCube } from '../cube/datacube.js';
 import { cubeOf, isCube, LoadProbe, type LoadPlan } from '../cube/lazy.js';
 import type { Grid } from '../data/grid.js';
 import { addStage, resetStages, stageTimes, type StageTimes } from './stages.js';
@@ -34,6 +35,8 @@ export interface ExecuteRequest {
   output?: { format: string; options: Record<string, unknown> };
   /** Hand back a raster result as planes instead of encoding it (batch chunks are written by the job). */
   raw?: boolean;
+  /** Answer only the default value range of a raster result (percentileRange), computed here, not by the caller. */
+  range?: boolean;
   /** Kernels for fusable child processes (default 'auto'). */
   kernels?: RunContext['kernels'];
   /**
@@ -67,6 +70,8 @@ export interface ExecuteResult extends Encoded {
   logs: LogEntry[];
   /** With `raw`, a raster result (then `body` is empty). */
   raw?: RawResult;
+  /** With `range`: the 2nd and 98th percentiles of the raster result, null when it has no finite value or is no raster. */
+  range?: [number, number] | null;
   /** Milliseconds per stage. */
   stages: StageTimes;
   /** With `probe`: the plan of the first load, or null when the graph loads nothing (then the answer is complete). */
@@ -108,19 +113,20 @@ async function evaluateAndAnswer(req: ExecuteRequest, run: RunContext, logs: Log
   );
   // With save_result the saved data is the answer; without, the graph's value, as JSON.
   const saved = run.results[run.results.length - 1];
-  const data = saved ? saved.data : value;
-  const done = (e: Encoded, raw?: RawResult): ExecuteResult => ({ ...e, values: run.stats.values, logs, raw, stages: stageTimes(performance.now() - started) });
-  if (req.raw) {
-    const cube = isCube(data) ? await cubeOf(data, run, 'save_result') : null;
-    if (cube?.grid) {
-      const { planes, names } = planesOf(cube, saved?.format ?? 'GTiff');
-      return done({ body: Buffer.alloc(0), mediaType: '', extension: '' }, { grid: cube.grid, planes, names, format: saved?.format ?? 'GTiff', options: saved?.options ?? {} });
-    }
+  const value0 = saved ? saved.data : value;
+  const data = isCube(value0) ? await cubeOf(value0, run, 'save_result') : value0;
+  const done = (e: Encoded, more: Partial<ExecuteResult> = {}): ExecuteResult => ({ ...e, values: run.stats.values, logs, stages: stageTimes(performance.now() - started), ...more });
+  const nothing: Encoded = { body: Buffer.alloc(0), mediaType: '', extension: '' };
+  const raster = data instanceof DataCube && data.grid ? data : null;
+  if (req.range) return done(nothing, { range: raster ? percentileRange(planesOf(raster, 'GTiff').planes) : null });
+  if (req.raw && raster) {
+    const format = saved?.format ?? 'GTiff';
+    const { planes, names } = planesOf(raster, format);
+    return done(nothing, { raw: { grid: raster.grid!, planes, names, format, options: saved?.options ?? {} } });
   }
   const format = req.output ?? (saved ? { format: saved.format, options: saved.options } : { format: 'JSON', options: {} });
-  const cube = isCube(data) ? await cubeOf(data, run, 'save_result') : data;
   const t0 = performance.now();
-  const encoded = await encodeResult(cube, outputFormat(format.format, format.options), run);
+  const encoded = await encodeResult(data, outputFormat(format.format, format.options), run);
   addStage('encode', performance.now() - t0);
   return done(encoded);
 }

@@ -5,7 +5,7 @@
 // This is the engine's dry run: the request a load will make is known before it is made, and its
 // size is checked against the limit of the mode (synchronous, tile, batch chunk) first.
 import { ApiError } from '../server/errors.js';
-import { bandsOf, collectionOf, itemsByTime, loadChunk, planGrid, type CatalogSource, type Extent } from '../data/load.js';
+import { bandsOf, collectionOf, itemsByTime, loadChunk, type CatalogSource, type Extent, snappedGrid } from '../data/load.js';
 import type { Resampling } from '../data/warp.js';
 import type { RunContext } from '../graph/context.js';
 import { DataCube, spatialDims, type Geometry } from './datacube.js';
@@ -66,16 +66,24 @@ export class LazyCube {
     return { west: b[0], south: b[1], east: b[2], north: b[3], crs: 4326 };
   }
 
-  /** Dates, bands and grid the load will produce, without reading pixels. */
+  private planned?: ReturnType<LazyCube['makePlan']>;
+
+  /**
+   * Dates, bands and grid the load will produce, without reading pixels. Computed once: a load is
+   * planned when it is made (no data?), again by the processes that narrow it, and when it loads.
+   */
   plan() {
+    return (this.planned ??= this.makePlan());
+  }
+
+  private makePlan() {
     const meta = collectionOf(this.spec.source, this.spec.collection);
     const extent = this.extent();
     const groups = itemsByTime(this.spec.source, meta, extent, this.spec.temporal);
     const times = [...groups.keys()];
     const bands = bandsOf(meta, this.spec.bands);
-    // Snapped to the pixel grid of the items as loadChunk snaps it, so the plan is the grid a load gives.
-    const first = [...groups.values()][0]?.[0];
-    const grid = this.spec.region ?? planGrid(meta, extent, this.spec.target, first ? [first.bbox[0], first.bbox[3]] : undefined);
+    // The grid loadChunk gives, so the plan is what the load reads.
+    const grid = this.spec.region ?? snappedGrid(meta, extent, this.spec.target, groups);
     return { meta, extent, times, bands, grid, values: grid.width * grid.height * times.length * bands.length };
   }
 

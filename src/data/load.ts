@@ -89,6 +89,12 @@ export function planGrid(meta: CollectionMeta, extent: Extent, target: LoadReque
   };
 }
 
+/** The target grid of a load, snapped to the pixel grid of its items (the corner of the first one). */
+export function snappedGrid(meta: CollectionMeta, extent: Extent, target: LoadRequest['target'], groups: Map<string, ItemMeta[]>): Grid {
+  const first = [...groups.values()][0]?.[0];
+  return planGrid(meta, extent, target, first ? [first.bbox[0], first.bbox[3]] : undefined);
+}
+
 const toInstant = (s: string) => (/^\d{4}-\d{2}-\d{2}$/.test(s) ? `${s}T00:00:00Z` : new Date(s).toISOString().replace('.000Z', 'Z'));
 
 function intersects(a: Box, b: Box): boolean {
@@ -133,9 +139,7 @@ async function loadChunkInner(store: CatalogSource, req: LoadRequest): Promise<C
   const bands = bandsOf(meta, req.bands);
   if (req.grid) return loadOnGrid(store, meta, bands, req, req.grid);
   const groups = itemsByTime(store, meta, req.extent, req.temporal);
-  const anyItem = [...groups.values()][0]?.[0];
-  const origin = anyItem ? ([anyItem.bbox[0], anyItem.bbox[3]] as [number, number]) : undefined;
-  const fullGrid = planGrid(meta, req.extent, req.target, origin);
+  const fullGrid = snappedGrid(meta, req.extent, req.target, groups);
   const w = req.window ?? { col: 0, row: 0, width: fullGrid.width, height: fullGrid.height };
   const t = fullGrid.transform;
   const grid: Grid = {

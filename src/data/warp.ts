@@ -395,7 +395,10 @@ export function sourceWindow(dst: Grid, srcGrid: Grid, margin = 1): PixelWindow 
   // The bands and dates of one load share their grids: the footprint is mapped once for all.
   const key = `${gridKey(dst)}|${gridKey(srcGrid)}`;
   const known = footprints.get(key);
-  if (known !== undefined) return known ? clipWindow(known, srcGrid, margin) : null;
+  if (known !== undefined) {
+    remember(footprints, key, known);
+    return known && clipWindow(known, srcGrid, margin);
+  }
   const map = pixelMap(dst, srcGrid);
   const p = new Float64Array(2);
   let minC = Infinity;
@@ -428,15 +431,13 @@ export function sourceWindow(dst: Grid, srcGrid: Grid, margin = 1): PixelWindow 
     const n = 16;
     for (let j = 1; j < n; j++) for (let i = 1; i < n; i++) add((i / n) * w, (j / n) * h);
   }
-  if (minC > maxC) {
-    remember(footprints, key, null);
-    return null;
-  }
-  return cacheWindow(key, { minC, minR, maxC, maxR }, srcGrid, margin);
+  const extremes = minC > maxC ? null : { minC, minR, maxC, maxR };
+  remember(footprints, key, extremes);
+  return extremes && clipWindow(extremes, srcGrid, margin);
 }
 
 /** The source window of sourceWindow from the extreme source coordinates, clipped; null when empty. */
-function clipWindow(e: { minC: number; minR: number; maxC: number; maxR: number }, srcGrid: Grid, margin: number): PixelWindow | null {
+function clipWindow(e: Extremes, srcGrid: Grid, margin: number): PixelWindow | null {
   const { minC, minR, maxC, maxR } = e;
   const col = Math.max(0, Math.floor(minC) - margin);
   const row = Math.max(0, Math.floor(minR) - margin);
@@ -475,11 +476,6 @@ function remember<V>(memo: Map<string, V>, key: string, value: V): V {
   memo.set(key, value);
   if (memo.size > MEMO_ENTRIES) memo.delete(memo.keys().next().value!);
   return value;
-}
-
-function cacheWindow(key: string, e: Extremes, srcGrid: Grid, margin: number): PixelWindow | null {
-  remember(footprints, key, e);
-  return clipWindow(e, srcGrid, margin);
 }
 
 /** The lattices of plan(), computed once per pair of grids (not when stats are asked for). */

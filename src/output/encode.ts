@@ -45,18 +45,36 @@ export function planesOf(cube: DataCube, format: string): { planes: Float32Array
   return { planes, names };
 }
 
-/** Value range for rendering: the options' min/max, else the 2nd and 98th percentiles (of a sample). */
-function rangeOf(values: Float32Array, min: unknown, max: unknown): [number, number] {
-  if (typeof min === 'number' && typeof max === 'number') return [min, max];
+/**
+ * The 2nd and 98th percentiles of the finite values of some planes (of a sample of at most about
+ * 65,536 values, taken evenly over all planes), hi above lo; null when there is no finite value.
+ * The default value range of images, and of a web service's tiles.
+ */
+export function percentileRange(planes: Float32Array[]): [number, number] | null {
+  const total = planes.reduce((n, p) => n + p.length, 0);
+  const step = Math.max(1, Math.floor(total / 65536));
   const sample: number[] = [];
-  const step = Math.max(1, Math.floor(values.length / 65536));
-  for (let i = 0; i < values.length; i += step) if (values[i] === values[i]) sample.push(values[i]);
+  let skip = 0;
+  for (const p of planes) {
+    for (let i = skip; i < p.length; i += step) if (Number.isFinite(p[i])) sample.push(p[i]);
+    // where the next plane's first sample falls, as if the planes were one array
+    skip = (skip + step - (p.length % step)) % step;
+  }
+  if (!sample.length) return null;
   sample.sort((a, b) => a - b);
-  const q = (p: number) => (sample.length ? sample[Math.min(sample.length - 1, Math.floor(p * (sample.length - 1)))] : 0);
-  let lo = typeof min === 'number' ? min : q(0.02);
-  let hi = typeof max === 'number' ? max : q(0.98);
-  if (!(hi > lo)) hi = lo + 1;
-  return [lo, hi];
+  const q = (f: number) => sample[Math.min(sample.length - 1, Math.floor(f * (sample.length - 1)))];
+  const lo = q(0.02);
+  const hi = q(0.98);
+  return [lo, hi > lo ? hi : lo + 1];
+}
+
+/** Value range for rendering: the options' min/max, else the percentiles of percentileRange. */
+function rangeOf(planes: Float32Array[], min: unknown, max: unknown): [number, number] {
+  if (typeof min === 'number' && typeof max === 'number') return [min, max];
+  const [plo, phi] = percentileRange(planes) ?? [0, 0];
+  const lo = typeof min === 'number' ? min : plo;
+  const hi = typeof max === 'number' ? max : phi;
+  return [lo, hi > lo ? hi : lo + 1];
 }
 
 function rgbaOf(cube: DataCube, f: OutputFormat & { options: Record<string, unknown> }): { width: number; height: number; data: Uint8Array } {
@@ -64,13 +82,11 @@ function rgbaOf(cube: DataCube, f: OutputFormat & { options: Record<string, unkn
   const grid = cube.grid!;
   const o = f.options;
   if (planes.length === 1) {
-    const [min, max] = rangeOf(planes[0], o.min, o.max);
+    const [min, max] = rangeOf(planes, o.min, o.max);
     return { width: grid.width, height: grid.height, data: kernelColorize(planes[0], colorTable(String(o.colormap ?? 'viridis')), min, max) };
   }
   if (planes.length === 3) {
-    const all = new Float32Array(planes[0].length * 3);
-    planes.forEach((p, i) => all.set(p, i * p.length));
-    const [min, max] = rangeOf(all, o.min, o.max);
+    const [min, max] = rangeOf(planes, o.min, o.max);
     return { width: grid.width, height: grid.height, data: toRgba(planes, { min, max }) };
   }
   throw unsuitable(f.name, `an image needs one band (drawn with a colour map) or three (red, green, blue), the result has ${planes.length}; reduce or filter it first`);
@@ -104,7 +120,7 @@ export async function encodeResult(value: unknown, f: OutputFormat & { options: 
       const { planes } = planesOf(data, f.name);
       // One band: an indexed image through the colour map, a quarter of the bytes of RGBA.
       if (planes.length === 1) {
-        const [min, max] = rangeOf(planes[0], f.options.min, f.options.max);
+        const [min, max] = rangeOf(planes, f.options.min, f.options.max);
         const palette = colorPalette(String(f.options.colormap ?? 'viridis'));
         return done(encodePng({ width: grid!.width, height: grid!.height, channels: 1, data: colorIndices(planes[0], min, max), palette }));
       }

@@ -114,6 +114,9 @@ export class ServiceActivity {
         console.error(`[xeo] could not record the activity of service ${id}:`, e);
       }
     }
+    // Failures older than the repeat window need no memory: the next one is logged anyway.
+    const now = Date.now();
+    for (const [key, at] of this.lastError) if (now - at >= REPEAT_MS) this.lastError.delete(key);
   }
 
   forget(id: string): void {

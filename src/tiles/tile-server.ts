@@ -118,7 +118,8 @@ export class TileServer {
       throw new ApiError('TileInvalid', { tile: tileName, reason: `this service draws zoom levels ${cfg.min_zoom} to ${cfg.max_zoom}` });
     }
     const fmt = format ?? cfg.format;
-    const key = `${st.prefix}${cfg.tile_size}:${fmt}:${tileName}`;
+    // The prefix holds a hash of the configuration (the tile size with it); the format may come from the URL.
+    const key = `${st.prefix}${fmt}:${tileName}`;
     const hit = this.cache.get(key);
     if (hit) {
       this.activity.hit(id);
@@ -197,17 +198,11 @@ export class TileServer {
       limitAdvice: 'Narrow the dates or bands of the service.',
       region: grid,
       parameters: { spatial_extent: { west: x0, south: y0, east: x1, north: y1, crs: 3857 }, tile_zoom: 0, tile_x: 0, tile_y: 0, tile_size: 256 },
-      raw: true,
+      // The percentiles are taken on the compute thread, not on the event loop.
+      range: true,
     });
-    const planes = out.raw?.planes ?? [];
-    const sample: number[] = [];
-    for (const p of planes) for (let i = 0; i < p.length; i++) if (Number.isFinite(p[i])) sample.push(p[i]);
-    if (!sample.length) return null;
-    sample.sort((a, b) => a - b);
-    const q = (f: number) => sample[Math.min(sample.length - 1, Math.floor(f * (sample.length - 1)))];
-    let lo = q(0.02);
-    let hi = q(0.98);
-    if (!(hi > lo)) hi = lo + 1;
+    if (!out.range) return null;
+    const [lo, hi] = out.range;
     // Kept with the service, so a restart does not estimate again.
     const fresh = this.store.services.get(st.record.id);
     if (fresh) {
