@@ -156,6 +156,8 @@ describe('services API', () => {
     const id = await create({ type: 'XYZ', process_graph: ndviGraph(), parameters: { tile_size: 512 } });
     const one = await record(id);
     expect(one.configuration.tile_size).toBe(512);
+    // The process is the graph alone, not the body's other members.
+    expect(one.process).toEqual({ process_graph: ndviGraph() });
     const t = await http('GET', await tileUrl(id));
     expect(t.status).toBe(200);
     expect(decodePng(t.body).width).toBe(512);

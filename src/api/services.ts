@@ -7,7 +7,7 @@ import type { ServiceRecord, ServiceUsage } from '../store/types.js';
 import { ApiError } from '../server/errors.js';
 import { json, empty } from '../server/reply.js';
 import { paginate } from './paging.js';
-import { processOfBody, requireValidGraph } from './processes.js';
+import { storedProcessOf } from './processes.js';
 import { checkBilling, costsOf } from './result.js';
 import { DEFAULT_PLAN } from './capabilities.js';
 import { logsReply } from './logs.js';
@@ -70,11 +70,7 @@ const invalid = (member: string, reason: string) => new ApiError('ServiceConfigI
 
 const text = (body: Record<string, unknown>, k: string) => textMember(body, k, invalid);
 /** The process of a body, checked: the service type's parameters are declared for it. */
-function processOf(req: ApiRequest, body: Record<string, unknown>, type: string): Record<string, unknown> {
-  const proc = processOfBody(body);
-  requireValidGraph(req, proc, undefined, serviceParameterNames(type));
-  return proc;
-}
+const processOf = (req: ApiRequest, body: Record<string, unknown>, type: string) => storedProcessOf(req, body, serviceParameterNames(type));
 const logLevelOf = (v: unknown) => logLevelMember(v, 'log_level', invalid);
 
 function owned(req: ApiRequest) {
