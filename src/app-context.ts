@@ -9,6 +9,7 @@ import type { ComputePool } from './compute/pool.js';
 import type { TileServer } from './tiles/tile-server.js';
 import type { UserSlots } from './compute/user-slots.js';
 import type { JobService } from './jobs/service.js';
+import type { StacCollections } from './data/stac-collections.js';
 
 export interface AppContext {
   config: Config;
@@ -26,6 +27,8 @@ export interface AppContext {
   tiles: TileServer;
   /** Batch jobs: their queue, threads, logs and results. */
   jobs: JobService;
+  /** Collections backed by STAC APIs: their metadata refresh and item searches. */
+  stac: StacCollections;
   /** The route table of each served version. */
   routers: Map<VersionProfile, Router>;
   /** Base URL of every link we hand out (known once the port is bound). */

@@ -3,7 +3,8 @@ import type { Route } from '../server/routes.js';
 import type { ApiRequest } from '../server/request.js';
 import { ApiError } from '../server/errors.js';
 import { json } from '../server/reply.js';
-import { extentOf, stacCollection, queryables } from '../data/stac.js';
+import { extentOf, stacCollection, queryables, remoteQueryables, type CollectionExtent } from '../data/stac.js';
+import type { CollectionMeta } from '../store/types.js';
 import { paginate, fromSorted } from './paging.js';
 
 const options = (req: ApiRequest, full: boolean) => ({
@@ -13,6 +14,13 @@ const options = (req: ApiRequest, full: boolean) => ({
   full,
   queryables: req.version.apiVersion === '1.2.0',
 });
+
+/** The extent of a collection: of its items, or as its STAC API announces it. */
+function extentFor(req: ApiRequest, meta: CollectionMeta): CollectionExtent {
+  const r = meta.remote;
+  if (!r) return extentOf(req.app.store.collections.items(meta.id));
+  return { native: null, wgs84: r.extent.bbox, start: r.extent.interval[0], end: r.extent.interval[1], dates: [] };
+}
 
 function collection(req: ApiRequest) {
   // Collection ids may hold slashes (^[\w\-.~/]+$), so the path parameter is URL-decoded.
@@ -38,7 +46,8 @@ export const routes: Route[] = [
       // Catalog order (the demo collection first), paged by position in that order.
       const all = repo.list().map((m, i) => ({ key: String(i).padStart(8, '0'), meta: m }));
       const { items, links } = paginate(req, fromSorted(all, (c) => c.key), (c) => c.key);
-      const collections = items.map(({ meta }) => stacCollection(meta, extentOf(repo.items(meta.id)), options(req, false)));
+      // STAC API collections are listed as last read (no remote request here: a list must not wait on other servers).
+      const collections = items.map(({ meta }) => stacCollection(meta, extentFor(req, meta), options(req, false)));
       return json({ collections, links });
     },
   },
@@ -47,9 +56,10 @@ export const routes: Route[] = [
     path: '/collections/{collection_id}',
     summary: 'One collection, with its data cube dimensions and summaries',
     auth: 'optional',
-    handler: (req) => {
-      const meta = collection(req);
-      return json(stacCollection(meta, extentOf(req.app.store.collections.items(meta.id)), options(req, true)));
+    handler: async (req) => {
+      // A STAC API collection is read again from its API once its metadata is older than the TTL.
+      const meta = await req.app.stac.fresh(collection(req));
+      return json(stacCollection(meta, extentFor(req, meta), options(req, true)));
     },
   },
   {
@@ -58,9 +68,10 @@ export const routes: Route[] = [
     summary: 'Properties to filter the items of a collection by',
     auth: 'optional',
     versions: ['1.2.0'],
-    handler: (req) => {
-      const meta = collection(req);
-      const doc = queryables(meta, req.app.store.collections.items(meta.id), req.url(`/collections/${encodeURIComponent(meta.id)}/queryables`));
+    handler: async (req) => {
+      const meta = await req.app.stac.fresh(collection(req));
+      const url = req.url(`/collections/${encodeURIComponent(meta.id)}/queryables`);
+      const doc = meta.remote ? remoteQueryables(meta, url) : queryables(meta, req.app.store.collections.items(meta.id), url);
       return { ...json(doc), contentType: 'application/schema+json' };
     },
   },

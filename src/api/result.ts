@@ -48,6 +48,7 @@ export const routes: Route[] = [
             maxValues: cfg.syncMaxValues,
             limitAdvice: 'Run it as a batch job (POST /jobs), or narrow the extent, dates or bands.',
             budgetValues,
+            mode: 'sync',
           },
           ac.signal,
         );

@@ -9,6 +9,7 @@ import { gridBox, type Box, type Grid } from './grid.js';
 import { openRaster, type Window } from './cog-reader.js';
 import { warp, sourceWindow, type Resampling } from './warp.js';
 import { addStage } from '../compute/stages.js';
+import type { RemoteSearch } from './stac-collections.js';
 
 export interface Extent {
   west: number;
@@ -51,6 +52,8 @@ export interface CubeChunk {
 /** Where collections and their items come from: the SQLite catalog, or a STAC catalog read by load_stac. */
 export interface CatalogSource {
   collections: Pick<CollectionRepo, 'get' | 'items'>;
+  /** Items of a collection backed by a STAC API (`remote` in its record), found by an item search. */
+  search?: (req: RemoteSearch) => Promise<ItemMeta[]>;
 }
 
 export function collectionOf(store: CatalogSource, id: string): CollectionMeta {
@@ -206,10 +209,11 @@ async function fill(groups: Map<string, ItemMeta[]>, times: string[], bands: Col
   return data;
 }
 
-/** Fills `out` (NaN where empty) from the items of one time, first item first. */
+/** Fills `out` (NaN where empty) from the items of one time, first item first; stops once no pixel is empty. */
 async function mosaic(items: ItemMeta[], band: string, dst: Grid, method: Resampling, out: Float32Array): Promise<void> {
   const dstBox = gridBox(dst);
   for (const item of items) {
+    if (!out.some(Number.isNaN)) return;
     const asset = item.assets[band];
     if (!asset) continue;
     if (!intersects(item.epsg === dst.epsg ? item.bbox : transformBox(item.bbox, item.epsg, dst.epsg), dstBox)) continue;

@@ -81,6 +81,12 @@ export const OWN_CODES = {
   PropertyInvalid: 400,
   /** A Range request that starts beyond the end of a file (answered with a Content-Range header naming the size). */
   RangeNotSatisfiable: 416,
+  /**
+   * A collection served by a STAC API that cannot be used now (unreachable, answering errors): 424
+   * Failed Dependency, since neither the request nor this server is at fault, and a 5xx would read
+   * as our failure. The message names the API; Retry-After says when to try again.
+   */
+  CollectionUnavailable: 424,
   /** Named by the interface spec for an unresolvable parameter reference; not in errors.json. */
   ProcessParameterMissing: 400,
 } as const;

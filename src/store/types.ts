@@ -79,6 +79,28 @@ export interface CollectionMeta {
   /** Extra STAC summaries (platform, instruments, ...). */
   summaries?: Record<string, unknown>;
   links?: { rel: string; href: string; type?: string; title?: string }[];
+  /** Set for a collection backed by a STAC API (collections add-stac): its items are searched, never stored. */
+  remote?: RemoteSource;
+}
+
+/** Where a STAC API collection lives, and what was last read of it (refreshed after a TTL). */
+export interface RemoteSource {
+  /** Landing page of the STAC API, without trailing slash. */
+  api: string;
+  /** The collection's id in that API. */
+  collection: string;
+  /** Most items one load may use; null = the server's defaults. */
+  maxItems: number | null;
+  signer: 'none' | 'planetary-computer' | 's3';
+  /** Asset key of each band (band names come from eo:bands, else the asset key). */
+  bandAssets: Record<string, string>;
+  conformsTo: string[];
+  search: { href: string; method: 'GET' | 'POST' } | null;
+  extent: { bbox: [number, number, number, number] | null; interval: [string | null, string | null] };
+  /** The API's queryables of the collection (JSON Schema), null when it has none. */
+  queryables: Record<string, unknown> | null;
+  /** When the metadata above was read (ISO date-time). */
+  fetched: string;
 }
 
 export interface ItemAsset {
