@@ -21,6 +21,8 @@ export interface RemoteSearch {
   conditions: PropertyCondition[];
   /** The mode decides the cap on items (jobs may use more). */
   mode: 'sync' | 'tile' | 'job';
+  /** A STAC API collection that is not in the catalog (load_stac's URL): searched unsigned. */
+  remote?: RemoteSource;
 }
 
 export const COLLECTION_ID = /^[\w\-.~/]+$/;
@@ -93,7 +95,7 @@ export function unavailable(meta: CollectionMeta, reason: string): ApiError {
 }
 
 const key = (s: RemoteSearch, bbox: RemoteSearch['bbox']) =>
-  JSON.stringify([s.collection, bbox?.map((v) => Math.round(v * 1e6) / 1e6) ?? null, s.temporal ?? null, s.conditions]);
+  JSON.stringify([s.remote ? [s.remote.api, s.remote.collection, s.remote.params ?? null] : s.collection, bbox?.map((v) => Math.round(v * 1e6) / 1e6) ?? null, s.temporal ?? null, s.conditions]);
 
 export class StacCollections {
   private readonly refreshing = new Map<string, Promise<CollectionMeta>>();
@@ -139,9 +141,13 @@ export class StacCollections {
 
   /** Items of a load (signed hrefs), from the cache when the same search ran shortly before. */
   async search(req: RemoteSearch): Promise<ItemMeta[]> {
-    const stored = this.collections.get(req.collection);
-    if (!stored?.remote) throw new ApiError('CollectionNotFound', { identifier: req.collection });
-    const meta = await this.fresh(stored);
+    let meta: CollectionMeta;
+    if (req.remote) meta = { id: req.collection, title: req.remote.api, description: '', license: 'other', epsg: 4326, resolution: [1, 1], bands: [], remote: { ...req.remote, signer: 'none' } };
+    else {
+      const stored = this.collections.get(req.collection);
+      if (!stored?.remote) throw new ApiError('CollectionNotFound', { identifier: req.collection });
+      meta = await this.fresh(stored);
+    }
     try {
       return await this.cached(meta, req, req.bbox);
     } catch (e) {
@@ -178,7 +184,7 @@ export class StacCollections {
     try {
       ({ features } = await searchItems(
         { url: r.api, conformsTo: r.conformsTo, search: r.search },
-        { collections: [r.collection], bbox, datetime: stacInterval(req.temporal), conditions: req.conditions, maxItems: cap },
+        { ...(r.params?.collections ? {} : { collections: [r.collection] }), bbox, datetime: stacInterval(req.temporal), conditions: req.conditions, maxItems: cap, extra: r.params },
       ));
     } catch (e) {
       if (e instanceof ItemCapError) throw e;

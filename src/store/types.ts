@@ -101,6 +101,8 @@ export interface RemoteSource {
   queryables: Record<string, unknown> | null;
   /** When the metadata above was read (ISO date-time). */
   fetched: string;
+  /** Search parameters of a user's /search URL (load_stac), sent with every search. */
+  params?: Record<string, unknown>;
 }
 
 export interface ItemAsset {

@@ -120,7 +120,7 @@ export const processes: ProcessDef[] = [
     },
     async (a, ctx) => {
       if (!ctx.run) throw new ApiError('ProcessUnsupported', { process: 'load_stac', namespace: 'backend' });
-      const { source, id } = await stacCatalog(a.get<string>('url'));
+      const { source, id } = await stacCatalog(a.get<string>('url'), ctx.run.catalog.search);
       return deferredLoad(source, id, a, 'load_stac', ctx.run);
     },
   ),

@@ -90,8 +90,13 @@ export async function searchedSource(
   if (mode === 'tile' && o.run.region) {
     const tile = transformBox(gridBox(o.run.region), o.run.region.epsg, 4326);
     const padded = paddedArea(o.run.region);
-    bbox = wgs ? intersect(padded, wgs) : padded;
-    fallbackBbox = wgs ? intersect(tile, wgs) : tile;
+    if (wgs && wgs[2] - wgs[0] <= padded[2] - padded[0] && wgs[3] - wgs[1] <= padded[3] - padded[1]) {
+      // A small extent (a service's area of interest) is searched whole: one search for all its tiles.
+      bbox = intersect(tile, wgs) ? wgs : null;
+    } else {
+      bbox = wgs ? intersect(padded, wgs) : padded;
+      fallbackBbox = wgs ? intersect(tile, wgs) : tile;
+    }
   }
   const checks: [string, Callback][] = [];
   for (const [name, v] of Object.entries(o.properties ?? {})) {
@@ -118,9 +123,14 @@ export async function searchedSource(
   }
   // Stable by day; within a day, the API's order (first valid pixel wins).
   const ordered = kept.map((it, i) => [it, i] as const).sort((a, b) => (a[0].datetime < b[0].datetime ? -1 : a[0].datetime > b[0].datetime ? 1 : a[1] - b[1])).map(([it]) => it);
+  // A STAC API collection spans many CRSs (UTM zones): a load is native in the CRS most of its items have.
+  const counts = new Map<number, number>();
+  for (const it of ordered) counts.set(it.epsg, (counts.get(it.epsg) ?? 0) + 1);
+  const epsg = [...counts].sort((a, b) => b[1] - a[1])[0]?.[0];
+  const loadMeta = epsg !== undefined && epsg !== meta.epsg ? { ...meta, epsg } : meta;
   return {
     collections: {
-      get: (x) => (x === meta.id ? meta : source.collections.get(x)),
+      get: (x) => (x === meta.id ? loadMeta : source.collections.get(x)),
       // Dates were checked above on the acquisition time; items carry their day (the time label).
       items: (x, s, e) => (x === meta.id ? ordered : source.collections.items(x, s, e)),
     },
