@@ -295,9 +295,11 @@ describe('a STAC API that is down', () => {
       const c = await http('GET', `${d.base}/collections/gone`);
       expectError(c, 424, 'CollectionUnavailable');
       expect(c.json.message).toContain(down.url);
+      expect(c.headers['retry-after']).toBe('30');
       const r = await http('POST', `${d.base}/result`, { token: bob, body: JSON.stringify({ process: { process_graph: ndviGraph('gone') } }) });
       expectError(r, 424, 'CollectionUnavailable');
       expect(r.json.message).toContain(down.url);
+      expect(r.headers['retry-after']).toBe('30');
       expect((await http('GET', `${d.base}/processes`)).status).toBe(200);
     } finally {
       await d.stop();

@@ -8,7 +8,7 @@ import { ApiError } from '../server/errors.js';
 import type { StacConfig } from '../config.js';
 import type { CollectionMeta, CollectionRepo, ItemMeta, RemoteSource } from '../store/types.js';
 import { ItemCapError, StacApiError, bandsOfAssets, fetchDoc, itemOf, landingPage, searchItems, stacInterval, type PropertyCondition } from './stac-api.js';
-import { createSigner, SignerError, type Signer } from './stac-signers.js';
+import { createSigner, type Signer } from './stac-signers.js';
 
 /** What a load asks of a STAC API collection. */
 export interface RemoteSearch {
@@ -197,8 +197,9 @@ export class StacCollections {
       const items = await Promise.all(features.map((f) => itemOf(f, base, r.bandAssets, (h) => signer.sign(h))));
       return items.filter((x): x is ItemMeta => x !== null);
     } catch (e) {
-      if (e instanceof SignerError) throw unavailable(meta, e.message);
-      throw e;
+      // A signer that cannot sign, or an item without projection metadata whose header cannot be read.
+      if (e instanceof ApiError) throw e;
+      throw unavailable(meta, (e as Error).message);
     }
   }
 }

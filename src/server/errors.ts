@@ -135,15 +135,18 @@ export interface ErrorData {
   status: number;
   params: ErrorParams;
   detail?: string;
+  /** Response headers the error asks for (Retry-After, say). */
+  headers?: Record<string, string>;
 }
 
 export function errorToData(e: ApiError): ErrorData {
-  return { code: e.code, status: e.status, params: e.params, detail: e.detail };
+  return { code: e.code, status: e.status, params: e.params, detail: e.detail, ...(e.headers ? { headers: e.headers } : {}) };
 }
 
 export function errorFromData(d: ErrorData): ApiError {
   const e = new ApiError(d.code as ErrorCode, d.params, d.detail);
   e.status = d.status;
+  if (d.headers) e.headers = d.headers;
   return e;
 }
 
