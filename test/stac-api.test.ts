@@ -204,6 +204,17 @@ describe('loads of a STAC API collection', () => {
     expectError(r, 400, 'ProcessGraphComplexity');
     expect(r.json.message).toContain('more than the 3 one load may use');
     expect(r.json.message).toContain('Narrow spatial_extent or temporal_extent');
+    // An API that says how many items match is refused after its first page.
+    const counted = await startStacApi({ collection: collectionDoc(REMOTE, sceneBox), items: items(files.url), pageSize: 2, matched: true });
+    try {
+      expect((await xeoAsync(['collections', 'add-stac', counted.url, REMOTE, '--id', 's2counted', '--max-items', '3'], { dataDir: s.dataDir })).status).toBe(0);
+      const c = await result(ndviGraph('s2counted'));
+      expectError(c, 400, 'ProcessGraphComplexity');
+      expect(c.json.message).toContain('finds 5 items in its STAC API, more than the 3');
+      expect(counted.searches.map((q) => q.pages)).toEqual([1]);
+    } finally {
+      await counted.close();
+    }
     // Narrowed to one day, it fits.
     const ok = await result(ndviGraph('s2cap', { load: { process_id: 'load_collection', arguments: { id: 's2cap', spatial_extent: WINDOW, temporal_extent: ['2024-05-10', '2024-05-11'], bands: ['red', 'nir'] } } }));
     expect(ok.status, ok.text).toBe(200);
