@@ -27,6 +27,9 @@ export interface RemoteSearch {
 
 export const COLLECTION_ID = /^[\w\-.~/]+$/;
 
+/** Most items all cached searches together keep. */
+const SEARCH_CACHE_ITEMS = 50_000;
+
 export interface AddStacOptions {
   id?: string;
   title?: string;
@@ -99,16 +102,15 @@ const key = (s: RemoteSearch, bbox: RemoteSearch['bbox']) =>
 
 export class StacCollections {
   private readonly refreshing = new Map<string, Promise<CollectionMeta>>();
-  private readonly searches: LRUCache<string, { at: number; items: Promise<ItemMeta[]> }>;
+  private readonly searches: LRUCache<string, { at: number; items: Promise<ItemMeta[]>; size: number }>;
   private readonly signers = new Map<string, Signer>();
-  /** Searches sent to STAC APIs (Server-Timing-free counter for logs and tests). */
-  searchesSent = 0;
 
   constructor(
     private readonly collections: Pick<CollectionRepo, 'get' | 'put'>,
     private readonly config: StacConfig,
   ) {
-    this.searches = new LRUCache({ max: 512 });
+    // Bounded by items kept (an item is about a kilobyte), and by searches.
+    this.searches = new LRUCache({ max: 512, maxSize: SEARCH_CACHE_ITEMS, sizeCalculation: (e) => Math.max(1, e.size) });
   }
 
   /** The record of a STAC API collection, read again from the API when older than the TTL. */
@@ -166,8 +168,17 @@ export class StacCollections {
     const hit = this.searches.get(k);
     if (hit && Date.now() - hit.at < this.config.searchTtlSeconds * 1000) return hit.items;
     const items = this.run(meta, req, bbox);
-    this.searches.set(k, { at: Date.now(), items });
-    items.catch(() => this.searches.delete(k));
+    const entry = { at: Date.now(), items, size: 1 };
+    this.searches.set(k, entry);
+    items.then(
+      (found) => {
+        // Sized once known (a search under way counts as one item).
+        if (this.searches.peek(k) === entry) this.searches.set(k, { ...entry, size: found.length });
+      },
+      () => {
+        if (this.searches.peek(k) === entry) this.searches.delete(k);
+      },
+    );
     return items;
   }
 
@@ -179,7 +190,6 @@ export class StacCollections {
   private async run(meta: CollectionMeta, req: RemoteSearch, bbox: RemoteSearch['bbox']): Promise<ItemMeta[]> {
     const r = meta.remote!;
     const cap = this.capOf(meta, req.mode);
-    this.searchesSent++;
     let features: any[];
     try {
       ({ features } = await searchItems(
