@@ -1,12 +1,11 @@
 // EO data discovery: the collections of the catalog as STAC, and their queryables (API 1.2.0).
-import type { Route } from '../server/routes.js';
-import type { ApiRequest } from '../server/request.js';
-import { ApiError } from '../server/errors.js';
-import { json } from '../server/reply.js';
+import type { AppRequest, AppRoute } from './context.js';
+import { ApiError } from '../core/errors.js';
+import { json } from './reply.js';
 import { extentOf, stacCollection, queryables } from '../data/stac.js';
 import { paginate, fromSorted } from './paging.js';
 
-const options = (req: ApiRequest, full: boolean) => ({
+const options = (req: AppRequest, full: boolean) => ({
   stacVersion: req.version.stacVersion,
   collectionsUrl: req.url('/collections'),
   rootUrl: req.baseUrl,
@@ -14,7 +13,7 @@ const options = (req: ApiRequest, full: boolean) => ({
   queryables: req.version.apiVersion === '1.2.0',
 });
 
-function collection(req: ApiRequest) {
+function collection(req: AppRequest) {
   // Collection ids may hold slashes (^[\w\-.~/]+$), so the path parameter is URL-decoded.
   let id: string;
   try {
@@ -27,7 +26,7 @@ function collection(req: ApiRequest) {
   return meta;
 }
 
-export const routes: Route[] = [
+export const routes: AppRoute[] = [
   {
     method: 'GET',
     path: '/collections',

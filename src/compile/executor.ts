@@ -6,7 +6,7 @@ import type { Program } from './program.js';
 import { programHash } from './program.js';
 import { encodeProgram } from './tier0.js';
 import { alloc, f32, i32, kernels, mark, release, u32, u8 } from './kernels.js';
-import { addStage } from '../compute/stages.js';
+import { addStage } from '../core/stages.js';
 
 /** A tier-1 module's entry point; pointers into kernel memory, inputTable a u32 table of input pointers. */
 export interface CompiledKernel {

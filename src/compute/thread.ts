@@ -5,8 +5,7 @@
 import path from 'node:path';
 import { openStore } from '../store/db.js';
 import { configureBlockCache } from '../data/cog-reader.js';
-import { ApiError, errorToData, processError, type ErrorData } from '../server/errors.js';
-import { ProcessException } from '../processes/types.js';
+import { errorToData, toApiError, type ErrorData } from '../core/errors.js';
 import type { Store } from '../store/types.js';
 import { setTier1 } from '../compile/executor.js';
 import { createTier1 } from '../compile/tier1.js';
@@ -26,14 +25,7 @@ export function setupEngineThread(init: ThreadInit): () => Store {
   return () => (store ??= openStore(init.dataDir));
 }
 
-/** The API error a failure stands for; anything unexpected is logged here and becomes Internal. */
-export function asApiError(e: unknown): ApiError {
-  if (e instanceof ApiError) return e;
-  if (e instanceof ProcessException) return processError(e.code, e.message, e.http);
-  console.error('[xeo] computation failed:', e);
-  return new ApiError('Internal');
-}
-
+/** A failure as data that can cross to the main thread. */
 export function failureData(e: unknown): ErrorData {
-  return errorToData(asApiError(e));
+  return errorToData(toApiError(e, 'computation'));
 }

@@ -1,6 +1,6 @@
 // A compute thread: runs process graphs off the server's event loop, for /result and tiles.
 import { parentPort, workerData } from 'node:worker_threads';
-import { ApiError } from '../server/errors.js';
+import { ApiError } from '../core/errors.js';
 import { execute, type ExecuteRequest } from './execute.js';
 import { failureData, setupEngineThread, type ThreadInit } from './thread.js';
 

@@ -3,7 +3,7 @@
 import type { Readable } from 'node:stream';
 import type { BlobInfo, BlobStore } from '../store/blobs.js';
 import { UnsafePathError } from '../store/blobs.js';
-import { ApiError } from '../server/errors.js';
+import { ApiError } from '../core/errors.js';
 
 export interface FileRecord {
   path: string;

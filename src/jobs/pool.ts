@@ -3,7 +3,7 @@
 // thread first and terminates the thread when the work has not halted within the grace time, so a
 // stop never waits on a long computation. A thread that dies is replaced.
 import { Worker } from 'node:worker_threads';
-import { ApiError, errorToData } from '../server/errors.js';
+import { ApiError, errorToData } from '../core/errors.js';
 import type { FromJobThread, JobThreadInit, ToJobThread } from './protocol.js';
 import type { JobSpec } from './runner.js';
 

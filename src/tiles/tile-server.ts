@@ -2,19 +2,18 @@
 // seconds), answers from the tile cache inside the uWS callback when it can, answers tiles outside
 // the service's data with an empty image without computing, and otherwise renders the tile on the
 // compute pool (the same execute() as /result, with the tile as the region every load fills).
-import type { Config } from '../config.js';
+import type { Config } from '../core/config.js';
 import type { Store, ServiceRecord } from '../store/types.js';
 import type { ComputePool } from '../compute/pool.js';
-import type { Reply } from '../server/reply.js';
-import type { Graph } from '../graph/evaluate.js';
-import type { UserProcess } from '../compute/execute.js';
-import { ApiError } from '../server/errors.js';
+import type { Graph } from '../core/graph.js';
+import type { UserProcess } from '../core/graph.js';
+import { ApiError } from '../core/errors.js';
 import { userProcessesOf } from '../graph/user-processes.js';
 import { transformBox } from '../data/crs.js';
-import { gridFor, type Box, type Grid } from '../data/grid.js';
-import { encodePng } from '../data/png-writer.js';
-import { encodeJpeg } from '../data/jpeg-writer.js';
-import { serverTiming } from '../compute/stages.js';
+import { gridFor, type Box, type Grid } from '../core/grid.js';
+import { encodePng } from '../output/png-writer.js';
+import { encodeJpeg } from '../output/jpeg-writer.js';
+import { serverTiming } from '../core/stages.js';
 import { tileBounds, tileGrid, validTile, MERCATOR_HALF, type TileCoord } from './tile-grid.js';
 import { tileConfigOf, type TileConfig } from './service-types.js';
 import { serviceExtent, type LonLatBox } from './extent.js';
@@ -40,6 +39,14 @@ interface ServiceState {
   mercator: Box | null;
   range: Promise<[number, number] | null> | null;
   loadedAt: number;
+}
+
+/** A tile as HTTP wants it: 200 with the image, or 304 when the client's ETag still matches. */
+export interface TileAnswer {
+  status: 200 | 304;
+  headers: Record<string, string>;
+  body?: Buffer;
+  contentType?: string;
 }
 
 export class TileServer {
@@ -108,7 +115,7 @@ export class TileServer {
    * The answer for one tile. Synchronous for cache hits and empty tiles (sent inside the uWS
    * callback), a promise when the tile has to be rendered.
    */
-  tile(id: string, coord: TileCoord, format: TileFormat | null, ifNoneMatch: string | undefined, abortable?: () => AbortSignal): Reply | Promise<Reply> {
+  tile(id: string, coord: TileCoord, format: TileFormat | null, ifNoneMatch: string | undefined, abortable?: () => AbortSignal): TileAnswer | Promise<TileAnswer> {
     const st = this.state(id);
     if (!st || !st.record.enabled) throw new ApiError('ServiceNotFound', { identifier: id });
     const tileName = `${coord.z}/${coord.x}/${coord.y}`;
@@ -139,7 +146,7 @@ export class TileServer {
       });
   }
 
-  private answer(t: CachedTile, ifNoneMatch: string | undefined, rendered = false): Reply {
+  private answer(t: CachedTile, ifNoneMatch: string | undefined, rendered = false): TileAnswer {
     const headers: Record<string, string> = { ETag: t.etag, 'Cache-Control': this.cacheControl };
     if (rendered && t.timing) headers['Server-Timing'] = t.timing;
     if (ifNoneMatch !== undefined && matchesEtag(ifNoneMatch, t.etag)) return { status: 304, headers };

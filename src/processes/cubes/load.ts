@@ -1,16 +1,18 @@
 // Data in and out: load_collection (a deferred load, see cube/lazy.ts) and save_result (records
 // the output and its format for the mode that runs the graph: /result, tiles or a batch job).
-import { ApiError } from '../../server/errors.js';
+import { ApiError } from '../../core/errors.js';
 import { define } from '../define.js';
-import { ProcessException, type Callback, type ProcessArgs, type ProcessDef } from '../types.js';
-import { LazyCube, isCube, lazyWithGeometries } from '../../cube/lazy.js';
-import { DataCube } from '../../cube/datacube.js';
-import { featuresOf } from '../../cube/geometry.js';
-import { collectionOf, type CatalogSource } from '../../data/load.js';
+import { type Callback, type ProcessArgs, type ProcessDef } from '../../core/process.js';
+import { ProcessException } from '../../core/errors.js';
+import { LazyCube, isCube, lazyWithGeometries } from '../../datacube/lazy.js';
+import { DataCube } from '../../datacube/datacube.js';
+import { featuresOf } from '../../datacube/geometry.js';
+import { collectionOf } from '../../data/load.js';
+import { type CatalogSource } from '../../core/catalog.js';
 import { stacCatalog } from '../../data/stac-source.js';
 import { bboxOf, intervalOf } from './extents.js';
 import { outputFormat } from '../../output/formats.js';
-import type { Grid } from '../../data/grid.js';
+import type { Grid } from '../../core/grid.js';
 
 const texts = {
   spatial: 'The area to load: a bounding box (with `crs`, EPSG:4326 by default) or GeoJSON polygons (pixels whose centre lies outside them become no-data); null loads the whole collection.',

@@ -1,14 +1,15 @@
 // What handlers may use: configuration and the services behind the API. Built once at start.
-import type { Config } from './config.js';
-import type { Store } from './store/types.js';
-import type { Authenticator } from './auth/authenticate.js';
-import type { Workspaces } from './files/workspace.js';
-import type { Router } from './server/routes.js';
-import type { VersionProfile } from './server/versions.js';
-import type { ComputePool } from './compute/pool.js';
-import type { TileServer } from './tiles/tile-server.js';
-import type { UserSlots } from './compute/user-slots.js';
-import type { JobService } from './jobs/service.js';
+import type { Config } from '../core/config.js';
+import type { Store } from '../store/types.js';
+import type { Authenticator } from '../auth/authenticate.js';
+import type { Workspaces } from '../files/workspace.js';
+import type { Route, Router } from './routes.js';
+import type { ApiRequest } from './request.js';
+import type { VersionProfile } from './versions.js';
+import type { ComputePool } from '../compute/pool.js';
+import type { TileServer } from '../tiles/tile-server.js';
+import type { UserSlots } from '../compute/user-slots.js';
+import type { JobService } from '../jobs/service.js';
 
 export interface AppContext {
   config: Config;
@@ -27,7 +28,11 @@ export interface AppContext {
   /** Batch jobs: their queue, threads, logs and results. */
   jobs: JobService;
   /** The route table of each served version. */
-  routers: Map<VersionProfile, Router>;
+  routers: Map<VersionProfile, Router<AppContext>>;
   /** Base URL of every link we hand out (known once the port is bound). */
   publicUrl(): string;
 }
+
+/** A route of our table, and the request its handler receives, with this context. */
+export type AppRoute = Route<AppContext>;
+export type AppRequest = ApiRequest<AppContext>;
