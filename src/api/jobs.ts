@@ -1,6 +1,7 @@
 // Batch jobs: list, create, read, change, delete, estimate and logs. The status machine, the queue
 // and the runs are in jobs/service.ts; results and downloads in job-results.ts.
 import type { AppRequest, AppRoute } from './context.js';
+import { ownedRecord } from './owned.js';
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../core/errors.js';
 import { json, empty } from './reply.js';
@@ -15,15 +16,8 @@ import { jobLogOwner, type JobFields } from '../jobs/service.js';
 import { logsReply } from './logs.js';
 import { estimateJob } from '../jobs/estimate.js';
 
-const ID = /^[\w\-.~]+$/;
-
-/** The job of the path, if it is the user's; another user's job does not exist for them. */
-export function jobOf(req: AppRequest): JobRecord {
-  const id = req.params.job_id;
-  const job = ID.test(id) ? req.app.store.jobs.get(req.me.id, id) : null;
-  if (!job) throw new ApiError('JobNotFound', { identifier: id });
-  return job;
-}
+/** The job of the path, if it is the user's. */
+export const jobOf = (req: AppRequest): JobRecord => ownedRecord(req, 'job_id', 'JobNotFound', (id) => req.app.store.jobs.get(req.me.id, id));
 
 /** A job as the API shows it; lists leave out the process. */
 export function jobJson(req: AppRequest, job: JobRecord, full: boolean): Record<string, unknown> {

@@ -10,8 +10,6 @@ import { DEFAULT_PLAN } from './capabilities.js';
 
 import { costsOf, valuesFor } from '../compute/costs.js';
 
-export { CREDITS_PER_MVALUE, costsOf } from '../compute/costs.js';
-
 /** Checks `plan` and `budget` of a request body. */
 export function checkBilling(body: Record<string, unknown>): void {
   if (body.plan !== undefined && body.plan !== null && String(body.plan).toLowerCase() !== DEFAULT_PLAN) throw new ApiError('BillingPlanInvalid');

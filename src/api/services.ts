@@ -1,13 +1,15 @@
 // Secondary web services (XYZ tiles, WMTS): create, list, read, change, delete, and their logs.
 // Tiles themselves are served by the public routes of api/tiles.ts.
 import type { AppRequest, AppRoute } from './context.js';
+import { ownedRecord } from './owned.js';
 import { randomBytes } from 'node:crypto';
 import type { ServiceRecord, ServiceUsage } from '../store/types.js';
 import { ApiError } from '../core/errors.js';
 import { json, empty } from './reply.js';
 import { paginate } from './paging.js';
 import { storedProcessOf } from './processes.js';
-import { checkBilling, costsOf } from './result.js';
+import { checkBilling } from './result.js';
+import { costsOf } from '../compute/costs.js';
 import { DEFAULT_PLAN } from './capabilities.js';
 import { logsReply } from './logs.js';
 import { logLevelMember, textMember } from './members.js';
@@ -72,12 +74,7 @@ const text = (body: Record<string, unknown>, k: string) => textMember(body, k, i
 const processOf = (req: AppRequest, body: Record<string, unknown>, type: string) => storedProcessOf(req, body, serviceParameterNames(type));
 const logLevelOf = (v: unknown) => logLevelMember(v, 'log_level', invalid);
 
-function owned(req: AppRequest) {
-  const id = req.params.service_id;
-  const s = req.app.store.services.get(id);
-  if (!s || s.userId !== req.me.id) throw new ApiError('ServiceNotFound', { identifier: id });
-  return s;
-}
+const owned = (req: AppRequest) => ownedRecord(req, 'service_id', 'ServiceNotFound', (id) => req.app.store.services.get(id));
 
 export const routes: AppRoute[] = [
   {

@@ -83,6 +83,8 @@ export const OWN_CODES = {
   RangeNotSatisfiable: 416,
   /** Named by the interface spec for an unresolvable parameter reference; not in errors.json. */
   ProcessParameterMissing: 400,
+  /** The client went away before its answer (never sent: the status nginx logs for it). */
+  ClientClosedRequest: 499,
 } as const;
 
 export type ErrorCode = keyof typeof CATALOGUE | keyof typeof OWN_CODES;
@@ -139,10 +141,10 @@ export function toApiError(e: unknown, where = 'request'): ApiError {
   return new ApiError('Internal');
 }
 
-/** The client went away: nothing is answered, nothing is logged. */
-export class RequestAborted extends Error {
+/** The client went away: work for it stops, nothing is answered, nothing is logged. */
+export class RequestAborted extends ApiError {
   constructor() {
-    super('request aborted by the client');
+    super('ClientClosedRequest');
   }
 }
 

@@ -65,6 +65,7 @@ const EN: Record<ErrorCode, string> = {
   QueryParameterInvalid: "The query parameter '{parameter}' is not valid: {reason}",
   HeaderInvalid: "The header '{header}' is not valid: {reason}",
   PathInvalid: 'The request path is not valid: {reason}',
+  ClientClosedRequest: 'The client closed the request before its answer was ready.',
   ProcessParameterMissing: "No value and no default for the process parameter '{parameter}'.",
   PropertyInvalid: "The value of '{property}' is not valid: {reason}",
   RangeNotSatisfiable: 'The requested byte range lies beyond the end of the file ({size} bytes).',

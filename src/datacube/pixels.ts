@@ -18,9 +18,6 @@ export class PixelArray {
   ) {}
 }
 
-export const isPixelVector = (v: unknown): v is Float32Array => v instanceof Float32Array;
-export const isPixelValue = (v: unknown): v is Float32Array | PixelArray => v instanceof Float32Array || v instanceof PixelArray;
-
 /** Pixel count of the first pixel value among `values`, or -1 if there is none. */
 export function pixelCount(values: Iterable<unknown>): number {
   for (const v of values) {

@@ -198,19 +198,8 @@ async function invoke(def: ProcessDef, values: Record<string, unknown>, scope: S
   return collect(def.spec.id, (i) => answers[i], pixels);
 }
 
-function withDefaults(def: ProcessDef, values: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const p of def.spec.parameters) {
-    if (p.name in values) out[p.name] = values[p.name];
-    else if (!p.optional) throw new ApiError('ProcessParameterRequired', { process: def.spec.id, parameter: p.name });
-    else out[p.name] = 'default' in p ? p.default : null;
-  }
-  for (const k of Object.keys(values)) if (!(k in out)) throw new ApiError('ProcessParameterUnsupported', { process: def.spec.id, parameter: k });
-  return out;
-}
-
-/** The arguments of a predefined process: defaults applied, unknown ones refused, callbacks bound. */
-function bindArgs(def: ProcessDef, values: Record<string, unknown>, scope: Scope, env: EvalEnv): ProcessArgs {
+/** The process's parameters by name, once the arguments are known to fit them: none unknown, none required missing. */
+function checkedParams(def: ProcessDef, values: Record<string, unknown>): Map<string, ProcessParameter> {
   const params = new Map(def.spec.parameters.map((p) => [p.name, p]));
   for (const k of Object.keys(values)) {
     if (!params.has(k)) throw new ApiError('ProcessParameterUnsupported', { process: def.spec.id, parameter: k });
@@ -218,6 +207,19 @@ function bindArgs(def: ProcessDef, values: Record<string, unknown>, scope: Scope
   for (const p of def.spec.parameters) {
     if (!(p.name in values) && !p.optional) throw new ApiError('ProcessParameterRequired', { process: def.spec.id, parameter: p.name });
   }
+  return params;
+}
+
+/** The arguments by name with defaults applied (the plain form of vector and scalar processes). */
+function withDefaults(def: ProcessDef, values: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const p of checkedParams(def, values).values()) out[p.name] = p.name in values ? values[p.name] : 'default' in p ? p.default : null;
+  return out;
+}
+
+/** The arguments of a predefined process: defaults applied, unknown ones refused, callbacks bound. */
+function bindArgs(def: ProcessDef, values: Record<string, unknown>, scope: Scope, env: EvalEnv): ProcessArgs {
+  const params = checkedParams(def, values);
   return {
     get: <T>(name: string) => (name in values ? values[name] : params.get(name)?.default ?? null) as T,
     has: (name) => name in values,
@@ -251,7 +253,7 @@ function bindChild(v: unknown, declared: ProcessParameter[] | undefined, scope: 
 
 async function callUserProcess(
   id: string,
-  udp: { parameters?: ProcessParameter[] | null; process_graph: Graph },
+  udp: UserProcess,
   values: Record<string, unknown>,
   env: EvalEnv,
 ): Promise<unknown> {

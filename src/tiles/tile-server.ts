@@ -204,7 +204,7 @@ export class TileServer {
       maxValues: this.config.syncMaxValues,
       limitAdvice: 'Narrow the dates or bands of the service.',
       region: grid,
-      parameters: { spatial_extent: { west: x0, south: y0, east: x1, north: y1, crs: 3857 }, tile_zoom: 0, tile_x: 0, tile_y: 0, tile_size: 256 },
+      parameters: tileParameters({ z: 0, x: 0, y: 0 }, 256, { west: x0, south: y0, east: x1, north: y1, crs: 3857 }),
       // The percentiles are taken on the compute thread, not on the event loop.
       range: true,
     });
@@ -238,9 +238,9 @@ export class TileServer {
   }
 }
 
-/** The process parameters of the XYZ service type for one tile. */
-function tileParameters(coord: TileCoord, size: number): Record<string, unknown> {
-  return { spatial_extent: tileBounds(coord), tile_zoom: coord.z, tile_x: coord.x, tile_y: coord.y, tile_size: size };
+/** The process parameters of the XYZ service type for one tile (or, for the value range, for a whole extent drawn as one tile). */
+function tileParameters(coord: TileCoord, size: number, extent: Record<string, number> = tileBounds(coord)): Record<string, unknown> {
+  return { spatial_extent: extent, tile_zoom: coord.z, tile_x: coord.x, tile_y: coord.y, tile_size: size };
 }
 
 function tileBox(coord: TileCoord): Box {

@@ -1,5 +1,5 @@
 // Child processes over cubes: apply (per value), reduce_dimension and apply_dimension (along a
-// dimension), and ndvi. The child process runs once per cube on pixel vectors (see cube/pixels.ts).
+// dimension), and ndvi. The child process runs once per cube on pixel vectors (see datacube/pixels.ts).
 import { define } from '../define.js';
 import { type ProcessDef } from '../../core/process.js';
 import { ProcessException } from '../../core/errors.js';

@@ -1,5 +1,6 @@
-// Data in and out: load_collection (a deferred load, see cube/lazy.ts) and save_result (records
-// the output and its format for the mode that runs the graph: /result, tiles or a batch job).
+// Data in and out: load_collection and load_stac (deferred loads, see datacube/lazy.ts; load_stac
+// reads a STAC document of the user's through data/stac-source.ts) and save_result (records the
+// output and its format for the mode that runs the graph: /result, tiles or a batch job).
 import { ApiError } from '../../core/errors.js';
 import { define } from '../define.js';
 import { type Callback, type ProcessArgs, type ProcessDef } from '../../core/process.js';
