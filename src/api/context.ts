@@ -1,15 +1,16 @@
-// What handlers may use: configuration and the services behind the API. Built once at start.
+// What handlers may use: configuration and the services behind the API, each typed by what the API
+// asks of it (not by its class), so other implementations can take its place. Built once at start.
 import type { Config } from '../core/config.js';
 import type { Store } from '../store/types.js';
-import type { Authenticator } from '../auth/authenticate.js';
-import type { Workspaces } from '../files/workspace.js';
+import type { Auth } from '../auth/authenticate.js';
+import type { Files } from '../files/workspace.js';
 import type { Route, Router } from './routes.js';
 import type { ApiRequest } from './request.js';
 import type { VersionProfile } from './versions.js';
-import type { ComputePool } from '../compute/pool.js';
-import type { TileServer } from '../tiles/tile-server.js';
-import type { UserSlots } from '../compute/user-slots.js';
-import type { JobService } from '../jobs/service.js';
+import type { Compute } from '../compute/pool.js';
+import type { Tiles } from '../tiles/tile-server.js';
+import type { Slots } from '../compute/user-slots.js';
+import type { Jobs } from '../jobs/service.js';
 
 export interface AppContext {
   config: Config;
@@ -17,16 +18,16 @@ export interface AppContext {
   brandWord: string;
   backendVersion: string;
   store: Store;
-  auth: Authenticator;
-  workspaces: Workspaces;
+  auth: Auth;
+  workspaces: Files;
   /** Compute threads for graphs (/result and tiles). */
-  compute: ComputePool;
+  compute: Compute;
   /** Synchronous computations each user runs at the moment (XEO_USER_CONCURRENCY). */
-  userSlots: UserSlots;
+  userSlots: Slots;
   /** Tiles of secondary web services: cache, rendering, activity. */
-  tiles: TileServer;
+  tiles: Tiles;
   /** Batch jobs: their queue, threads, logs and results. */
-  jobs: JobService;
+  jobs: Jobs;
   /** The route table of each served version. */
   routers: Map<VersionProfile, Router<AppContext>>;
   /** Base URL of every link we hand out (known once the port is bound). */

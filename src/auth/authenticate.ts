@@ -4,6 +4,9 @@ import { ApiError } from '../core/errors.js';
 import { userOfBasicToken } from './basic.js';
 import type { OidcVerifier } from './oidc.js';
 
+/** Who a request's Authorization header names. */
+export type Auth = Pick<Authenticator, 'user'>;
+
 export class Authenticator {
   constructor(
     private readonly store: Store,

@@ -24,6 +24,9 @@ export interface PoolOptions extends WorkerInit {
   queue: number;
 }
 
+/** What the rest of the server asks of compute: run a graph, and stop. */
+export type Compute = Pick<ComputePool, 'run' | 'close'>;
+
 export class ComputePool {
   private readonly slots: Slot[] = [];
   private readonly waiting: Task[] = [];

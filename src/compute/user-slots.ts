@@ -2,6 +2,9 @@
 // must not take every compute thread from the others: beyond the limit the answer is 429 at once.
 import { ApiError } from '../core/errors.js';
 
+/** Per-user slots of synchronous work. */
+export type Slots = Pick<UserSlots, 'acquire'>;
+
 export class UserSlots {
   private readonly running = new Map<string, number>();
 

@@ -17,6 +17,9 @@ const toRecord = (prefix: string, b: BlobInfo): FileRecord => ({
   modified: b.modified.toISOString(),
 });
 
+/** What the API asks of user files. */
+export type Files = Pick<Workspaces, 'list' | 'usage' | 'open' | 'upload' | 'remove'>;
+
 export class Workspaces {
   /** Bytes of uploads in progress, per user. */
   private readonly inFlight = new Map<string, number>();

@@ -2,7 +2,7 @@
 // output grid and the values to read; costs follow from the values, the duration from the
 // throughput measured on recently finished jobs, the size from the output pixels and the bands a
 // tiny sample of the output has.
-import type { ComputePool } from '../compute/pool.js';
+import type { Compute } from '../compute/pool.js';
 import type { Config } from '../core/config.js';
 import type { Graph } from '../core/graph.js';
 import type { JobRecord, Store } from '../store/types.js';
@@ -25,7 +25,7 @@ export interface Estimate {
   values: number;
 }
 
-export async function estimateJob(job: JobRecord, store: Store, compute: ComputePool, config: Config): Promise<Estimate> {
+export async function estimateJob(job: JobRecord, store: Store, compute: Compute, config: Config): Promise<Estimate> {
   const graph = job.process.process_graph as Graph;
   const base = {
     graph,

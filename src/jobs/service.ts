@@ -45,6 +45,9 @@ interface Active {
 
 export type JobFields = Pick<JobRecord, 'title' | 'description' | 'process' | 'plan' | 'budget' | 'logLevel'>;
 
+/** What the API asks of batch jobs (another implementation may take its place). */
+export type Jobs = Pick<JobService, 'create' | 'start' | 'cancel' | 'remove' | 'lastError' | 'links' | 'results' | 'close'>;
+
 export class JobService {
   private readonly active = new Map<string, Active>();
   private readonly threads: JobThreads;

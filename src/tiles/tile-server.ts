@@ -4,7 +4,7 @@
 // compute pool (the same execute() as /result, with the tile as the region every load fills).
 import type { Config } from '../core/config.js';
 import type { Store, ServiceRecord } from '../store/types.js';
-import type { ComputePool } from '../compute/pool.js';
+import type { Compute } from '../compute/pool.js';
 import type { Graph } from '../core/graph.js';
 import type { UserProcess } from '../core/graph.js';
 import { ApiError } from '../core/errors.js';
@@ -49,6 +49,9 @@ export interface TileAnswer {
   contentType?: string;
 }
 
+/** What the API asks of the tile server (another implementation may take its place). */
+export type Tiles = Pick<TileServer, 'tile' | 'extentOf' | 'invalidate' | 'activity' | 'close'>;
+
 export class TileServer {
   readonly cache: TileCache;
   readonly activity: ServiceActivity;
@@ -58,7 +61,7 @@ export class TileServer {
 
   constructor(
     private readonly store: Store,
-    private readonly compute: ComputePool,
+    private readonly compute: Compute,
     private readonly config: Config,
   ) {
     this.cache = new TileCache(config.tileCacheBytes);
