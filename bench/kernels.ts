@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { evaluateGraph, rootScope } from '../src/graph/evaluate.js';
-import { DataCube } from '../src/cube/datacube.js';
+import { DataCube } from '../src/datacube/datacube.js';
 import { fuseChild } from '../src/compile/fuse.js';
 import { setTier1 } from '../src/compile/executor.js';
 import { createTier1, compileNow } from '../src/compile/tier1.js';
@@ -17,7 +17,7 @@ import { programHash, type Program } from '../src/compile/program.js';
 import { alloc, f32, mark, release, u32 } from '../src/compile/kernels.js';
 import type { CompiledKernel } from '../src/compile/executor.js';
 import { predefined } from '../src/processes/registry.js';
-import type { RunContext } from '../src/graph/context.js';
+import type { RunContext } from '../src/core/run-context.js';
 import { Cleanup, median, round, table, tempDir, removeDir } from './lib.js';
 import type { BenchOptions, BenchResult } from './run.js';
 

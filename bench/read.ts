@@ -4,7 +4,7 @@
 // figure, so a large window keeps that share small).
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { writeCog } from '../src/data/cog-writer.js';
+import { writeCog } from '../src/output/cog-writer.js';
 import { openRaster, clearBlockCache } from '../src/data/cog-reader.js';
 import { Cleanup, median, round, table, tempDir, removeDir } from './lib.js';
 import type { BenchOptions, BenchResult } from './run.js';

@@ -2,12 +2,13 @@
 // The `xeo` command: serve the API, and manage basic-auth users. Configuration comes from the
 // environment (see README), the same for every command.
 import { parseArgs } from 'node:util';
-import { loadConfig, ConfigError } from './config.js';
+import { loadConfig, ConfigError } from './core/config.js';
 import { startXeo } from './main.js';
 import { openStore } from './store/db.js';
 import { hashPassword } from './auth/password.js';
 import { wellKnownPath } from './api/well-known.js';
-import { importFiles, ImportError } from './data/import.js';
+import { importFiles } from './ingest/import.js';
+import { ImportError } from './data/items.js';
 import { RasterFormatError } from './data/cog-reader.js';
 import path from 'node:path';
 import { describeStacCollection } from './data/stac-collections.js';

@@ -6,9 +6,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync }
 import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { encodeCog, type CogInput } from '../src/data/cog-writer.js';
-import { CogStreamWriter, type CogStreamOptions, type Window } from '../src/data/cog-stream.js';
-import { sampleTypeOf, type TypedArray } from '../src/data/grid.js';
+import { encodeCog, type CogInput } from '../src/output/cog-writer.js';
+import { CogStreamWriter, type CogStreamOptions, type Window } from '../src/output/cog-stream.js';
+import { sampleTypeOf, type TypedArray } from '../src/core/grid.js';
 import { COG_VALIDATOR, describeWithTool, hasCogValidator, hasGdal } from './system-tools.js';
 
 /** Deterministic pseudo-random numbers in [0, 1) (mulberry32). */

@@ -8,8 +8,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fromArrayBuffer } from 'geotiff';
-import { encodeCog, writeCog, planLayout, type CogInput } from '../src/data/cog-writer.js';
-import type { TypedArray } from '../src/data/grid.js';
+import { encodeCog, writeCog, planLayout, type CogInput } from '../src/output/cog-writer.js';
+import type { TypedArray } from '../src/core/grid.js';
 import { COG_VALIDATOR, describeWithTool, hasCogValidator, hasGdal } from './system-tools.js';
 
 // ---------------------------------------------------------------------------------------------

@@ -2,9 +2,9 @@
 // the evaluator; expected values are worked out by hand in the comments.
 import { describe, it, expect, vi } from 'vitest';
 import { evaluateGraph, rootScope } from '../src/graph/evaluate.js';
-import { DataCube, spatialDims, type Dimension } from '../src/cube/datacube.js';
-import { LazyCube } from '../src/cube/lazy.js';
-import type { Grid } from '../src/data/grid.js';
+import { DataCube, spatialDims, type Dimension } from '../src/datacube/datacube.js';
+import { LazyCube } from '../src/datacube/lazy.js';
+import type { Grid } from '../src/core/grid.js';
 import { transformBox } from '../src/data/crs.js';
 import { engineEnv } from './engine-env.js';
 

@@ -2,14 +2,14 @@
 // the evaluator on small hand-made cubes, values checked exactly.
 import { describe, it, expect } from 'vitest';
 import { evaluateGraph, rootScope, type EvalEnv } from '../src/graph/evaluate.js';
-import type { RunContext } from '../src/graph/context.js';
+import type { RunContext } from '../src/core/run-context.js';
 import { predefined } from '../src/processes/registry.js';
-import type { ProcessDef } from '../src/processes/types.js';
+import type { ProcessDef } from '../src/core/process.js';
 import { processes as combine } from '../src/processes/cubes/combine.js';
 import { processes as dimensions } from '../src/processes/cubes/dimensions.js';
 import { processes as apply } from '../src/processes/cubes/apply.js';
-import { DataCube, spatialDims, type Dimension } from '../src/cube/datacube.js';
-import type { Grid } from '../src/data/grid.js';
+import { DataCube, spatialDims, type Dimension } from '../src/datacube/datacube.js';
+import type { Grid } from '../src/core/grid.js';
 
 const defs = new Map<string, ProcessDef>([
   ...predefined.specs().map((s) => [s.id, predefined.get(s.id)!] as const),

@@ -3,12 +3,12 @@
 // small hand-made cubes, values checked exactly.
 import { describe, it, expect } from 'vitest';
 import { evaluateGraph, rootScope, type EvalEnv } from '../src/graph/evaluate.js';
-import type { RunContext } from '../src/graph/context.js';
+import type { RunContext } from '../src/core/run-context.js';
 import { predefined } from '../src/processes/registry.js';
-import type { ProcessDef } from '../src/processes/types.js';
+import type { ProcessDef } from '../src/core/process.js';
 import { processes as mine } from '../src/processes/cubes/dimensions.js';
-import { DataCube, spatialDims, type Dimension } from '../src/cube/datacube.js';
-import type { Grid } from '../src/data/grid.js';
+import { DataCube, spatialDims, type Dimension } from '../src/datacube/datacube.js';
+import type { Grid } from '../src/core/grid.js';
 
 const defs = new Map<string, ProcessDef>([...predefined.specs().map((s) => [s.id, predefined.get(s.id)!] as const), ...mine.map((d) => [d.spec.id, d] as const)]);
 const run: RunContext = { catalog: { collections: { get: () => null, items: () => [] } } as any, maxValues: 1e9, limitAdvice: '', results: [], log: () => {}, stats: { values: 0 } };

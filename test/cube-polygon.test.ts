@@ -2,11 +2,11 @@
 // polygons are worked out by hand in the comments.
 import { describe, it, expect, vi } from 'vitest';
 import { evaluateGraph, rootScope, type EvalEnv } from '../src/graph/evaluate.js';
-import type { ProcessDef } from '../src/processes/types.js';
-import { DataCube, spatialDims, type Dimension } from '../src/cube/datacube.js';
-import { LazyCube } from '../src/cube/lazy.js';
+import type { ProcessDef } from '../src/core/process.js';
+import { DataCube, spatialDims, type Dimension } from '../src/datacube/datacube.js';
+import { LazyCube } from '../src/datacube/lazy.js';
 import { transformBox } from '../src/data/crs.js';
-import type { Grid } from '../src/data/grid.js';
+import type { Grid } from '../src/core/grid.js';
 import { engineEnv } from './engine-env.js';
 
 /** A test process that records the cubes it gets and passes them on. */

@@ -9,7 +9,7 @@ import { ROOT, startServer, tempDir } from './helpers.js';
 
 function buildKey(): string {
   const h = createHash('sha256');
-  for (const f of ['dist/src/data/demo.js', 'dist/src/data/cog-writer.js', 'dist/src/store/db.js']) {
+  for (const f of ['dist/src/ingest/demo.js', 'dist/src/output/cog-writer.js', 'dist/src/store/db.js']) {
     h.update(readFileSync(path.join(ROOT, f)));
   }
   return h.digest('hex').slice(0, 16);

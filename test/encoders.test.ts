@@ -5,10 +5,10 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { encodePng, type PngImage } from '../src/data/png-writer.js';
-import { encodeJpeg } from '../src/data/jpeg-writer.js';
-import { COLOR_MAPS, colorIndices, colorPalette, colorTable, colorize, toRgba } from '../src/data/colormap.js';
-import { encodeNetcdf, netcdfParts, type NetcdfInput } from '../src/data/netcdf-writer.js';
+import { encodePng, type PngImage } from '../src/output/png-writer.js';
+import { encodeJpeg } from '../src/output/jpeg-writer.js';
+import { COLOR_MAPS, colorIndices, colorPalette, colorTable, colorize, toRgba } from '../src/output/colormap.js';
+import { encodeNetcdf, netcdfParts, type NetcdfInput } from '../src/output/netcdf-writer.js';
 import { describeWithTool, hasGdal, run } from './system-tools.js';
 import { decodePng } from './png-decode.js';
 

@@ -1,8 +1,8 @@
 // An evaluation environment for engine tests: the registered processes (plus test-only ones), a
 // run context with an empty catalog, and the log entries it collects.
 import { predefined } from '../src/processes/registry.js';
-import type { ProcessDef } from '../src/processes/types.js';
-import type { LogLevel, RunContext } from '../src/graph/context.js';
+import type { ProcessDef } from '../src/core/process.js';
+import type { LogLevel, RunContext } from '../src/core/run-context.js';
 import type { EvalEnv } from '../src/graph/evaluate.js';
 
 export interface TestEnv {

@@ -1,7 +1,8 @@
 // The reference evaluator: parameter resolution order, user-defined processes and namespaces,
 // child processes, argument checks, node order.
 import { describe, it, expect } from 'vitest';
-import { evaluateGraph, rootScope, resolveParameter, type EvalEnv, type Graph } from '../src/graph/evaluate.js';
+import { evaluateGraph, rootScope, resolveParameter, type EvalEnv } from '../src/graph/evaluate.js';
+import { type Graph } from '../src/core/graph.js';
 import { predefined } from '../src/processes/registry.js';
 
 const udps: Record<string, { parameters?: any[]; process_graph: Graph }> = {

@@ -3,7 +3,8 @@
 import { describe, it, expect } from 'vitest';
 import { classifyGraph, chunkWindows, savedFormats, windowGrid, type ChunkingEnv } from '../src/jobs/chunking.js';
 import { predefined } from '../src/processes/registry.js';
-import { evaluateGraph, failurePath, rootScope, type Graph } from '../src/graph/evaluate.js';
+import { evaluateGraph, failurePath, rootScope } from '../src/graph/evaluate.js';
+import { type Graph } from '../src/core/graph.js';
 import { parseRange } from '../src/api/job-results.js';
 import { engineEnv } from './engine-env.js';
 

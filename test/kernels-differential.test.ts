@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { mkdtempSync } from 'node:fs';
 import { evaluateGraph, rootScope } from '../src/graph/evaluate.js';
-import { DataCube } from '../src/cube/datacube.js';
+import { DataCube } from '../src/datacube/datacube.js';
 import { fuseChild } from '../src/compile/fuse.js';
 import { predefined } from '../src/processes/registry.js';
 import { setTier1 } from '../src/compile/executor.js';

@@ -3,7 +3,7 @@
 import { describe, it, expect } from 'vitest';
 import { evaluateGraph, rootScope } from '../src/graph/evaluate.js';
 import { predefined } from '../src/processes/registry.js';
-import { labelsOf, withLabels, type Labels } from '../src/processes/types.js';
+import { labelsOf, withLabels, type Labels } from '../src/core/labels.js';
 
 const env = { predefined: (id: string) => predefined.get(id), userProcess: () => null };
 /** Runs one process; `params` are values reachable with from_parameter (e.g. labeled arrays). */

@@ -4,7 +4,7 @@
 import { describe, it, expect } from 'vitest';
 import { evaluateGraph, rootScope } from '../src/graph/evaluate.js';
 import { predefined } from '../src/processes/registry.js';
-import { liftScalar } from '../src/cube/pixels.js';
+import { liftScalar } from '../src/datacube/pixels.js';
 
 const env = { predefined: (id: string) => predefined.get(id), userProcess: () => null };
 const run = (id: string, args: Record<string, unknown>) => evaluateGraph({ n: { process_id: id, arguments: args, result: true } }, env, rootScope());

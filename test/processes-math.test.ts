@@ -4,7 +4,7 @@
 import { describe, it, expect } from 'vitest';
 import { evaluateGraph, rootScope } from '../src/graph/evaluate.js';
 import { predefined } from '../src/processes/registry.js';
-import { labelsOf, withLabels } from '../src/processes/types.js';
+import { labelsOf, withLabels } from '../src/core/labels.js';
 
 const env = { predefined: (id: string) => predefined.get(id), userProcess: () => null };
 

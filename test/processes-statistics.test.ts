@@ -4,8 +4,8 @@
 import { describe, it, expect } from 'vitest';
 import { evaluateGraph, rootScope } from '../src/graph/evaluate.js';
 import { predefined } from '../src/processes/registry.js';
-import { labelsOf, withLabels } from '../src/processes/types.js';
-import { PixelArray } from '../src/cube/pixels.js';
+import { labelsOf, withLabels } from '../src/core/labels.js';
+import { PixelArray } from '../src/datacube/pixels.js';
 
 const env = { predefined: (id: string) => predefined.get(id), userProcess: () => null };
 const run = (id: string, args: Record<string, unknown>) => evaluateGraph({ n: { process_id: id, arguments: args, result: true } }, env, rootScope());

@@ -288,7 +288,7 @@ function pixels(key: string, it: SceneItem): Uint16Array | Uint8Array {
 
 /** Writes the scene's COGs under `dir` (dir/ID/KEY.tif) with our COG writer. */
 export async function writeScene(dir: string): Promise<void> {
-  const { writeCog } = await import(path.join(ROOT, 'dist/src/data/cog-writer.js'));
+  const { writeCog } = await import(path.join(ROOT, 'dist/src/output/cog-writer.js'));
   for (const it of SCENE) {
     mkdirSync(path.join(dir, it.id), { recursive: true });
     for (const [key] of BANDS) {

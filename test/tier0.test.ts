@@ -7,7 +7,7 @@ import { runProgram, setTier1, kernelColorize, type Tier1, type CompiledKernel }
 import { encodeProgram, MAX_MEDIAN_ARGS } from '../src/compile/tier0.js';
 import { BINARY, UNARY, REDUCERS, programHash, type Instr, type Program } from '../src/compile/program.js';
 import { kernels, kernelMemory } from '../src/compile/kernels.js';
-import { colorize, colorTable, COLOR_MAPS } from '../src/data/colormap.js';
+import { colorize, colorTable, COLOR_MAPS } from '../src/output/colormap.js';
 
 const f = Math.fround;
 const BLOCK = kernels().vmBlock();

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { tempDir } from './helpers.js';
 import { describeWithTool, hasGdal, run } from './system-tools.js';
 import { transformer } from '../src/data/crs.js';
-import type { Grid } from '../src/data/grid.js';
+import type { Grid } from '../src/core/grid.js';
 import { alloc, f32, kernels, mark, release } from '../src/compile/kernels.js';
 import { exactSourceCoordinates, sourceCoordinates, sourceWindow, warp, windowGrid, type SourceRaster, type WarpStats } from '../src/data/warp.js';
 

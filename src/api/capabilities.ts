@@ -1,8 +1,7 @@
 // GET / (capabilities) and GET /conformance. The endpoint list comes from the version's route table.
-import type { Route } from '../server/routes.js';
-import type { ApiRequest } from '../server/request.js';
-import type { VersionProfile } from '../server/versions.js';
-import type { Reply } from '../server/reply.js';
+import type { AppRequest, AppRoute } from './context.js';
+import type { VersionProfile } from './versions.js';
+import type { Reply } from './reply.js';
 import { WELL_KNOWN_TITLE, wellKnownPath } from './well-known.js';
 
 export const DEFAULT_PLAN = 'free';
@@ -26,7 +25,7 @@ export function billing() {
 }
 
 /** A handler for a document that depends only on version and configuration: serialised once per version. */
-function perVersion(build: (req: ApiRequest) => unknown): (req: ApiRequest) => Reply {
+function perVersion(build: (req: AppRequest) => unknown): (req: AppRequest) => Reply {
   const cache = new WeakMap<VersionProfile, Buffer>();
   return (req) => {
     let body = cache.get(req.version);
@@ -35,7 +34,7 @@ function perVersion(build: (req: ApiRequest) => unknown): (req: ApiRequest) => R
   };
 }
 
-function capabilities(req: ApiRequest) {
+function capabilities(req: AppRequest) {
   const { config } = req.app;
   const v = req.version;
   return {
@@ -60,7 +59,7 @@ function capabilities(req: ApiRequest) {
   };
 }
 
-export const routes: Route[] = [
+export const routes: AppRoute[] = [
   { method: 'GET', path: '/', summary: 'Capabilities of this back-end', auth: 'none', handler: perVersion(capabilities) },
   {
     method: 'GET',

@@ -1,13 +1,12 @@
 // EO data discovery: the collections of the catalog as STAC, and their queryables (API 1.2.0).
-import type { Route } from '../server/routes.js';
-import type { ApiRequest } from '../server/request.js';
-import { ApiError } from '../server/errors.js';
-import { json } from '../server/reply.js';
+import type { AppRequest, AppRoute } from './context.js';
+import { ApiError } from '../core/errors.js';
+import { json } from './reply.js';
 import { extentOf, stacCollection, queryables, remoteQueryables, type CollectionExtent } from '../data/stac.js';
-import type { CollectionMeta } from '../store/types.js';
+import type { CollectionMeta } from '../core/catalog.js';
 import { paginate, fromSorted } from './paging.js';
 
-const options = (req: ApiRequest, full: boolean) => ({
+const options = (req: AppRequest, full: boolean) => ({
   stacVersion: req.version.stacVersion,
   collectionsUrl: req.url('/collections'),
   rootUrl: req.baseUrl,
@@ -16,13 +15,13 @@ const options = (req: ApiRequest, full: boolean) => ({
 });
 
 /** The extent of a collection: of its items, or as its STAC API announces it. */
-function extentFor(req: ApiRequest, meta: CollectionMeta): CollectionExtent {
+function extentFor(req: AppRequest, meta: CollectionMeta): CollectionExtent {
   const r = meta.remote;
   if (!r) return extentOf(req.app.store.collections.items(meta.id));
   return { native: null, wgs84: r.extent.bbox, start: r.extent.interval[0], end: r.extent.interval[1], dates: [] };
 }
 
-function collection(req: ApiRequest) {
+function collection(req: AppRequest) {
   // Collection ids may hold slashes (^[\w\-.~/]+$), so the path parameter is URL-decoded.
   let id: string;
   try {
@@ -35,7 +34,7 @@ function collection(req: ApiRequest) {
   return meta;
 }
 
-export const routes: Route[] = [
+export const routes: AppRoute[] = [
   {
     method: 'GET',
     path: '/collections',

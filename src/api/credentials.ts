@@ -1,10 +1,10 @@
 // Sign-in: HTTP Basic hands out an access token; OpenID Connect providers are listed for clients.
-import type { Route } from '../server/routes.js';
-import { ApiError } from '../server/errors.js';
-import { json } from '../server/reply.js';
+import type { AppRoute } from './context.js';
+import { ApiError } from '../core/errors.js';
+import { json } from './reply.js';
 import { signInBasic } from '../auth/basic.js';
 
-export const routes: Route[] = [
+export const routes: AppRoute[] = [
   {
     method: 'GET',
     path: '/credentials/basic',

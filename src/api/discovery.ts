@@ -1,6 +1,6 @@
 // Discovery documents: file formats, secondary service types and UDF runtimes. Each answers a valid (possibly empty) document of the spec's shape.
-import type { Route } from '../server/routes.js';
-import { json } from '../server/reply.js';
+import type { AppRoute } from './context.js';
+import { json } from './reply.js';
 import { INPUT_FORMATS, OUTPUT_FORMATS } from '../output/formats.js';
 import { SERVICE_TYPES } from '../tiles/service-types.js';
 
@@ -21,7 +21,7 @@ export const fileFormats: { input: Record<string, FileFormat>; output: Record<st
 export const serviceTypes: Record<string, unknown> = SERVICE_TYPES;
 export const udfRuntimes: Record<string, unknown> = {};
 
-export const routes: Route[] = [
+export const routes: AppRoute[] = [
   { method: 'GET', path: '/file_formats', summary: 'Supported input and output file formats', auth: 'optional', handler: () => json(fileFormats) },
   { method: 'GET', path: '/service_types', summary: 'Supported secondary web service types', auth: 'optional', handler: () => json(serviceTypes) },
   { method: 'GET', path: '/udf_runtimes', summary: 'Supported UDF runtimes', auth: 'optional', handler: () => json(udfRuntimes) },

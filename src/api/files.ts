@@ -1,10 +1,10 @@
 // The user's file workspace: list, download, upload (streamed, atomic) and delete.
-import type { Route } from '../server/routes.js';
-import { json, empty } from '../server/reply.js';
+import type { AppRoute } from './context.js';
+import { json, empty } from './reply.js';
 import { parseUserPath } from '../files/paths.js';
 import { paginate, fromSorted } from './paging.js';
 
-export const routes: Route[] = [
+export const routes: AppRoute[] = [
   {
     method: 'GET',
     path: '/files',

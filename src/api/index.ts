@@ -1,5 +1,5 @@
 // The route table: every API module contributes its routes here, in the order they are listed.
-import type { Route } from '../server/routes.js';
+import type { AppRoute } from './context.js';
 import { routes as capabilities } from './capabilities.js';
 import { routes as openapi } from './openapi.js';
 import { routes as discovery } from './discovery.js';
@@ -16,7 +16,7 @@ import { routes as jobResults } from './job-results.js';
 import { tileRoutes } from './tiles.js';
 import { rootRoutes as wellKnownRoutes } from './well-known.js';
 
-export const apiRoutes: Route[] = [...capabilities, ...openapi, ...discovery, ...collections, ...processes, ...result, ...services, ...credentials, ...me, ...processGraphs, ...files, ...jobs, ...jobResults];
+export const apiRoutes: AppRoute[] = [...capabilities, ...openapi, ...discovery, ...collections, ...processes, ...result, ...services, ...credentials, ...me, ...processGraphs, ...files, ...jobs, ...jobResults];
 
 /** Unversioned routes at the host root: the well-known document, and what map clients fetch. */
-export const rootRoutes = (brand: string): Route[] => [...wellKnownRoutes(brand), ...tileRoutes];
+export const rootRoutes = (brand: string): AppRoute[] => [...wellKnownRoutes(brand), ...tileRoutes];

@@ -1,10 +1,9 @@
 // Batch job results: start (POST), cancel (DELETE) and the results document (GET), a STAC Item
 // whose asset links are signed and expire, so they work without a token; and the routes those
 // links lead to, which serve the document and the files (HEAD and Range requests too).
-import type { Route } from '../server/routes.js';
-import type { ApiRequest } from '../server/request.js';
-import { ApiError } from '../server/errors.js';
-import { json, empty, type Reply } from '../server/reply.js';
+import type { AppRequest, AppRoute } from './context.js';
+import { ApiError } from '../core/errors.js';
+import { json, empty, type Reply } from './reply.js';
 import type { JobRecord, JobResults } from '../store/types.js';
 import { jobOf } from './jobs.js';
 import { estimateJob } from '../jobs/estimate.js';
@@ -19,13 +18,13 @@ const STAC_EXTENSIONS = [
 const enc = encodeURIComponent;
 
 /** A signed, expiring link to the results document (asset null) or to one asset. */
-function signedUrl(req: ApiRequest, jobId: string, asset: string | null, expires: number): string {
+function signedUrl(req: AppRequest, jobId: string, asset: string | null, expires: number): string {
   const sig = req.app.jobs.links.sign(jobId, asset, expires);
   return req.url(`/download/${enc(jobId)}${asset === null ? '' : `/${enc(asset)}`}?expires=${expires}&signature=${sig}`);
 }
 
 /** The STAC Item of a job's results; `self` is the address it was asked at. */
-function resultsItem(req: ApiRequest, job: JobRecord, results: JobResults | null, expires: number, self: string): Record<string, unknown> {
+function resultsItem(req: AppRequest, job: JobRecord, results: JobResults | null, expires: number, self: string): Record<string, unknown> {
   const times = results?.times ?? [];
   const when = times.length === 1 ? { datetime: times[0] } : times.length > 1 ? { datetime: null, start_datetime: times[0], end_datetime: times[times.length - 1] } : { datetime: results?.created ?? job.updated };
   const assets: Record<string, unknown> = {};
@@ -57,7 +56,7 @@ function resultsItem(req: ApiRequest, job: JobRecord, results: JobResults | null
   };
 }
 
-function documentReply(req: ApiRequest, item: Record<string, unknown>, expires: number): Reply {
+function documentReply(req: AppRequest, item: Record<string, unknown>, expires: number): Reply {
   const geo = /application\/geo\+json/.test(req.header('accept') ?? '');
   return {
     status: 200,
@@ -68,7 +67,7 @@ function documentReply(req: ApiRequest, item: Record<string, unknown>, expires: 
 }
 
 /** A signed link's job, after checking signature and expiry: a bad signature is 404 (it reveals nothing), an old one 410. */
-function signedJob(req: ApiRequest, asset: string | null): { job: JobRecord; expires: number } {
+function signedJob(req: AppRequest, asset: string | null): { job: JobRecord; expires: number } {
   const jobId = req.params.job_id;
   const expires = Number(req.query.get('expires'));
   const signature = req.query.get('signature') ?? '';
@@ -108,9 +107,9 @@ function rangeError(size: number): ApiError {
   return e;
 }
 
-const expiry = (req: ApiRequest) => Math.floor(Date.now() / 1000) + req.app.config.resultLinkTtlSeconds;
+const expiry = (req: AppRequest) => Math.floor(Date.now() / 1000) + req.app.config.resultLinkTtlSeconds;
 
-export const routes: Route[] = [
+export const routes: AppRoute[] = [
   {
     method: 'GET',
     path: '/jobs/{job_id}/results',

@@ -1,11 +1,12 @@
 // Batch jobs: list, create, read, change, delete, estimate and logs. The status machine, the queue
 // and the runs are in jobs/service.ts; results and downloads in job-results.ts.
+import type { AppRequest, AppRoute } from './context.js';
+import { ownedRecord } from './owned.js';
 import { randomBytes } from 'node:crypto';
-import type { Route } from '../server/routes.js';
-import type { ApiRequest } from '../server/request.js';
-import { ApiError } from '../server/errors.js';
-import { json, empty } from '../server/reply.js';
-import type { JobEdit, JobRecord, LogLevel } from '../store/types.js';
+import { ApiError } from '../core/errors.js';
+import { json, empty } from './reply.js';
+import type { JobEdit, JobRecord } from '../store/types.js';
+import type { LogLevel } from '../core/run-context.js';
 import { storedProcessOf } from './processes.js';
 import { logLevelMember, textMember } from './members.js';
 import { checkBilling } from './result.js';
@@ -15,18 +16,11 @@ import { jobLogOwner, type JobFields } from '../jobs/service.js';
 import { logsReply } from './logs.js';
 import { estimateJob } from '../jobs/estimate.js';
 
-const ID = /^[\w\-.~]+$/;
-
-/** The job of the path, if it is the user's; another user's job does not exist for them. */
-export function jobOf(req: ApiRequest): JobRecord {
-  const id = req.params.job_id;
-  const job = ID.test(id) ? req.app.store.jobs.get(req.me.id, id) : null;
-  if (!job) throw new ApiError('JobNotFound', { identifier: id });
-  return job;
-}
+/** The job of the path, if it is the user's. */
+export const jobOf = (req: AppRequest): JobRecord => ownedRecord(req, 'job_id', 'JobNotFound', (id) => req.app.store.jobs.get(req.me.id, id));
 
 /** A job as the API shows it; lists leave out the process. */
-export function jobJson(req: ApiRequest, job: JobRecord, full: boolean): Record<string, unknown> {
+export function jobJson(req: AppRequest, job: JobRecord, full: boolean): Record<string, unknown> {
   const links: Link[] = [{ rel: 'monitor', href: req.url(`/jobs/${job.id}/logs`), type: 'application/json', title: 'Logs of the job' }];
   if (job.status === 'finished' || job.status === 'canceled' || job.status === 'error') {
     links.push({ rel: 'result', href: req.url(`/jobs/${job.id}/results`), type: 'application/json', title: 'Results of the job' });
@@ -58,7 +52,7 @@ const logLevelOf = (v: unknown): LogLevel => (v === undefined || v === null ? 'i
 /** Members PATCH may change; the rest of a job is read-only. */
 const EDITABLE = new Set(['title', 'description', 'process', 'process_graph', 'plan', 'budget', 'log_level']);
 
-export const routes: Route[] = [
+export const routes: AppRoute[] = [
   {
     method: 'GET',
     path: '/jobs',

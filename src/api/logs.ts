@@ -1,10 +1,10 @@
 // The answer of the logs endpoints (services now, batch jobs too): `level` filters what is
 // returned, `offset` is the id of the last entry the client has, `limit` pages with a next link.
-import type { ApiRequest } from '../server/request.js';
-import type { Reply } from '../server/reply.js';
-import type { LogLevel } from '../store/types.js';
-import { ApiError } from '../server/errors.js';
-import { json } from '../server/reply.js';
+import type { AppRequest } from './context.js';
+import type { Reply } from './reply.js';
+import type { LogLevel } from '../core/run-context.js';
+import { ApiError } from '../core/errors.js';
+import { json } from './reply.js';
 import { levelRank } from '../store/logs.js';
 import { logLevelMember, type Invalid } from './members.js';
 import { parseLimit, type Link } from './paging.js';
@@ -15,7 +15,7 @@ const PAGE = 1000;
 const badQuery: Invalid = (parameter, reason) => new ApiError('QueryParameterInvalid', { parameter, reason });
 
 /** `stored`: the lowest level the owner keeps (its log_level). */
-export function logsReply(req: ApiRequest, owner: string, stored: LogLevel): Reply {
+export function logsReply(req: AppRequest, owner: string, stored: LogLevel): Reply {
   const q = req.query;
   const requested = q.get('level') ? logLevelMember(q.get('level'), 'level', badQuery) : 'debug';
   const offset = q.get('offset') || null;

@@ -1,9 +1,9 @@
 // GET /me: who the token belongs to, and how much of their storage is used.
-import type { Route } from '../server/routes.js';
-import { json } from '../server/reply.js';
+import type { AppRoute } from './context.js';
+import { json } from './reply.js';
 import { DEFAULT_PLAN } from './capabilities.js';
 
-export const routes: Route[] = [
+export const routes: AppRoute[] = [
   {
     method: 'GET',
     path: '/me',

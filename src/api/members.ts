@@ -1,7 +1,7 @@
 // Members of request bodies that several record kinds share (jobs, services): checked the same
 // way everywhere, each kind naming its own error (PropertyInvalid, ServiceConfigInvalid, ...).
-import type { ApiError } from '../server/errors.js';
-import type { LogLevel } from '../store/types.js';
+import type { ApiError } from '../core/errors.js';
+import type { LogLevel } from '../core/run-context.js';
 import { LOG_LEVELS } from '../store/logs.js';
 
 /** Makes the error for a member that has the wrong kind of value. */

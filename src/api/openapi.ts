@@ -1,8 +1,7 @@
 // Our OpenAPI 3 document (the `service-desc` link of GET /), generated from the version's route
 // table so it always lists exactly what is served.
-import type { Route } from '../server/routes.js';
-import type { ApiRequest } from '../server/request.js';
-import { json } from '../server/reply.js';
+import type { AppRequest, AppRoute } from './context.js';
+import { json } from './reply.js';
 
 const SUCCESS_TEXT: Record<number, string> = {
   200: 'Success',
@@ -12,7 +11,7 @@ const SUCCESS_TEXT: Record<number, string> = {
   302: 'Redirect',
 };
 
-function operation(route: Route, brandWord: string) {
+function operation(route: AppRoute, brandWord: string) {
   const params = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => ({
     name: m[1],
     in: 'path',
@@ -38,7 +37,7 @@ function operation(route: Route, brandWord: string) {
   };
 }
 
-function document(req: ApiRequest) {
+function document(req: AppRequest) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of req.app.routers.get(req.version)!.routes) {
     if (r.placeholder) continue;
@@ -82,7 +81,7 @@ function document(req: ApiRequest) {
   };
 }
 
-export const routes: Route[] = [
+export const routes: AppRoute[] = [
   {
     method: 'GET',
     path: '/openapi.json',

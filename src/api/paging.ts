@@ -1,8 +1,8 @@
 // `limit` and `next` links for every list endpoint. Pages are keyset-based: the `after` query
 // parameter carries the key of the last item of the previous page, so pages stay correct while
 // items are added or removed.
-import type { ApiRequest } from '../server/request.js';
-import { ApiError } from '../server/errors.js';
+import type { AppRequest } from './context.js';
+import { ApiError } from '../core/errors.js';
 
 export interface Link {
   rel: string;
@@ -12,7 +12,7 @@ export interface Link {
 }
 
 /** `limit` as a positive integer; null when absent or empty (= everything). */
-export function parseLimit(req: ApiRequest): number | null {
+export function parseLimit(req: AppRequest): number | null {
   const raw = req.query.get('limit');
   if (raw === null || raw === '') return null;
   if (!/^\d{1,15}$/.test(raw) || Number(raw) < 1) {
@@ -26,7 +26,7 @@ export function parseLimit(req: ApiRequest): number | null {
  * greater than `after`.
  */
 export function paginate<T>(
-  req: ApiRequest,
+  req: AppRequest,
   fetch: (after: string | null, count: number) => T[],
   keyOf: (item: T) => string,
 ): { items: T[]; links: Link[] } {

@@ -1,13 +1,13 @@
 // Stored user-defined processes: the 1.x endpoints (GET, PUT, DELETE) plus the interface spec's
 // POST (server-chosen id) and PATCH (first-level update). Each user sees only their own.
+import type { AppRequest, AppRoute } from './context.js';
 import { randomBytes } from 'node:crypto';
-import type { Route } from '../server/routes.js';
-import type { ApiRequest } from '../server/request.js';
-import { ApiError } from '../server/errors.js';
-import { json, empty } from '../server/reply.js';
+import { ApiError } from '../core/errors.js';
+import { json, empty } from './reply.js';
 import { requireValidGraph } from './processes.js';
 import { paginate } from './paging.js';
 import { predefined } from '../processes/registry.js';
+import { isObject } from '../core/graph.js';
 
 const ID = /^\w+$/;
 /** Members of `process_graph_with_metadata` a user may set (besides the path-given id). */
@@ -28,10 +28,9 @@ const EDITABLE = new Set([
 /** What lists show; the rest (process_graph, examples, ...) only the single-process answer. */
 const LIST_MEMBERS = ['summary', 'description', 'categories', 'parameters', 'returns', 'deprecated', 'experimental'];
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** Checks a process body and returns what is stored: the given members plus the id. */
-function normalise(req: ApiRequest, id: string, body: Record<string, unknown>): Record<string, unknown> {
+function normalise(req: AppRequest, id: string, body: Record<string, unknown>): Record<string, unknown> {
   if (body.process_graph === undefined || body.process_graph === null) throw new ApiError('ProcessGraphMissing');
   const invalid = (reason: string): never => {
     throw new ApiError('ProcessInvalid', { reason });
@@ -62,20 +61,20 @@ function normalise(req: ApiRequest, id: string, body: Record<string, unknown>): 
   return stored;
 }
 
-function pathId(req: ApiRequest): string {
+function pathId(req: AppRequest): string {
   const id = req.params.process_graph_id;
   if (!ID.test(id)) throw new ApiError('ProcessGraphNotFound', { identifier: id });
   return id;
 }
 
-function stored(req: ApiRequest) {
+function stored(req: AppRequest) {
   const id = pathId(req);
   const found = req.app.store.processGraphs.get(req.me.id, id);
   if (!found) throw new ApiError('ProcessGraphNotFound', { identifier: id });
   return found;
 }
 
-export const routes: Route[] = [
+export const routes: AppRoute[] = [
   {
     method: 'GET',
     path: '/process_graphs',

@@ -1,11 +1,10 @@
 // Process discovery and validation: the predefined processes (GET /processes) and POST /validation.
-import type { Route } from '../server/routes.js';
-import type { ApiRequest } from '../server/request.js';
-import { ApiError } from '../server/errors.js';
-import { json } from '../server/reply.js';
+import type { AppRequest, AppRoute } from './context.js';
+import { ApiError } from '../core/errors.js';
+import { json } from './reply.js';
 import { predefined } from '../processes/registry.js';
 import { validateProcessGraph, type ValidationEnv } from '../graph/validate.js';
-import { renderMessage } from '../server/messages.js';
+import { messageOf } from '../core/messages.js';
 import { parseLimit } from './paging.js';
 
 /** The process graph of a request body: the 1.x form (the process itself, or `process`) or the interface spec's. */
@@ -21,14 +20,14 @@ export function processOfBody(body: Record<string, unknown>): Record<string, unk
  * interface spec's form only its `process_graph` (not the record's other members). `provided`:
  * parameters the runner passes (a service's tile extent, say).
  */
-export function storedProcessOf(req: ApiRequest, body: Record<string, unknown>, provided: string[] = []): Record<string, unknown> {
+export function storedProcessOf(req: AppRequest, body: Record<string, unknown>, provided: string[] = []): Record<string, unknown> {
   const proc = processOfBody(body);
   const stored = proc === body ? { process_graph: body.process_graph } : proc;
   requireValidGraph(req, stored, undefined, provided);
   return stored;
 }
 
-export function validationEnv(req: ApiRequest): ValidationEnv {
+export function validationEnv(req: AppRequest): ValidationEnv {
   const user = req.user;
   return {
     predefined: (id) => predefined.get(id),
@@ -47,7 +46,7 @@ export function declaredOf(proc: Record<string, unknown>): string[] | null {
  * Checks a graph and throws its first problem (the message lists all of them). `self` is a stored
  * process being written: it may call itself.
  */
-export function requireValidGraph(req: ApiRequest, proc: Record<string, unknown>, self?: string, provided: string[] = []): void {
+export function requireValidGraph(req: AppRequest, proc: Record<string, unknown>, self?: string, provided: string[] = []): void {
   const env = validationEnv(req);
   if (self) {
     const base = env.userProcess;
@@ -58,11 +57,10 @@ export function requireValidGraph(req: ApiRequest, proc: Record<string, unknown>
   const errors = validateProcessGraph(proc.process_graph, env, declared);
   if (!errors.length) return;
   if (errors.length === 1) throw errors[0];
-  const text = (e: ApiError) => e.detail ?? renderMessage(e.code, e.params, 'en').text;
-  throw new ApiError(errors[0].code, errors[0].params, `${errors.length} problems in the process graph: ${errors.map((e) => `${e.code}: ${text(e)}`).join('; ')}`);
+  throw errors[0].withDetail(`${errors.length} problems in the process graph: ${errors.map((e) => `${e.code}: ${messageOf(e, 'en').text}`).join('; ')}`);
 }
 
-export const routes: Route[] = [
+export const routes: AppRoute[] = [
   {
     method: 'GET',
     path: '/processes',
@@ -86,7 +84,7 @@ export const routes: Route[] = [
       const proc = processOfBody(await req.jsonObject());
       const errors = validateProcessGraph(proc.process_graph, validationEnv(req), declaredOf(proc)).map((e) => ({
         code: e.code,
-        message: e.detail ?? renderMessage(e.code, e.params, req.lang).text,
+        message: messageOf(e, req.lang).text,
       }));
       return json({ errors });
     },

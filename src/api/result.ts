@@ -1,17 +1,14 @@
 // Synchronous processing: POST /result validates the graph, runs it on a compute thread and
 // answers the encoded result (the format of save_result, JSON without one) with its costs.
-import type { Route } from '../server/routes.js';
-import type { ApiRequest } from '../server/request.js';
-import { ApiError } from '../server/errors.js';
-import { RequestAborted } from '../server/body.js';
-import type { Graph } from '../graph/evaluate.js';
+import type { AppRoute } from './context.js';
+import { ApiError } from '../core/errors.js';
+import { RequestAborted } from '../core/errors.js';
+import type { Graph } from '../core/graph.js';
 import { userProcessesOf } from '../graph/user-processes.js';
 import { processOfBody, requireValidGraph } from './processes.js';
 import { DEFAULT_PLAN } from './capabilities.js';
 
 import { costsOf, valuesFor } from '../compute/costs.js';
-
-export { CREDITS_PER_MVALUE, costsOf } from '../compute/costs.js';
 
 /** Checks `plan` and `budget` of a request body. */
 export function checkBilling(body: Record<string, unknown>): void {
@@ -19,7 +16,7 @@ export function checkBilling(body: Record<string, unknown>): void {
   if (body.budget !== undefined && body.budget !== null && (typeof body.budget !== 'number' || !(body.budget > 0))) throw new ApiError('BudgetInvalid');
 }
 
-export const routes: Route[] = [
+export const routes: AppRoute[] = [
   {
     method: 'POST',
     path: '/result',

@@ -1,14 +1,15 @@
 // Secondary web services (XYZ tiles, WMTS): create, list, read, change, delete, and their logs.
 // Tiles themselves are served by the public routes of api/tiles.ts.
+import type { AppRequest, AppRoute } from './context.js';
+import { ownedRecord } from './owned.js';
 import { randomBytes } from 'node:crypto';
-import type { Route } from '../server/routes.js';
-import type { ApiRequest } from '../server/request.js';
 import type { ServiceRecord, ServiceUsage } from '../store/types.js';
-import { ApiError } from '../server/errors.js';
-import { json, empty } from '../server/reply.js';
+import { ApiError } from '../core/errors.js';
+import { json, empty } from './reply.js';
 import { paginate } from './paging.js';
 import { storedProcessOf } from './processes.js';
-import { checkBilling, costsOf } from './result.js';
+import { checkBilling } from './result.js';
+import { costsOf } from '../compute/costs.js';
 import { DEFAULT_PLAN } from './capabilities.js';
 import { logsReply } from './logs.js';
 import { logLevelMember, textMember } from './members.js';
@@ -19,7 +20,7 @@ import { serviceLogOwner } from '../tiles/activity.js';
 const EDITABLE = new Set(['title', 'description', 'process', 'process_graph', 'enabled', 'configuration', 'parameters', 'plan', 'budget', 'log_level']);
 
 /** Where a service is reached: an XYZ URL template, or the WMTS endpoint. */
-export function serviceUrl(req: ApiRequest, s: Pick<ServiceRecord, 'id' | 'type' | 'configuration'>): string {
+export function serviceUrl(req: AppRequest, s: Pick<ServiceRecord, 'id' | 'type' | 'configuration'>): string {
   const root = req.app.publicUrl();
   if (s.type === 'WMTS') return `${root}/wmts/${s.id}`;
   const ext = s.configuration.format === 'jpeg' ? 'jpg' : 'png';
@@ -36,7 +37,7 @@ function usageOf(u: ServiceUsage) {
 }
 
 /** The API form of a service; lists leave out process, configuration and attributes. */
-function present(req: ApiRequest, s: ServiceRecord & { usage: ServiceUsage }, full: boolean) {
+function present(req: AppRequest, s: ServiceRecord & { usage: ServiceUsage }, full: boolean) {
   const out: Record<string, unknown> = {
     id: s.id,
     title: s.title,
@@ -70,17 +71,12 @@ const invalid = (member: string, reason: string) => new ApiError('ServiceConfigI
 
 const text = (body: Record<string, unknown>, k: string) => textMember(body, k, invalid);
 /** The process of a body, checked: the service type's parameters are declared for it. */
-const processOf = (req: ApiRequest, body: Record<string, unknown>, type: string) => storedProcessOf(req, body, serviceParameterNames(type));
+const processOf = (req: AppRequest, body: Record<string, unknown>, type: string) => storedProcessOf(req, body, serviceParameterNames(type));
 const logLevelOf = (v: unknown) => logLevelMember(v, 'log_level', invalid);
 
-function owned(req: ApiRequest) {
-  const id = req.params.service_id;
-  const s = req.app.store.services.get(id);
-  if (!s || s.userId !== req.me.id) throw new ApiError('ServiceNotFound', { identifier: id });
-  return s;
-}
+const owned = (req: AppRequest) => ownedRecord(req, 'service_id', 'ServiceNotFound', (id) => req.app.store.services.get(id));
 
-export const routes: Route[] = [
+export const routes: AppRoute[] = [
   {
     method: 'GET',
     path: '/services',

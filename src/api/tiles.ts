@@ -1,11 +1,10 @@
 // The public side of secondary web services, at the host root (not versioned, no Authorization:
 // map clients cannot send one; the unguessable service id is the key): XYZ tiles, WMTS and the
 // map page. Unknown query parameters are ignored (map clients add cache busters).
-import type { Route } from '../server/routes.js';
-import type { ApiRequest } from '../server/request.js';
-import type { Reply } from '../server/reply.js';
-import { ApiError } from '../server/errors.js';
-import { RequestAborted } from '../server/body.js';
+import type { AppRequest, AppRoute } from './context.js';
+import type { Reply } from './reply.js';
+import { ApiError } from '../core/errors.js';
+import { RequestAborted } from '../core/errors.js';
 import { tileConfigOf } from '../tiles/service-types.js';
 import type { TileFormat } from '../tiles/tile-server.js';
 import { viewerPage } from '../tiles/viewer.js';
@@ -18,7 +17,7 @@ function tileNumber(v: string | null | undefined, name: string, tile: string): n
   throw new ApiError('TileInvalid', { tile, reason: `${name} must be a whole number` });
 }
 
-function serveTile(req: ApiRequest, id: string, z: string, x: string, yAndExt: string): Reply | Promise<Reply> {
+function serveTile(req: AppRequest, id: string, z: string, x: string, yAndExt: string): Reply | Promise<Reply> {
   const name = `${z}/${x}/${yAndExt}`;
   // One ending at most: `1.png.png` names no tile (and must not reach the code below as a non-match).
   const m = /^([^.]*)(?:\.(\w+))?$/.exec(yAndExt);
@@ -36,13 +35,13 @@ function serveTile(req: ApiRequest, id: string, z: string, x: string, yAndExt: s
 }
 
 /** An enabled service, or 404 (disabled services answer nothing, as if they did not exist). */
-function enabledService(req: ApiRequest, id: string | null) {
+function enabledService(req: AppRequest, id: string | null) {
   const s = id ? req.app.store.services.get(id) : null;
   if (!s || !s.enabled) throw new ApiError('ServiceNotFound', { identifier: id ?? '' });
   return s;
 }
 
-export const tileRoutes: Route[] = [
+export const tileRoutes: AppRoute[] = [
   {
     method: 'GET',
     path: '/xyz/{service_id}/{z}/{x}/{y}',

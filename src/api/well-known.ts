@@ -1,13 +1,13 @@
 // The unversioned entry point at the host root: /.well-known/{brand} lists every served version.
 // GET / at the root sends browsers and clients on to the newest version.
-import type { Route } from '../server/routes.js';
-import { VERSIONS, LATEST } from '../server/versions.js';
-import { json, empty } from '../server/reply.js';
+import type { AppRoute } from './context.js';
+import { VERSIONS, LATEST } from './versions.js';
+import { json, empty } from './reply.js';
 
 export const WELL_KNOWN_TITLE = 'Versions of this API';
 export const wellKnownPath = (brand: string) => `/.well-known/${brand.toLowerCase()}`;
 
-export function rootRoutes(brand: string): Route[] {
+export function rootRoutes(brand: string): AppRoute[] {
   return [
     {
       method: 'GET',

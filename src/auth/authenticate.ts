@@ -1,8 +1,11 @@
 // Turns the Authorization header into a user: `Bearer basic//TOKEN` or `Bearer oidc/PROVIDER/JWT`.
 import type { Store, User } from '../store/types.js';
-import { ApiError } from '../server/errors.js';
+import { ApiError } from '../core/errors.js';
 import { userOfBasicToken } from './basic.js';
 import type { OidcVerifier } from './oidc.js';
+
+/** Who a request's Authorization header names. */
+export type Auth = Pick<Authenticator, 'user'>;
 
 export class Authenticator {
   constructor(

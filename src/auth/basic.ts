@@ -2,7 +2,7 @@
 // SHA-256 is stored, so a copy of the database does not let anyone sign in.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Store, User } from '../store/types.js';
-import { ApiError } from '../server/errors.js';
+import { ApiError } from '../core/errors.js';
 import { verifyPassword } from './password.js';
 
 export const tokenHash = (token: string): string => createHash('sha256').update(token).digest('hex');

@@ -4,9 +4,9 @@
 import { createHash } from 'node:crypto';
 import { createRemoteJWKSet, jwtVerify, errors as joseErrors, type JWTVerifyGetKey } from 'jose';
 import { request } from 'undici';
-import type { OidcProviderConfig } from '../config.js';
+import type { OidcProviderConfig } from '../core/config.js';
 import type { Store, User } from '../store/types.js';
-import { ApiError } from '../server/errors.js';
+import { ApiError } from '../core/errors.js';
 
 interface Keys {
   issuer: string;

@@ -1,7 +1,7 @@
 // Runs a child process on the kernels when it fuses: the bridge between the cube processes (which
 // hold a callback) and the executor (which runs Programs). Fusion results are kept per child graph
 // and call shape, so a graph run on many chunks or tiles is fused once.
-import type { Callback } from '../processes/types.js';
+import type { Callback } from '../core/process.js';
 import { fuseChild, type ChildShape, type Fused } from './fuse.js';
 import { runProgram } from './executor.js';
 

@@ -600,8 +600,3 @@ export function generateFunction(p: Program, name: string): string {
 export function generateSource(p: Program): string {
   return PRELUDE + '\n' + generateFunction(canonical(p), 'run');
 }
-
-/** One module for many programs: `run_0`, `run_1`, ... in the order given. */
-export function generateModule(programs: Program[]): string {
-  return PRELUDE + '\n' + programs.map((p, k) => generateFunction(canonical(p), `run_${k}`)).join('\n');
-}

@@ -6,7 +6,7 @@ import type { Program } from './program.js';
 import { programHash } from './program.js';
 import { encodeProgram } from './tier0.js';
 import { alloc, f32, i32, kernels, mark, release, u32, u8 } from './kernels.js';
-import { addStage } from '../compute/stages.js';
+import { addStage } from '../core/stages.js';
 
 /** A tier-1 module's entry point; pointers into kernel memory, inputTable a u32 table of input pointers. */
 export interface CompiledKernel {
@@ -146,7 +146,7 @@ export function runProgram(p: Program, inputs: Float32Array[], n: number, opts: 
 
 /**
  * One band to RGBA bytes through a 256-entry RGBA table (1024 bytes), in wasm: the same bytes as
- * src/data/colormap.ts colorize with that map's table (NaN transparent, values clamped to [min, max]).
+ * src/output/colormap.ts colorize with that map's table (NaN transparent, values clamped to [min, max]).
  */
 export function kernelColorize(values: Float32Array, table: Uint8Array, min: number, max: number): Uint8Array {
   if (table.length !== 1024) throw new Error(`a colour table has 256 RGBA entries (1024 bytes), got ${table.length} bytes`);

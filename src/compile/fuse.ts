@@ -5,10 +5,9 @@
 // whose values are numbers. Anything else (texts, child processes of its own, user processes,
 // arguments that would raise an exception) is left to the JS engine, which has the full semantics.
 import type { Instr, Program, ReduceOp, UnaryOp, BinaryOp } from './program.js';
-import type { ProcessDef } from '../processes/types.js';
+import type { ProcessDef } from '../core/process.js';
 
-type Node = { process_id: string; namespace?: string | null; arguments: Record<string, unknown>; result?: boolean };
-type Graph = Record<string, Node>;
+import { isObject, walkReferences, type Graph } from '../core/graph.js';
 
 /** How the child is called: `x` per pixel (apply), or `data` = the array along a dimension. */
 export type ChildShape = { kind: 'value'; param: string } | { kind: 'array'; param: string; labels: (string | number)[] };
@@ -56,7 +55,6 @@ const ALLOWED_EXTRA: Record<string, Record<string, (v: unknown) => boolean>> = {
 };
 /** Processes that take booleans and numbers alike (0 false, other numbers true). */
 const LOGICAL = new Set(['and', 'or', 'xor', 'not', 'is_nodata', 'is_valid', 'is_infinite']);
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** The Program of a child graph, or null (with the reason, for logs) when it does not fuse. */
 export function fuseChild(graph: unknown, shape: ChildShape, env: FuseEnv): { fused: Fused | null; reason?: string } {
@@ -115,14 +113,14 @@ function build(graph: Graph, shape: ChildShape, env: FuseEnv): Fused {
   // Parts of the graph that do not depend on the pixels are computed once, here, by the scalar
   // processes on plain values: exactly what the engine does with them (NaN stays a number there).
   const dependsMemo = new Map<string, boolean>();
-  const depends = (v: unknown, depth = 0): boolean => {
-    if (depth > 100) return true;
-    if (Array.isArray(v)) return v.some((x) => depends(x, depth + 1));
-    if (!isObject(v)) return false;
-    if (typeof v.from_parameter === 'string') return v.from_parameter === shape.param;
-    if (typeof v.from_node === 'string') return dependsNode(v.from_node);
-    if ('process_graph' in v) return true;
-    return Object.values(v).some((x) => depends(x, depth + 1));
+  const depends = (v: unknown): boolean => {
+    let d = false;
+    walkReferences(v, {
+      parameter: (name) => void (d ||= name === shape.param),
+      node: (id) => void (d ||= dependsNode(id)),
+      child: () => void (d = true),
+    });
+    return d;
   };
   const dependsNode = (id: string): boolean => {
     let d = dependsMemo.get(id);

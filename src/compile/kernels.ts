@@ -52,7 +52,7 @@ export interface KernelExports {
   vmScratchBytes(code: number): number;
   /** Values per VM block. */
   vmBlock(): number;
-  /** n f32 values to RGBA words through a 256-word RGBA table, as src/data/colormap.ts colorize. */
+  /** n f32 values to RGBA words through a 256-word RGBA table, as src/output/colormap.ts colorize. */
   colorizeRgba(values: number, n: number, table: number, min: number, max: number, out: number): void;
   /** Math.sin, cos, tan in double precision (for tier-1 modules to import: they have no data segments for the tables). */
   mathSin(x: number): number;

@@ -2,22 +2,18 @@
 // chunks of batch jobs. The modes differ only in the region the loads fill, the parameters the
 // graph gets, and whether the answer is encoded or handed back as planes. Knows nothing of HTTP
 // or threads.
-import { evaluateGraph, rootScope, type Graph } from '../graph/evaluate.js';
-import type { LogLevel, RunContext } from '../graph/context.js';
-import type { CatalogSource } from '../data/load.js';
-import type { ProcessParameter } from '../processes/types.js';
+import { evaluateGraph, rootScope } from '../graph/evaluate.js';
+import { type Graph } from '../core/graph.js';
+import type { RunContext, RunLog } from '../core/run-context.js';
+import type { CatalogSource } from '../core/catalog.js';
+import type { UserProcess } from '../core/graph.js';
 import { predefined } from '../processes/registry.js';
 import { encodeResult, percentileRange, planesOf, type Encoded } from '../output/encode.js';
-import { DataCube } from '../cube/datacube.js';
-import { cubeOf, isCube, LoadProbe, type LoadPlan } from '../cube/lazy.js';
-import type { Grid } from '../data/grid.js';
-import { addStage, resetStages, stageTimes, type StageTimes } from './stages.js';
+import { DataCube } from '../datacube/datacube.js';
+import { cubeOf, isCube, LoadProbe, type LoadPlan } from '../datacube/lazy.js';
+import type { Grid } from '../core/grid.js';
+import { addStage, resetStages, stageTimes, type StageTimes } from '../core/stages.js';
 import { outputFormat } from '../output/formats.js';
-
-export interface UserProcess {
-  parameters?: ProcessParameter[] | null;
-  process_graph: Graph;
-}
 
 export interface ExecuteRequest {
   graph: Graph;
@@ -58,18 +54,10 @@ export interface RawResult {
   options: Record<string, unknown>;
 }
 
-export interface LogEntry {
-  level: LogLevel;
-  message: string;
-  time: string;
-  /** What the process logged along (inspect's summary of its data, say). */
-  data?: unknown;
-}
-
 export interface ExecuteResult extends Encoded {
   /** Raster values loaded (pixels × dates × bands), the basis of costs. */
   values: number;
-  logs: LogEntry[];
+  logs: RunLog[];
   /** With `raw`, a raster result (then `body` is empty). */
   raw?: RawResult;
   /** With `range`: the 2nd and 98th percentiles of the raster result, null when it has no finite value or is no raster. */
@@ -83,7 +71,7 @@ export interface ExecuteResult extends Encoded {
 export async function execute(req: ExecuteRequest, catalog: CatalogSource, signal?: AbortSignal): Promise<ExecuteResult> {
   const started = performance.now();
   resetStages();
-  const logs: LogEntry[] = [];
+  const logs: RunLog[] = [];
   const run: RunContext = {
     catalog,
     maxValues: req.maxValues,
@@ -108,7 +96,7 @@ export async function execute(req: ExecuteRequest, catalog: CatalogSource, signa
 }
 
 /** Evaluates the graph and shapes its answer: encoded, or raw planes. */
-async function evaluateAndAnswer(req: ExecuteRequest, run: RunContext, logs: LogEntry[], started: number): Promise<ExecuteResult> {
+async function evaluateAndAnswer(req: ExecuteRequest, run: RunContext, logs: RunLog[], started: number): Promise<ExecuteResult> {
   const value = await evaluateGraph(
     req.graph,
     { predefined: (id) => predefined.get(id), userProcess: (id) => req.userProcesses[id] ?? null, run },

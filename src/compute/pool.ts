@@ -2,7 +2,7 @@
 // full too, the caller gets 503 InfrastructureBusy with Retry-After at once instead of an
 // unbounded backlog. A crashed thread fails its task and is replaced.
 import { Worker } from 'node:worker_threads';
-import { ApiError, errorFromData, type ErrorData } from '../server/errors.js';
+import { ApiError, errorFromData, type ErrorData } from '../core/errors.js';
 import type { ExecuteRequest, ExecuteResult } from './execute.js';
 import type { ToWorker, WorkerInit } from './worker.js';
 import { searchPortForThread } from '../data/stac-search-bridge.js';
@@ -24,6 +24,9 @@ export interface PoolOptions extends WorkerInit {
   threads: number;
   queue: number;
 }
+
+/** What the rest of the server asks of compute: run a graph, and stop. */
+export type Compute = Pick<ComputePool, 'run' | 'close'>;
 
 export class ComputePool {
   private readonly slots: Slot[] = [];

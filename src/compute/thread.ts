@@ -5,10 +5,9 @@
 import path from 'node:path';
 import { openStore } from '../store/db.js';
 import { configureBlockCache } from '../data/cog-reader.js';
-import { ApiError, errorToData, processError, type ErrorData } from '../server/errors.js';
-import { ProcessException } from '../processes/types.js';
+import { errorToData, toApiError, type ErrorData } from '../core/errors.js';
 import type { MessagePort } from 'node:worker_threads';
-import type { CatalogSource } from '../data/load.js';
+import type { CatalogSource } from '../core/catalog.js';
 import { searchOverPort } from '../data/stac-search-bridge.js';
 import { setTier1 } from '../compile/executor.js';
 import { createTier1 } from '../compile/tier1.js';
@@ -31,14 +30,7 @@ export function setupEngineThread(init: ThreadInit): () => CatalogSource {
   return () => (catalog ??= { collections: openStore(init.dataDir).collections, search });
 }
 
-/** The API error a failure stands for; anything unexpected is logged here and becomes Internal. */
-export function asApiError(e: unknown): ApiError {
-  if (e instanceof ApiError) return e;
-  if (e instanceof ProcessException) return processError(e.code, e.message, e.http);
-  console.error('[xeo] computation failed:', e);
-  return new ApiError('Internal');
-}
-
+/** A failure as data that can cross to the main thread. */
 export function failureData(e: unknown): ErrorData {
-  return errorToData(asApiError(e));
+  return errorToData(toApiError(e, 'computation'));
 }

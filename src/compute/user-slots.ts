@@ -1,6 +1,9 @@
 // Computations a user may run at the same time (synchronous /result requests). One user's burst
 // must not take every compute thread from the others: beyond the limit the answer is 429 at once.
-import { ApiError } from '../server/errors.js';
+import { ApiError } from '../core/errors.js';
+
+/** Per-user slots of synchronous work. */
+export type Slots = Pick<UserSlots, 'acquire'>;
 
 export class UserSlots {
   private readonly running = new Map<string, number>();

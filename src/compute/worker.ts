@@ -1,6 +1,6 @@
 // A compute thread: runs process graphs off the server's event loop, for /result and tiles.
 import { parentPort, workerData } from 'node:worker_threads';
-import { ApiError } from '../server/errors.js';
+import { RequestAborted } from '../core/errors.js';
 import { execute, type ExecuteRequest } from './execute.js';
 import { failureData, setupEngineThread, type ThreadInit } from './thread.js';
 
@@ -13,7 +13,7 @@ const running = new Map<number, AbortController>();
 
 parentPort!.on('message', async (msg: ToWorker) => {
   if (msg.type === 'cancel') {
-    running.get(msg.id)?.abort(new ApiError('RequestTimeout'));
+    running.get(msg.id)?.abort(new RequestAborted());
     return;
   }
   const ac = new AbortController();

@@ -6,7 +6,7 @@ import { fromFile, fromCustomClient, addDecoder, getDecoder, BaseDecoder, type G
 import { LRUCache } from 'lru-cache';
 import { inflate } from 'node:zlib';
 import { promisify } from 'node:util';
-import type { GeoTransform, Grid, SampleType } from './grid.js';
+import type { GeoTransform, Grid, SampleType } from '../core/grid.js';
 import { UndiciClient } from './http-client.js';
 
 const inflateAsync = promisify(inflate);

@@ -2,14 +2,13 @@
 // nodata) on a target grid, for a collection, a spatial extent in any CRS, a time range and bands.
 // Only the source windows and overview levels the chunk needs are read; sources in another CRS or
 // resolution are warped, aligned ones are copied straight from the decoded blocks.
-import type { CollectionMeta, CollectionRepo, ItemMeta } from '../store/types.js';
-import { ApiError } from '../server/errors.js';
+import type { CatalogSource, CollectionMeta, ItemMeta } from '../core/catalog.js';
+import { ApiError } from '../core/errors.js';
 import { transformBox, transformer } from './crs.js';
-import { gridBox, type Box, type Grid } from './grid.js';
+import { gridBox, type Box, type Grid } from '../core/grid.js';
 import { openRaster, type Window } from './cog-reader.js';
 import { warp, sourceWindow, type Resampling } from './warp.js';
-import { addStage } from '../compute/stages.js';
-import type { RemoteSearch } from './stac-collections.js';
+import { addStage } from '../core/stages.js';
 
 export interface Extent {
   west: number;
@@ -50,12 +49,6 @@ export interface CubeChunk {
 }
 
 /** Where collections and their items come from: the SQLite catalog, or a STAC catalog read by load_stac. */
-export interface CatalogSource {
-  collections: Pick<CollectionRepo, 'get' | 'items'>;
-  /** Items of a collection backed by a STAC API (`remote` in its record), found by an item search. */
-  search?: (req: RemoteSearch) => Promise<ItemMeta[]>;
-}
-
 export function collectionOf(store: CatalogSource, id: string): CollectionMeta {
   const meta = store.collections.get(id);
   if (!meta) throw new ApiError('CollectionNotFound', { identifier: id });

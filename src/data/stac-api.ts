@@ -5,7 +5,7 @@
 import { requestJson } from './http-client.js';
 import { transformBox } from './crs.js';
 import { openRaster } from './cog-reader.js';
-import type { BandMeta, ItemMeta } from '../store/types.js';
+import type { BandMeta, FilterOp, ItemMeta, PropertyCondition } from '../core/catalog.js';
 
 /** Why a STAC API could not answer (unreachable, an HTTP error, not a STAC document). */
 export class StacApiError extends Error {
@@ -114,15 +114,6 @@ export function bandsOfAssets(assets: Record<string, any>): { bands: BandMeta[];
 }
 
 // --- item search --------------------------------------------------------------------------------
-
-export type FilterOp = '=' | '<>' | '<' | '<=' | '>' | '>=';
-
-/** One condition on an item property; a filter is a conjunction of them. */
-export interface PropertyCondition {
-  property: string;
-  op: FilterOp;
-  value: string | number | boolean;
-}
 
 const QUERY_OPS: Record<FilterOp, string> = { '=': 'eq', '<>': 'neq', '<': 'lt', '<=': 'lte', '>': 'gt', '>=': 'gte' };
 

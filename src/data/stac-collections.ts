@@ -4,26 +4,12 @@
 // instance lives on the main thread; engine threads reach it through stac-search-bridge.ts, so all
 // threads share the cache and a search that is under way.
 import { LRUCache } from 'lru-cache';
-import { ApiError } from '../server/errors.js';
-import type { StacConfig } from '../config.js';
-import type { CollectionMeta, CollectionRepo, ItemMeta, RemoteSource } from '../store/types.js';
-import { ItemCapError, StacApiError, bandsOfAssets, fetchDoc, itemOf, landingPage, searchItems, stacInterval, type PropertyCondition } from './stac-api.js';
+import { ApiError } from '../core/errors.js';
+import type { StacConfig } from '../core/config.js';
+import type { CollectionMeta, ItemMeta, RemoteSearch, RemoteSource } from '../core/catalog.js';
+import type { CollectionRepo } from '../store/types.js';
+import { ItemCapError, StacApiError, bandsOfAssets, fetchDoc, itemOf, landingPage, searchItems, stacInterval } from './stac-api.js';
 import { createSigner, type Signer } from './stac-signers.js';
-
-/** What a load asks of a STAC API collection. */
-export interface RemoteSearch {
-  collection: string;
-  /** WGS84 [w, s, e, n] to search; null = the whole collection. */
-  bbox: [number, number, number, number] | null;
-  /** A smaller area to search instead when `bbox` finds more items than allowed (a tile inside a padded area). */
-  fallbackBbox?: [number, number, number, number] | null;
-  temporal: [string | null, string | null] | null;
-  conditions: PropertyCondition[];
-  /** The mode decides the cap on items (jobs may use more). */
-  mode: 'sync' | 'tile' | 'job';
-  /** A STAC API collection that is not in the catalog (load_stac's URL): searched unsigned. */
-  remote?: RemoteSource;
-}
 
 export const COLLECTION_ID = /^[\w\-.~/]+$/;
 
@@ -99,6 +85,9 @@ export function unavailable(meta: CollectionMeta, reason: string): ApiError {
 
 const key = (s: RemoteSearch, bbox: RemoteSearch['bbox']) =>
   JSON.stringify([s.remote ? [s.remote.api, s.remote.collection, s.remote.params ?? null] : s.collection, bbox?.map((v) => Math.round(v * 1e6) / 1e6) ?? null, s.temporal ?? null, s.conditions]);
+
+/** What the API asks of STAC API collections: their record, fresh. */
+export type StacMetadata = Pick<StacCollections, 'fresh'>;
 
 export class StacCollections {
   private readonly refreshing = new Map<string, Promise<CollectionMeta>>();

@@ -2,9 +2,8 @@
 // cache and one search under way serve every engine thread. Each thread gets a MessagePort to it
 // when spawned; its loads call searchOverPort's function like a local one.
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
-import { ApiError, errorFromData, errorToData, type ErrorData } from '../server/errors.js';
-import type { ItemMeta } from '../store/types.js';
-import type { RemoteSearch } from './stac-collections.js';
+import { ApiError, errorFromData, errorToData, type ErrorData } from '../core/errors.js';
+import type { ItemMeta, RemoteSearch } from '../core/catalog.js';
 
 export type SearchFn = (req: RemoteSearch) => Promise<ItemMeta[]>;
 

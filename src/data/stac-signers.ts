@@ -5,7 +5,7 @@
 // A signed href is a plain URL, so the COG reader needs nothing else to read it.
 import { createHash, createHmac } from 'node:crypto';
 import { requestJson } from './http-client.js';
-import type { SignerConfig } from '../config.js';
+import type { SignerConfig } from '../core/config.js';
 
 export const SIGNERS = ['none', 'planetary-computer', 's3'] as const;
 export type SignerName = (typeof SIGNERS)[number];

@@ -3,10 +3,9 @@
 // `next`). The items' GeoTIFF assets become bands; the result is an in-memory CatalogSource that
 // the loader reads like the SQLite catalog.
 import { request } from 'undici';
-import { ApiError } from '../server/errors.js';
-import type { BandMeta, CollectionMeta, ItemMeta, RemoteSource } from '../store/types.js';
-import type { CatalogSource } from './load.js';
-import { ImportError, parseStacItem } from './import.js';
+import { ApiError } from '../core/errors.js';
+import type { BandMeta, CatalogSource, CollectionMeta, ItemMeta, RemoteSource } from '../core/catalog.js';
+import { ImportError, parseStacItem } from './items.js';
 import { bandsOfAssets, landingPage } from './stac-api.js';
 
 const MAX_DOCUMENT_BYTES = 16 * 1024 * 1024;
@@ -189,7 +188,7 @@ export async function stacCatalog(url: string, search?: CatalogSource['search'])
   let meta: Pick<CollectionMeta, 'epsg' | 'resolution'> | null = null;
   for (const { doc, base } of docs) {
     try {
-      const parsed = await parseStacItem(doc, base, {} as never);
+      const parsed = await parseStacItem(doc, base);
       items.push(parsed.item);
       for (const b of parsed.bands) if (!bands.some((x) => x.name === b.name)) bands = [...bands, b];
       meta ??= { epsg: parsed.item.epsg, resolution: parsed.resolution };

@@ -1,6 +1,6 @@
 // STAC documents of collections, derived from what the catalog keeps: the collection's metadata
 // and its items (extent, dates). Nothing here knows about HTTP; links come from a base URL.
-import type { CollectionMeta, ItemMeta } from '../store/types.js';
+import type { CollectionMeta, ItemMeta } from '../core/catalog.js';
 
 export const DATACUBE_EXT = 'https://stac-extensions.github.io/datacube/v2.2.0/schema.json';
 export const EO_EXT = 'https://stac-extensions.github.io/eo/v1.1.0/schema.json';

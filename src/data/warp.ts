@@ -13,9 +13,9 @@
 // proj4 throwing) are outside. Same CRS: the mapping is affine, and a lattice of the target's four
 // corners is exact, so no proj4 calls happen.
 import { transformer } from './crs.js';
-import type { GeoTransform, Grid } from './grid.js';
+import type { GeoTransform, Grid } from '../core/grid.js';
 import { alloc, f32, f64, kernels, mark, release } from '../compile/kernels.js';
-import { addStage } from '../compute/stages.js';
+import { addStage } from '../core/stages.js';
 
 export type Resampling = 'nearest' | 'bilinear';
 

@@ -1,6 +1,6 @@
 // User file paths from the URL. The spec lets names be URL-encoded but keeps `/` as the separator;
 // every way of stepping outside the user's folder is refused here, before any disk access.
-import { ApiError } from '../server/errors.js';
+import { ApiError } from '../core/errors.js';
 
 const MAX_SEGMENT_BYTES = 255;
 const MAX_PATH_CHARS = 1024;

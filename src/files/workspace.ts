@@ -3,7 +3,7 @@
 import type { Readable } from 'node:stream';
 import type { BlobInfo, BlobStore } from '../store/blobs.js';
 import { UnsafePathError } from '../store/blobs.js';
-import { ApiError } from '../server/errors.js';
+import { ApiError } from '../core/errors.js';
 
 export interface FileRecord {
   path: string;
@@ -16,6 +16,9 @@ const toRecord = (prefix: string, b: BlobInfo): FileRecord => ({
   size: b.size,
   modified: b.modified.toISOString(),
 });
+
+/** What the API asks of user files. */
+export type Files = Pick<Workspaces, 'list' | 'usage' | 'open' | 'upload' | 'remove'>;
 
 export class Workspaces {
   /** Bytes of uploads in progress, per user. */

@@ -2,14 +2,13 @@
 // Nodes start as soon as their inputs are ready (independent nodes run concurrently), a node's
 // value is dropped once its last consumer has it, `from_parameter` follows the spec's resolution
 // order, and child processes become callbacks bound to their scope.
-import { ApiError } from '../server/errors.js';
-import type { Callback, ProcessArgs, ProcessContext, ProcessDef, ProcessParameter } from '../processes/types.js';
-import type { RunContext } from './context.js';
-import { collect, liftScalar, pixelCount, plainAt } from '../cube/pixels.js';
-import { pixelOp } from '../cube/pixel-ops.js';
+import { ApiError } from '../core/errors.js';
+import type { Callback, ProcessArgs, ProcessContext, ProcessDef, ProcessParameter } from '../core/process.js';
+import type { RunContext } from '../core/run-context.js';
+import { collect, liftScalar, pixelCount, plainAt } from '../datacube/pixels.js';
+import { pixelOp } from '../datacube/pixel-ops.js';
 
-type Node = { process_id: string; namespace?: string | null; arguments: Record<string, unknown>; result?: boolean };
-export type Graph = Record<string, Node>;
+import { isObject, walkReferences, type Graph, type UserProcess } from '../core/graph.js';
 
 /** A node on the way from a failing process up to the root graph (the `path` of a log entry). */
 export interface PathEntry {
@@ -43,7 +42,7 @@ export const rootScope = (values: Record<string, unknown> = {}, defaults: Record
 export interface EvalEnv {
   predefined(id: string): ProcessDef | undefined;
   /** A stored process of the current user (namespace `user`), or null. */
-  userProcess(id: string): { parameters?: ProcessParameter[] | null; process_graph: Graph } | null;
+  userProcess(id: string): UserProcess | null;
   /** Nesting of user-defined process calls, to stop runaway recursion. */
   depth?: number;
   /** The run this evaluation belongs to (cube processes need it). */
@@ -51,7 +50,6 @@ export interface EvalEnv {
 }
 
 const MAX_UDP_DEPTH = 32;
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** Resolves a parameter: the innermost given value, else the outermost default, else an error. */
 export function resolveParameter(scope: Scope, name: string): unknown {
@@ -84,15 +82,7 @@ function startOrder(graph: Graph, resultId: string): string[] {
   order = [];
   const inputs = (id: string): string[] => {
     const out: string[] = [];
-    const walk = (v: unknown): void => {
-      if (Array.isArray(v)) v.forEach(walk);
-      else if (isObject(v)) {
-        if (typeof v.from_node === 'string') {
-          if (Object.hasOwn(graph, v.from_node)) out.push(v.from_node);
-        } else if (!('process_graph' in v)) Object.values(v).forEach(walk);
-      }
-    };
-    walk(graph[id].arguments);
+    walkReferences(graph[id].arguments, { node: (ref) => Object.hasOwn(graph, ref) && out.push(ref) });
     return out;
   };
   // Iterative depth-first post-order; `open` also guards against cycles validation let through.
@@ -124,14 +114,8 @@ export async function evaluateGraph(graph: Graph, env: EvalEnv, scope: Scope): P
   if (!resultId) throw new ApiError('ProcessGraphInvalid', { reason: 'no node has "result": true' });
   // How many references each node has, so its value can be released after the last one.
   const consumers = new Map<string, number>();
-  const countRefs = (v: unknown): void => {
-    if (Array.isArray(v)) v.forEach(countRefs);
-    else if (isObject(v)) {
-      if (typeof v.from_node === 'string') consumers.set(v.from_node, (consumers.get(v.from_node) ?? 0) + 1);
-      else if (!('process_graph' in v)) Object.values(v).forEach(countRefs);
-    }
-  };
-  for (const id of ids) countRefs(graph[id].arguments);
+  const countRef = (ref: string) => consumers.set(ref, (consumers.get(ref) ?? 0) + 1);
+  for (const id of ids) walkReferences(graph[id].arguments, { node: countRef });
   const running = new Map<string, Promise<unknown>>();
 
   const nodeValue = (id: string): Promise<unknown> => {
@@ -214,19 +198,8 @@ async function invoke(def: ProcessDef, values: Record<string, unknown>, scope: S
   return collect(def.spec.id, (i) => answers[i], pixels);
 }
 
-function withDefaults(def: ProcessDef, values: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const p of def.spec.parameters) {
-    if (p.name in values) out[p.name] = values[p.name];
-    else if (!p.optional) throw new ApiError('ProcessParameterRequired', { process: def.spec.id, parameter: p.name });
-    else out[p.name] = 'default' in p ? p.default : null;
-  }
-  for (const k of Object.keys(values)) if (!(k in out)) throw new ApiError('ProcessParameterUnsupported', { process: def.spec.id, parameter: k });
-  return out;
-}
-
-/** The arguments of a predefined process: defaults applied, unknown ones refused, callbacks bound. */
-function bindArgs(def: ProcessDef, values: Record<string, unknown>, scope: Scope, env: EvalEnv): ProcessArgs {
+/** The process's parameters by name, once the arguments are known to fit them: none unknown, none required missing. */
+function checkedParams(def: ProcessDef, values: Record<string, unknown>): Map<string, ProcessParameter> {
   const params = new Map(def.spec.parameters.map((p) => [p.name, p]));
   for (const k of Object.keys(values)) {
     if (!params.has(k)) throw new ApiError('ProcessParameterUnsupported', { process: def.spec.id, parameter: k });
@@ -234,6 +207,19 @@ function bindArgs(def: ProcessDef, values: Record<string, unknown>, scope: Scope
   for (const p of def.spec.parameters) {
     if (!(p.name in values) && !p.optional) throw new ApiError('ProcessParameterRequired', { process: def.spec.id, parameter: p.name });
   }
+  return params;
+}
+
+/** The arguments by name with defaults applied (the plain form of vector and scalar processes). */
+function withDefaults(def: ProcessDef, values: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const p of checkedParams(def, values).values()) out[p.name] = p.name in values ? values[p.name] : 'default' in p ? p.default : null;
+  return out;
+}
+
+/** The arguments of a predefined process: defaults applied, unknown ones refused, callbacks bound. */
+function bindArgs(def: ProcessDef, values: Record<string, unknown>, scope: Scope, env: EvalEnv): ProcessArgs {
+  const params = checkedParams(def, values);
   return {
     get: <T>(name: string) => (name in values ? values[name] : params.get(name)?.default ?? null) as T,
     has: (name) => name in values,
@@ -267,7 +253,7 @@ function bindChild(v: unknown, declared: ProcessParameter[] | undefined, scope: 
 
 async function callUserProcess(
   id: string,
-  udp: { parameters?: ProcessParameter[] | null; process_graph: Graph },
+  udp: UserProcess,
   values: Record<string, unknown>,
   env: EvalEnv,
 ): Promise<unknown> {

@@ -2,6 +2,8 @@
 // one result node per (child) graph, `from_node` targets at the same level, no cycles, and the
 // reserved keys `from_node`, `from_parameter` and `process_graph` used only in their own objects.
 // Every problem is reported, each with a path to where it is.
+// This is the check that makes the rule of core/graph.ts hold, so it walks values itself, naming where each problem is.
+import { isObject } from '../core/graph.js';
 
 export interface StructureProblem {
   /** Where: node ids and argument keys from the root, e.g. `loadco1.arguments.bands[0]`. */
@@ -24,8 +26,6 @@ export function checkProcessGraph(graph: unknown, opts: StructureOptions): Struc
   checkGraph(graph, '', 0, opts, problems);
   return problems;
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 function checkGraph(graph: unknown, where: string, depth: number, opts: StructureOptions, out: StructureProblem[]): void {
   const at = (s: string) => (where ? `${where}.${s}` : s);

@@ -5,9 +5,10 @@
 // Every problem becomes one catalogue error; nothing here evaluates anything.
 import AjvModule, { type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { ApiError } from '../server/errors.js';
-import type { ProcessParameter, ProcessSpec } from '../processes/types.js';
+import { ApiError } from '../core/errors.js';
+import type { ProcessParameter, ProcessSpec } from '../core/process.js';
 import { checkProcessGraph } from './structure.js';
+import { isObject, walkReferences } from '../core/graph.js';
 
 const Ajv = AjvModule as unknown as typeof AjvModule.default;
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
@@ -40,15 +41,13 @@ function validatorFor(schema: unknown): ValidateFunction | null {
   return v;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** Whether a value holds a reference or child process anywhere (then JSON Schema cannot judge it). */
-function holdsReference(v: unknown, depth = 0): boolean {
-  if (depth > 100) return true;
-  if (Array.isArray(v)) return v.some((x) => holdsReference(x, depth + 1));
-  if (!isObject(v)) return false;
-  if ('from_node' in v || 'from_parameter' in v || 'process_graph' in v) return true;
-  return Object.values(v).some((x) => holdsReference(x, depth + 1));
+function holdsReference(v: unknown): boolean {
+  let found = false;
+  const seen = () => void (found = true);
+  walkReferences(v, { node: seen, parameter: seen, child: seen });
+  return found;
 }
 
 interface TypeInfo {
@@ -135,29 +134,12 @@ function checkNodes(graph: Record<string, Record<string, unknown>>, env: Validat
       const given = params?.find((p) => p.name === name);
       const inner = given ? childParameters(given.schema) : null;
       const childScope = scope && inner ? new Set([...scope, ...inner]) : scope && !inner ? null : scope;
-      walkChildren(value, (child) => checkNodes(child, env, errors, childScope));
-      if (scope) checkReferences(value, scope, errors);
+      walkReferences(value, {
+        child: (child) => isObject(child) && checkNodes(child as Record<string, Record<string, unknown>>, env, errors, childScope),
+        // `from_parameter` names (outside child graphs) that no scope declares.
+        parameter: (name) => scope && !scope.has(name) && errors.push(new ApiError('ProcessParameterMissing', { parameter: name })),
+      });
     }
-  }
-}
-
-/** `from_parameter` names (outside child graphs) that no scope declares. */
-function checkReferences(v: unknown, scope: Set<string>, errors: ApiError[], depth = 0): void {
-  if (depth > 100) return;
-  if (Array.isArray(v)) v.forEach((x) => checkReferences(x, scope, errors, depth + 1));
-  else if (isObject(v)) {
-    if (typeof v.from_parameter === 'string') {
-      if (!scope.has(v.from_parameter)) errors.push(new ApiError('ProcessParameterMissing', { parameter: v.from_parameter }));
-    } else if (!('process_graph' in v) && !('from_node' in v)) Object.values(v).forEach((x) => checkReferences(x, scope, errors, depth + 1));
-  }
-}
-
-function walkChildren(v: unknown, visit: (g: Record<string, Record<string, unknown>>) => void, depth = 0): void {
-  if (depth > 100) return;
-  if (Array.isArray(v)) v.forEach((x) => walkChildren(x, visit, depth + 1));
-  else if (isObject(v)) {
-    if (isObject(v.process_graph)) visit(v.process_graph as Record<string, Record<string, unknown>>);
-    else if (!('from_node' in v) && !('from_parameter' in v)) Object.values(v).forEach((x) => walkChildren(x, visit, depth + 1));
   }
 }
 
@@ -208,26 +190,15 @@ function checkArguments(
 export function graphSize(graph: unknown): { nodes: number; depth: number } {
   let nodes = 0;
   let depth = 0;
-  // Iterative, so a hostile nesting cannot exhaust the stack; values nested beyond 1000 levels
-  // are left to the structural check, which refuses them.
-  const stack: { v: unknown; level: number; nest: number }[] = [{ v: { process_graph: graph }, level: 0, nest: 0 }];
-  while (stack.length) {
-    const { v, level, nest } = stack.pop()!;
-    if (nest > 1000 || v === null || typeof v !== 'object') continue;
-    if (Array.isArray(v)) {
-      for (const x of v) stack.push({ v: x, level, nest: nest + 1 });
-      continue;
+  // Bodies nest at most MAX_JSON_DEPTH levels (core/json.ts), so this recursion stays shallow.
+  const visit = (g: unknown, level: number): void => {
+    if (!isObject(g)) return;
+    depth = Math.max(depth, level);
+    for (const node of Object.values(g)) {
+      nodes++;
+      if (isObject(node)) walkReferences(node.arguments, { child: (c) => visit(c, level + 1) });
     }
-    const o = v as Record<string, unknown>;
-    if (isObject(o.process_graph)) {
-      depth = Math.max(depth, level + 1);
-      for (const node of Object.values(o.process_graph)) {
-        nodes++;
-        if (isObject(node) && isObject(node.arguments)) stack.push({ v: node.arguments, level: level + 1, nest: nest + 1 });
-      }
-      continue;
-    }
-    for (const x of Object.values(o)) stack.push({ v: x, level, nest: nest + 1 });
-  }
+  };
+  visit(graph, 1);
   return { nodes, depth };
 }

@@ -3,10 +3,9 @@
 // pixel from the same pixel of its inputs: then a chunk run with every load filling the chunk's
 // grid (RunContext.region) gives exactly that part of the whole result. Anything that looks at
 // neighbours, at the whole extent or changes the grid runs as one piece.
-import type { Grid } from '../data/grid.js';
+import type { Grid } from '../core/grid.js';
 
-type Node = { process_id: string; namespace?: string | null; arguments?: Record<string, unknown> };
-type Graph = Record<string, Node>;
+import { isObject, walkReferences, type Graph } from '../core/graph.js';
 
 export interface ChunkingEnv {
   /** The categories of a predefined process, or undefined when there is none. */
@@ -51,7 +50,6 @@ const FOLDED = new Set(['filter_bbox', 'filter_spatial', 'resample_spatial']);
 const KEEPS_DEFERRED = new Set(['load_collection', 'load_stac', 'filter_temporal', 'filter_bands', ...FOLDED]);
 
 const SPATIAL = new Set(['x', 'y']);
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 export interface Verdict {
   /** Every process is pixel-wise. */
@@ -99,7 +97,7 @@ function checkGraph(graph: unknown, env: ChunkingEnv, udpsSeen: Set<string>, dep
       if (!categories) throw new NotLocal(`node '${id}': process '${pid}' is not known`);
       if (categories.includes('cubes')) checkCubeProcess(id, pid, args, deferred);
     }
-    forEachChild(args, (child) => checkGraph(child, env, udpsSeen, depth + 1));
+    walkReferences(args, { child: (child) => checkGraph(child, env, udpsSeen, depth + 1) });
   }
 }
 
@@ -120,14 +118,6 @@ function checkCubeProcess(id: string, pid: string, args: Record<string, unknown>
     throw new NotLocal(`node '${id}' (${pid}) changes the grid of data that is already computed`);
   }
   throw new NotLocal(`node '${id}' (${pid}) looks beyond each pixel`);
-}
-
-function forEachChild(v: unknown, fn: (graph: unknown) => void): void {
-  if (Array.isArray(v)) return v.forEach((x) => forEachChild(x, fn));
-  if (!isObject(v)) return;
-  if ('process_graph' in v) return fn(v.process_graph);
-  if ('from_node' in v || 'from_parameter' in v) return;
-  for (const x of Object.values(v)) forEachChild(x, fn);
 }
 
 /** The formats of the graph's save_result nodes (top level), in node order. null for a format that is not a plain text. */

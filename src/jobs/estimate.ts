@@ -2,9 +2,9 @@
 // output grid and the values to read; costs follow from the values, the duration from the
 // throughput measured on recently finished jobs, the size from the output pixels and the bands a
 // tiny sample of the output has.
-import type { ComputePool } from '../compute/pool.js';
-import type { Config } from '../config.js';
-import type { Graph } from '../graph/evaluate.js';
+import type { Compute } from '../compute/pool.js';
+import type { Config } from '../core/config.js';
+import type { Graph } from '../core/graph.js';
 import type { JobRecord, Store } from '../store/types.js';
 import { userProcessesOf } from '../graph/user-processes.js';
 import { costsOf } from '../compute/costs.js';
@@ -25,7 +25,7 @@ export interface Estimate {
   values: number;
 }
 
-export async function estimateJob(job: JobRecord, store: Store, compute: ComputePool, config: Config): Promise<Estimate> {
+export async function estimateJob(job: JobRecord, store: Store, compute: Compute, config: Config): Promise<Estimate> {
   const graph = job.process.process_graph as Graph;
   const base = {
     graph,
@@ -40,7 +40,7 @@ export async function estimateJob(job: JobRecord, store: Store, compute: Compute
   const measured = store.jobs.throughput();
   const rate = measured.seconds > 0 && measured.values > 0 ? measured.values / measured.seconds : DEFAULT_VALUES_PER_SECOND;
   const out: Estimate = { costs: costsOf(plan.values), duration: isoDuration(OVERHEAD_S + plan.values / rate), downloads_included: null, values: plan.values };
-  const local = classifyGraph(graph, { categories: (id) => predefined.get(id)?.spec.categories, userProcess: (id) => (base.userProcesses[id]?.process_graph as never) ?? null }).local;
+  const local = classifyGraph(graph, { categories: (id) => predefined.get(id)?.spec.categories, userProcess: (id) => base.userProcesses[id]?.process_graph ?? null }).local;
   const formats = savedFormats(graph);
   if (local && formats.length === 1 && formats[0]?.toLowerCase() === 'gtiff') {
     // The bands of the output, from a 4 x 4 pixel sample at the centre; float32, overviews add a third.

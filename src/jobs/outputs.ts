@@ -2,11 +2,11 @@
 // (with running band statistics), or the encoded bytes of another format.
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { CogStreamWriter, type Window } from '../data/cog-stream.js';
-import { gridBox, type Grid } from '../data/grid.js';
+import { CogStreamWriter, type Window } from '../output/cog-stream.js';
+import { gridBox, type Grid } from '../core/grid.js';
 import { transformBox } from '../data/crs.js';
 import { OUTPUT_FORMATS } from '../output/formats.js';
-import { ProcessException } from '../processes/types.js';
+import { ProcessException } from '../core/errors.js';
 
 /** A finished file of a run, in the run's folder. */
 export interface OutputFile {

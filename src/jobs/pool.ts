@@ -4,7 +4,7 @@
 // stop never waits on a long computation. A thread that dies is replaced.
 import { Worker } from 'node:worker_threads';
 import { searchPortForThread } from '../data/stac-search-bridge.js';
-import { ApiError, errorToData } from '../server/errors.js';
+import { ApiError, errorToData } from '../core/errors.js';
 import type { FromJobThread, JobThreadInit, ToJobThread } from './protocol.js';
 import type { JobSpec } from './runner.js';
 

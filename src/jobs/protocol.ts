@@ -1,5 +1,5 @@
 // The messages between the main thread and a batch job thread.
-import type { ErrorData } from '../server/errors.js';
+import type { ErrorData } from '../core/errors.js';
 import type { PathEntry } from '../graph/evaluate.js';
 import type { ThreadInit } from '../compute/thread.js';
 import type { JobOutcome, JobSpec, RunLog } from './runner.js';

@@ -5,14 +5,15 @@
 // other graph runs as one piece (under the batch limit) and is written by the usual encoders.
 // Knows nothing of threads or the database: it reports through a sink.
 import { readFileSync } from 'node:fs';
-import { execute, type ExecuteRequest, type UserProcess } from '../compute/execute.js';
-import type { CatalogSource } from '../data/load.js';
-import type { Graph } from '../graph/evaluate.js';
-import type { LogLevel } from '../graph/context.js';
-import type { LoadPlan } from '../cube/lazy.js';
+import { execute, type ExecuteRequest } from '../compute/execute.js';
+import { type UserProcess } from '../core/graph.js';
+import type { CatalogSource } from '../core/catalog.js';
+import type { Graph } from '../core/graph.js';
+import type { LogLevel } from '../core/run-context.js';
+import type { LoadPlan } from '../datacube/lazy.js';
 import { predefined } from '../processes/registry.js';
-import { ApiError } from '../server/errors.js';
-import { CogStreamWriter } from '../data/cog-stream.js';
+import { ApiError } from '../core/errors.js';
+import { CogStreamWriter } from '../output/cog-stream.js';
 import { chunkWindows, classifyGraph, savedFormats, windowGrid, type Window } from './chunking.js';
 import { bytesOutput, cogSink, footprint, type OutputFile } from './outputs.js';
 import type { Usage } from '../store/types.js';
@@ -103,7 +104,7 @@ export async function runJob(spec: JobSpec, catalog: CatalogSource, sink: JobSin
   const plan = dry.probe;
   const verdict = classifyGraph(spec.graph, {
     categories: (id) => predefined.get(id)?.spec.categories,
-    userProcess: (id) => (spec.userProcesses[id]?.process_graph as Record<string, never>) ?? null,
+    userProcess: (id) => spec.userProcesses[id]?.process_graph ?? null,
   });
   const formats = savedFormats(spec.graph);
   const cog = formats.length === 1 && formats[0]?.toLowerCase() === 'gtiff';

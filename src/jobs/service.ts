@@ -10,13 +10,14 @@
 import { mkdirSync, readdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { Config } from '../config.js';
+import type { Config } from '../core/config.js';
 import type { BlobStore } from '../store/blobs.js';
-import type { JobAsset, JobRecord, LogEntry, LogLevel, Store } from '../store/types.js';
+import type { JobAsset, JobRecord, LogEntry, Store } from '../store/types.js';
+import type { LogLevel } from '../core/run-context.js';
 import { levelRank } from '../store/logs.js';
-import type { ErrorCode } from '../server/errors.js';
-import { renderMessage } from '../server/messages.js';
-import type { Graph } from '../graph/evaluate.js';
+import { errorFromData } from '../core/errors.js';
+import { messageOf } from '../core/messages.js';
+import type { Graph } from '../core/graph.js';
 import { userProcessesOf } from '../graph/user-processes.js';
 import { costsOf, valuesFor } from '../compute/costs.js';
 import { JobThreads } from './pool.js';
@@ -43,6 +44,9 @@ interface Active {
 }
 
 export type JobFields = Pick<JobRecord, 'title' | 'description' | 'process' | 'plan' | 'budget' | 'logLevel'>;
+
+/** What the API asks of batch jobs (another implementation may take its place). */
+export type Jobs = Pick<JobService, 'create' | 'start' | 'cancel' | 'remove' | 'lastError' | 'links' | 'results' | 'close'>;
 
 export class JobService {
   private readonly active = new Map<string, Active>();
@@ -225,14 +229,7 @@ export class JobService {
           // A failure after a stop request (the computation cut short) is the stop's outcome.
           if (a.stop) return this.stoppedEmpty(a);
           const e = m.error;
-          let message = e.detail ?? e.code;
-          if (!e.detail) {
-            try {
-              message = renderMessage(e.code as ErrorCode, e.params, 'en').text;
-            } catch {
-              /* a code without a text of ours keeps its name */
-            }
-          }
+          const message = messageOf(errorFromData(e), 'en').text;
           this.store.jobs.transition(a.jobId, ['running'], 'error');
           this.log(job, { level: 'error', code: e.code, message, ...(m.path.length ? { path: m.path } : {}) });
         });

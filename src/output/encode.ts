@@ -1,16 +1,16 @@
 // Turns a result (a data cube, or any JSON value) into the bytes of an output format.
-import { DataCube } from '../cube/datacube.js';
-import { LazyCube } from '../cube/lazy.js';
-import { encodeCog } from '../data/cog-writer.js';
-import { encodePng } from '../data/png-writer.js';
-import { encodeJpeg } from '../data/jpeg-writer.js';
-import { encodeNetcdf } from '../data/netcdf-writer.js';
-import { colorIndices, colorPalette, colorTable, toRgba } from '../data/colormap.js';
+import { DataCube } from '../datacube/datacube.js';
+import { LazyCube } from '../datacube/lazy.js';
+import { encodeCog } from './cog-writer.js';
+import { encodePng } from './png-writer.js';
+import { encodeJpeg } from './jpeg-writer.js';
+import { encodeNetcdf } from './netcdf-writer.js';
+import { colorIndices, colorPalette, colorTable, toRgba } from './colormap.js';
 import { kernelColorize } from '../compile/executor.js';
-import { ProcessException } from '../processes/types.js';
+import { ProcessException } from '../core/errors.js';
 import type { OutputFormat } from './formats.js';
-import type { RunContext } from '../graph/context.js';
-import { cubeOf } from '../cube/lazy.js';
+import type { RunContext } from '../core/run-context.js';
+import { cubeOf } from '../datacube/lazy.js';
 
 export interface Encoded {
   body: Buffer;

@@ -1,8 +1,8 @@
 // The file formats of GET /file_formats and save_result: names aligned with GDAL's driver codes,
 // matched case-insensitively, each with the options it takes (checked here, so a wrong option is
 // a clear 400 before any work) and its media type.
-import { ApiError } from '../server/errors.js';
-import { COLOR_MAPS } from '../data/colormap.js';
+import { ApiError } from '../core/errors.js';
+import { COLOR_MAPS } from './colormap.js';
 
 export interface FormatOption {
   type: string | string[];

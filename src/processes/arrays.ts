@@ -2,9 +2,11 @@
 // array reducers first/last/count/all/any. Labeled arrays carry their labels as a non-enumerable
 // property (withLabels/labelsOf); a process keeps them where its definition gives a labeled result.
 // Scalar forms may be handed one reused input array per pixel: they never return or change it.
-import { ApiError } from '../server/errors.js';
+import { ApiError } from '../core/errors.js';
 import { define, defineScalar } from './define.js';
-import { ProcessException, labelsOf, withLabels, type Labels, type ProcessDef } from './types.js';
+import { type ProcessDef } from '../core/process.js';
+import { ProcessException } from '../core/errors.js';
+import { labelsOf, withLabels, type Labels } from '../core/labels.js';
 
 // ---------------------------------------------------------------------------------------------
 // Helpers

@@ -3,7 +3,7 @@
 // values and that calls no child process gives a synchronous `scalar` function: the evaluator
 // lifts it over cube pixels without a promise per value.
 import schemas from './schemas.json' with { type: 'json' };
-import type { ProcessArgs, ProcessContext, ProcessDef, ProcessSpec } from './types.js';
+import type { ProcessArgs, ProcessContext, ProcessDef, ProcessSpec } from '../core/process.js';
 
 export interface ProcessTexts {
   summary: string;

@@ -5,9 +5,9 @@
 // Inside the child processes of cube processes, booleans travel as numbers (1 = true, 0 = false,
 // NaN = no-data, which reaches the scalar forms as null). The logic processes therefore read a
 // number as a boolean: 0 is false, any other number true, NaN no-data.
-import { ApiError } from '../server/errors.js';
+import { ApiError } from '../core/errors.js';
 import { defineScalar } from './define.js';
-import type { ProcessDef } from './types.js';
+import type { ProcessDef } from '../core/process.js';
 
 const invalid = (process: string, parameter: string, reason: string) => new ApiError('ProcessParameterInvalid', { process, parameter, reason });
 

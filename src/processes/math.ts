@@ -2,9 +2,10 @@
 // Every process here calls no child process, so each is a synchronous scalar form that the
 // evaluator lifts over pixel vectors. Hot paths test `typeof v === 'number'` first and fall back to
 // one shared slow path for no-data (null in, null out) and for values that are not numbers.
-import { ApiError } from '../server/errors.js';
+import { ApiError } from '../core/errors.js';
 import { defineScalar } from './define.js';
-import { ProcessException, type ProcessDef } from './types.js';
+import { type ProcessDef } from '../core/process.js';
+import { ProcessException } from '../core/errors.js';
 
 // ---------------------------------------------------------------------------------------------
 // Slow paths (never taken for two numbers)

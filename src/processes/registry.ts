@@ -1,6 +1,6 @@
 // The predefined processes this back-end offers, by id. Only processes that really work here are
 // registered: GET /processes lists exactly these.
-import type { ProcessDef, ProcessSpec } from './types.js';
+import type { ProcessDef, ProcessSpec } from '../core/process.js';
 import { processes as math } from './math.js';
 import { processes as logic } from './logic.js';
 import { processes as arrays } from './arrays.js';

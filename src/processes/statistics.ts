@@ -10,9 +10,11 @@
 // These run once per pixel inside reducers: plain loops, no closures or sorting where one pass
 // does. The `data` array may be a buffer the caller reuses for the next pixel, so nothing here
 // keeps it or sorts it in place.
-import { ApiError } from '../server/errors.js';
+import { ApiError } from '../core/errors.js';
 import { defineScalar } from './define.js';
-import { ProcessException, labelsOf, withLabels, type ProcessDef } from './types.js';
+import { type ProcessDef } from '../core/process.js';
+import { ProcessException } from '../core/errors.js';
+import { labelsOf, withLabels } from '../core/labels.js';
 
 type Data = readonly unknown[];
 

@@ -6,8 +6,8 @@
 // in integer days. Leap seconds (second 60) are accepted and read as second 59, so they never
 // come out again and never count in differences.
 import { defineScalar } from './define.js';
-import type { ProcessDef } from './types.js';
-import { ApiError } from '../server/errors.js';
+import type { ProcessDef } from '../core/process.js';
+import { ApiError } from '../core/errors.js';
 
 function invalid(process: string, parameter: string, reason: string): ApiError {
   return new ApiError('ProcessParameterInvalid', { process, parameter, reason });

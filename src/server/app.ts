@@ -1,19 +1,18 @@
 // The uWS server: one catch-all handler that routes through our route table, so routing, OPTIONS,
 // CORS, authentication and error answers all happen in one place for every path and version.
 import type { HttpResponse, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
-import type { AppContext } from '../app-context.js';
+import type { AppContext, AppRequest, AppRoute } from '../api/context.js';
 import type { UwsModule } from './uws.js';
-import { Router, type Route } from './routes.js';
-import { LATEST, splitVersion, looksLikeVersion, type VersionProfile } from './versions.js';
-import { specEndpoints } from './spec-endpoints.js';
+import { Router } from '../api/routes.js';
+import { LATEST, splitVersion, looksLikeVersion } from '../api/versions.js';
 import { createCors, type HeaderList } from './cors.js';
-import { ApiError, newErrorId, processError } from './errors.js';
-import { ProcessException } from '../processes/types.js';
-import { pickLanguage, renderMessage, type Lang } from './messages.js';
-import { BodyReader, RequestAborted } from './body.js';
-import { ApiRequest } from './request.js';
+import { ApiError, newErrorId, toApiError } from '../core/errors.js';
+import { messageOf, pickLanguage, type Lang } from '../core/messages.js';
+import { BodyReader } from './body.js';
+import { RequestAborted } from '../core/errors.js';
+import { ApiRequest } from '../api/request.js';
 import { sendReply, type ResponseState } from './send.js';
-import type { Reply } from './reply.js';
+import type { Reply } from '../api/reply.js';
 
 /** Most bytes of a refused request's body read and dropped so that the answer arrives (else: close). */
 const DRAIN_BYTES = 8 * 1024 * 1024;
@@ -23,35 +22,10 @@ export interface HttpServer {
   close(): void;
 }
 
-/** Routes of the spec that we do not implement answer the version's "unsupported" error. */
-export function unsupportedRoutes(version: VersionProfile, implemented: Route[]): Route[] {
-  const have = new Set(implemented.map((r) => `${r.method} ${r.path}`));
-  const out: Route[] = [];
-  for (const [path, methods] of specEndpoints(version.apiVersion)) {
-    for (const method of methods) {
-      if (have.has(`${method} ${path}`)) continue;
-      out.push({
-        method: method as Route['method'],
-        path,
-        summary: 'Not offered by this back-end',
-        auth: 'none',
-        listed: false,
-        placeholder: true,
-        handler: () => {
-          throw version.unsupported === 'NotFound'
-            ? new ApiError('NotFound', {}, 'This back-end does not offer this endpoint of the API.')
-            : new ApiError('FeatureUnsupported');
-        },
-      });
-    }
-  }
-  return out;
-}
-
 /** uSockets' LIBUS_LISTEN_EXCLUSIVE_PORT. */
 const LISTEN_EXCLUSIVE_PORT = 1;
 
-export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: Route[]): HttpServer {
+export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: AppRoute[]): HttpServer {
   const cors = createCors(ctx.brandWord);
   const routers = ctx.routers;
   const rootRouter = new Router(rootRoutes);
@@ -72,7 +46,7 @@ export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: Ro
     if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
     const base = cors.headers(version, headers.origin);
     const state: ResponseState = { aborted: false };
-    let request: ApiRequest | null = null;
+    let request: AppRequest | null = null;
     let bodyReader: BodyReader | null = null;
     // uWS needs an abort handler before the callback returns unanswered; answers given at once skip it.
     const watchAbort = () =>
@@ -132,7 +106,7 @@ export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: Ro
     if (!hasBody && !needsUser) {
       // Fast path (discovery, cached answers): a handler that answers at once is sent inside this
       // uWS callback, with no promise and no abort handler.
-      request = new ApiRequest(ctx, method, path, rawQuery, headers, version ?? LATEST, route, found.params, lang, null);
+      request = new ApiRequest<AppContext>(ctx, method, path, rawQuery, headers, version ?? LATEST, found.params, lang, null);
       let out: Reply | Promise<Reply>;
       try {
         out = route.handler(request);
@@ -151,11 +125,11 @@ export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: Ro
     if (hasBody && Number(headers['content-length']) > limit) return fail(new ApiError('PayloadTooLarge', { limit }), true);
     watchAbort();
     if (hasBody) bodyReader = new BodyReader(res, limit);
-    request = new ApiRequest(ctx, method, path, rawQuery, headers, version ?? LATEST, route, found.params, lang, bodyReader);
+    request = new ApiRequest<AppContext>(ctx, method, path, rawQuery, headers, version ?? LATEST, found.params, lang, bodyReader);
     run(request, route).then(succeed, (e) => fail(e));
   }
 
-  async function run(req: ApiRequest, route: Route): Promise<Reply> {
+  async function run(req: AppRequest, route: AppRoute): Promise<Reply> {
     const authorization = req.headers.authorization;
     if (route.auth === 'required' || (route.auth === 'optional' && authorization)) {
       req.user = await ctx.auth.user(authorization);
@@ -186,12 +160,10 @@ export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: Ro
 /** The one place where failures become HTTP answers: a JSON error object with a catalogue code. */
 export function errorReply(e: unknown, lang: Lang, method: string, url: string): { reply: Reply | null; closeConnection: boolean } {
   if (e instanceof RequestAborted) return { reply: null, closeConnection: false };
-  const err = e instanceof ApiError ? e : e instanceof ProcessException ? processError(e.code, e.message, e.http) : new ApiError('Internal');
   const id = newErrorId();
-  if (!(e instanceof ApiError) || err.code === 'Internal' || err.code === 'StorageFailure') {
-    console.error(`[xeo] error ${id} on ${method} ${url}:`, e instanceof ApiError ? e.message : e);
-  }
-  const msg = err.detail ? { text: err.detail, lang: 'en' as Lang } : renderMessage(err.code, { ...err.params, id }, lang);
+  const err = toApiError(e, `${method} ${url} (error ${id})`);
+  if (err.code === 'StorageFailure') console.error(`[xeo] error ${id} on ${method} ${url}:`, err.message);
+  const msg = messageOf(err, lang, { id });
   return {
     reply: {
       status: err.status,

@@ -1,6 +1,6 @@
 // CORS headers for every answer, per version profile: `*` for 1.x; for 1.0.0-rc.2 the request's
 // Origin is echoed with credentials allowed, and nothing is sent when there is no Origin.
-import type { VersionProfile } from './versions.js';
+import type { VersionProfile } from '../api/versions.js';
 
 export type HeaderList = [string, string][];
 

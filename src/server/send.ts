@@ -4,7 +4,7 @@
 import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
 import { STATUS_CODES } from 'node:http';
 import type { Readable } from 'node:stream';
-import type { Reply } from './reply.js';
+import type { Reply } from '../api/reply.js';
 import type { HeaderList } from './cors.js';
 
 export interface ResponseState {

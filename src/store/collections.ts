@@ -1,5 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3';
-import type { CollectionMeta, CollectionRepo, ItemMeta } from './types.js';
+import type { CollectionRepo } from './types.js';
+import type { CollectionMeta, ItemMeta } from '../core/catalog.js';
 
 export class SqliteCollections implements CollectionRepo {
   private readonly selectAll: Statement<[], { body: string }>;

@@ -2,7 +2,8 @@
 // queue_seq, and every status change is one conditional UPDATE, so two callers (a cancel and the
 // job's own end, say) can never both win.
 import type { Database, Statement } from 'better-sqlite3';
-import type { JobEdit, JobFacts, JobQueue, JobRecord, JobRepo, JobStatus, LogLevel } from './types.js';
+import type { JobEdit, JobFacts, JobQueue, JobRecord, JobRepo, JobStatus } from './types.js';
+import type { LogLevel } from '../core/run-context.js';
 
 interface Row {
   id: string;

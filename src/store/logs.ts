@@ -1,5 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3';
-import type { LogEntry, LogLevel, LogRepo } from './types.js';
+import type { LogEntry, LogRepo } from './types.js';
+import type { LogLevel } from '../core/run-context.js';
 
 interface Row {
   seq: number;

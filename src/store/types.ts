@@ -1,5 +1,7 @@
 // Record kinds and the repository interfaces the rest of the code depends on. SQLite implements
 // them here; a PostgreSQL implementation can take their place without touching callers.
+import type { CollectionMeta, ItemMeta } from '../core/catalog.js';
+import type { LogLevel, RunLog } from '../core/run-context.js';
 
 export interface User {
   id: string;
@@ -48,81 +50,6 @@ export interface ProcessGraphRepo {
   delete(userId: string, id: string): boolean;
 }
 
-/** A band of a collection: its name, EO metadata and how it is stored. */
-export interface BandMeta {
-  name: string;
-  common_name?: string;
-  center_wavelength?: number;
-  full_width_half_max?: number;
-  description?: string;
-  /** Sample type of the stored data (kept for writers; cubes are Float32). */
-  data_type: string;
-  nodata: number | null;
-  /** Categorical bands (classes) are resampled with nearest neighbour only. */
-  categorical?: boolean;
-  scale?: number;
-  offset?: number;
-}
-
-/** What Xeo keeps about a collection; the STAC document is derived from it and its items. */
-export interface CollectionMeta {
-  id: string;
-  title: string;
-  description: string;
-  license: string;
-  keywords?: string[];
-  providers?: { name: string; description?: string; roles?: string[]; url?: string }[];
-  /** Native CRS and pixel size of the items. */
-  epsg: number;
-  resolution: [number, number];
-  bands: BandMeta[];
-  /** Extra STAC summaries (platform, instruments, ...). */
-  summaries?: Record<string, unknown>;
-  links?: { rel: string; href: string; type?: string; title?: string }[];
-  /** Set for a collection backed by a STAC API (collections add-stac): its items are searched, never stored. */
-  remote?: RemoteSource;
-}
-
-/** Where a STAC API collection lives, and what was last read of it (refreshed after a TTL). */
-export interface RemoteSource {
-  /** Landing page of the STAC API, without trailing slash. */
-  api: string;
-  /** The collection's id in that API. */
-  collection: string;
-  /** Most items one load may use; null = the server's defaults. */
-  maxItems: number | null;
-  signer: 'none' | 'planetary-computer' | 's3';
-  /** Asset key of each band (band names come from eo:bands, else the asset key). */
-  bandAssets: Record<string, string>;
-  conformsTo: string[];
-  search: { href: string; method: 'GET' | 'POST' } | null;
-  extent: { bbox: [number, number, number, number] | null; interval: [string | null, string | null] };
-  /** The API's queryables of the collection (JSON Schema), null when it has none. */
-  queryables: Record<string, unknown> | null;
-  /** When the metadata above was read (ISO date-time). */
-  fetched: string;
-  /** Search parameters of a user's /search URL (load_stac), sent with every search. */
-  params?: Record<string, unknown>;
-}
-
-export interface ItemAsset {
-  href: string;
-  /** 0-based sample (band) index inside the file. */
-  sample: number;
-}
-
-export interface ItemMeta {
-  id: string;
-  datetime: string;
-  epsg: number;
-  /** Native bbox [minx, miny, maxx, maxy] and WGS84 bbox [w, s, e, n]. */
-  bbox: [number, number, number, number];
-  bbox4326: [number, number, number, number];
-  /** Band name -> where its data is. */
-  assets: Record<string, ItemAsset>;
-  properties?: Record<string, unknown>;
-}
-
 export interface CollectionRepo {
   list(): CollectionMeta[];
   get(id: string): CollectionMeta | null;
@@ -135,8 +62,6 @@ export interface CollectionRepo {
   stats(collectionId: string): { count: number; start: string | null; end: string | null };
   delete(id: string): boolean;
 }
-
-export type LogLevel = 'debug' | 'info' | 'warning' | 'error';
 
 /** A secondary web service: what its owner set, plus usage counters kept by the server. */
 export interface ServiceRecord {
@@ -178,13 +103,9 @@ export interface ServiceRepo {
 }
 
 /** A log entry as the API shows it (its `id` is the store's sequence number). */
-export interface LogEntry {
+export interface LogEntry extends RunLog {
   id: string;
-  level: LogLevel;
-  message: string;
   code?: string;
-  time: string;
-  data?: unknown;
   path?: { node_id: string; process_id?: string; namespace?: string | null; parameter?: string }[];
 }
 

@@ -2,10 +2,11 @@
 // failures. Counters live in memory and are written to the store every few seconds (and before
 // the logs are read), as one summary entry, so a busy map does not write a row per tile. Failures
 // are logged at once, but the same failure of a service at most once a minute (the rest counted).
-import type { Store, LogLevel } from '../store/types.js';
-import { ApiError } from '../server/errors.js';
+import type { Store } from '../store/types.js';
+import type { LogLevel } from '../core/run-context.js';
+import { ApiError } from '../core/errors.js';
 import { LOG_LEVELS } from '../store/logs.js';
-import { renderMessage } from '../server/messages.js';
+import { messageOf } from '../core/messages.js';
 import type { TileCoord } from './tile-grid.js';
 
 const FLUSH_MS = 10_000;
@@ -71,7 +72,7 @@ export class ServiceActivity {
     const code = err?.code ?? 'Internal';
     // Busy answers are the client's to retry, not the service's fault.
     if (code === 'InfrastructureBusy') return;
-    const message = err ? (err.detail ?? renderMessage(err.code, err.params, 'en').text) : 'the tile could not be drawn because of a server fault';
+    const message = err ? messageOf(err, 'en').text : 'the tile could not be drawn because of a server fault';
     const key = `${id}\n${code}\n${message}`;
     const now = Date.now();
     if (now - (this.lastError.get(key) ?? 0) < REPEAT_MS) {

@@ -1,13 +1,12 @@
 // Where a service has data: the union of its loads' extents (the literal spatial_extent of each
 // load_collection, else the whole collection), in WGS84. Maps zoom to it, WMTS announces it, and
 // tiles outside it are answered as empty without computing anything.
-import type { CatalogSource } from '../data/load.js';
+import type { CatalogSource } from '../core/catalog.js';
 import { transformBox } from '../data/crs.js';
 import { bboxOf } from '../processes/cubes/extents.js';
+import { isObject } from '../core/graph.js';
 
 export type LonLatBox = [number, number, number, number];
-
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** The WGS84 box of the graph's loads, or null when it cannot be known (load_stac, computed extents, no load). */
 export function serviceExtent(catalog: CatalogSource, graph: unknown): LonLatBox | null {

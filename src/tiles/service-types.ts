@@ -1,8 +1,8 @@
 // The secondary web service types we offer, as GET /service_types shows them, and the checking
 // of a service's `configuration` against them. Names are matched case-insensitively (the spec's
 // rule); the canonical spelling is stored.
-import { ApiError } from '../server/errors.js';
-import { COLOR_MAPS } from '../data/colormap.js';
+import { ApiError } from '../core/errors.js';
+import { COLOR_MAPS } from '../output/colormap.js';
 import { MAX_ZOOM } from './tile-grid.js';
 
 interface ConfigParameter {

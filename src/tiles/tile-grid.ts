@@ -1,6 +1,6 @@
 // The XYZ tile scheme of web maps: Web Mercator (EPSG:3857), tile (0, 0) at the north-west corner,
 // 2^z tiles across at zoom z. A tile of any pixel size covers the same ground at the same z.
-import type { Grid } from '../data/grid.js';
+import type { Grid } from '../core/grid.js';
 
 /** Half the width of the Web Mercator world, in metres. */
 export const MERCATOR_HALF = 20037508.342789244;

@@ -2,19 +2,18 @@
 // seconds), answers from the tile cache inside the uWS callback when it can, answers tiles outside
 // the service's data with an empty image without computing, and otherwise renders the tile on the
 // compute pool (the same execute() as /result, with the tile as the region every load fills).
-import type { Config } from '../config.js';
+import type { Config } from '../core/config.js';
 import type { Store, ServiceRecord } from '../store/types.js';
-import type { ComputePool } from '../compute/pool.js';
-import type { Reply } from '../server/reply.js';
-import type { Graph } from '../graph/evaluate.js';
-import type { UserProcess } from '../compute/execute.js';
-import { ApiError } from '../server/errors.js';
+import type { Compute } from '../compute/pool.js';
+import type { Graph } from '../core/graph.js';
+import type { UserProcess } from '../core/graph.js';
+import { ApiError } from '../core/errors.js';
 import { userProcessesOf } from '../graph/user-processes.js';
 import { transformBox } from '../data/crs.js';
-import { gridFor, type Box, type Grid } from '../data/grid.js';
-import { encodePng } from '../data/png-writer.js';
-import { encodeJpeg } from '../data/jpeg-writer.js';
-import { serverTiming } from '../compute/stages.js';
+import { gridFor, type Box, type Grid } from '../core/grid.js';
+import { encodePng } from '../output/png-writer.js';
+import { encodeJpeg } from '../output/jpeg-writer.js';
+import { serverTiming } from '../core/stages.js';
 import { tileBounds, tileGrid, validTile, MERCATOR_HALF, type TileCoord } from './tile-grid.js';
 import { tileConfigOf, type TileConfig } from './service-types.js';
 import { serviceExtent, type LonLatBox } from './extent.js';
@@ -42,6 +41,17 @@ interface ServiceState {
   loadedAt: number;
 }
 
+/** A tile as HTTP wants it: 200 with the image, or 304 when the client's ETag still matches. */
+export interface TileAnswer {
+  status: 200 | 304;
+  headers: Record<string, string>;
+  body?: Buffer;
+  contentType?: string;
+}
+
+/** What the API asks of the tile server (another implementation may take its place). */
+export type Tiles = Pick<TileServer, 'tile' | 'extentOf' | 'invalidate' | 'activity' | 'close'>;
+
 export class TileServer {
   readonly cache: TileCache;
   readonly activity: ServiceActivity;
@@ -51,7 +61,7 @@ export class TileServer {
 
   constructor(
     private readonly store: Store,
-    private readonly compute: ComputePool,
+    private readonly compute: Compute,
     private readonly config: Config,
   ) {
     this.cache = new TileCache(config.tileCacheBytes);
@@ -108,7 +118,7 @@ export class TileServer {
    * The answer for one tile. Synchronous for cache hits and empty tiles (sent inside the uWS
    * callback), a promise when the tile has to be rendered.
    */
-  tile(id: string, coord: TileCoord, format: TileFormat | null, ifNoneMatch: string | undefined, abortable?: () => AbortSignal): Reply | Promise<Reply> {
+  tile(id: string, coord: TileCoord, format: TileFormat | null, ifNoneMatch: string | undefined, abortable?: () => AbortSignal): TileAnswer | Promise<TileAnswer> {
     const st = this.state(id);
     if (!st || !st.record.enabled) throw new ApiError('ServiceNotFound', { identifier: id });
     const tileName = `${coord.z}/${coord.x}/${coord.y}`;
@@ -139,7 +149,7 @@ export class TileServer {
       });
   }
 
-  private answer(t: CachedTile, ifNoneMatch: string | undefined, rendered = false): Reply {
+  private answer(t: CachedTile, ifNoneMatch: string | undefined, rendered = false): TileAnswer {
     const headers: Record<string, string> = { ETag: t.etag, 'Cache-Control': this.cacheControl };
     if (rendered && t.timing) headers['Server-Timing'] = t.timing;
     if (ifNoneMatch !== undefined && matchesEtag(ifNoneMatch, t.etag)) return { status: 304, headers };
@@ -206,7 +216,7 @@ export class TileServer {
       limitAdvice: 'Narrow the dates or bands of the service.',
       region: grid,
       mode: 'tile',
-      parameters: { spatial_extent: { west: x0, south: y0, east: x1, north: y1, crs: 3857 }, tile_zoom: 0, tile_x: 0, tile_y: 0, tile_size: 256 },
+      parameters: tileParameters({ z: 0, x: 0, y: 0 }, 256, { west: x0, south: y0, east: x1, north: y1, crs: 3857 }),
       // The percentiles are taken on the compute thread, not on the event loop.
       range: true,
     });
@@ -240,9 +250,9 @@ export class TileServer {
   }
 }
 
-/** The process parameters of the XYZ service type for one tile. */
-function tileParameters(coord: TileCoord, size: number): Record<string, unknown> {
-  return { spatial_extent: tileBounds(coord), tile_zoom: coord.z, tile_x: coord.x, tile_y: coord.y, tile_size: size };
+/** The process parameters of the XYZ service type for one tile (or, for the value range, for a whole extent drawn as one tile). */
+function tileParameters(coord: TileCoord, size: number, extent: Record<string, number> = tileBounds(coord)): Record<string, unknown> {
+  return { spatial_extent: extent, tile_zoom: coord.z, tile_x: coord.x, tile_y: coord.y, tile_size: size };
 }
 
 function tileBox(coord: TileCoord): Box {

@@ -1,7 +1,7 @@
 // What every answer of the server must look like, whatever was sent: no 5xx but a deliberate 503
 // (and the 501 of API 1.0.x for endpoints not offered), a JSON error object with a known code for
 // every 4xx/5xx, CORS headers, and no body where HTTP forbids one.
-import { CATALOGUE, OWN_CODES } from '../../src/server/errors.js';
+import { CATALOGUE, OWN_CODES } from '../../src/core/errors.js';
 import schemas from '../../src/processes/schemas.json' with { type: 'json' };
 import type { RawResponse } from './raw-client.js';
 

@@ -2,12 +2,14 @@
 // (aggregate_temporal_period), and over space by geometries (aggregate_spatial, giving a vector
 // cube). The reducer runs once per interval, period or geometry, on pixel vectors: each call sees
 // the values of one group for every position of the other dimensions at once.
-import { ApiError } from '../../server/errors.js';
+import { ApiError } from '../../core/errors.js';
 import { define } from '../define.js';
-import { ProcessException, type Callback, type Labels, type ProcessContext, type ProcessDef } from '../types.js';
-import { DataCube, type Dimension, type Geometry } from '../../cube/datacube.js';
-import { LazyCube, cubeOf } from '../../cube/lazy.js';
-import { geometriesBox, rasterize, windowFor } from '../../cube/geometry.js';
+import { type Callback, type ProcessContext, type ProcessDef } from '../../core/process.js';
+import { ProcessException } from '../../core/errors.js';
+import { type Labels } from '../../core/labels.js';
+import { DataCube, type Dimension, type Geometry } from '../../datacube/datacube.js';
+import { LazyCube, cubeOf } from '../../datacube/lazy.js';
+import { geometriesBox, rasterize, windowFor } from '../../datacube/geometry.js';
 import { transformBox } from '../../data/crs.js';
 import { dimIndex, joinSlices, reduceVectors, requireCallback, slicesOf } from './common.js';
 import { intersectInterval } from './extents.js';

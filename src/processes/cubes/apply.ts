@@ -1,10 +1,11 @@
 // Child processes over cubes: apply (per value), reduce_dimension and apply_dimension (along a
-// dimension), and ndvi. The child process runs once per cube on pixel vectors (see cube/pixels.ts).
+// dimension), and ndvi. The child process runs once per cube on pixel vectors (see datacube/pixels.ts).
 import { define } from '../define.js';
-import { ProcessException, type ProcessDef } from '../types.js';
-import { DataCube, type Dimension } from '../../cube/datacube.js';
-import { PixelArray, broadcast } from '../../cube/pixels.js';
-import { cubeOf } from '../../cube/lazy.js';
+import { type ProcessDef } from '../../core/process.js';
+import { ProcessException } from '../../core/errors.js';
+import { DataCube, type Dimension } from '../../datacube/datacube.js';
+import { PixelArray, broadcast } from '../../datacube/pixels.js';
+import { cubeOf } from '../../datacube/lazy.js';
 import { runProgram } from '../../compile/executor.js';
 import type { Program } from '../../compile/program.js';
 import { applyVector, dimIndex, joinSlices, reduceVectors, requireCallback, slicesOf } from './common.js';

@@ -2,11 +2,13 @@
 // season or tropical season over a span of years), anomaly (the data minus the normal of its
 // period) and resample_cube_temporal (each target date takes the nearest source date). No child
 // processes: the values are combined in plain typed-array loops, slice by slice.
-import { ApiError } from '../../server/errors.js';
+import { ApiError } from '../../core/errors.js';
 import { define } from '../define.js';
-import { ProcessException, type Labels, type ProcessContext, type ProcessDef } from '../types.js';
-import { DataCube, type Dimension } from '../../cube/datacube.js';
-import { LazyCube, cubeOf } from '../../cube/lazy.js';
+import { type ProcessContext, type ProcessDef } from '../../core/process.js';
+import { ProcessException } from '../../core/errors.js';
+import { type Labels } from '../../core/labels.js';
+import { DataCube, type Dimension } from '../../datacube/datacube.js';
+import { LazyCube, cubeOf } from '../../datacube/lazy.js';
 import { instantOf, labelInstants, periodOf, type Period } from './aggregate.js';
 import { sameGrid } from './combine.js';
 import { labelKey } from './dimensions.js';

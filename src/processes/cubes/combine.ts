@@ -3,14 +3,16 @@
 // by block: the trailing dimensions both cubes share with identical labels (at least y and x of
 // one raster grid) form contiguous blocks that are copied whole; only the outer dimensions are
 // matched label by label.
-import { ApiError } from '../../server/errors.js';
+import { ApiError } from '../../core/errors.js';
 import { define } from '../define.js';
-import { ProcessException, type Labels, type ProcessDef } from '../types.js';
-import { DataCube, spatialDims, type Dimension, type Geometry } from '../../cube/datacube.js';
-import { PixelArray, broadcast } from '../../cube/pixels.js';
-import { LazyCube, cubeOf } from '../../cube/lazy.js';
-import { rasterizeMask } from '../../cube/geometry.js';
-import type { Grid } from '../../data/grid.js';
+import { type ProcessDef } from '../../core/process.js';
+import { ProcessException } from '../../core/errors.js';
+import { type Labels } from '../../core/labels.js';
+import { DataCube, spatialDims, type Dimension, type Geometry } from '../../datacube/datacube.js';
+import { PixelArray, broadcast } from '../../datacube/pixels.js';
+import { LazyCube, cubeOf } from '../../datacube/lazy.js';
+import { rasterizeMask } from '../../datacube/geometry.js';
+import type { Grid } from '../../core/grid.js';
 import { geometriesArg } from './filters.js';
 import { dimIndex, joinSlices, requireCallback, slicesOf } from './common.js';
 import { instantOf, labelKey } from './dimensions.js';

@@ -1,9 +1,11 @@
 // Shared pieces of the cube processes: finding dimensions, running child processes over pixel
 // vectors, and the exceptions the definitions name.
-import { ApiError } from '../../server/errors.js';
-import { DataCube } from '../../cube/datacube.js';
-import { PixelArray, broadcast } from '../../cube/pixels.js';
-import { ProcessException, type Callback, type Labels } from '../types.js';
+import { ApiError } from '../../core/errors.js';
+import { DataCube } from '../../datacube/datacube.js';
+import { PixelArray, broadcast } from '../../datacube/pixels.js';
+import { type Callback } from '../../core/process.js';
+import { ProcessException } from '../../core/errors.js';
+import { type Labels } from '../../core/labels.js';
 import { runFused } from '../../compile/child-kernel.js';
 
 /** The position of a dimension, or the definition's DimensionNotAvailable exception. */

@@ -2,11 +2,13 @@
 // add_dimension, drop_dimension, dimension_labels, rename_dimension, trim_cube, create_data_cube,
 // filter_labels). A raster cube's `grid` must stay in step with its `y` and `x` dimensions: label
 // changes on them are refused, cuts along them go through cropCube, dropping one drops the grid.
-import { ApiError } from '../../server/errors.js';
+import { ApiError } from '../../core/errors.js';
 import { define } from '../define.js';
-import { ProcessException, type Labels, type ProcessDef } from '../types.js';
-import { DataCube, gridLabels, spatialDims, type Dimension, type DimensionType } from '../../cube/datacube.js';
-import { LazyCube, cubeOf } from '../../cube/lazy.js';
+import { type ProcessDef } from '../../core/process.js';
+import { ProcessException } from '../../core/errors.js';
+import { type Labels } from '../../core/labels.js';
+import { DataCube, gridLabels, spatialDims, type Dimension, type DimensionType } from '../../datacube/datacube.js';
+import { LazyCube, cubeOf } from '../../datacube/lazy.js';
 import { bandsOf, collectionOf } from '../../data/load.js';
 import { cropCube } from './filters.js';
 import { dimIndex, requireCallback } from './common.js';

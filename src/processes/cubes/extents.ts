@@ -1,10 +1,10 @@
 // Spatial and temporal extents as users write them (bounding boxes with a CRS, GeoJSON,
 // left-closed time intervals with open ends) turned into what the data layer takes.
-import { ApiError } from '../../server/errors.js';
+import { ApiError } from '../../core/errors.js';
 import { ensureCrs, CrsUnknownError, transformBox } from '../../data/crs.js';
 import type { Extent } from '../../data/load.js';
-import { gridBox, type Grid } from '../../data/grid.js';
-import { ProcessException } from '../types.js';
+import { gridBox, type Grid } from '../../core/grid.js';
+import { ProcessException } from '../../core/errors.js';
 
 const invalid = (processId: string, parameter: string, reason: string) => new ApiError('ProcessParameterInvalid', { process: processId, parameter, reason });
 

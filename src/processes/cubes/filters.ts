@@ -1,13 +1,14 @@
 // Filters: on a deferred load they narrow what will be read; on a loaded cube they select labels
 // or crop the grid.
-import { ApiError } from '../../server/errors.js';
+import { ApiError } from '../../core/errors.js';
 import { define } from '../define.js';
-import { ProcessException, type ProcessDef } from '../types.js';
-import { DataCube, spatialDims } from '../../cube/datacube.js';
-import { LazyCube, cubeOf, intersectExtent, lazyWithGeometries } from '../../cube/lazy.js';
-import { featuresOf, rasterizeMask } from '../../cube/geometry.js';
+import { type ProcessDef } from '../../core/process.js';
+import { ProcessException } from '../../core/errors.js';
+import { DataCube, spatialDims } from '../../datacube/datacube.js';
+import { LazyCube, cubeOf, intersectExtent, lazyWithGeometries } from '../../datacube/lazy.js';
+import { featuresOf, rasterizeMask } from '../../datacube/geometry.js';
 import { bandsOf, collectionOf } from '../../data/load.js';
-import type { Grid } from '../../data/grid.js';
+import type { Grid } from '../../core/grid.js';
 import { bboxOf, inInterval, intersectInterval, intervalOf, windowOf } from './extents.js';
 import { dimIndex } from './common.js';
 

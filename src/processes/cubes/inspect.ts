@@ -1,13 +1,13 @@
 // inspect: writes a message and a short description of a value to the run's log and passes the
 // value on untouched. Cubes are described like the `cube:dimensions` of a collection plus a few
 // statistics; a deferred load is described by what it will read, without reading it.
-import { ApiError } from '../../server/errors.js';
+import { ApiError } from '../../core/errors.js';
 import { define } from '../define.js';
-import type { ProcessContext, ProcessDef } from '../types.js';
-import type { LogLevel } from '../../graph/context.js';
-import { DataCube, type Dimension } from '../../cube/datacube.js';
-import { LazyCube } from '../../cube/lazy.js';
-import { PixelArray } from '../../cube/pixels.js';
+import type { ProcessContext, ProcessDef } from '../../core/process.js';
+import type { LogLevel } from '../../core/run-context.js';
+import { DataCube, type Dimension } from '../../datacube/datacube.js';
+import { LazyCube } from '../../datacube/lazy.js';
+import { PixelArray } from '../../datacube/pixels.js';
 
 const LEVELS: LogLevel[] = ['error', 'warning', 'info', 'debug'];
 /** Labels, array elements and object keys listed in full up to this count. */

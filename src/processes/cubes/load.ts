@@ -1,14 +1,17 @@
-// Data in and out: load_collection (a deferred load, see cube/lazy.ts) and save_result (records
-// the output and its format for the mode that runs the graph: /result, tiles or a batch job).
-import { ApiError } from '../../server/errors.js';
+// Data in and out: load_collection and load_stac (deferred loads, see datacube/lazy.ts; load_stac
+// reads a STAC document of the user's through data/stac-source.ts) and save_result (records the
+// output and its format for the mode that runs the graph: /result, tiles or a batch job).
+import { ApiError } from '../../core/errors.js';
 import { define } from '../define.js';
-import { ProcessException, type Callback, type ProcessArgs, type ProcessDef } from '../types.js';
-import { LazyCube, isCube, lazyWithGeometries } from '../../cube/lazy.js';
-import { DataCube } from '../../cube/datacube.js';
-import { featuresOf, geometriesBox } from '../../cube/geometry.js';
+import { type Callback, type ProcessArgs, type ProcessDef } from '../../core/process.js';
+import { ProcessException } from '../../core/errors.js';
+import { LazyCube, isCube, lazyWithGeometries } from '../../datacube/lazy.js';
+import { DataCube } from '../../datacube/datacube.js';
+import { featuresOf, geometriesBox } from '../../datacube/geometry.js';
 import { searchedSource } from './search.js';
-import type { RunContext } from '../../graph/context.js';
-import { collectionOf, type CatalogSource } from '../../data/load.js';
+import type { RunContext } from '../../core/run-context.js';
+import { collectionOf } from '../../data/load.js';
+import { type CatalogSource } from '../../core/catalog.js';
 import { stacCatalog } from '../../data/stac-source.js';
 import { bboxOf, intervalOf } from './extents.js';
 import { outputFormat } from '../../output/formats.js';

@@ -2,13 +2,14 @@
 // (pixel centre inside; the rest of the cut-out holds `mask_value`), and what it answers for those
 // pixels is written into the result. Pixels outside every polygon hold `mask_value` too. A pixel
 // claimed by two polygons is an error: the polygons must not overlap.
-import { ApiError } from '../../server/errors.js';
+import { ApiError } from '../../core/errors.js';
 import { define } from '../define.js';
-import { ProcessException, type ProcessDef } from '../types.js';
-import { DataCube, type Geometry } from '../../cube/datacube.js';
-import { cubeOf } from '../../cube/lazy.js';
-import { rasterize, windowFor } from '../../cube/geometry.js';
-import type { Grid } from '../../data/grid.js';
+import { type ProcessDef } from '../../core/process.js';
+import { ProcessException } from '../../core/errors.js';
+import { DataCube, type Geometry } from '../../datacube/datacube.js';
+import { cubeOf } from '../../datacube/lazy.js';
+import { rasterize, windowFor } from '../../datacube/geometry.js';
+import type { Grid } from '../../core/grid.js';
 import { cropCube, geometriesArg } from './filters.js';
 import { requireCallback } from './common.js';
 

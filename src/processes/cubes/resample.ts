@@ -3,13 +3,13 @@
 // CRS, pixel size and so the overview level), so coarse results never read full resolution. On a
 // loaded cube every (date, band) plane is warped on its own: nearest or bilinear through
 // src/data/warp.ts, average by block means when the pixel size grows by a whole factor in the same CRS.
-import { ApiError } from '../../server/errors.js';
+import { ApiError } from '../../core/errors.js';
 import { define } from '../define.js';
-import type { ProcessDef } from '../types.js';
-import { DataCube, spatialDims } from '../../cube/datacube.js';
-import { LazyCube, cubeOf } from '../../cube/lazy.js';
+import type { ProcessDef } from '../../core/process.js';
+import { DataCube, spatialDims } from '../../datacube/datacube.js';
+import { LazyCube, cubeOf } from '../../datacube/lazy.js';
 import { transformBox } from '../../data/crs.js';
-import { gridBox, type Box, type Grid } from '../../data/grid.js';
+import { gridBox, type Box, type Grid } from '../../core/grid.js';
 import { collectionOf, type Extent } from '../../data/load.js';
 import { warp, type Resampling } from '../../data/warp.js';
 import { epsgOf } from './extents.js';

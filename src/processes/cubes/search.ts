@@ -2,15 +2,13 @@
 // the area, dates and property conditions of the load become one item search, and the items found
 // become the in-memory catalog the lazy load reads, after their dates and properties are checked
 // again here (an API may ignore a filter it does not know).
-import { ApiError } from '../../server/errors.js';
-import type { RunContext } from '../../graph/context.js';
-import type { CatalogSource, Extent } from '../../data/load.js';
-import type { CollectionMeta, ItemMeta } from '../../store/types.js';
-import type { RemoteSearch } from '../../data/stac-collections.js';
-import type { FilterOp, PropertyCondition } from '../../data/stac-api.js';
+import { ApiError } from '../../core/errors.js';
+import type { RunContext } from '../../core/run-context.js';
+import type { Extent } from '../../data/load.js';
+import type { CatalogSource, CollectionMeta, FilterOp, ItemMeta, PropertyCondition, RemoteSearch } from '../../core/catalog.js';
 import { transformBox } from '../../data/crs.js';
-import { gridBox, type Box, type Grid } from '../../data/grid.js';
-import type { Callback, ProcessArgs } from '../types.js';
+import { gridBox, type Box, type Grid } from '../../core/grid.js';
+import type { Callback, ProcessArgs } from '../../core/process.js';
 
 const OPS: Record<string, [FilterOp, FilterOp]> = {
   // process id -> [op with value as x, op with value as y]

@@ -1,7 +1,9 @@
 // The endpoints the openEO API defines (paths and methods are facts of the spec). A request to one
 // of these that we do not (yet) implement gets the version's "unsupported" answer (404 or 501)
 // instead of a plain "nothing here", and its preflight still succeeds.
-import type { ApiVersion } from './versions.js';
+import type { ApiVersion, VersionProfile } from './versions.js';
+import type { AppRoute } from './context.js';
+import { ApiError } from '../core/errors.js';
 
 const COMMON: [string, string[]][] = [
   ['/', ['GET']],
@@ -35,4 +37,29 @@ const ONLY_1_2: [string, string[]][] = [['/collections/{collection_id}/queryable
 
 export function specEndpoints(version: ApiVersion): [string, string[]][] {
   return version === '1.2.0' ? [...COMMON, ...ONLY_1_2] : COMMON;
+}
+
+/** Routes of the spec that we do not implement answer the version's "unsupported" error. */
+export function unsupportedRoutes(version: VersionProfile, implemented: AppRoute[]): AppRoute[] {
+  const have = new Set(implemented.map((r) => `${r.method} ${r.path}`));
+  const out: AppRoute[] = [];
+  for (const [path, methods] of specEndpoints(version.apiVersion)) {
+    for (const method of methods) {
+      if (have.has(`${method} ${path}`)) continue;
+      out.push({
+        method: method as AppRoute['method'],
+        path,
+        summary: 'Not offered by this back-end',
+        auth: 'none',
+        listed: false,
+        placeholder: true,
+        handler: () => {
+          throw version.unsupported === 'NotFound'
+            ? new ApiError('NotFound', {}, 'This back-end does not offer this endpoint of the API.')
+            : new ApiError('FeatureUnsupported');
+        },
+      });
+    }
+  }
+  return out;
 }

@@ -1,8 +1,8 @@
 // What a running process graph can reach beyond its arguments: the catalog to load from, the
 // limits of the mode it runs in, where save_result puts its outputs, logging and cancellation.
 // Set by /result, tiles and batch jobs; absent when scalar graphs are evaluated on their own.
-import type { CatalogSource } from '../data/load.js';
-import type { Grid } from '../data/grid.js';
+import type { CatalogSource } from './catalog.js';
+import type { Grid } from './grid.js';
 
 export interface SavedResult {
   nodeId: string;
@@ -12,6 +12,15 @@ export interface SavedResult {
 }
 
 export type LogLevel = 'debug' | 'info' | 'warning' | 'error';
+
+/** A line a running graph logs (inspect's summary, a warning); the store adds an id, code and path. */
+export interface RunLog {
+  level: LogLevel;
+  message: string;
+  time: string;
+  /** What the process logged along (inspect's summary of its data, say). */
+  data?: unknown;
+}
 
 export interface RunContext {
   catalog: CatalogSource;
@@ -35,7 +44,7 @@ export interface RunContext {
   region?: Grid;
   /**
    * A dry run: the first load that needs pixels reports what it would read (LoadProbe, see
-   * cube/lazy.ts) instead of reading it, which stops the run. Batch jobs learn their output grid
+   * datacube/lazy.ts) instead of reading it, which stops the run. Batch jobs learn their output grid
    * this way before any pixel is read.
    */
   probe?: boolean;

@@ -20,8 +20,8 @@
 // raster. heldBytes() counts all of it; the caller's window arrays are its own.
 import path from 'node:path';
 import { writeAll, writeFileAtomic, tempPathFor } from './atomic-file.js';
-import { sampleTypeOf, type SampleType, type TypedArray } from './grid.js';
-import type { Window } from './cog-reader.js';
+import { sampleTypeOf, type SampleType, type TypedArray } from '../core/grid.js';
+import type { Window } from '../data/cog-reader.js';
 import { halve, type Raster } from './cog-overviews.js';
 import { cogHead, headBytes } from './cog-layout.js';
 import { PartialTiles, rasterBytes } from './cog-partials.js';

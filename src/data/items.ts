@@ -1,26 +1,20 @@
-// `xeo import`: creates or extends a collection from GeoTIFF files (local paths or URLs) or STAC
-// Item JSON files. Files stay where they are; the catalog records where each band is.
-import { readFile } from 'node:fs/promises';
+// What a GeoTIFF or a STAC Item says about itself as an item of the catalogue: its date, footprint,
+// bands and where each band is. Read by `xeo import` and by load_stac alike.
 import path from 'node:path';
-import type { BandMeta, CollectionMeta, ItemMeta, Store } from '../store/types.js';
+import type { BandMeta, ItemMeta } from '../core/catalog.js';
 import { openRaster } from './cog-reader.js';
 import { transformBox } from './crs.js';
 
-export interface ImportOptions {
-  collection: string;
+/** A file or item that cannot become a catalogue item (the message says why). */
+export class ImportError extends Error {}
+
+/** What the reader cannot find in a file itself: band names (GeoTIFF), an acquisition date. */
+export interface ItemOptions {
   /** Band names for GeoTIFFs, in file order; otherwise band descriptions, else B1, B2, ... */
   bands?: string[];
   /** Acquisition date for files that carry none. */
   date?: string;
-  title?: string;
-  description?: string;
-  license?: string;
-  progress?: (done: number, total: number, name: string) => void;
 }
-
-export class ImportError extends Error {}
-
-const COLLECTION_ID = /^[\w\-.~/]+$/;
 
 /** A date from a file name: 20240318, 2024-03-18 or 2024_03_18 (optionally with a time, T101500). */
 export function dateFromName(name: string): string | null {
@@ -41,7 +35,8 @@ export interface Parsed {
   resolution: [number, number];
 }
 
-async function fromGeoTiff(href: string, opts: ImportOptions): Promise<Parsed> {
+/** A GeoTIFF (path or URL) as one item, its samples as bands. */
+export async function itemOfGeoTiff(href: string, opts: ItemOptions): Promise<Parsed> {
   const r = await openRaster(href);
   const info = r.info;
   const names =
@@ -64,12 +59,8 @@ async function fromGeoTiff(href: string, opts: ImportOptions): Promise<Parsed> {
   };
 }
 
-async function fromStacItem(file: string, opts: ImportOptions): Promise<Parsed> {
-  return parseStacItem(JSON.parse(await readFile(file, 'utf8')), file, opts);
-}
-
 /** A STAC Item (parsed JSON) whose GeoTIFF data assets become bands; relative hrefs resolve against `file`. */
-export async function parseStacItem(json: any, file: string, opts: ImportOptions): Promise<Parsed> {
+export async function parseStacItem(json: any, file: string, opts: ItemOptions = {}): Promise<Parsed> {
   if (json?.type !== 'Feature' || !json.assets || typeof json.assets !== 'object') throw new ImportError(`${file} is not a STAC Item`);
   const props = json.properties ?? {};
   const date = opts.date ? normaliseDate(opts.date) : props.datetime ? normaliseDate(props.datetime) : props.start_datetime ? normaliseDate(props.start_datetime) : null;
@@ -83,7 +74,7 @@ export async function parseStacItem(json: any, file: string, opts: ImportOptions
     if (!/tiff/i.test(type) && !/\.tiff?$/i.test(asset.href)) continue;
     if (!roles.includes('data')) continue;
     const href = /^[a-z]+:\/\//i.test(asset.href) ? asset.href : /^https?:\/\//i.test(file) ? new URL(asset.href, file).href : path.resolve(path.dirname(file), asset.href);
-    const parsed = await fromGeoTiff(href, { ...opts, bands: undefined, date });
+    const parsed = await itemOfGeoTiff(href, { ...opts, bands: undefined, date });
     first ??= parsed;
     const eo: any[] = asset['eo:bands'] ?? [];
     parsed.bands.forEach((b, i) => {
@@ -101,43 +92,4 @@ export async function parseStacItem(json: any, file: string, opts: ImportOptions
   const properties: Record<string, unknown> = {};
   for (const k of ['eo:cloud_cover', 'platform', 'constellation', 'instruments']) if (props[k] !== undefined) properties[k] = props[k];
   return { item: { ...first.item, id: String(json.id ?? first.item.id), datetime: date, assets, properties }, bands, resolution: first.resolution };
-}
-
-export async function importFiles(store: Store, inputs: string[], opts: ImportOptions): Promise<{ collection: CollectionMeta; items: number }> {
-  if (!COLLECTION_ID.test(opts.collection)) throw new ImportError('the collection id may hold letters, digits and - . ~ / _ only');
-  if (inputs.length === 0) throw new ImportError('name at least one file');
-  const parsed: Parsed[] = [];
-  for (let i = 0; i < inputs.length; i++) {
-    const input = inputs[i];
-    const remote = /^https?:\/\//i.test(input);
-    const isJson = /\.json$/i.test(input.split('?')[0]);
-    parsed.push(isJson ? await fromStacItem(remote ? input : path.resolve(input), opts) : await fromGeoTiff(remote ? input : path.resolve(input), opts));
-    opts.progress?.(i + 1, inputs.length, input);
-  }
-  const existing = store.collections.get(opts.collection);
-  if (existing?.remote) throw new ImportError(`${opts.collection} is served by the STAC API ${existing.remote.api}; its items cannot be imported (remove it first, or import into another collection)`);
-  const epsg = existing?.epsg ?? parsed[0].item.epsg;
-  const bands = existing?.bands ?? parsed[0].bands;
-  for (const p of parsed) {
-    for (const name of Object.keys(p.item.assets)) {
-      if (!bands.some((b) => b.name === name)) throw new ImportError(`${p.item.id}: band '${name}' is not a band of collection ${opts.collection} (${bands.map((b) => b.name).join(', ')})`);
-    }
-  }
-  const meta: CollectionMeta = existing ?? {
-    id: opts.collection,
-    title: opts.title ?? opts.collection,
-    description: opts.description ?? `Imported from ${parsed.length} file(s).`,
-    license: opts.license ?? 'proprietary',
-    epsg,
-    resolution: parsed[0].resolution,
-    bands,
-  };
-  if (existing && (opts.title || opts.description || opts.license)) {
-    meta.title = opts.title ?? meta.title;
-    meta.description = opts.description ?? meta.description;
-    meta.license = opts.license ?? meta.license;
-  }
-  store.collections.put(meta);
-  store.collections.putItems(meta.id, parsed.map((p) => p.item));
-  return { collection: meta, items: parsed.length };
 }

@@ -4,7 +4,7 @@
 //
 // Only classic TIFF (32-bit offsets): output over 4 GiB is refused. BigTIFF is out of scope.
 import { writeAll, writeFileAtomic } from './atomic-file.js';
-import { sampleTypeOf, type TypedArray } from './grid.js';
+import { sampleTypeOf, type TypedArray } from '../core/grid.js';
 import { halve, type Raster } from './cog-overviews.js';
 import { cogHead } from './cog-layout.js';
 import { MAX_CLASSIC_TIFF_BYTES, levelSizes, planCog, tilesAcross, tooBig, type CogMeta, type Plan } from './cog-plan.js';

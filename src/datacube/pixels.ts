@@ -5,8 +5,8 @@
 // A process with a synchronous scalar form is lifted over the pixels by a plain loop; picking an
 // element of a PixelArray by index or label is a view, no copy. This is the JS execution path of
 // pixel-wise graphs; the scalar forms remain the semantics.
-import { ApiError } from '../server/errors.js';
-import { withLabels, type Labels } from '../processes/types.js';
+import { ApiError } from '../core/errors.js';
+import { withLabels, type Labels } from '../core/labels.js';
 
 export class PixelArray {
   constructor(
@@ -17,9 +17,6 @@ export class PixelArray {
     readonly pixels: number,
   ) {}
 }
-
-export const isPixelVector = (v: unknown): v is Float32Array => v instanceof Float32Array;
-export const isPixelValue = (v: unknown): v is Float32Array | PixelArray => v instanceof Float32Array || v instanceof PixelArray;
 
 /** Pixel count of the first pixel value among `values`, or -1 if there is none. */
 export function pixelCount(values: Iterable<unknown>): number {

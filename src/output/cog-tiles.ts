@@ -2,7 +2,7 @@
 // padded), apply the TIFF predictor, deflate on libuv's thread pool, and frame the result with
 // GDAL's block leader and trailer. A fixed pool of tile buffers bounds the tiles in flight.
 import { deflate } from 'node:zlib';
-import type { TypedArray } from './grid.js';
+import type { TypedArray } from '../core/grid.js';
 import { tileBytes, type Plan, type UnsignedArray } from './cog-plan.js';
 import type { Raster } from './cog-overviews.js';
 

@@ -3,7 +3,8 @@
 // typed-array loops. Each answers undefined when its arguments are not the case it handles; the
 // evaluator then lifts the scalar form. NaN propagates as the scalar forms propagate null.
 import { PixelArray } from './pixels.js';
-import { ProcessException, type Labels } from '../processes/types.js';
+import { ProcessException } from '../core/errors.js';
+import { type Labels } from '../core/labels.js';
 
 type PixelOp = (a: Record<string, unknown>, pixels: number) => Float32Array | PixelArray | undefined;
 

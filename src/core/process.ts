@@ -1,4 +1,4 @@
-import type { RunContext } from '../graph/context.js';
+import type { RunContext } from './run-context.js';
 
 // Process definitions: the metadata clients see at GET /processes (ids, parameter and return
 // schemas exactly as the openEO process definitions give them; texts in our own words) and the
@@ -68,32 +68,4 @@ export interface ProcessDef {
    * call no child process: lets the engine run it per pixel without a promise per value.
    */
   scalar?: (args: Record<string, any>) => unknown;
-}
-
-/**
- * A process-specific failure (an `exceptions` code of the process definition, e.g. DivisionByZero
- * or ArrayElementNotAvailable), reported with status 400 unless the definition says otherwise.
- */
-export class ProcessException extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-    readonly http = 400,
-  ) {
-    super(message);
-  }
-}
-
-/** Labels of a labeled array (dimension labels handed to reducers and array processes). */
-export type Labels = (string | number)[];
-
-/** Attaches labels to an array (kept out of JSON and of element iteration). */
-export function withLabels<T>(values: T[], labels: Labels | null): T[] {
-  if (labels) Object.defineProperty(values, 'labels', { value: labels, enumerable: false, configurable: true, writable: true });
-  return values;
-}
-
-/** The labels of a labeled array, or null for a plain array. */
-export function labelsOf(values: unknown): Labels | null {
-  return Array.isArray(values) ? ((values as { labels?: Labels }).labels ?? null) : null;
 }

@@ -2,9 +2,9 @@
 // FeatureCollection, GeometryCollection), bounding boxes, and rasterization by pixel centre:
 // a pixel belongs to a polygon when its centre lies inside (even-odd rule, so holes work); to a
 // point or line when the point or a vertex of the line falls in it.
-import { ApiError } from '../server/errors.js';
+import { ApiError } from '../core/errors.js';
 import { transformBox, transformer } from '../data/crs.js';
-import type { Grid } from '../data/grid.js';
+import type { Grid } from '../core/grid.js';
 import type { Geometry } from './datacube.js';
 
 export interface FeatureLike {

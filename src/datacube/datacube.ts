@@ -2,8 +2,8 @@
 // dimension fastest. Raster cubes carry a grid for their `y` and `x` dimensions, which are always
 // the last two; vector cubes carry the geometries of their `geometry` dimension. Cubes are
 // immutable values: operations return new cubes (sharing arrays where nothing changes).
-import type { Grid } from '../data/grid.js';
-import type { Labels } from '../processes/types.js';
+import type { Grid } from '../core/grid.js';
+import type { Labels } from '../core/labels.js';
 
 export type DimensionType = 'spatial' | 'temporal' | 'bands' | 'other' | 'geometry';
 

@@ -4,13 +4,14 @@
 // pixels, exactly the windows, dates, bands and overview level the graph asks for are read.
 // This is the engine's dry run: the request a load will make is known before it is made, and its
 // size is checked against the limit of the mode (synchronous, tile, batch chunk) first.
-import { ApiError } from '../server/errors.js';
-import { bandsOf, collectionOf, itemsByTime, loadChunk, type CatalogSource, type Extent, snappedGrid } from '../data/load.js';
+import { ApiError } from '../core/errors.js';
+import { bandsOf, collectionOf, itemsByTime, loadChunk, type Extent, snappedGrid } from '../data/load.js';
+import { type CatalogSource } from '../core/catalog.js';
 import type { Resampling } from '../data/warp.js';
-import type { RunContext } from '../graph/context.js';
+import type { RunContext } from '../core/run-context.js';
 import { DataCube, spatialDims, type Geometry } from './datacube.js';
 import { geometriesBox, rasterizeMask } from './geometry.js';
-import type { Grid } from '../data/grid.js';
+import type { Grid } from '../core/grid.js';
 
 export interface LoadSpec {
   source: CatalogSource;

@@ -1,31 +1,41 @@
 // The request as handlers see it: everything uWS offers only during the callback (method, URL,
 // headers) is copied here up front, plus the body reader, the version profile and the user.
-import type { AppContext } from '../app-context.js';
 import type { VersionProfile } from './versions.js';
-import type { Route } from './routes.js';
 import type { User } from '../store/types.js';
-import { BodyReader, parseJson } from './body.js';
-import { ApiError } from './errors.js';
-import type { Lang } from './messages.js';
+import { parseJson } from '../core/json.js';
+import { ApiError } from '../core/errors.js';
+import type { Lang } from '../core/messages.js';
 
-export class ApiRequest {
+/** What a request's context must offer the request itself: the base of its links. */
+export interface LinkBase {
+  publicUrl(): string;
+}
+
+/** A request body as the transport hands it over: whole (size-limited) or as a stream. */
+export interface RequestBody {
+  all(): Promise<Buffer>;
+  stream(): AsyncGenerator<Buffer>;
+  abort(): void;
+}
+
+/** `Ctx` is the application's context (api/context.ts), a parameter so this layer does not name it. */
+export class ApiRequest<Ctx extends LinkBase = LinkBase> {
   user: User | null = null;
   aborted = false;
   private abortListeners: (() => void)[] = [];
   private parsedQuery: URLSearchParams | null = null;
 
   constructor(
-    readonly app: AppContext,
+    readonly app: Ctx,
     readonly method: string,
     /** Path below the version prefix, still URL-encoded. */
     readonly path: string,
     readonly rawQuery: string,
     readonly headers: Record<string, string>,
     readonly version: VersionProfile,
-    readonly route: Route,
     readonly params: Record<string, string>,
     readonly lang: Lang,
-    readonly bodyReader: BodyReader | null,
+    readonly bodyReader: RequestBody | null,
   ) {}
 
   get query(): URLSearchParams {

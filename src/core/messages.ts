@@ -1,7 +1,7 @@
 // Error message texts in our own words, English and German. `{name}` placeholders are filled from
 // the error's params. A code without a German text falls back to English (and says so with
 // Content-Language: en).
-import type { ErrorCode, ErrorParams } from './errors.js';
+import type { ApiError, ErrorCode, ErrorParams } from './errors.js';
 
 export type Lang = 'en' | 'de';
 
@@ -65,6 +65,7 @@ const EN: Record<ErrorCode, string> = {
   QueryParameterInvalid: "The query parameter '{parameter}' is not valid: {reason}",
   HeaderInvalid: "The header '{header}' is not valid: {reason}",
   PathInvalid: 'The request path is not valid: {reason}',
+  ClientClosedRequest: 'The client closed the request before its answer was ready.',
   ProcessParameterMissing: "No value and no default for the process parameter '{parameter}'.",
   PropertyInvalid: "The value of '{property}' is not valid: {reason}",
   RangeNotSatisfiable: 'The requested byte range lies beyond the end of the file ({size} bytes).',
@@ -130,9 +131,14 @@ export function pickLanguage(header: string | undefined): Lang {
   return best;
 }
 
-export function renderMessage(code: ErrorCode, params: ErrorParams, lang: Lang): { text: string; lang: Lang } {
-  const de = lang === 'de' ? DE[code] : undefined;
-  const template = de ?? EN[code];
+export function renderMessage(code: ErrorCode | string, params: ErrorParams, lang: Lang): { text: string; lang: Lang } {
+  const de = lang === 'de' ? DE[code as ErrorCode] : undefined;
+  const template = de ?? EN[code as ErrorCode] ?? code;
   const text = template.replace(/\{(\w+)\}/g, (m, name) => (name in params ? String(params[name]) : m));
   return { text, lang: de ? 'de' : 'en' };
+}
+
+/** What an error says: its own detail (English) when it has one, else the catalogue's template. */
+export function messageOf(e: ApiError, lang: Lang, extra: ErrorParams = {}): { text: string; lang: Lang } {
+  return e.detail ? { text: e.detail, lang: 'en' } : renderMessage(e.code, { ...e.params, ...extra }, lang);
 }

@@ -89,6 +89,8 @@ export const OWN_CODES = {
   CollectionUnavailable: 424,
   /** Named by the interface spec for an unresolvable parameter reference; not in errors.json. */
   ProcessParameterMissing: 400,
+  /** The client went away before its answer (never sent: the status nginx logs for it). */
+  ClientClosedRequest: 499,
 } as const;
 
 export type ErrorCode = keyof typeof CATALOGUE | keyof typeof OWN_CODES;
@@ -100,6 +102,8 @@ export function statusOf(code: ErrorCode): number {
 export type ErrorParams = Record<string, string | number>;
 
 export class ApiError extends Error {
+  /** A catalogue code, one of ours, or (for a ProcessException) a code of a process definition. */
+  readonly code: string;
   status: number;
   /** Extra response headers (e.g. Allow for 405, Retry-After for 503). */
   headers?: Record<string, string>;
@@ -107,26 +111,47 @@ export class ApiError extends Error {
   closeConnection = false;
 
   constructor(
-    readonly code: ErrorCode,
+    code: ErrorCode,
     readonly params: ErrorParams = {},
     /** A message that overrides the template (already in English, not translated). */
     readonly detail?: string,
+    /** Only for codes outside the catalogue: process exceptions, errors crossing a thread. */
+    named?: { code: string; status: number },
   ) {
-    super(detail ?? code);
-    this.status = statusOf(code);
+    super(detail ?? named?.code ?? code);
+    this.code = named?.code ?? code;
+    this.status = named?.status ?? statusOf(code);
+  }
+
+  /** The same error told in other words (code, status and parameters kept). */
+  withDetail(detail: string): ApiError {
+    return new ApiError('Internal', this.params, detail, { code: this.code, status: this.status });
   }
 }
 
 /**
- * An error whose code is not in the catalogue but in a process definition (`exceptions` of e.g.
- * array_element or ndvi): answered with the definition's code, our message and status 400 unless
- * the definition says otherwise.
+ * A process-specific failure (an `exceptions` code of the process definition, e.g. DivisionByZero
+ * or ArrayElementNotAvailable), answered with that code, our message and status 400 unless the
+ * definition says otherwise.
  */
-export function processError(code: string, message: string, status = 400): ApiError {
-  const e = new ApiError('ProcessParameterInvalid', {}, message);
-  (e as { code: string }).code = code;
-  e.status = status;
-  return e;
+export class ProcessException extends ApiError {
+  constructor(code: string, message: string, http = 400) {
+    super('ProcessParameterInvalid', {}, message, { code, status: http });
+  }
+}
+
+/** The one mapping of any failure to an API error: anything unexpected is logged and becomes Internal. */
+export function toApiError(e: unknown, where = 'request'): ApiError {
+  if (e instanceof ApiError) return e;
+  console.error(`[xeo] ${where} failed:`, e);
+  return new ApiError('Internal');
+}
+
+/** The client went away: work for it stops, nothing is answered, nothing is logged. */
+export class RequestAborted extends ApiError {
+  constructor() {
+    super('ClientClosedRequest');
+  }
 }
 
 /** An error as plain data, to cross a thread boundary. */
@@ -144,8 +169,7 @@ export function errorToData(e: ApiError): ErrorData {
 }
 
 export function errorFromData(d: ErrorData): ApiError {
-  const e = new ApiError(d.code as ErrorCode, d.params, d.detail);
-  e.status = d.status;
+  const e = new ApiError('Internal', d.params, d.detail, { code: d.code, status: d.status });
   if (d.headers) e.headers = d.headers;
   return e;
 }

@@ -1,9 +1,8 @@
 // The route table's types and the router built from it. The same table feeds request routing, the
 // `endpoints` list of GET /, the OPTIONS answers and the OpenAPI document, so they cannot drift.
 import type { ApiVersion, VersionProfile } from './versions.js';
-import type { ApiRequest } from './request.js';
+import type { ApiRequest, LinkBase } from './request.js';
 import type { Reply } from './reply.js';
-import type { AppContext } from '../app-context.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 /** none: public; optional: public, a token adds private data; required: Bearer; basic: HTTP Basic. */
@@ -11,7 +10,8 @@ export type AuthMode = 'none' | 'optional' | 'required' | 'basic';
 /** json: buffered and parsed (size-limited); stream: the handler reads chunks with backpressure. */
 export type BodyMode = 'none' | 'json' | 'stream';
 
-export interface Route {
+/** A route of the table; `Ctx` is the application context handlers receive (api/context.ts). */
+export interface Route<Ctx extends LinkBase = LinkBase> {
   method: Method;
   /** openEO-style path with `{param}` placeholders; a final `{path}` takes the rest of the URL. */
   path: string;
@@ -27,29 +27,24 @@ export interface Route {
   /** Versions serving this route; all when absent. */
   versions?: readonly ApiVersion[];
   /** Whether the route exists in this configuration (e.g. only with OIDC providers). */
-  enabled?: (ctx: AppContext) => boolean;
-  handler: (req: ApiRequest) => Promise<Reply> | Reply;
+  enabled?: (ctx: Ctx) => boolean;
+  handler: (req: ApiRequest<Ctx>) => Promise<Reply> | Reply;
 }
 
-interface Compiled {
-  route: Route;
+interface Compiled<Ctx extends LinkBase> {
+  route: Route<Ctx>;
   segments: string[];
   /** Index of each `{param}` segment and its name. */
   params: [number, string][];
   greedy: boolean;
 }
 
-export interface Match {
-  route: Route;
-  params: Record<string, string>;
-}
+export class Router<Ctx extends LinkBase = LinkBase> {
+  private readonly exact = new Map<string, Map<string, Route<Ctx>>>();
+  private readonly patterns: Compiled<Ctx>[] = [];
+  readonly routes: readonly Route<Ctx>[];
 
-export class Router {
-  private readonly exact = new Map<string, Map<string, Route>>();
-  private readonly patterns: Compiled[] = [];
-  readonly routes: readonly Route[];
-
-  constructor(routes: readonly Route[]) {
+  constructor(routes: readonly Route<Ctx>[]) {
     this.routes = routes;
     for (const route of routes) {
       const segments = route.path.split('/').slice(1);
@@ -72,11 +67,11 @@ export class Router {
   }
 
   /** The routes for `path` keyed by method, with their path parameters (still URL-encoded). */
-  lookup(path: string): { byMethod: Map<string, Route>; params: Record<string, string> } | null {
+  lookup(path: string): { byMethod: Map<string, Route<Ctx>>; params: Record<string, string> } | null {
     const exact = this.exact.get(path);
     if (exact) return { byMethod: exact, params: {} };
     const parts = path.split('/').slice(1);
-    let found: { byMethod: Map<string, Route>; params: Record<string, string> } | null = null;
+    let found: { byMethod: Map<string, Route<Ctx>>; params: Record<string, string> } | null = null;
     for (const c of this.patterns) {
       const params = matchSegments(c, parts);
       if (!params) continue;
@@ -101,7 +96,7 @@ export class Router {
   }
 }
 
-function matchSegments(c: Compiled, parts: string[]): Record<string, string> | null {
+function matchSegments<Ctx extends LinkBase>(c: Compiled<Ctx>, parts: string[]): Record<string, string> | null {
   if (c.greedy ? parts.length < c.segments.length : parts.length !== c.segments.length) return null;
   const params: Record<string, string> = {};
   let p = 0;
@@ -126,13 +121,13 @@ function sameParams(a: Record<string, string>, b: Record<string, string>): boole
 }
 
 /** One router per version: the routes that version serves plus placeholders for the rest of the spec. */
-export function buildRouters(
-  routes: readonly Route[],
-  ctx: AppContext,
+export function buildRouters<Ctx extends LinkBase>(
+  routes: readonly Route<Ctx>[],
+  ctx: Ctx,
   versions: readonly VersionProfile[],
-  placeholders: (v: VersionProfile, implemented: Route[]) => Route[],
-): Map<VersionProfile, Router> {
-  const out = new Map<VersionProfile, Router>();
+  placeholders: (v: VersionProfile, implemented: Route<Ctx>[]) => Route<Ctx>[],
+): Map<VersionProfile, Router<Ctx>> {
+  const out = new Map<VersionProfile, Router<Ctx>>();
   for (const v of versions) {
     const mine = routes.filter((r) => routeAvailable(r, v, ctx));
     out.set(v, new Router([...mine, ...placeholders(v, mine)]));
@@ -140,7 +135,7 @@ export function buildRouters(
   return out;
 }
 
-export function routeAvailable(route: Route, version: VersionProfile, ctx: AppContext): boolean {
+export function routeAvailable<Ctx extends LinkBase>(route: Route<Ctx>, version: VersionProfile, ctx: Ctx): boolean {
   if (route.versions && !route.versions.includes(version.apiVersion)) return false;
   return route.enabled ? route.enabled(ctx) : true;
 }

@@ -3,7 +3,7 @@
 // source's right or bottom edge, so a region whose origin is even and whose size is even (or
 // reaches the level's edge) halves to exactly the same values as the whole level would. The
 // streaming writer relies on that to build the pyramid window by window and tile by tile.
-import type { TypedArray } from './grid.js';
+import type { TypedArray } from '../core/grid.js';
 import type { Plan } from './cog-plan.js';
 
 /** A rectangle of pixels: one array per band, width*height values, row-major. */

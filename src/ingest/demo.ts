@@ -6,10 +6,11 @@
 // Clouds with shadows and an orbit-edge nodata swath appear on some dates.
 import path from 'node:path';
 import { mkdir } from 'node:fs/promises';
-import { writeCog } from './cog-writer.js';
-import type { CollectionMeta, ItemMeta, Store } from '../store/types.js';
-import { transformBox } from './crs.js';
-import type { GeoTransform } from './grid.js';
+import { writeCog } from '../output/cog-writer.js';
+import type { Store } from '../store/types.js';
+import type { CollectionMeta, ItemMeta } from '../core/catalog.js';
+import { transformBox } from '../data/crs.js';
+import type { GeoTransform } from '../core/grid.js';
 
 export const DEMO_ID = 'DEMO_S2_L2A';
 const N = 2048;
