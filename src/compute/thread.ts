@@ -6,23 +6,28 @@ import path from 'node:path';
 import { openStore } from '../store/db.js';
 import { configureBlockCache } from '../data/cog-reader.js';
 import { errorToData, toApiError, type ErrorData } from '../core/errors.js';
-import type { Store } from '../store/types.js';
+import type { MessagePort } from 'node:worker_threads';
+import type { CatalogSource } from '../core/catalog.js';
+import { searchOverPort } from '../data/stac-search-bridge.js';
 import { setTier1 } from '../compile/executor.js';
 import { createTier1 } from '../compile/tier1.js';
 
 export interface ThreadInit {
   dataDir: string;
   blockCacheBytes: number;
+  /** To the main thread's item searches of STAC API collections (stac-search-bridge.ts). */
+  searchPort?: MessagePort | null;
 }
 
-/** Prepares this thread for running graphs; answers a getter that opens the store on first use. */
-export function setupEngineThread(init: ThreadInit): () => Store {
+/** Prepares this thread for running graphs; answers a getter of its catalog (the store opens on first use). */
+export function setupEngineThread(init: ThreadInit): () => CatalogSource {
   configureBlockCache(init.blockCacheBytes);
   // Compiled kernels are shared by all threads through the disk cache; each thread keeps its own
   // instances (a module instance belongs to the thread's kernel memory).
   setTier1(createTier1({ cacheDir: path.join(init.dataDir, 'kernels'), maxEntries: 256 }));
-  let store: Store | null = null;
-  return () => (store ??= openStore(init.dataDir));
+  const search = init.searchPort ? searchOverPort(init.searchPort) : undefined;
+  let catalog: CatalogSource | null = null;
+  return () => (catalog ??= { collections: openStore(init.dataDir).collections, search });
 }
 
 /** A failure as data that can cross to the main thread. */

@@ -8,7 +8,7 @@ export type WorkerInit = ThreadInit;
 
 export type ToWorker = { id: number; type: 'execute'; req: ExecuteRequest } | { id: number; type: 'cancel' };
 
-const store = setupEngineThread(workerData as WorkerInit);
+const catalog = setupEngineThread(workerData as WorkerInit);
 const running = new Map<number, AbortController>();
 
 parentPort!.on('message', async (msg: ToWorker) => {
@@ -19,7 +19,7 @@ parentPort!.on('message', async (msg: ToWorker) => {
   const ac = new AbortController();
   running.set(msg.id, ac);
   try {
-    const out = await execute(msg.req, store(), ac.signal);
+    const out = await execute(msg.req, catalog(), ac.signal);
     // Hand the bytes over without copying them.
     const bytes = new Uint8Array(out.body.buffer, out.body.byteOffset, out.body.byteLength);
     const transfer = out.body.byteOffset === 0 && out.body.byteLength === out.body.buffer.byteLength ? bytes : bytes.slice();

@@ -64,6 +64,42 @@ export interface Config {
   jobBlockCacheBytes: number;
   /** Lifetime of signed result links, seconds. */
   resultLinkTtlSeconds: number;
+  /** STAC API collections (collections add-stac): caching, item caps and asset signers. */
+  stac: StacConfig;
+}
+
+/** How assets of STAC API collections are signed (see data/stac-signers.ts). */
+export interface SignerConfig {
+  /** Planetary Computer's SAS token endpoint; the token of a container is GET {url}/{account}/{container}. */
+  pcSasUrl: string;
+  /** Sent as Ocp-Apim-Subscription-Key when set (higher rate limits). */
+  pcSubscriptionKey: string | null;
+  /**
+   * A stand-in for Azure Blob Storage with path-style URLs, {endpoint}/{account}/{container}/{blob}
+   * (as Azurite serves them); null = only *.blob.core.windows.net hrefs are signed.
+   */
+  pcBlobEndpoint: string | null;
+  s3: {
+    accessKeyId: string | null;
+    secretAccessKey: string | null;
+    sessionToken: string | null;
+    region: string;
+    /** An S3-compatible endpoint for s3:// hrefs, path-style (e.g. http://127.0.0.1:9000); null = AWS. */
+    endpoint: string | null;
+    requesterPays: boolean;
+  };
+}
+
+export interface StacConfig {
+  /** Seconds a remote collection's metadata (bands, extent, queryables) is used before it is fetched again. */
+  metadataTtlSeconds: number;
+  /** Seconds an item search is reused (for the same collection, area, dates and filter). */
+  searchTtlSeconds: number;
+  /** Most items one load of /result or a map tile may use (a collection's --max-items replaces it). */
+  maxItems: number;
+  /** Most items one load of a batch job may use (or the collection's --max-items when higher). */
+  jobMaxItems: number;
+  signers: SignerConfig;
 }
 
 type Env = Record<string, string | undefined>;
@@ -84,6 +120,13 @@ function bool(env: Env, name: string, def: boolean): boolean {
   if (/^(1|true|yes|on)$/i.test(raw)) return true;
   if (/^(0|false|no|off)$/i.test(raw)) return false;
   throw new ConfigError(`${name} must be true or false, got '${raw}'`);
+}
+
+function url(env: Env, name: string): string | null {
+  const raw = env[name];
+  if (!raw) return null;
+  if (!/^https?:\/\/[^/]+/.test(raw)) throw new ConfigError(`${name} must be an absolute http(s) URL, got '${raw}'`);
+  return raw.replace(/\/+$/, '');
 }
 
 function oidcProviders(env: Env): OidcProviderConfig[] {
@@ -146,6 +189,25 @@ export function loadConfig(env: Env = process.env): Config {
     jobChunkSize: int(env, 'XEO_JOB_CHUNK_SIZE', 1024, 16),
     jobBlockCacheBytes: int(env, 'XEO_JOB_BLOCK_CACHE_BYTES', 32 * 1024 * 1024, 1024 * 1024),
     resultLinkTtlSeconds: int(env, 'XEO_RESULT_LINK_TTL', 7 * 24 * 3600, 1),
+    stac: {
+      metadataTtlSeconds: int(env, 'XEO_STAC_METADATA_TTL', 3600, 0),
+      searchTtlSeconds: int(env, 'XEO_STAC_SEARCH_TTL', 300, 0),
+      maxItems: int(env, 'XEO_STAC_MAX_ITEMS', 100, 1),
+      jobMaxItems: int(env, 'XEO_STAC_JOB_MAX_ITEMS', 2000, 1),
+      signers: {
+        pcSasUrl: url(env, 'XEO_PC_SAS_URL') ?? 'https://planetarycomputer.microsoft.com/api/sas/v1/token',
+        pcSubscriptionKey: env.XEO_PC_SUBSCRIPTION_KEY || null,
+        pcBlobEndpoint: url(env, 'XEO_PC_BLOB_ENDPOINT'),
+        s3: {
+          accessKeyId: env.XEO_S3_ACCESS_KEY_ID || env.AWS_ACCESS_KEY_ID || null,
+          secretAccessKey: env.XEO_S3_SECRET_ACCESS_KEY || env.AWS_SECRET_ACCESS_KEY || null,
+          sessionToken: env.XEO_S3_SESSION_TOKEN || (env.XEO_S3_ACCESS_KEY_ID ? null : env.AWS_SESSION_TOKEN) || null,
+          region: env.XEO_S3_REGION || env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1',
+          endpoint: url(env, 'XEO_S3_ENDPOINT'),
+          requesterPays: bool(env, 'XEO_S3_REQUESTER_PAYS', false),
+        },
+      },
+    },
   };
 }
 

@@ -52,3 +52,48 @@ export class UndiciClient extends BaseClient {
     throw new Error(`fetching ${this.url} failed: ${(lastError as Error)?.message ?? lastError}`);
   }
 }
+
+/** A JSON document over HTTP (STAC API pages, token endpoints) on the shared keep-alive pool. */
+export interface JsonResponse {
+  status: number;
+  /** Parsed body; undefined when the body is not JSON. */
+  body: unknown;
+}
+
+const MAX_JSON_BYTES = 16 * 1024 * 1024;
+
+export async function requestJson(
+  url: string,
+  opts: { method?: 'GET' | 'POST'; body?: unknown; headers?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<JsonResponse> {
+  const timeout = opts.timeoutMs ?? 20_000;
+  const res = await request(url, {
+    method: opts.method ?? 'GET',
+    dispatcher: agent,
+    headersTimeout: timeout,
+    bodyTimeout: timeout,
+    headers: {
+      accept: 'application/geo+json, application/json',
+      ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...opts.headers,
+    },
+    body: opts.body !== undefined ? JSON.stringify(opts.body) : undefined,
+  });
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of res.body) {
+    size += c.length;
+    if (size > MAX_JSON_BYTES) {
+      res.body.destroy();
+      throw new Error(`the answer is larger than ${MAX_JSON_BYTES} bytes`);
+    }
+    chunks.push(c);
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    body = undefined;
+  }
+  return { status: res.statusCode, body };
+}

@@ -202,10 +202,11 @@ async function fill(groups: Map<string, ItemMeta[]>, times: string[], bands: Col
   return data;
 }
 
-/** Fills `out` (NaN where empty) from the items of one time, first item first. */
+/** Fills `out` (NaN where empty) from the items of one time, first item first; stops once no pixel is empty. */
 async function mosaic(items: ItemMeta[], band: string, dst: Grid, method: Resampling, out: Float32Array): Promise<void> {
   const dstBox = gridBox(dst);
   for (const item of items) {
+    if (!out.some(Number.isNaN)) return;
     const asset = item.assets[band];
     if (!asset) continue;
     if (!intersects(item.epsg === dst.epsg ? item.bbox : transformBox(item.bbox, item.epsg, dst.epsg), dstBox)) continue;
