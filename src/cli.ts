@@ -65,7 +65,7 @@ async function serve(): Promise<void> {
 async function users(args: string[]): Promise<void> {
   const { values, positionals } = parseArgs({ args, options: { password: { type: 'string' } }, allowPositionals: true });
   const [action, name] = positionals;
-  const store = openStore(loadConfig().dataDir);
+  const store = openStore(loadConfig());
   try {
     switch (action) {
       case 'add':
@@ -114,7 +114,7 @@ async function importCommand(args: string[]): Promise<void> {
     allowPositionals: true,
   });
   if (!values.collection) throw new UsageError('give the collection id with --collection ID');
-  const store = openStore(loadConfig().dataDir);
+  const store = openStore(loadConfig());
   try {
     const { collection, items } = await importFiles(store, positionals, {
       collection: values.collection,

@@ -41,7 +41,7 @@ export function backendVersion(): string {
 export async function startXeo(config: Config): Promise<Xeo> {
   // First, before any data is touched: without the native server there is nothing to run.
   const uws = loadUws();
-  const store = openStore(config.dataDir);
+  const store = openStore(config);
   configureBlockCache(config.blockCacheBytes);
   if (config.demo && store.collections.list().length === 0) {
     await generateDemo(store, path.join(config.dataDir, 'collections', DEMO_ID), (line) => console.log(line));
@@ -56,7 +56,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
   setSearchHost((req) => stac.search(req));
   const jobs = new JobService(store, results, config);
   let publicUrl = config.publicUrl ?? '';
-  const compute = new ComputePool({ threads: config.computeThreads, queue: config.computeQueue, dataDir: config.dataDir, blockCacheBytes: config.blockCacheBytes });
+  const compute = new ComputePool({ threads: config.computeThreads, queue: config.computeQueue, dataDir: config.dataDir, databaseUrl: config.databaseUrl, blockCacheBytes: config.blockCacheBytes });
   const ctx: AppContext = {
     config,
     brandWord: brandHeaderWord(config.brand),

@@ -1,6 +1,6 @@
 // What every engine thread needs before it can run graphs (the compute threads of /result and
 // tiles, and the batch job threads): its own block cache, the tier-1 kernels installed, its own
-// SQLite connection (one per thread), and failures turned into data that can cross to the main
+// record store connection (one per thread), and failures turned into data that can cross to the main
 // thread. Shared so both kinds of thread stay alike.
 import path from 'node:path';
 import { openStore } from '../store/db.js';
@@ -14,6 +14,8 @@ import { createTier1 } from '../compile/tier1.js';
 
 export interface ThreadInit {
   dataDir: string;
+  /** The records' PostgreSQL, or null for the SQLite file in dataDir. */
+  databaseUrl: string | null;
   blockCacheBytes: number;
   /** To the main thread's item searches of STAC API collections (stac-search-bridge.ts). */
   searchPort?: MessagePort | null;
@@ -27,7 +29,7 @@ export function setupEngineThread(init: ThreadInit): () => CatalogSource {
   setTier1(createTier1({ cacheDir: path.join(init.dataDir, 'kernels'), maxEntries: 256 }));
   const search = init.searchPort ? searchOverPort(init.searchPort) : undefined;
   let catalog: CatalogSource | null = null;
-  return () => (catalog ??= { collections: openStore(init.dataDir).collections, search });
+  return () => (catalog ??= { collections: openStore(init).collections, search });
 }
 
 /** A failure as data that can cross to the main thread. */

@@ -19,6 +19,8 @@ export interface Config {
   host: string;
   port: number;
   dataDir: string;
+  /** PostgreSQL for the records instead of the SQLite file in dataDir (postgres://...); null = SQLite. */
+  databaseUrl: string | null;
   brand: string;
   /** Base of every link we hand out, without trailing slash; null = derived from host and bound port. */
   publicUrl: string | null;
@@ -151,6 +153,13 @@ function oidcProviders(env: Env): OidcProviderConfig[] {
   });
 }
 
+function databaseUrl(env: Env): string | null {
+  const url = env.XEO_DATABASE_URL;
+  if (!url) return null;
+  if (!/^postgres(ql)?:\/\/./.test(url)) throw new ConfigError('XEO_DATABASE_URL must be a postgres:// URL');
+  return url;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const brand = env.XEO_BRAND || 'Xeo';
   if (!/^[A-Za-z][A-Za-z0-9]*$/.test(brand)) throw new ConfigError(`XEO_BRAND must be a single word of letters and digits, got '${brand}'`);
@@ -160,6 +169,7 @@ export function loadConfig(env: Env = process.env): Config {
     host: env.XEO_HOST || '127.0.0.1',
     port: int(env, 'XEO_PORT', 8080),
     dataDir: path.resolve(env.XEO_DATA_DIR || './data'),
+    databaseUrl: databaseUrl(env),
     brand,
     publicUrl,
     production: bool(env, 'XEO_PRODUCTION', false),
