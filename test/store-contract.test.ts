@@ -8,6 +8,7 @@ import { UniqueViolation } from '../src/store/sql.js';
 import { StoreUnavailable } from '../src/store/pg.js';
 import type { Store, JobRecord } from '../src/store/types.js';
 import type { CollectionMeta, ItemMeta } from '../src/core/catalog.js';
+import { LinkSigner } from '../src/jobs/signing.js';
 import { removeDir, tempDir } from './helpers.js';
 import { hasPostgres, startPostgres, type Postgres } from '../bench/postgres.js';
 import { describeWithTool } from './system-tools.js';
@@ -132,6 +133,11 @@ function contract(open: () => Store) {
     expect(s.jobResults.get('j1')).toBeNull();
   });
 
+  it('secrets: made once, the same for every later caller', () => {
+    expect(s.secrets.getOrCreate('k', () => 'first')).toBe('first');
+    expect(s.secrets.getOrCreate('k', () => 'second')).toBe('first');
+  });
+
   it('the queue: first in first out, withdraw, claim each job once', () => {
     for (const id of ['q1', 'q2', 'q3']) s.jobs.create(job(id));
     expect(s.jobQueue.enqueue('q2', { run: 1 })).toBe(true);
@@ -194,6 +200,9 @@ describeWithTool(hasPostgres, 'PostgreSQL 15', 'record store on PostgreSQL', () 
         }
       }
       expect(claimed.sort()).toEqual(Array.from({ length: 20 }, (_, i) => `k${i}`).sort());
+      // Result links signed by one node verify on the other (each with its own data dir).
+      const [sa, sb] = [LinkSigner.open(a.secrets, tempDir()), LinkSigner.open(b.secrets, tempDir())];
+      expect(sb.verify('job', 'result.tif', 123, sa.sign('job', 'result.tif', 123))).toBe(true);
     } finally {
       a.close();
       b.close();

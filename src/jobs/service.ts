@@ -63,7 +63,7 @@ export class JobService {
     private readonly config: Config,
   ) {
     this.runRoot = path.join(config.dataDir, 'jobs-tmp');
-    this.links = LinkSigner.open(config.dataDir);
+    this.links = LinkSigner.open(store.secrets, config.dataDir);
     this.threads = new JobThreads(config.jobThreads, { dataDir: config.dataDir, databaseUrl: config.databaseUrl, blockCacheBytes: config.jobBlockCacheBytes }, { message: (m) => this.onMessage(m) });
   }
 

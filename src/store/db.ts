@@ -15,6 +15,7 @@ import { SqlServices } from './services.js';
 import { SqlLogs } from './logs.js';
 import { SqlJobs, SqlJobQueue } from './jobs.js';
 import { SqlJobResults } from './job-results.js';
+import { SqlSecrets } from './secrets.js';
 
 /** Where records live: a data dir (SQLite), unless a PostgreSQL URL is given. */
 export interface StoreLocation {
@@ -50,6 +51,7 @@ export function openStore(where: StoreLocation | string): Store {
     jobs: new SqlJobs(db),
     jobQueue: new SqlJobQueue(db),
     jobResults: new SqlJobResults(db),
+    secrets: new SqlSecrets(db),
     close: () => db.close(),
   };
 }

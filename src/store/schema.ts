@@ -97,6 +97,11 @@ const MIGRATIONS: string[] = [
      job_id TEXT PRIMARY KEY REFERENCES jobs (id) ON DELETE CASCADE,
      body TEXT NOT NULL
    );`,
+  // Secrets every node must share (the key of signed result links), made once by whichever node comes first.
+  `CREATE TABLE secrets (
+     name TEXT PRIMARY KEY,
+     value TEXT NOT NULL
+   );`,
 ];
 
 /** The same statements in PostgreSQL's words. */
