@@ -27,7 +27,7 @@ function workload(s: Store, calls: number, tag: string): { token: number; job: n
       const id = `${tag}${i}`;
       s.jobs.create(job(id)); // insert + read back: 2
       s.jobQueue.enqueue(id); // transaction of 1 + begin/commit: 3
-      s.jobQueue.claim(); // 1
+      s.jobQueue.claim('n1'); // 1
       s.jobs.report(id, 0, { progress: 50 }); // 1
       s.jobs.transition(id, ['running'], 'finished', { progress: 100 }); // 1
     },

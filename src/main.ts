@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { brandHeaderWord, type Config } from './core/config.js';
 import type { AppContext } from './api/context.js';
 import { openStore } from './store/db.js';
+import { LocalChanges, PgChanges } from './store/changes.js';
 import { LocalBlobStore } from './store/blobs.js';
 import { Workspaces } from './files/workspace.js';
 import { Authenticator } from './auth/authenticate.js';
@@ -57,21 +58,24 @@ export async function startXeo(config: Config): Promise<Xeo> {
   const jobs = new JobService(store, results, config);
   let publicUrl = config.publicUrl ?? '';
   const compute = new ComputePool({ threads: config.computeThreads, queue: config.computeQueue, dataDir: config.dataDir, databaseUrl: config.databaseUrl, blockCacheBytes: config.blockCacheBytes });
+  const changes = config.databaseUrl ? new PgChanges(config.databaseUrl) : new LocalChanges();
   const ctx: AppContext = {
     config,
     brandWord: brandHeaderWord(config.brand),
     backendVersion: backendVersion(),
     store,
+    changes,
     auth: new Authenticator(store, new OidcVerifier(config.oidcProviders, store)),
     workspaces: new Workspaces(blobs, config.maxUploadBytes),
     compute,
-    userSlots: new UserSlots(config.userConcurrency),
+    userSlots: new UserSlots(store.semaphores, config.userConcurrency),
     tiles: new TileServer(store, compute, config),
     jobs,
     stac,
     routers: new Map(),
     publicUrl: () => publicUrl,
   };
+  changes.subscribe('service', (id) => ctx.tiles.invalidate(id));
   ctx.routers = buildRouters(apiRoutes, ctx, VERSIONS, unsupportedRoutes);
   const server = createHttpServer(uws, ctx, rootRoutes(config.brand));
   const port = await server.listen(config.host, config.port);
@@ -89,6 +93,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
       ctx.tiles.close();
       await jobs.close();
       await ctx.compute.close();
+      await changes.close();
       setSearchHost(null);
       store.close();
     },

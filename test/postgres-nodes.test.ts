@@ -4,6 +4,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import path from 'node:path';
 import { writeCog } from '../src/output/cog-writer.js';
+import { transformBox } from '../src/data/crs.js';
+import { openStore } from '../src/store/db.js';
 import { expectError, http, login, removeDir, startServer, tempDir, xeo, type TestServer } from './helpers.js';
 import { hasPostgres, startPostgres, type Postgres } from '../bench/postgres.js';
 import { describeWithTool } from './system-tools.js';
@@ -75,6 +77,53 @@ describeWithTool(hasPostgres, 'PostgreSQL 15', 'API nodes sharing PostgreSQL', (
     expect(cube.data[0][0].slice(0, 3)).toEqual([100, 101, 102]);
     expect(cube.data[0][63][63]).toBe(226);
     expect(rb.body.toString()).toBe(ra.body.toString());
+  });
+
+  it('a service changed through one node is drawn new by the other at once, not after its cache expires', async () => {
+    const [w, south, e, n] = transformBox([600000, 5299360, 600640, 5300000], 32633, 4326);
+    const z = 15;
+    const x = Math.floor((((w + e) / 2 + 180) / 360) * 2 ** z);
+    const lat = (((south + n) / 2) * Math.PI) / 180;
+    const y = Math.floor(((1 - Math.log(Math.tan(lat) + 1 / Math.cos(lat)) / Math.PI) / 2) * 2 ** z);
+    const service = {
+      type: 'XYZ',
+      configuration: { colormap: 'viridis', min: 100, max: 230 },
+      process: { process_graph: { load: { process_id: 'load_collection', arguments: { id: 'SMALL', spatial_extent: null, temporal_extent: null } }, r: { process_id: 'reduce_dimension', arguments: { data: { from_node: 'load' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } } }, save: { process_id: 'save_result', arguments: { data: { from_node: 'r' }, format: 'PNG' }, result: true } } },
+    };
+    const created = await http('POST', `${a.base}/services`, { headers: auth(), body: JSON.stringify(service) });
+    expect(created.status, created.text).toBe(201);
+    const id = created.headers['xeo-identifier'];
+    const tile = () => http("GET", `${b.url}/xyz/${id}/${z}/${x}/${y}.png`);
+    const before = await tile();
+    expect(before.status, before.text).toBe(200);
+    expect((await tile()).headers.etag).toBe(before.headers.etag); // cached on b
+    const patched = await http('PATCH', `${a.base}/services/${id}`, { headers: auth(), body: JSON.stringify({ configuration: { colormap: 'greys', min: 100, max: 230 } }) });
+    expect(patched.status, patched.text).toBe(204);
+    // b hears of it through the database within moments (its own cache would keep the old tile for 15 s).
+    let after = await tile();
+    for (let i = 0; i < 10 && after.headers.etag === before.headers.etag; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      after = await tile();
+    }
+    expect(after.status).toBe(200);
+    expect(after.headers.etag).not.toBe(before.headers.etag);
+    expect(after.body.equals(before.body)).toBe(false);
+  });
+
+  it('a node that starts settles only its own interrupted runs, not a run another node is doing', async () => {
+    const records = openStore({ dataDir: tempDir(), databaseUrl: env.XEO_DATABASE_URL });
+    records.jobs.create({ id: 'elsewhere-job', userId: 'alice', title: null, description: null, process: { process_graph: {} }, plan: 'free', budget: null, logLevel: 'info' });
+    records.jobQueue.enqueue('elsewhere-job');
+    expect(records.jobQueue.claim('another-node')?.id).toBe('elsewhere-job');
+    records.close();
+    const c = await startServer(env);
+    try {
+      const job = await http('GET', `${c.base}/jobs/elsewhere-job`, { headers: auth() });
+      expect(job.json.status).toBe('running');
+    } finally {
+      await c.stop();
+      removeDir(c.dataDir);
+    }
   });
 
   it('without the database: a JSON 503 with Retry-After and CORS, no crash; then work resumes', async () => {

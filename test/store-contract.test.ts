@@ -138,6 +138,19 @@ function contract(open: () => Store) {
     expect(s.secrets.getOrCreate('k', () => 'second')).toBe('first');
   });
 
+  it('semaphores: never more than the limit taken, each slot given back once', () => {
+    const one = s.semaphores.take('u', 2)!;
+    const two = s.semaphores.take('u', 2)!;
+    expect(one && two).toBeTruthy();
+    expect(s.semaphores.take('u', 2)).toBeNull();
+    expect(s.semaphores.take('v', 2)).not.toBeNull();
+    one();
+    const three = s.semaphores.take('u', 2);
+    expect(three).not.toBeNull();
+    two();
+    three!();
+  });
+
   it('the queue: first in first out, withdraw, claim each job once', () => {
     for (const id of ['q1', 'q2', 'q3']) s.jobs.create(job(id));
     expect(s.jobQueue.enqueue('q2', { run: 1 })).toBe(true);
@@ -146,10 +159,10 @@ function contract(open: () => Store) {
     expect(s.jobQueue.enqueue('q3')).toBe(true);
     expect(s.jobQueue.size()).toBe(3);
     expect(s.jobQueue.withdraw('q1')).toBe(true);
-    const first = s.jobQueue.claim() as JobRecord;
-    expect([first.id, first.status, first.run]).toEqual(['q2', 'running', 1]);
-    expect(s.jobQueue.claim()?.id).toBe('q3');
-    expect(s.jobQueue.claim()).toBeNull();
+    const first = s.jobQueue.claim('n1') as JobRecord;
+    expect([first.id, first.status, first.run, first.node]).toEqual(['q2', 'running', 1, 'n1']);
+    expect(s.jobQueue.claim('n1')?.id).toBe('q3');
+    expect(s.jobQueue.claim('n1')).toBeNull();
     expect(s.jobQueue.size()).toBe(0);
   });
 }
@@ -195,11 +208,18 @@ describeWithTool(hasPostgres, 'PostgreSQL 15', 'record store on PostgreSQL', () 
       const claimed: string[] = [];
       for (let i = 0; i < 12; i++) {
         for (const node of [a, b]) {
-          const j = node.jobQueue.claim();
+          const j = node.jobQueue.claim(node === a ? 'a' : 'b');
           if (j) claimed.push(j.id);
         }
       }
       expect(claimed.sort()).toEqual(Array.from({ length: 20 }, (_, i) => `k${i}`).sort());
+      // A limit holds across nodes: slots taken on one are not free on the other, until given back.
+      const held = [a.semaphores.take('dave', 2)!, b.semaphores.take('dave', 2)!];
+      expect(held.every(Boolean)).toBe(true);
+      expect(a.semaphores.take('dave', 2)).toBeNull();
+      expect(b.semaphores.take('dave', 2)).toBeNull();
+      held[0]();
+      expect(b.semaphores.take('dave', 2)).not.toBeNull();
       // Result links signed by one node verify on the other (each with its own data dir).
       const [sa, sb] = [LinkSigner.open(a.secrets, tempDir()), LinkSigner.open(b.secrets, tempDir())];
       expect(sb.verify('job', 'result.tif', 123, sa.sign('job', 'result.tif', 123))).toBe(true);

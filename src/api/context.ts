@@ -2,6 +2,7 @@
 // asks of it (not by its class), so other implementations can take its place. Built once at start.
 import type { Config } from '../core/config.js';
 import type { Store } from '../store/types.js';
+import type { ChangeFeed } from '../store/changes.js';
 import type { Auth } from '../auth/authenticate.js';
 import type { Files } from '../files/workspace.js';
 import type { Route, Router } from './routes.js';
@@ -19,6 +20,8 @@ export interface AppContext {
   brandWord: string;
   backendVersion: string;
   store: Store;
+  /** Word of changed records to every node (a patched service's tiles are dropped everywhere at once). */
+  changes: ChangeFeed;
   auth: Auth;
   workspaces: Files;
   /** Compute threads for graphs (/result and tiles). */

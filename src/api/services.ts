@@ -160,7 +160,7 @@ export const routes: AppRoute[] = [
       if ('budget' in body) next.budget = typeof body.budget === 'number' ? body.budget : null;
       if ('log_level' in body) next.logLevel = logLevelOf(body.log_level);
       req.app.store.services.update(next);
-      req.app.tiles.invalidate(current.id);
+      await req.app.changes.publish('service', current.id);
       const changed = keys.join(', ');
       req.app.store.logs.append(serviceLogOwner(current.id), { level: 'info', message: `service changed: ${changed}` });
       return empty(204);
@@ -172,12 +172,12 @@ export const routes: AppRoute[] = [
     summary: 'Delete a secondary web service',
     auth: 'required',
     status: 204,
-    handler: (req) => {
+    handler: async (req) => {
       const s = owned(req);
       req.app.store.services.delete(s.id);
       req.app.store.logs.deleteOwner(serviceLogOwner(s.id));
       req.app.tiles.activity.forget(s.id);
-      req.app.tiles.invalidate(s.id);
+      await req.app.changes.publish('service', s.id);
       return empty(204);
     },
   },

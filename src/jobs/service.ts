@@ -7,7 +7,8 @@
 // warning in its log. After MAX_INTERRUPTIONS such restarts of one run it is set to `error`
 // instead, so a job that brings the server down cannot do so forever. An orderly stop queues
 // running jobs again too, without counting it against them.
-import { mkdirSync, readdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../core/config.js';
@@ -55,6 +56,8 @@ export class JobService {
   private closed = false;
   /** Signs the links of result documents and files. */
   readonly links: LinkSigner;
+  /** This node's id (kept in its data dir): the runs it claims are its to settle after a restart. */
+  private readonly node: string;
 
   constructor(
     private readonly store: Store,
@@ -64,12 +67,14 @@ export class JobService {
   ) {
     this.runRoot = path.join(config.dataDir, 'jobs-tmp');
     this.links = LinkSigner.open(store.secrets, config.dataDir);
+    this.node = nodeId(config.dataDir);
     this.threads = new JobThreads(config.jobThreads, { dataDir: config.dataDir, databaseUrl: config.databaseUrl, blockCacheBytes: config.jobBlockCacheBytes }, { message: (m) => this.onMessage(m) });
   }
 
   /** Settles what a previous server left behind, then starts queued jobs. */
   async init(): Promise<void> {
-    for (const job of this.store.jobs.withStatus('running')) {
+    // Only this node's runs: another node sharing the database may be running its own right now.
+    for (const job of this.store.jobs.withStatus('running').filter((j) => j.node === this.node || j.node === null)) {
       const interruptions = job.interruptions + 1;
       if (interruptions > MAX_INTERRUPTIONS) {
         this.store.jobs.transition(job.id, ['running'], 'error', { interruptions });
@@ -181,7 +186,7 @@ export class JobService {
   /** Starts queued jobs while threads are free. */
   private pump(): void {
     while (!this.closed && this.threads.idle() > 0) {
-      const job = this.store.jobQueue.claim();
+      const job = this.store.jobQueue.claim(this.node);
       if (!job) return;
       this.dispatch(job);
     }
@@ -325,4 +330,16 @@ export class JobService {
     }
     this.active.clear();
   }
+}
+
+/** A random id made once per data dir, so a node keeps it across restarts. */
+function nodeId(dataDir: string): string {
+  const file = path.join(dataDir, 'node-id');
+  mkdirSync(dataDir, { recursive: true });
+  try {
+    writeFileSync(file, randomBytes(9).toString('base64url'), { flag: 'wx' });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+  }
+  return readFileSync(file, 'utf8').trim();
 }

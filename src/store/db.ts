@@ -16,6 +16,7 @@ import { SqlLogs } from './logs.js';
 import { SqlJobs, SqlJobQueue } from './jobs.js';
 import { SqlJobResults } from './job-results.js';
 import { SqlSecrets } from './secrets.js';
+import { LocalSemaphores, PgSemaphores } from './semaphores.js';
 
 /** Where records live: a data dir (SQLite), unless a PostgreSQL URL is given. */
 export interface StoreLocation {
@@ -52,6 +53,7 @@ export function openStore(where: StoreLocation | string): Store {
     jobQueue: new SqlJobQueue(db),
     jobResults: new SqlJobResults(db),
     secrets: new SqlSecrets(db),
+    semaphores: db.dialect === 'postgres' ? new PgSemaphores(db) : new LocalSemaphores(),
     close: () => db.close(),
   };
 }

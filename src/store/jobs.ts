@@ -21,6 +21,7 @@ interface Row {
   run: number;
   interruptions: number;
   queue_seq: number | null;
+  node: string | null;
   created: string;
   updated: string;
 }
@@ -40,6 +41,7 @@ const toRecord = (r: Row): JobRecord => ({
   usage: r.usage === null ? null : JSON.parse(r.usage),
   run: r.run,
   interruptions: r.interruptions,
+  node: r.node,
   created: r.created,
   updated: r.updated,
 });
@@ -168,7 +170,7 @@ export class SqlJobQueue implements JobQueue {
     // On PostgreSQL, nodes claiming at the same moment skip each other's row instead of both
     // waiting for it and one coming back empty.
     const lock = db.dialect === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : '';
-    this.pull = `UPDATE jobs SET status = 'running', updated = ?
+    this.pull = `UPDATE jobs SET status = 'running', updated = ?, node = ?
        WHERE id = (SELECT id FROM jobs WHERE status = 'queued' ORDER BY queue_seq, id LIMIT 1${lock}) AND status = 'queued'
        RETURNING *`;
   }
@@ -192,8 +194,8 @@ export class SqlJobQueue implements JobQueue {
     return this.db.run(`UPDATE jobs SET status = 'created', updated = ? WHERE id = ? AND status = 'queued'`, now(), id) > 0;
   }
 
-  claim(): JobRecord | null {
-    const r = this.db.get<Row>(this.pull, now());
+  claim(node: string): JobRecord | null {
+    const r = this.db.get<Row>(this.pull, now(), node);
     return r ? toRecord(r) : null;
   }
 

@@ -102,6 +102,8 @@ const MIGRATIONS: string[] = [
      name TEXT PRIMARY KEY,
      value TEXT NOT NULL
    );`,
+  // Which node runs a job: a node settles only its own interrupted runs, never another's running ones.
+  `ALTER TABLE jobs ADD COLUMN node TEXT;`,
 ];
 
 /** The same statements in PostgreSQL's words. */

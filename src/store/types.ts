@@ -2,6 +2,7 @@
 // them here; a PostgreSQL implementation can take their place without touching callers.
 import type { CollectionMeta, ItemMeta } from '../core/catalog.js';
 import type { LogLevel, RunLog } from '../core/run-context.js';
+import type { Semaphores } from './semaphores.js';
 
 export interface User {
   id: string;
@@ -144,6 +145,8 @@ export interface JobRecord {
   run: number;
   /** Server stops that interrupted the current run (it is queued again each time, up to a limit). */
   interruptions: number;
+  /** The node (a data dir) that claimed the current run; null before any, or for runs of an older Xeo. */
+  node: string | null;
   created: string;
   /** Time of the last status change. */
   updated: string;
@@ -185,8 +188,8 @@ export interface JobQueue {
   enqueue(id: string, facts?: JobFacts): boolean;
   /** queued -> created. Answers whether it moved. */
   withdraw(id: string): boolean;
-  /** The next queued job, now running; null when none waits. */
-  claim(): JobRecord | null;
+  /** The next queued job, now running on `node`; null when none waits. */
+  claim(node: string): JobRecord | null;
   /** Jobs that wait. */
   size(): number;
 }
@@ -238,5 +241,7 @@ export interface Store {
   jobQueue: JobQueue;
   jobResults: JobResultRepo;
   secrets: SecretRepo;
+  /** Counted slots that hold across every node sharing this store. */
+  semaphores: Semaphores;
   close(): void;
 }
