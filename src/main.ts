@@ -2,7 +2,7 @@
 import path from 'node:path';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { brandHeaderWord, type Config } from './core/config.js';
+import { brandHeaderWord, ConfigError, type Config } from './core/config.js';
 import type { AppContext } from './api/context.js';
 import { openStore } from './store/db.js';
 import { LocalBlobStore } from './store/blobs.js';
@@ -15,6 +15,7 @@ import { createHttpServer } from './server/app.js';
 import { unsupportedRoutes } from './api/spec-endpoints.js';
 import { loadUws } from './server/uws.js';
 import { configureBlockCache } from './data/cog-reader.js';
+import { configureOutbound } from './data/outbound.js';
 import { generateDemo, DEMO_ID } from './ingest/demo.js';
 import { apiRoutes, rootRoutes } from './api/index.js';
 import { ComputePool } from './compute/pool.js';
@@ -39,6 +40,11 @@ export function backendVersion(): string {
 export async function startXeo(config: Config): Promise<Xeo> {
   // First, before any data is touched: without the native server there is nothing to run.
   const uws = loadUws();
+  try {
+    configureOutbound(config.outboundAllow);
+  } catch (e) {
+    throw new ConfigError((e as Error).message);
+  }
   const store = openStore(config.dataDir);
   configureBlockCache(config.blockCacheBytes);
   if (config.demo && store.collections.list().length === 0) {
@@ -51,7 +57,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
   await results.init();
   const jobs = new JobService(store, results, config);
   let publicUrl = config.publicUrl ?? '';
-  const compute = new ComputePool({ threads: config.computeThreads, queue: config.computeQueue, dataDir: config.dataDir, blockCacheBytes: config.blockCacheBytes });
+  const compute = new ComputePool({ threads: config.computeThreads, queue: config.computeQueue, dataDir: config.dataDir, blockCacheBytes: config.blockCacheBytes, outboundAllow: config.outboundAllow });
   const ctx: AppContext = {
     config,
     brandWord: brandHeaderWord(config.brand),

@@ -38,7 +38,7 @@ export class ComputePool {
   }
 
   private spawn(): Slot {
-    const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: { dataDir: this.opts.dataDir, blockCacheBytes: this.opts.blockCacheBytes } satisfies WorkerInit });
+    const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: { dataDir: this.opts.dataDir, blockCacheBytes: this.opts.blockCacheBytes, outboundAllow: this.opts.outboundAllow } satisfies WorkerInit });
     const slot: Slot = { worker, task: null };
     worker.on('message', (m: { id: number; ok: boolean; result?: ExecuteResult & { body: Uint8Array }; error?: ErrorData }) => {
       const t = slot.task;

@@ -5,6 +5,7 @@
 import path from 'node:path';
 import { openStore } from '../store/db.js';
 import { configureBlockCache } from '../data/cog-reader.js';
+import { configureOutbound } from '../data/outbound.js';
 import { errorToData, toApiError, type ErrorData } from '../core/errors.js';
 import type { Store } from '../store/types.js';
 import { setTier1 } from '../compile/executor.js';
@@ -13,11 +14,14 @@ import { createTier1 } from '../compile/tier1.js';
 export interface ThreadInit {
   dataDir: string;
   blockCacheBytes: number;
+  /** XEO_OUTBOUND_ALLOW (validated by the main thread). */
+  outboundAllow: string;
 }
 
 /** Prepares this thread for running graphs; answers a getter that opens the store on first use. */
 export function setupEngineThread(init: ThreadInit): () => Store {
   configureBlockCache(init.blockCacheBytes);
+  configureOutbound(init.outboundAllow);
   // Compiled kernels are shared by all threads through the disk cache; each thread keeps its own
   // instances (a module instance belongs to the thread's kernel memory).
   setTier1(createTier1({ cacheDir: path.join(init.dataDir, 'kernels'), maxEntries: 256 }));
