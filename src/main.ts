@@ -74,6 +74,8 @@ export async function startXeo(config: Config): Promise<Xeo> {
   };
   ctx.routers = buildRouters(apiRoutes, ctx, VERSIONS, unsupportedRoutes);
   const server = createHttpServer(uws, ctx, rootRoutes(config.brand));
+  // The first tile should not wait for threads still loading and warming up.
+  await compute.ready;
   const port = await server.listen(config.host, config.port);
   const hostPart = config.host.includes(':') ? `[${config.host}]` : config.host;
   const localUrl = `http://${hostPart}:${port}`;

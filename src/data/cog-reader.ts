@@ -56,8 +56,18 @@ export interface Window {
 
 // --- the one cache: decoded blocks and opened files ----------------------------------------------
 
-type Cached = ArrayBuffer | CogReader;
-const sizeOf = (v: Cached) => (v instanceof ArrayBuffer ? Math.max(1, v.byteLength) : v.heldBytes);
+/** A block's bytes as stored (compressed), fetched ahead of need; decoded when a read wants it. */
+class RawBlock {
+  constructor(readonly bytes: ArrayBuffer) {}
+}
+type Cached = ArrayBuffer | RawBlock | CogReader;
+const sizeOf = (v: Cached) => (v instanceof ArrayBuffer ? Math.max(1, v.byteLength) : v instanceof RawBlock ? Math.max(1, v.bytes.byteLength) : v.heldBytes);
+
+/**
+ * Blocks around a remote window fetched with it, in the same round trip (its rows are ranges of
+ * their own, sent in parallel): the next tiles of a map session mostly find their blocks here.
+ */
+const READ_AHEAD_BLOCKS = 1;
 
 // A local file's reader holds a file descriptor: closed a while after the reader leaves the cache
 // (a read that took it just before may still be using it).
@@ -66,6 +76,7 @@ const dispose = (v: Cached) => {
 };
 let cache = new LRUCache<string, Cached>({ maxSize: 256 * 1024 * 1024, sizeCalculation: sizeOf, dispose });
 const inFlight = new Map<string, Promise<ArrayBuffer>>();
+const rawInFlight = new Map<string, Promise<ArrayBuffer>>();
 const opening = new Map<string, Promise<CogReader>>();
 
 /**
@@ -78,7 +89,7 @@ export function configureBlockCache(maxBytes: number): void {
 
 /** Forgets the decoded blocks (opened files stay). */
 export function clearBlockCache(): void {
-  for (const [k, v] of cache.entries()) if (v instanceof ArrayBuffer) cache.delete(k);
+  for (const [k, v] of cache.entries()) if (!(v instanceof CogReader)) cache.delete(k);
 }
 
 /** Forgets decoded blocks and opened files (their parsed headers). */
@@ -139,6 +150,7 @@ export class CogReader {
     private readonly blocks: { offsets: ArrayLike<number>; counts: ArrayLike<number> }[],
     /** Bytes this reader holds (its header), charged to the cache. */
     readonly heldBytes: number,
+    private readonly remote: boolean,
   ) {}
 
   static async open(href: string, policy: OutboundPolicy, key: string): Promise<CogReader> {
@@ -176,7 +188,7 @@ export class CogReader {
     );
     if (source) source.opening = false;
     const held = (source?.heldBytes ?? 0) + blocks.reduce((s, b) => s + 16 * b.offsets.length, 0) + 4096;
-    return new CogReader(href, key, tiff, images, info, blocks, held);
+    return new CogReader(href, key, tiff, images, info, blocks, held, source !== null);
   }
 
   close(): void {
@@ -264,53 +276,99 @@ export class CogReader {
   /**
    * The decoded blocks (tx, ty) of one sample at one level: cached ones at once, blocks another read
    * is fetching shared, and all the others fetched by ONE source fetch (one merged range per run
-   * of adjacent blocks, the ranges in parallel) and decoded concurrently.
+   * of adjacent blocks, the ranges in parallel) and decoded concurrently. For remote files the ring
+   * of blocks around them comes in the same fetch, kept compressed until a read wants it.
    */
   private blocksOf(level: number, wanted: [number, number][], sample: number): Promise<ArrayBuffer>[] {
     const image = this.images[level];
     const l = this.info.levels[level];
     const perRow = Math.ceil(l.width / l.tileWidth);
     const perCol = Math.ceil(l.height / l.tileHeight);
+    const base = image.planarConfiguration === 2 ? sample * perRow * perCol : 0;
+    const keyOf = (tx: number, ty: number) => `${this.key}\u0000${level}\u0000${tx}\u0000${ty}\u0000${sample}`;
+    const { offsets, counts } = this.blocks[level];
     const out: Promise<ArrayBuffer>[] = new Array(wanted.length);
-    const missing: { k: number; key: string; index: number; ty: number }[] = [];
+    const fetchList: { key: string; index: number }[] = [];
+    const decodeLater = (key: string, ty: number, raw: Promise<ArrayBuffer> | null): Promise<ArrayBuffer> => {
+      const p = (async () => {
+        const buf = raw ? await this.decode(level, await raw) : this.emptyBlock(image, l.tileWidth, ty);
+        cache.set(key, buf);
+        return buf;
+      })().finally(() => inFlight.delete(key));
+      // A failed fetch is reported by the read that waits for it; never as an unhandled rejection.
+      p.catch(() => {});
+      inFlight.set(key, p);
+      return p;
+    };
+    const pending: { k: number; key: string; ty: number; at: number }[] = [];
     wanted.forEach(([tx, ty], k) => {
-      const key = `${this.key}\u0000${level}\u0000${tx}\u0000${ty}\u0000${sample}`;
+      const key = keyOf(tx, ty);
+      const index = base + ty * perRow + tx;
       const hit = cache.get(key);
       if (hit instanceof ArrayBuffer) out[k] = Promise.resolve(hit);
       else if (inFlight.has(key)) out[k] = inFlight.get(key)!;
-      else missing.push({ k, key, ty, index: (image.planarConfiguration === 2 ? sample * perRow * perCol : 0) + ty * perRow + tx });
-    });
-    if (!missing.length) return out;
-    const { offsets, counts } = this.blocks[level];
-    const present = missing.filter((m) => Number(counts[m.index]) > 0);
-    const fetched = present.length
-      ? ((this.tiff as unknown as { source: { fetch(s: { offset: number; length: number }[]): Promise<ArrayBuffer[]> } }).source.fetch(
-          present.map((m) => ({ offset: Number(offsets[m.index]), length: Number(counts[m.index]) })),
-        ))
-      : Promise.resolve([]);
-    for (const m of missing) {
-      const at = present.indexOf(m);
-      const p = (async () => {
-        let buf: ArrayBuffer;
-        if (at < 0) {
-          // A block without bytes (sparse file): nodata, or 0.
-          const n = l.tileWidth * image.getBlockHeight(m.ty) * (image.planarConfiguration === 2 ? 1 : this.info.bands);
-          buf = new ArrayBuffer(n * (image.getBitsPerSample(0) / 8));
-          const nd = this.info.nodata;
-          if (nd !== null && !Number.isNaN(nd)) typedViewFill(buf, this.info.sampleType, nd);
-        } else {
-          const raw = (await fetched)[at];
-          buf = (await (await this.decoder(level)).decode(raw)) as ArrayBuffer;
+      else if (!(Number(counts[index]) > 0)) out[k] = decodeLater(key, ty, null);
+      else {
+        const raw = cache.get(`r${key}`);
+        if (raw instanceof RawBlock) {
+          cache.delete(`r${key}`);
+          out[k] = decodeLater(key, ty, Promise.resolve(raw.bytes));
+        } else if (rawInFlight.has(key)) out[k] = decodeLater(key, ty, rawInFlight.get(key)!);
+        else {
+          pending.push({ k, key, ty, at: fetchList.length });
+          fetchList.push({ key, index });
         }
-        cache.set(m.key, buf);
-        return buf;
-      })().finally(() => inFlight.delete(m.key));
-      // A failed fetch is reported by the read that waits for it; never as an unhandled rejection.
-      p.catch(() => {});
-      inFlight.set(m.key, p);
-      out[m.k] = p;
+      }
+    });
+    if (!fetchList.length) return out;
+    // The ring around the blocks fetched now, when remote (a local read costs no round trip).
+    const ahead: { key: string; index: number }[] = [];
+    if (this.remote && READ_AHEAD_BLOCKS > 0) {
+      const xs = wanted.map((w) => w[0]);
+      const ys = wanted.map((w) => w[1]);
+      const r = READ_AHEAD_BLOCKS;
+      for (let ty = Math.max(0, Math.min(...ys) - r); ty <= Math.min(perCol - 1, Math.max(...ys) + r); ty++) {
+        for (let tx = Math.max(0, Math.min(...xs) - r); tx <= Math.min(perRow - 1, Math.max(...xs) + r); tx++) {
+          const key = keyOf(tx, ty);
+          const index = base + ty * perRow + tx;
+          if (!(Number(counts[index]) > 0) || fetchList.some((f) => f.key === key)) continue;
+          if (cache.has(key) || cache.has(`r${key}`) || inFlight.has(key) || rawInFlight.has(key)) continue;
+          ahead.push({ key, index });
+        }
+      }
     }
+    const all = [...fetchList, ...ahead];
+    const fetched = (this.tiff as unknown as { source: { fetch(s: { offset: number; length: number }[]): Promise<ArrayBuffer[]> } }).source.fetch(
+      all.map((f) => ({ offset: Number(offsets[f.index]), length: Number(counts[f.index]) })),
+    );
+    all.forEach((f, i) => {
+      const raw = fetched.then((list) => list[i]);
+      raw.catch(() => {});
+      rawInFlight.set(f.key, raw);
+      void raw.then(
+        (bytes) => {
+          rawInFlight.delete(f.key);
+          // Read ahead: kept compressed unless a read has taken it meanwhile.
+          if (i >= fetchList.length && !cache.has(f.key) && !inFlight.has(f.key)) cache.set(`r${f.key}`, new RawBlock(bytes));
+        },
+        () => rawInFlight.delete(f.key),
+      );
+    });
+    for (const m of pending) out[m.k] = decodeLater(m.key, m.ty, rawInFlight.get(m.key)!);
     return out;
+  }
+
+  private async decode(level: number, raw: ArrayBuffer): Promise<ArrayBuffer> {
+    return (await (await this.decoder(level)).decode(raw)) as ArrayBuffer;
+  }
+
+  /** A block without bytes (sparse file): nodata, or 0. */
+  private emptyBlock(image: GeoTIFFImage, tileWidth: number, ty: number): ArrayBuffer {
+    const n = tileWidth * image.getBlockHeight(ty) * (image.planarConfiguration === 2 ? 1 : this.info.bands);
+    const buf = new ArrayBuffer(n * (image.getBitsPerSample(0) / 8));
+    const nd = this.info.nodata;
+    if (nd !== null && !Number.isNaN(nd)) typedViewFill(buf, this.info.sampleType, nd);
+    return buf;
   }
 }
 
