@@ -34,6 +34,8 @@ export interface HttpAnswer {
   body: Buffer;
   /** The URL that answered (after redirects). */
   url: string;
+  /** Attempts it took (more than one after transient failures). */
+  attempts: number;
 }
 
 export interface HttpOptions {
@@ -87,7 +89,7 @@ async function once(url: string, o: HttpOptions): Promise<HttpAnswer> {
       chunks.push(c);
     }
     addTraffic(size);
-    return { status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks), url: current };
+    return { status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks), url: current, attempts: 1 };
   }
 }
 
@@ -101,7 +103,7 @@ export async function httpRequest(url: string, o: HttpOptions): Promise<HttpAnsw
     let wait = 50 * 2 ** attempt * (1 + Math.random());
     try {
       const res = await once(url, o);
-      if (!transient(res.status) || attempt === RETRIES) return res;
+      if (!transient(res.status) || attempt === RETRIES) return { ...res, attempts: attempt + 1 };
       last = `HTTP ${res.status}`;
       wait = retryAfterMs(res.headers['retry-after']) ?? wait;
     } catch (e) {
@@ -116,10 +118,12 @@ export async function httpRequest(url: string, o: HttpOptions): Promise<HttpAnsw
   throw new RemoteError(url, `${last} after ${RETRIES + 1} attempts`);
 }
 
+const answered = (res: HttpAnswer) => `it answered HTTP ${res.status}${res.attempts > 1 ? ` after ${res.attempts} attempts` : ''}`;
+
 /** A JSON document (STAC): 200 and valid JSON, or a RemoteError saying which. */
 export async function fetchJson(url: string, policy: OutboundPolicy, maxBytes = 16 * 1024 * 1024): Promise<any> {
   const res = await httpRequest(url, { policy, maxBytes, headers: { accept: 'application/geo+json, application/json' } });
-  if (res.status !== 200) throw new RemoteError(url, `it answered HTTP ${res.status}`);
+  if (res.status !== 200) throw new RemoteError(url, answered(res));
   try {
     return JSON.parse(res.body.toString('utf8'));
   } catch {
@@ -136,5 +140,5 @@ export async function fetchRange(url: string, policy: OutboundPolicy, start: num
   }
   if (res.status === 200) return { data: res.body.subarray(start, end), size: res.body.length };
   if (res.status === 416) return { data: Buffer.alloc(0), size: Number(/\/(\d+)/.exec(String(res.headers['content-range'] ?? ''))?.[1] ?? start) };
-  throw new RemoteError(url, `it answered HTTP ${res.status} to a range request`);
+  throw new RemoteError(url, `${answered(res)} to a range request`);
 }

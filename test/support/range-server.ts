@@ -55,6 +55,11 @@ export class RangeServer {
     return this;
   }
 
+  /** Forgets failures not yet used. */
+  clearFailures(): void {
+    this.failures.length = 0;
+  }
+
   get requests(): number {
     return this.hits.length;
   }
