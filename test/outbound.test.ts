@@ -7,6 +7,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { addUser, expectError, http, login, removeDir, startServer, tempDir, type TestServer } from './helpers.js';
 import { RangeServer } from './support/range-server.js';
+import { Jobs } from './jobs-helpers.js';
 import { addressClass, parseAllowList } from '../src/data/outbound.js';
 import { writeCog } from '../src/output/cog-writer.js';
 
@@ -193,6 +194,24 @@ describe('outbound requests on behalf of users', () => {
     r = await loadStac(`${allowed.url}/nothing.json`);
     expectError(r, 400, 'ProcessParameterInvalid');
     expect(r.json.message).toMatch(/HTTP 404/);
+  });
+
+  it('fails a batch job that names a refused URL with a log line naming the rule', async () => {
+    const before = target.requests;
+    const jobs = new Jobs(s, token);
+    const graph = JSON.parse(
+      JSON.stringify({
+        l: { process_id: 'load_stac', arguments: { url: `${allowed.url}/loopback-asset.json` } },
+        s: { process_id: 'save_result', arguments: { data: { from_node: 'l' }, format: 'GTiff' }, result: true },
+      }),
+    );
+    const job = await jobs.run(graph);
+    expect(job.status).toBe('error');
+    const logs = await jobs.logs(job.id);
+    const line = logs.logs.find((l: any) => l.level === 'error');
+    expect(line?.message).toMatch(/loopback address/);
+    expect(line?.message).toContain(`127.0.0.1:${new URL(target.url).port}/b.tif`);
+    expect(target.requests).toBe(before);
   });
 
   it('does not tell whether a port is open', async () => {

@@ -11,6 +11,7 @@ const TIMEOUTS = { headersTimeout: 15_000, bodyTimeout: 30_000 };
 const CONNECT_TIMEOUT = 10_000;
 const RETRIES = 3;
 const MAX_REDIRECTS = 5;
+const MAX_RANGE_ANSWER = 64 * 1024 * 1024;
 
 // Enough connections per host that the blocks of every band of a tile go out at once.
 const trustedAgent = new Agent({ connections: 32, keepAliveTimeout: 30_000, connect: { timeout: CONNECT_TIMEOUT }, ...TIMEOUTS });
@@ -133,7 +134,8 @@ export async function fetchJson(url: string, policy: OutboundPolicy, maxBytes = 
 
 /** Bytes [start, end) of a remote file: the answer's body and the file's size from Content-Range (null if unknown). */
 export async function fetchRange(url: string, policy: OutboundPolicy, start: number, end: number, signal?: AbortSignal): Promise<{ data: Buffer; size: number | null }> {
-  const res = await httpRequest(url, { policy, signal, headers: { range: `bytes=${start}-${end - 1}` } });
+  // A server that ignores Range sends the whole file: bounded, so a huge one is refused, not held.
+  const res = await httpRequest(url, { policy, signal, headers: { range: `bytes=${start}-${end - 1}` }, maxBytes: Math.max(MAX_RANGE_ANSWER, 2 * (end - start)) });
   if (res.status === 206) {
     const m = /\/(\d+)\s*$/.exec(String(res.headers['content-range'] ?? ''));
     return { data: res.body, size: m ? Number(m[1]) : null };
