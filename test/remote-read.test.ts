@@ -136,6 +136,8 @@ describe('remote COGs over HTTP', () => {
     }
     expect(cogs.hits.filter((h) => h.range === HEADER)).toEqual([]);
     expect(cogs.requests).toBeLessThan(neighbours.length);
+    // Keep-alive: the connections of the first tile serve the later ones.
+    expect(cogs.connections).toBe(0);
   });
 
   it('retries 503, 429 (with Retry-After) and dropped connections, and draws the tile', async () => {
