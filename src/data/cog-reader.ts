@@ -108,6 +108,8 @@ const isRemote = (href: string) => /^https?:\/\//i.test(href);
  */
 export function openRaster(href: string, policy: OutboundPolicy = TRUSTED): Promise<CogReader> {
   if (!policy.trusted || isRemote(href)) checkUrl(href, policy);
+  // A trusted href is an http(s) URL or a local path; another scheme is neither (never a relative path named 's3:').
+  else if (/^[a-z][a-z0-9+.-]*:\/\//i.test(href)) throw new OutboundRefused(`'${href}' is refused: only http(s) URLs and local paths are read`);
   // Readers are kept per policy: a user's href never reuses a connection pool without the rules.
   const key = `${policy.trusted ? 't' : 'u'}\u0000${href}`;
   const hit = cache.get(`f\u0000${key}`);

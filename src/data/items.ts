@@ -1,6 +1,7 @@
 // What a GeoTIFF or a STAC Item says about itself as an item of the catalogue: its date, footprint,
 // bands and where each band is. Read by `xeo import` and by load_stac alike.
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { BandMeta, ItemMeta } from '../core/catalog.js';
 import { openRaster } from './cog-reader.js';
 import { checkUrl, TRUSTED, type OutboundPolicy } from './outbound.js';
@@ -75,6 +76,7 @@ export function assetHref(href: unknown, file: string, policy: OutboundPolicy): 
     }
     return checkUrl(url, policy).href;
   }
+  if (/^file:\/\//i.test(href)) return fileURLToPath(href);
   return /^[a-z][a-z0-9+.-]*:\/\//i.test(href) ? href : /^https?:\/\//i.test(file) ? new URL(href, file).href : path.resolve(path.dirname(file), href);
 }
 
