@@ -232,24 +232,17 @@ export class CogReader {
     const wanted: [number, number][] = [];
     for (let ty = Math.floor(r0 / th); ty * th < r1; ty++) for (let tx = Math.floor(c0 / tw); tx * tw < c1; tx++) wanted.push([tx, ty]);
     const buffers = this.blocksOf(level, wanted, planar === 2 ? band : 0);
-    const jobs: Promise<void>[] = [];
-    for (let k = 0; k < wanted.length; k++) {
-      const [tx, ty] = wanted[k];
-      {
-        jobs.push(
-          buffers[k].then((buf) => {
-            const values = typedView(buf, this.info.sampleType);
-            const stride = planar === 2 ? 1 : spp;
-            const offset = planar === 2 ? 0 : band;
-            const bx0 = Math.max(c0, tx * tw);
-            const bx1 = Math.min(c1, (tx + 1) * tw);
-            const by0 = Math.max(r0, ty * th);
-            const by1 = Math.min(r1, (ty + 1) * th);
-            copyBlock(values, stride, offset, tw, tx * tw, ty * th, bx0, bx1, by0, by1, out, w, this.info.nodata);
-          }),
-        );
-      }
-    }
+    const stride = planar === 2 ? 1 : spp;
+    const offset = planar === 2 ? 0 : band;
+    const jobs = wanted.map(([tx, ty], k) =>
+      buffers[k].then((buf) => {
+        const bx0 = Math.max(c0, tx * tw);
+        const bx1 = Math.min(c1, (tx + 1) * tw);
+        const by0 = Math.max(r0, ty * th);
+        const by1 = Math.min(r1, (ty + 1) * th);
+        copyBlock(typedView(buf, this.info.sampleType), stride, offset, tw, tx * tw, ty * th, bx0, bx1, by0, by1, out, w, this.info.nodata);
+      }),
+    );
     await Promise.all(jobs);
     return out;
   }
