@@ -13,6 +13,9 @@ import { RasterFormatError } from './data/cog-reader.js';
 import { RemoteError } from './data/http-client.js';
 import { OutboundRefused } from './data/outbound.js';
 import path from 'node:path';
+import { describeStacCollection } from './data/stac-collections.js';
+import { StacApiError } from './data/stac-api.js';
+import { SIGNERS, type SignerName } from './data/stac-signers.js';
 
 const USAGE = `Usage: xeo <command>
 
@@ -24,6 +27,11 @@ Commands:
   users delete NAME                      delete a user and their records
   import PATH... --collection ID [--bands B1,B2] [--date YYYY-MM-DD] [--title T] [--license L]
                                          create or extend a collection from GeoTIFFs or STAC Item JSON
+  collections add-stac API_URL REMOTE_ID [--id ID] [--title T] [--max-items N]
+                       [--signer none|planetary-computer|s3]
+                                         add a collection whose items are searched in a STAC API
+  collections list                       list collections (imported or STAC API)
+  collections remove ID                  remove a collection (files are not deleted)
 
 Configuration is read from XEO_* environment variables; see README.`;
 
@@ -59,7 +67,7 @@ async function serve(): Promise<void> {
 async function users(args: string[]): Promise<void> {
   const { values, positionals } = parseArgs({ args, options: { password: { type: 'string' } }, allowPositionals: true });
   const [action, name] = positionals;
-  const store = openStore(loadConfig().dataDir);
+  const store = openStore(loadConfig());
   try {
     switch (action) {
       case 'add':
@@ -108,7 +116,7 @@ async function importCommand(args: string[]): Promise<void> {
     allowPositionals: true,
   });
   if (!values.collection) throw new UsageError('give the collection id with --collection ID');
-  const store = openStore(loadConfig().dataDir);
+  const store = openStore(loadConfig());
   try {
     const { collection, items } = await importFiles(store, positionals, {
       collection: values.collection,
@@ -123,6 +131,62 @@ async function importCommand(args: string[]): Promise<void> {
   } catch (e) {
     if (e instanceof ImportError || e instanceof RasterFormatError || e instanceof RemoteError || e instanceof OutboundRefused) throw new UsageError(e.message);
     throw e;
+  } finally {
+    store.close();
+  }
+}
+
+async function collectionsCommand(args: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: { id: { type: 'string' }, title: { type: 'string' }, 'max-items': { type: 'string' }, signer: { type: 'string' } },
+    allowPositionals: true,
+  });
+  const [action, ...rest] = positionals;
+  const store = openStore(loadConfig().dataDir);
+  try {
+    switch (action) {
+      case 'add-stac': {
+        const [apiUrl, remoteId] = rest;
+        if (!apiUrl || !remoteId || rest.length > 2) throw new UsageError('usage: collections add-stac API_URL REMOTE_ID [--id ID] [--title T] [--max-items N] [--signer none|planetary-computer|s3]');
+        if (!/^https?:\/\/[^/]+/i.test(apiUrl)) throw new UsageError(`the STAC API URL must be an absolute http(s) URL, got '${apiUrl}'`);
+        const signer = values.signer ?? 'none';
+        if (!(SIGNERS as readonly string[]).includes(signer)) throw new UsageError(`--signer must be one of ${SIGNERS.join(', ')}, got '${signer}'`);
+        let maxItems: number | null = null;
+        if (values['max-items'] !== undefined) {
+          maxItems = Number(values['max-items']);
+          if (!Number.isSafeInteger(maxItems) || maxItems < 1) throw new UsageError(`--max-items must be a whole number >= 1, got '${values['max-items']}'`);
+        }
+        const id = values.id ?? remoteId;
+        const existing = store.collections.get(id);
+        if (existing && !existing.remote) throw new UsageError(`collection '${id}' exists and holds imported items; choose another id with --id`);
+        let meta;
+        try {
+          meta = await describeStacCollection(apiUrl, remoteId, { id, title: values.title, maxItems, signer: signer as SignerName });
+        } catch (e) {
+          if (e instanceof StacApiError) throw new UsageError(`cannot add the collection: ${e.message}`);
+          throw e;
+        }
+        store.collections.put(meta);
+        const names = meta.bands.map((b) => (b.common_name && b.common_name !== b.name ? `${b.name} (${b.common_name})` : b.name));
+        console.log(`${existing ? 'updated' : 'added'} ${meta.id}: ${remoteId} of ${meta.remote!.api} (bands ${names.join(', ')}; signer ${signer}; ${maxItems ? `at most ${maxItems} items per load` : 'default item caps'})`);
+        return;
+      }
+      case 'list':
+        for (const c of store.collections.list()) {
+          if (c.remote) console.log(`${c.id}\tstac-api ${c.remote.api} ${c.remote.collection}\tsigner ${c.remote.signer}\t${c.remote.maxItems ?? 'default'} items\t${c.title}`);
+          else console.log(`${c.id}\timported ${store.collections.stats(c.id).count} items\t\t\t${c.title}`);
+        }
+        return;
+      case 'remove': {
+        const [id] = rest;
+        if (!id || !store.collections.delete(id)) throw new UsageError(`there is no collection '${id ?? ''}'`);
+        console.log(`removed collection ${id}`);
+        return;
+      }
+      default:
+        throw new UsageError(USAGE);
+    }
   } finally {
     store.close();
   }
@@ -144,6 +208,7 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'serve') return serve();
   if (command === 'users') return users(rest);
   if (command === 'import') return importCommand(rest);
+  if (command === 'collections') return collectionsCommand(rest);
   if (command === 'help' || command === '--help' || command === '-h' || command === undefined) {
     console.log(USAGE);
     return;

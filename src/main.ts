@@ -22,6 +22,8 @@ import { ComputePool } from './compute/pool.js';
 import { TileServer } from './tiles/tile-server.js';
 import { UserSlots } from './compute/user-slots.js';
 import { JobService } from './jobs/service.js';
+import { StacCollections } from './data/stac-collections.js';
+import { setSearchHost } from './data/stac-search-bridge.js';
 
 export interface Xeo {
   port: number;
@@ -45,7 +47,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
   } catch (e) {
     throw new ConfigError((e as Error).message);
   }
-  const store = openStore(config.dataDir);
+  const store = openStore(config);
   configureBlockCache(config.blockCacheBytes);
   if (config.demo && store.collections.list().length === 0) {
     await generateDemo(store, path.join(config.dataDir, 'collections', DEMO_ID), (line) => console.log(line));
@@ -55,9 +57,12 @@ export async function startXeo(config: Config): Promise<Xeo> {
   // Job results: DATA_DIR/jobs/<job id>/<file>; runs write under jobs-tmp, cleared at each start.
   const results = new LocalBlobStore(path.join(config.dataDir, 'jobs'), path.join(config.dataDir, 'jobs-tmp'));
   await results.init();
+  // Item searches of STAC API collections run here for every engine thread (spawned below).
+  const stac = new StacCollections(store.collections, config.stac);
+  setSearchHost((req) => stac.search(req));
   const jobs = new JobService(store, results, config);
   let publicUrl = config.publicUrl ?? '';
-  const compute = new ComputePool({ threads: config.computeThreads, queue: config.computeQueue, dataDir: config.dataDir, blockCacheBytes: config.blockCacheBytes, outboundAllow: config.outboundAllow });
+  const compute = new ComputePool({ threads: config.computeThreads, queue: config.computeQueue, dataDir: config.dataDir, databaseUrl: config.databaseUrl, blockCacheBytes: config.blockCacheBytes, outboundAllow: config.outboundAllow });
   const ctx: AppContext = {
     config,
     brandWord: brandHeaderWord(config.brand),
@@ -69,6 +74,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
     userSlots: new UserSlots(config.userConcurrency),
     tiles: new TileServer(store, compute, config),
     jobs,
+    stac,
     routers: new Map(),
     publicUrl: () => publicUrl,
   };
@@ -91,6 +97,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
       ctx.tiles.close();
       await jobs.close();
       await ctx.compute.close();
+      setSearchHost(null);
       store.close();
     },
   };

@@ -9,6 +9,7 @@ import { startServer, http, expectError, removeDir, addUser, login, tempDir, typ
 import { demoDataDir } from './demo-data.js';
 import { hasGdal, hasCogValidator, describeWithTool, run, COG_VALIDATOR } from './system-tools.js';
 import { Jobs, ndviGraph, pixels } from './jobs-helpers.js';
+import { openStore } from '../src/store/db.js';
 
 const COG_TYPE = 'image/tiff; application=geotiff; profile=cloud-optimized';
 
@@ -143,7 +144,9 @@ describe('the results document', () => {
     expectError(await http('GET', href.replace('/result.tif?', '/other.tif?')), 404, 'NotFound');
     expectError(await http('GET', href.replace(`/download/${id}/`, '/download/j-someone-else/')), 404, 'NotFound');
     // a link signed with the server's key that expired a minute ago
-    const key = Buffer.from(readFileSync(path.join(s.dataDir, 'result-links.key'), 'utf8').trim(), 'hex');
+    const records = openStore(s.dataDir);
+    const key = Buffer.from(records.secrets.getOrCreate('result-links', () => 'the server made none'), 'hex');
+    records.close();
     const past = Math.floor(Date.now() / 1000) - 60;
     const signature = createHmac('sha256', key).update(`xeo-result-link\n${id}\nresult.tif\n${past}`).digest('base64url');
     const expired = await http('GET', `${s.base}/download/${id}/result.tif?expires=${past}&signature=${signature}`);

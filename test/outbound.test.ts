@@ -89,6 +89,31 @@ describe('outbound requests on behalf of users', () => {
       .json('/missing-asset.json', item({ b: `${allowed.url}/gone.tif` }))
       .redirect('/to-loopback.json', `http://${targetLocal}/item.json`)
       .redirect('/to-good.json', '/good.json');
+    // A user's STAC API (on the listed server) whose search leads to the refused target.
+    const targetPort = new URL(target.url).port;
+    const api = (name: string, searchHref: string, assetHref: string) => {
+      allowed
+        .json(`/${name}/`, { type: 'Catalog', id: name, stac_version: '1.0.0', description: 'x', conformsTo: ['https://api.stacspec.org/v1.0.0/item-search'], links: [{ rel: 'search', href: searchHref, method: 'POST' }] })
+        .json(`/${name}/collections/c`, {
+          type: 'Collection',
+          id: 'c',
+          stac_version: '1.0.0',
+          links: [
+            { rel: 'items', href: `${allowed.url}/${name}/collections/c/items` },
+            { rel: 'root', href: `${allowed.url}/${name}/` },
+          ],
+          item_assets: { b: { type: 'image/tiff; application=geotiff', roles: ['data'], 'eo:bands': [{ name: 'b' }] } },
+        })
+        .json(`/${name}/search`, {
+          type: 'FeatureCollection',
+          features: [{ ...item({ b: assetHref }), properties: { datetime: '2024-01-01T00:00:00Z', 'proj:epsg': 32633, 'proj:transform': [10, 0, 600000, 0, -10, 5300000], 'proj:shape': [64, 64] } }],
+          links: [],
+        });
+    };
+    api('api-loopback-asset', `${allowed.url}/api-loopback-asset/search`, `http://127.0.0.1:${targetPort}/b.tif`);
+    api('api-file-asset', `${allowed.url}/api-file-asset/search`, 'file:///etc/hostname');
+    api('api-loopback-search', `http://127.0.0.1:${targetPort}/search`, `${allowed.url}/b.tif`);
+    api('api-good', `${allowed.url}/api-good/search`, `${allowed.url}/b.tif`);
     const closed = await new RangeServer().start();
     closedPort = Number(new URL(closed.url).port);
     await closed.stop();
@@ -172,6 +197,17 @@ describe('outbound requests on behalf of users', () => {
     await refused(`${allowed.url}/scheme-asset.json`, /only http\(s\) URLs/);
     await refused(`${allowed.url}/loopback-asset.json`, /loopback address/);
     await refused(`${allowed.url}/localhost-asset.json`, /loopback address/);
+  });
+
+  it("applies the rules to a user's STAC API: its search and the assets of the items it finds", async () => {
+    await refused(`${allowed.url}/api-loopback-asset/collections/c`, /loopback address/);
+    await refused(`${allowed.url}/api-file-asset/collections/c`, /only http\(s\) URLs/);
+    await refused(`${allowed.url}/api-loopback-search/collections/c`, /loopback address/);
+    const before = allowed.hits.length;
+    const r = await loadStac(`${allowed.url}/api-good/collections/c`);
+    expect(r.status, r.text).toBe(200);
+    // It was searched, not paged: the search endpoint answered.
+    expect(allowed.hits.slice(before).some((h) => h.path === '/api-good/search')).toBe(true);
   });
 
   it('reads a listed loopback server, through redirects and relative hrefs', async () => {

@@ -2,7 +2,8 @@
 import type { AppRequest, AppRoute } from './context.js';
 import { ApiError } from '../core/errors.js';
 import { json } from './reply.js';
-import { extentOf, stacCollection, queryables } from '../data/stac.js';
+import { extentOf, stacCollection, queryables, remoteQueryables, type CollectionExtent } from '../data/stac.js';
+import type { CollectionMeta } from '../core/catalog.js';
 import { paginate, fromSorted } from './paging.js';
 
 const options = (req: AppRequest, full: boolean) => ({
@@ -12,6 +13,13 @@ const options = (req: AppRequest, full: boolean) => ({
   full,
   queryables: req.version.apiVersion === '1.2.0',
 });
+
+/** The extent of a collection: of its items, or as its STAC API announces it. */
+function extentFor(req: AppRequest, meta: CollectionMeta): CollectionExtent {
+  const r = meta.remote;
+  if (!r) return extentOf(req.app.store.collections.items(meta.id));
+  return { native: null, wgs84: r.extent.bbox, start: r.extent.interval[0], end: r.extent.interval[1], dates: [] };
+}
 
 function collection(req: AppRequest) {
   // Collection ids may hold slashes (^[\w\-.~/]+$), so the path parameter is URL-decoded.
@@ -37,7 +45,8 @@ export const routes: AppRoute[] = [
       // Catalog order (the demo collection first), paged by position in that order.
       const all = repo.list().map((m, i) => ({ key: String(i).padStart(8, '0'), meta: m }));
       const { items, links } = paginate(req, fromSorted(all, (c) => c.key), (c) => c.key);
-      const collections = items.map(({ meta }) => stacCollection(meta, extentOf(repo.items(meta.id)), options(req, false)));
+      // STAC API collections are listed as last read (no remote request here: a list must not wait on other servers).
+      const collections = items.map(({ meta }) => stacCollection(meta, extentFor(req, meta), options(req, false)));
       return json({ collections, links });
     },
   },
@@ -46,9 +55,10 @@ export const routes: AppRoute[] = [
     path: '/collections/{collection_id}',
     summary: 'One collection, with its data cube dimensions and summaries',
     auth: 'optional',
-    handler: (req) => {
-      const meta = collection(req);
-      return json(stacCollection(meta, extentOf(req.app.store.collections.items(meta.id)), options(req, true)));
+    handler: async (req) => {
+      // A STAC API collection is read again from its API once its metadata is older than the TTL.
+      const meta = await req.app.stac.fresh(collection(req));
+      return json(stacCollection(meta, extentFor(req, meta), options(req, true)));
     },
   },
   {
@@ -57,9 +67,10 @@ export const routes: AppRoute[] = [
     summary: 'Properties to filter the items of a collection by',
     auth: 'optional',
     versions: ['1.2.0'],
-    handler: (req) => {
-      const meta = collection(req);
-      const doc = queryables(meta, req.app.store.collections.items(meta.id), req.url(`/collections/${encodeURIComponent(meta.id)}/queryables`));
+    handler: async (req) => {
+      const meta = await req.app.stac.fresh(collection(req));
+      const url = req.url(`/collections/${encodeURIComponent(meta.id)}/queryables`);
+      const doc = meta.remote ? remoteQueryables(meta, url) : queryables(meta, req.app.store.collections.items(meta.id), url);
       return { ...json(doc), contentType: 'application/schema+json' };
     },
   },

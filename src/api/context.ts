@@ -11,6 +11,7 @@ import type { Compute } from '../compute/pool.js';
 import type { Tiles } from '../tiles/tile-server.js';
 import type { Slots } from '../compute/user-slots.js';
 import type { Jobs } from '../jobs/service.js';
+import type { StacMetadata } from '../data/stac-collections.js';
 
 export interface AppContext {
   config: Config;
@@ -28,6 +29,8 @@ export interface AppContext {
   tiles: Tiles;
   /** Batch jobs: their queue, threads, logs and results. */
   jobs: Jobs;
+  /** Collections backed by STAC APIs: their metadata, read again after a TTL. */
+  stac: StacMetadata;
   /** The route table of each served version. */
   routers: Map<VersionProfile, Router<AppContext>>;
   /** Base URL of every link we hand out (known once the port is bound). */

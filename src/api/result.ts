@@ -45,6 +45,7 @@ export const routes: AppRoute[] = [
             maxValues: cfg.syncMaxValues,
             limitAdvice: 'Run it as a batch job (POST /jobs), or narrow the extent, dates or bands.',
             budgetValues,
+            mode: 'sync',
           },
           ac.signal,
         );

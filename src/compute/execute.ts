@@ -33,6 +33,8 @@ export interface ExecuteRequest {
   raw?: boolean;
   /** Answer only the default value range of a raster result (percentileRange), computed here, not by the caller. */
   range?: boolean;
+  /** What runs the graph (RunContext.mode); sync when absent. */
+  mode?: RunContext['mode'];
   /** Kernels for fusable child processes (default 'auto'). */
   kernels?: RunContext['kernels'];
   /**
@@ -82,6 +84,7 @@ export async function execute(req: ExecuteRequest, catalog: CatalogSource, signa
     region: req.region,
     kernels: req.kernels,
     probe: req.probe,
+    mode: req.mode,
   };
   if (!req.probe) return evaluateAndAnswer(req, run, logs, started);
   try {

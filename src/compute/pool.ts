@@ -5,6 +5,7 @@ import { Worker } from 'node:worker_threads';
 import { ApiError, errorFromData, type ErrorData } from '../core/errors.js';
 import type { ExecuteRequest, ExecuteResult } from './execute.js';
 import type { ToWorker, WorkerInit } from './worker.js';
+import { searchPortForThread } from '../data/stac-search-bridge.js';
 
 interface Task {
   id: number;
@@ -44,7 +45,11 @@ export class ComputePool {
   }
 
   private spawn(): Slot {
-    const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: { dataDir: this.opts.dataDir, blockCacheBytes: this.opts.blockCacheBytes, outboundAllow: this.opts.outboundAllow } satisfies WorkerInit });
+    const searchPort = searchPortForThread();
+    const worker = new Worker(new URL('./worker.js', import.meta.url), {
+      workerData: { dataDir: this.opts.dataDir, databaseUrl: this.opts.databaseUrl, blockCacheBytes: this.opts.blockCacheBytes, outboundAllow: this.opts.outboundAllow, searchPort } satisfies WorkerInit,
+      transferList: searchPort ? [searchPort] : [],
+    });
     const slot: Slot = { worker, task: null };
     worker.on('message', (m: { type?: 'ready'; id: number; ok: boolean; result?: ExecuteResult & { body: Uint8Array }; error?: ErrorData }) => {
       if (m.type === 'ready') {

@@ -9,7 +9,7 @@ export type WorkerInit = ThreadInit;
 
 export type ToWorker = { id: number; type: 'execute'; req: ExecuteRequest } | { id: number; type: 'cancel' };
 
-const store = setupEngineThread(workerData as WorkerInit);
+const catalog = setupEngineThread(workerData as WorkerInit);
 const running = new Map<number, AbortController>();
 // Graphs wait for the warm-up (the pool waits for 'ready' before the server listens); a failed
 // warm-up costs only speed.
@@ -26,7 +26,7 @@ parentPort!.on('message', async (msg: ToWorker) => {
   running.set(msg.id, ac);
   await warmed;
   try {
-    const out = await execute(msg.req, store(), ac.signal);
+    const out = await execute(msg.req, catalog(), ac.signal);
     // Hand the bytes over without copying them.
     const bytes = new Uint8Array(out.body.buffer, out.body.byteOffset, out.body.byteLength);
     const transfer = out.body.byteOffset === 0 && out.body.byteLength === out.body.buffer.byteLength ? bytes : bytes.slice();

@@ -33,6 +33,36 @@ export interface CollectionMeta {
   /** Extra STAC summaries (platform, instruments, ...). */
   summaries?: Record<string, unknown>;
   links?: { rel: string; href: string; type?: string; title?: string }[];
+  /** Set for a collection backed by a STAC API (collections add-stac): its items are searched, never stored. */
+  remote?: RemoteSource;
+}
+
+/** Where a STAC API collection lives, and what was last read of it (refreshed after a TTL). */
+export interface RemoteSource {
+  /** Landing page of the STAC API, without trailing slash. */
+  api: string;
+  /** The collection's id in that API. */
+  collection: string;
+  /** Most items one load may use; null = the server's defaults. */
+  maxItems: number | null;
+  signer: 'none' | 'planetary-computer' | 's3';
+  /** Asset key of each band (band names come from eo:bands, else the asset key). */
+  bandAssets: Record<string, string>;
+  conformsTo: string[];
+  search: { href: string; method: 'GET' | 'POST' } | null;
+  extent: { bbox: [number, number, number, number] | null; interval: [string | null, string | null] };
+  /** The API's queryables of the collection (JSON Schema), null when it has none. */
+  queryables: Record<string, unknown> | null;
+  /** When the metadata above was read (ISO date-time). */
+  fetched: string;
+  /** Search parameters of a user's /search URL (load_stac), sent with every search. */
+  params?: Record<string, unknown>;
+  /**
+   * A user's STAC API (load_stac): its documents and the assets of its items are fetched under the
+   * outbound rules (data/outbound.ts). Absent: a collection the administrator added, trusted with
+   * its asset hosts.
+   */
+  onUsersBehalf?: boolean;
 }
 
 export interface ItemAsset {
@@ -73,4 +103,30 @@ export interface CatalogSource {
     /** Items of a collection ordered by datetime, optionally within [start, end) (ISO strings). */
     items(collectionId: string, start?: string | null, end?: string | null): ItemMeta[];
   };
+  /** Items of a collection backed by a STAC API (`remote` in its record), found by an item search. */
+  search?: (req: RemoteSearch) => Promise<ItemMeta[]>;
+}
+
+export type FilterOp = '=' | '<>' | '<' | '<=' | '>' | '>=';
+
+/** One condition on an item property; a search's filter is a conjunction of them. */
+export interface PropertyCondition {
+  property: string;
+  op: FilterOp;
+  value: string | number | boolean;
+}
+
+/** What a load asks of a STAC API collection (answered by data/stac-collections.ts). */
+export interface RemoteSearch {
+  collection: string;
+  /** WGS84 [w, s, e, n] to search; null = the whole collection. */
+  bbox: [number, number, number, number] | null;
+  /** A smaller area to search instead when `bbox` finds more items than allowed (a tile inside a padded area). */
+  fallbackBbox?: [number, number, number, number] | null;
+  temporal: [string | null, string | null] | null;
+  conditions: PropertyCondition[];
+  /** The mode decides the cap on items (jobs may use more). */
+  mode: 'sync' | 'tile' | 'job';
+  /** A STAC API collection that is not in the catalog (load_stac's URL): searched unsigned. */
+  remote?: RemoteSource;
 }

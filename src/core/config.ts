@@ -19,6 +19,8 @@ export interface Config {
   host: string;
   port: number;
   dataDir: string;
+  /** PostgreSQL for the records instead of the SQLite file in dataDir (postgres://...); null = SQLite. */
+  databaseUrl: string | null;
   brand: string;
   /** Base of every link we hand out, without trailing slash; null = derived from host and bound port. */
   publicUrl: string | null;
@@ -66,6 +68,42 @@ export interface Config {
   resultLinkTtlSeconds: number;
   /** Hosts, addresses and CIDR ranges users' URLs may reach although private (data/outbound.ts parses it). */
   outboundAllow: string;
+  /** STAC API collections (collections add-stac): caching, item caps and asset signers. */
+  stac: StacConfig;
+}
+
+/** How assets of STAC API collections are signed (see data/stac-signers.ts). */
+export interface SignerConfig {
+  /** Planetary Computer's SAS token endpoint; the token of a container is GET {url}/{account}/{container}. */
+  pcSasUrl: string;
+  /** Sent as Ocp-Apim-Subscription-Key when set (higher rate limits). */
+  pcSubscriptionKey: string | null;
+  /**
+   * A stand-in for Azure Blob Storage with path-style URLs, {endpoint}/{account}/{container}/{blob}
+   * (as Azurite serves them); null = only *.blob.core.windows.net hrefs are signed.
+   */
+  pcBlobEndpoint: string | null;
+  s3: {
+    accessKeyId: string | null;
+    secretAccessKey: string | null;
+    sessionToken: string | null;
+    region: string;
+    /** An S3-compatible endpoint for s3:// hrefs, path-style (e.g. http://127.0.0.1:9000); null = AWS. */
+    endpoint: string | null;
+    requesterPays: boolean;
+  };
+}
+
+export interface StacConfig {
+  /** Seconds a remote collection's metadata (bands, extent, queryables) is used before it is fetched again. */
+  metadataTtlSeconds: number;
+  /** Seconds an item search is reused (for the same collection, area, dates and filter). */
+  searchTtlSeconds: number;
+  /** Most items one load of /result or a map tile may use (a collection's --max-items replaces it). */
+  maxItems: number;
+  /** Most items one load of a batch job may use (or the collection's --max-items when higher). */
+  jobMaxItems: number;
+  signers: SignerConfig;
 }
 
 type Env = Record<string, string | undefined>;
@@ -86,6 +124,13 @@ function bool(env: Env, name: string, def: boolean): boolean {
   if (/^(1|true|yes|on)$/i.test(raw)) return true;
   if (/^(0|false|no|off)$/i.test(raw)) return false;
   throw new ConfigError(`${name} must be true or false, got '${raw}'`);
+}
+
+function url(env: Env, name: string): string | null {
+  const raw = env[name];
+  if (!raw) return null;
+  if (!/^https?:\/\/[^/]+/.test(raw)) throw new ConfigError(`${name} must be an absolute http(s) URL, got '${raw}'`);
+  return raw.replace(/\/+$/, '');
 }
 
 function oidcProviders(env: Env): OidcProviderConfig[] {
@@ -110,6 +155,13 @@ function oidcProviders(env: Env): OidcProviderConfig[] {
   });
 }
 
+function databaseUrl(env: Env): string | null {
+  const url = env.XEO_DATABASE_URL;
+  if (!url) return null;
+  if (!/^postgres(ql)?:\/\/./.test(url)) throw new ConfigError('XEO_DATABASE_URL must be a postgres:// URL');
+  return url;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const brand = env.XEO_BRAND || 'Xeo';
   if (!/^[A-Za-z][A-Za-z0-9]*$/.test(brand)) throw new ConfigError(`XEO_BRAND must be a single word of letters and digits, got '${brand}'`);
@@ -119,6 +171,7 @@ export function loadConfig(env: Env = process.env): Config {
     host: env.XEO_HOST || '127.0.0.1',
     port: int(env, 'XEO_PORT', 8080),
     dataDir: path.resolve(env.XEO_DATA_DIR || './data'),
+    databaseUrl: databaseUrl(env),
     brand,
     publicUrl,
     production: bool(env, 'XEO_PRODUCTION', false),
@@ -149,6 +202,25 @@ export function loadConfig(env: Env = process.env): Config {
     jobBlockCacheBytes: int(env, 'XEO_JOB_BLOCK_CACHE_BYTES', 32 * 1024 * 1024, 1024 * 1024),
     resultLinkTtlSeconds: int(env, 'XEO_RESULT_LINK_TTL', 7 * 24 * 3600, 1),
     outboundAllow: env.XEO_OUTBOUND_ALLOW ?? '',
+    stac: {
+      metadataTtlSeconds: int(env, 'XEO_STAC_METADATA_TTL', 3600, 0),
+      searchTtlSeconds: int(env, 'XEO_STAC_SEARCH_TTL', 300, 0),
+      maxItems: int(env, 'XEO_STAC_MAX_ITEMS', 100, 1),
+      jobMaxItems: int(env, 'XEO_STAC_JOB_MAX_ITEMS', 2000, 1),
+      signers: {
+        pcSasUrl: url(env, 'XEO_PC_SAS_URL') ?? 'https://planetarycomputer.microsoft.com/api/sas/v1/token',
+        pcSubscriptionKey: env.XEO_PC_SUBSCRIPTION_KEY || null,
+        pcBlobEndpoint: url(env, 'XEO_PC_BLOB_ENDPOINT'),
+        s3: {
+          accessKeyId: env.XEO_S3_ACCESS_KEY_ID || env.AWS_ACCESS_KEY_ID || null,
+          secretAccessKey: env.XEO_S3_SECRET_ACCESS_KEY || env.AWS_SECRET_ACCESS_KEY || null,
+          sessionToken: env.XEO_S3_SESSION_TOKEN || (env.XEO_S3_ACCESS_KEY_ID ? null : env.AWS_SESSION_TOKEN) || null,
+          region: env.XEO_S3_REGION || env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1',
+          endpoint: url(env, 'XEO_S3_ENDPOINT'),
+          requesterPays: bool(env, 'XEO_S3_REQUESTER_PAYS', false),
+        },
+      },
+    },
   };
 }
 

@@ -81,6 +81,12 @@ export const OWN_CODES = {
   PropertyInvalid: 400,
   /** A Range request that starts beyond the end of a file (answered with a Content-Range header naming the size). */
   RangeNotSatisfiable: 416,
+  /**
+   * A collection served by a STAC API that cannot be used now (unreachable, answering errors): 424
+   * Failed Dependency, since neither the request nor this server is at fault, and a 5xx would read
+   * as our failure. The message names the API; Retry-After says when to try again.
+   */
+  CollectionUnavailable: 424,
   /** Named by the interface spec for an unresolvable parameter reference; not in errors.json. */
   ProcessParameterMissing: 400,
   /** The client went away before its answer (never sent: the status nginx logs for it). */
@@ -154,14 +160,18 @@ export interface ErrorData {
   status: number;
   params: ErrorParams;
   detail?: string;
+  /** Response headers the error asks for (Retry-After, say). */
+  headers?: Record<string, string>;
 }
 
 export function errorToData(e: ApiError): ErrorData {
-  return { code: e.code, status: e.status, params: e.params, detail: e.detail };
+  return { code: e.code, status: e.status, params: e.params, detail: e.detail, ...(e.headers ? { headers: e.headers } : {}) };
 }
 
 export function errorFromData(d: ErrorData): ApiError {
-  return new ApiError('Internal', d.params, d.detail, { code: d.code, status: d.status });
+  const e = new ApiError('Internal', d.params, d.detail, { code: d.code, status: d.status });
+  if (d.headers) e.headers = d.headers;
+  return e;
 }
 
 export function newErrorId(): string {

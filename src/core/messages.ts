@@ -72,6 +72,7 @@ const EN: Record<ErrorCode, string> = {
   IdentityProviderUnavailable: "The identity provider '{provider}' cannot be reached to check the token. Please retry later.",
   TooManyRequests: 'You already run {running} computations at a time, the most allowed. Wait for one to finish, or use a batch job.',
   JobQuotaExceeded: 'You keep {jobs} batch jobs, the most allowed. Delete jobs you no longer need to create new ones.',
+  CollectionUnavailable: "The STAC API behind collection '{identifier}' cannot be used at the moment. Please try again later.",
 };
 
 /** German texts for the messages users meet most. */

@@ -48,6 +48,12 @@ export interface RunContext {
    * this way before any pixel is read.
    */
   probe?: boolean;
+  /**
+   * What runs the graph: a synchronous request, a map tile or a batch job (absent = sync). Loads of
+   * STAC API collections search by it: a tile searches around the tile, a job its whole extent,
+   * and the cap on items is higher for jobs.
+   */
+  mode?: 'sync' | 'tile' | 'job';
   /** Values loaded so far, for costs and usage. */
   stats: { values: number };
 }

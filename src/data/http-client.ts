@@ -5,7 +5,7 @@
 // never a socket error code (it would tell a user whether a port is open).
 import { Agent, request, type Dispatcher } from 'undici';
 import { addTraffic } from '../core/stages.js';
-import { checkUrl, guardedConnector, OutboundRefused, type OutboundPolicy } from './outbound.js';
+import { checkUrl, guardedConnector, OutboundRefused, TRUSTED, type OutboundPolicy } from './outbound.js';
 
 const TIMEOUTS = { headersTimeout: 15_000, bodyTimeout: 30_000 };
 const CONNECT_TIMEOUT = 10_000;
@@ -47,6 +47,8 @@ export interface HttpOptions {
   signal?: AbortSignal;
   /** Bodies larger than this are refused (RemoteError). */
   maxBytes?: number;
+  /** Time for the headers and for the body of each attempt (default: the pool's 15 s and 30 s). */
+  timeoutMs?: number;
 }
 
 const transient = (status: number) => status === 429 || (status >= 500 && status !== 501);
@@ -65,7 +67,8 @@ async function once(url: string, o: HttpOptions): Promise<HttpAnswer> {
   let body = o.body;
   for (let hop = 0; ; hop++) {
     checkUrl(current, o.policy);
-    const res = await request(current, { method, headers: o.headers, body, signal: o.signal, dispatcher: agentFor(o.policy) });
+    const timeouts = o.timeoutMs ? { headersTimeout: o.timeoutMs, bodyTimeout: o.timeoutMs } : {};
+    const res = await request(current, { method, headers: o.headers, body, signal: o.signal, dispatcher: agentFor(o.policy), ...timeouts });
     const location = res.headers.location;
     if (res.statusCode >= 300 && res.statusCode < 400 && typeof location === 'string') {
       await res.body.dump();
@@ -143,4 +146,43 @@ export async function fetchRange(url: string, policy: OutboundPolicy, start: num
   if (res.status === 200) return { data: res.body.subarray(start, end), size: res.body.length };
   if (res.status === 416) return { data: Buffer.alloc(0), size: Number(/\/(\d+)/.exec(String(res.headers['content-range'] ?? ''))?.[1] ?? start) };
   throw new RemoteError(url, `${answered(res)} to a range request`);
+}
+
+/** A JSON document over HTTP (STAC API pages, token endpoints): its status and parsed body. */
+export interface JsonResponse {
+  status: number;
+  /** Parsed body; undefined when the body is not JSON. */
+  body: unknown;
+}
+
+const MAX_JSON_BYTES = 16 * 1024 * 1024;
+
+/**
+ * A JSON exchange (GET, or POST with a JSON body) under `policy`: TRUSTED (the default) for the
+ * administrator's STAC APIs and token endpoints, ON_USERS_BEHALF for a user's. Retried like every
+ * request; network failures are RemoteError, refusals OutboundRefused.
+ */
+export async function requestJson(
+  url: string,
+  opts: { method?: 'GET' | 'POST'; body?: unknown; headers?: Record<string, string>; timeoutMs?: number; policy?: OutboundPolicy } = {},
+): Promise<JsonResponse> {
+  const res = await httpRequest(url, {
+    policy: opts.policy ?? TRUSTED,
+    method: opts.method ?? 'GET',
+    timeoutMs: opts.timeoutMs,
+    maxBytes: MAX_JSON_BYTES,
+    headers: {
+      accept: 'application/geo+json, application/json',
+      ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...opts.headers,
+    },
+    body: opts.body !== undefined ? JSON.stringify(opts.body) : undefined,
+  });
+  let body: unknown;
+  try {
+    body = JSON.parse(res.body.toString('utf8'));
+  } catch {
+    body = undefined;
+  }
+  return { status: res.status, body };
 }

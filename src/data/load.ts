@@ -215,26 +215,26 @@ async function fill(
 }
 
 /**
- * Fills `out` (NaN where empty) from the items of one time, first item first. The items are opened
- * and read concurrently (one round trip for all headers, one for all blocks, when remote).
+ * Fills `out` (NaN where empty) from the items of one time, first item first; stops once no pixel
+ * is empty, before even the header of an item not needed is read. (The bands of a tile, and its
+ * dates, are read concurrently: fill() starts them all at once.)
  */
 async function mosaic(items: ItemMeta[], band: string, dst: Grid, method: Resampling, out: Float32Array, access: SourceAccess): Promise<void> {
   const dstBox = gridBox(dst);
-  const touching = items.filter((item) => item.assets[band] && intersects(item.epsg === dst.epsg ? item.bbox : transformBox(item.bbox, item.epsg, dst.epsg), dstBox));
-  const parts = await Promise.all(
-    touching.map(async (item) => {
-      const asset = item.assets[band];
-      try {
-        const reader = await openRaster(asset.href, access);
-        const srcRes = dst.epsg === reader.info.epsg ? dst.transform[1] : sourceResolution(dst, reader.info.epsg);
-        const level = reader.levelFor(srcRes);
-        return await readInto(reader, level, asset.sample, reader.levelGrid(level), dst, method);
-      } catch (e) {
-        throw unreadable(e, access);
-      }
-    }),
-  );
-  for (const part of parts) {
+  for (const item of items) {
+    if (!out.some(Number.isNaN)) return;
+    const asset = item.assets[band];
+    if (!asset) continue;
+    if (!intersects(item.epsg === dst.epsg ? item.bbox : transformBox(item.bbox, item.epsg, dst.epsg), dstBox)) continue;
+    let part: Float32Array | null;
+    try {
+      const reader = await openRaster(asset.href, access);
+      const srcRes = dst.epsg === reader.info.epsg ? dst.transform[1] : sourceResolution(dst, reader.info.epsg);
+      const level = reader.levelFor(srcRes);
+      part = await readInto(reader, level, asset.sample, reader.levelGrid(level), dst, method);
+    } catch (e) {
+      throw unreadable(e, access);
+    }
     if (!part) continue;
     for (let i = 0; i < out.length; i++) if (Number.isNaN(out[i])) out[i] = part[i];
   }

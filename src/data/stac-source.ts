@@ -3,9 +3,9 @@
 // `next`). The items' GeoTIFF assets become bands; the result is an in-memory CatalogSource that
 // the loader reads like the SQLite catalog.
 import { ApiError } from '../core/errors.js';
-import type { BandMeta, CollectionMeta, ItemMeta } from '../core/catalog.js';
-import type { CatalogSource } from '../core/catalog.js';
+import type { BandMeta, CatalogSource, CollectionMeta, ItemMeta, RemoteSource } from '../core/catalog.js';
 import { ImportError, parseStacItem, type Parsed } from './items.js';
+import { bandsOfAssets, landingPage } from './stac-api.js';
 import { fetchJson as fetchRemoteJson, RemoteError } from './http-client.js';
 import { checkUrl, ON_USERS_BEHALF, OutboundRefused } from './outbound.js';
 import { RasterFormatError } from './cog-reader.js';
@@ -48,8 +48,7 @@ const linkOf = (doc: any, rel: string, base: string): string | null => {
 };
 
 /** The item documents behind a STAC URL, each with the URL its relative links resolve against. */
-async function itemDocuments(url: string): Promise<{ doc: any; base: string }[]> {
-  const doc = await fetchJson(url);
+async function itemDocuments(url: string, doc: any): Promise<{ doc: any; base: string }[]> {
   if (doc?.type === 'Feature') return [{ doc, base: url }];
   const out: { doc: any; base: string }[] = [];
   const fromFeatureCollection = async (first: any, firstUrl: string) => {
@@ -82,9 +81,110 @@ async function itemDocuments(url: string): Promise<{ doc: any; base: string }[]>
   throw bad('the document is neither a STAC Item, an ItemCollection nor a Collection');
 }
 
+const isSearchUrl = (url: string) => {
+  try {
+    return /^https?:$/.test(new URL(url).protocol) && /\/search\/?$/.test(new URL(url).pathname);
+  } catch {
+    return false;
+  }
+};
+
+/** Search parameters of a /search URL's query, typed as a POST body wants them. */
+function searchParams(u: URL): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of u.searchParams) {
+    if (k === 'collections' || k === 'ids') out[k] = v.split(',').filter(Boolean);
+    else if (k === 'bbox') out[k] = v.split(',').map(Number);
+    else if (k === 'limit') continue;
+    else if (k === 'filter' || k === 'query' || k === 'sortby' || k === 'intersects') {
+      try {
+        out[k] = JSON.parse(v);
+      } catch {
+        out[k] = v;
+      }
+    } else out[k] = v;
+  }
+  return out;
+}
+
+/**
+ * A STAC API behind `url`, when it is one of its collections or its /search: then loads search it
+ * (with the load's area, dates and properties) instead of paging through all its items.
+ */
+async function searchableApi(url: string, doc: any): Promise<{ remote: RemoteSource; bandsFrom: Record<string, any> } | null> {
+  const u = new URL(url);
+  const isSearch = isSearchUrl(url);
+  if (!isSearch && !(doc?.type === 'Collection' && linkOf(doc, 'items', url))) return null;
+  // The landing page: the root link of a collection, else the URL above /collections/ID or /search.
+  const rootHref = isSearch ? `${u.origin}${u.pathname.replace(/\/search\/?$/, '/')}` : (linkOf(doc, 'root', url) ?? new URL('../..', url.replace(/\/?$/, '/')).href);
+  let api;
+  try {
+    checkUrl(rootHref, ON_USERS_BEHALF);
+    api = await landingPage(rootHref, ON_USERS_BEHALF);
+  } catch (e) {
+    if (e instanceof OutboundRefused) throw bad(e.message);
+    return null;
+  }
+  if (!api.search) return null;
+  const params = isSearch ? searchParams(u) : undefined;
+  if (isSearch) api.search = { href: u.href.split('?')[0], method: api.search.method };
+  const collectionIds = isSearch ? ((params!.collections as string[] | undefined) ?? []) : [doc.id];
+  // Bands: the collection's item_assets, else the assets of the first item found.
+  let collection = doc?.type === 'Collection' ? doc : null;
+  if (!collection && collectionIds.length === 1) collection = await fetchJson(`${api.url}/collections/${encodeURIComponent(collectionIds[0])}`).catch(() => null);
+  let bandsFrom = collection?.item_assets;
+  if (!bandsFrom || !Object.keys(bandsFrom).length) bandsFrom = doc?.type === 'FeatureCollection' ? (doc.features?.[0]?.assets ?? {}) : {};
+  const { bandAssets } = bandsOfAssets(bandsFrom);
+  return {
+    remote: {
+      api: api.url,
+      collection: collectionIds.join(','),
+      maxItems: null,
+      signer: 'none',
+      bandAssets,
+      conformsTo: api.conformsTo,
+      search: api.search,
+      extent: { bbox: null, interval: [null, null] },
+      queryables: null,
+      fetched: new Date().toISOString(),
+      ...(params ? { params } : {}),
+      onUsersBehalf: true,
+    },
+    bandsFrom,
+  };
+}
+
 /** An in-memory catalog of one collection read from a STAC URL. */
-export async function stacCatalog(url: string): Promise<{ source: CatalogSource; id: string }> {
-  const docs = await itemDocuments(url);
+export async function stacCatalog(url: string, search?: CatalogSource['search']): Promise<{ source: CatalogSource; id: string }> {
+  // A /search URL is not fetched as it is: the load's own search replaces it.
+  let first = search && isSearchUrl(url) ? null : await fetchJson(url);
+  const api = search ? await searchableApi(url, first) : null;
+  first ??= api ? null : await fetchJson(url);
+  if (api) {
+    const { bands, resolution } = bandsOfAssets(api.bandsFrom);
+    if (!bands.length) throw bad('the STAC API collection lists no GeoTIFF data assets (item_assets), so its bands are unknown');
+    const id = 'load_stac';
+    const epsgs = first?.summaries?.['proj:epsg'];
+    const collection: CollectionMeta = {
+      id,
+      title: url,
+      description: `Searched in ${api.remote.api}`,
+      license: 'other',
+      epsg: Array.isArray(epsgs) && Number.isInteger(epsgs[0]) ? epsgs[0] : 4326,
+      resolution: resolution ? [resolution, resolution] : [10, 10],
+      bands,
+      remote: api.remote,
+    };
+    return {
+      id,
+      source: {
+        access: { trusted: false, process: 'load_stac', parameter: 'url' },
+        collections: { get: (x) => (x === id ? collection : null), items: () => [] },
+        search: (req) => search!({ ...req, remote: api.remote }),
+      },
+    };
+  }
+  const docs = await itemDocuments(url, first);
   if (!docs.length) throw bad('the STAC document lists no items');
   const items: ItemMeta[] = [];
   let bands: BandMeta[] = [];

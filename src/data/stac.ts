@@ -111,3 +111,17 @@ export function queryables(meta: CollectionMeta, items: ItemMeta[], url: string)
     additionalProperties: false,
   };
 }
+
+/** The queryables of a STAC API collection: those its API lists (under our URL), else datetime alone. */
+export function remoteQueryables(meta: CollectionMeta, url: string): Record<string, unknown> {
+  const remote = meta.remote?.queryables;
+  const properties = remote && typeof remote.properties === 'object' && remote.properties ? remote.properties : { datetime: { title: 'Acquisition time', type: 'string', format: 'date-time' } };
+  return {
+    $schema: typeof remote?.$schema === 'string' ? remote.$schema : 'https://json-schema.org/draft/2019-09/schema',
+    $id: url,
+    type: 'object',
+    title: `Queryables of ${meta.title}`,
+    properties,
+    additionalProperties: remote?.additionalProperties ?? true,
+  };
+}

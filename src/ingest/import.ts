@@ -30,6 +30,7 @@ export async function importFiles(store: Store, inputs: string[], opts: ImportOp
     opts.progress?.(i + 1, inputs.length, input);
   }
   const existing = store.collections.get(opts.collection);
+  if (existing?.remote) throw new ImportError(`${opts.collection} is served by the STAC API ${existing.remote.api}; its items cannot be imported (remove it first, or import into another collection)`);
   const epsg = existing?.epsg ?? parsed[0].item.epsg;
   const bands = existing?.bands ?? parsed[0].bands;
   for (const p of parsed) {

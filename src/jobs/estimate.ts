@@ -32,6 +32,7 @@ export async function estimateJob(job: JobRecord, store: Store, compute: Compute
     userProcesses: userProcessesOf(store.processGraphs, job.userId, graph),
     maxValues: config.batchMaxValues,
     limitAdvice: 'Narrow the extent, dates or bands of the job.',
+    mode: 'job' as const,
   };
   const dry = await compute.run({ ...base, probe: true });
   if (!dry.probe) return { costs: 0, duration: isoDuration(OVERHEAD_S), size: dry.body.length, downloads_included: null, values: 0 };

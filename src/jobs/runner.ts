@@ -81,7 +81,7 @@ function threadCpuSeconds(): number {
 export async function runJob(spec: JobSpec, catalog: CatalogSource, sink: JobSink, signal: AbortSignal): Promise<JobOutcome> {
   const started = performance.now();
   const cpu0 = threadCpuSeconds();
-  const base = { graph: spec.graph, userProcesses: spec.userProcesses, maxValues: spec.maxValues, limitAdvice: LIMIT_ADVICE };
+  const base = { graph: spec.graph, userProcesses: spec.userProcesses, maxValues: spec.maxValues, limitAdvice: LIMIT_ADVICE, mode: 'job' as const };
   const forward = (logs: { level: LogLevel; message: string; data?: unknown }[], demote: boolean) => {
     for (const l of logs) sink.log({ level: demote ? 'debug' : l.level, message: l.message, ...(l.data === undefined ? {} : { data: l.data }) });
   };
@@ -154,7 +154,7 @@ export async function runJob(spec: JobSpec, catalog: CatalogSource, sink: JobSin
 
 async function runChunked(
   spec: JobSpec,
-  base: Pick<ExecuteRequest, 'graph' | 'userProcesses' | 'maxValues' | 'limitAdvice'>,
+  base: Pick<ExecuteRequest, 'graph' | 'userProcesses' | 'maxValues' | 'limitAdvice' | 'mode'>,
   plan: LoadPlan,
   catalog: CatalogSource,
   sink: JobSink,

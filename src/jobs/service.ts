@@ -63,8 +63,8 @@ export class JobService {
     private readonly config: Config,
   ) {
     this.runRoot = path.join(config.dataDir, 'jobs-tmp');
-    this.links = LinkSigner.open(config.dataDir);
-    this.threads = new JobThreads(config.jobThreads, { dataDir: config.dataDir, blockCacheBytes: config.jobBlockCacheBytes, outboundAllow: config.outboundAllow }, { message: (m) => this.onMessage(m) });
+    this.links = LinkSigner.open(store.secrets, config.dataDir);
+    this.threads = new JobThreads(config.jobThreads, { dataDir: config.dataDir, databaseUrl: config.databaseUrl, blockCacheBytes: config.jobBlockCacheBytes, outboundAllow: config.outboundAllow }, { message: (m) => this.onMessage(m) });
   }
 
   /** Settles what a previous server left behind, then starts queued jobs. */

@@ -1,28 +1,28 @@
 // Signed result links: an HMAC-SHA256 over the job id, the asset (or the results document) and the
-// expiry, with a secret generated once and kept in the data dir. Whoever holds a link may download
-// that one file until it expires, without a token; changing any part breaks the signature.
+// expiry, with a secret made once per installation and kept with the records, so every node signs
+// and verifies alike. Whoever holds a link may download that one file until it expires, without a
+// token; changing any part breaks the signature.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import type { SecretRepo } from '../store/types.js';
 
 export class LinkSigner {
   private constructor(private readonly key: Buffer) {}
 
-  /** The data dir's signing secret, created on first use (readable by the owner only). */
-  static open(dataDir: string): LinkSigner {
-    const file = path.join(dataDir, 'result-links.key');
-    try {
-      return new LinkSigner(Buffer.from(readFileSync(file, 'utf8').trim(), 'hex'));
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-    }
-    try {
-      writeFileSync(file, randomBytes(32).toString('hex'), { flag: 'wx', mode: 0o600 });
-    } catch (e) {
-      // Another process of the same data dir made it first: use theirs.
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-    }
-    return new LinkSigner(Buffer.from(readFileSync(file, 'utf8').trim(), 'hex'));
+  /**
+   * The installation's signing secret. A data dir from before secrets were records keeps its key
+   * (DATA_DIR/result-links.key), so the links it handed out stay valid.
+   */
+  static open(secrets: SecretRepo, dataDir: string): LinkSigner {
+    const hex = secrets.getOrCreate('result-links', () => {
+      try {
+        return readFileSync(path.join(dataDir, 'result-links.key'), 'utf8').trim();
+      } catch {
+        return randomBytes(32).toString('hex');
+      }
+    });
+    return new LinkSigner(Buffer.from(hex, 'hex'));
   }
 
   /** `asset` null signs the results document itself. */

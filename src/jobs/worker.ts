@@ -6,7 +6,7 @@ import { failurePath } from '../graph/evaluate.js';
 import { JobStopped, runJob } from './runner.js';
 import type { FromJobThread, JobThreadInit, ToJobThread } from './protocol.js';
 
-const store = setupEngineThread(workerData as JobThreadInit);
+const catalog = setupEngineThread(workerData as JobThreadInit);
 let current: { jobId: string; run: number; ac: AbortController } | null = null;
 const post = (m: FromJobThread) => parentPort!.postMessage(m);
 
@@ -28,7 +28,7 @@ parentPort!.on('message', async (msg: ToJobThread) => {
     },
   };
   try {
-    const outcome = await runJob(msg.spec, store(), sink, ac.signal);
+    const outcome = await runJob(msg.spec, catalog(), sink, ac.signal);
     post({ type: 'done', jobId, run, outcome });
   } catch (e) {
     if (e instanceof JobStopped) {

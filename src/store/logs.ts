@@ -1,4 +1,4 @@
-import type { Database, Statement } from 'better-sqlite3';
+import type { SqlDb } from './sql.js';
 import type { LogEntry, LogRepo } from './types.js';
 import type { LogLevel } from '../core/run-context.js';
 
@@ -26,19 +26,12 @@ const toEntry = (r: Row): LogEntry => ({
   ...(r.path !== null ? { path: JSON.parse(r.path) } : {}),
 });
 
-export class SqliteLogs implements LogRepo {
-  private readonly insert: Statement<[string, string, string, string | null, string, string | null, string | null]>;
-  private readonly select: Statement<[string, number, string, string, string, string, number], Row>;
-  private readonly remove: Statement<[string]>;
-
-  constructor(db: Database) {
-    this.insert = db.prepare('INSERT INTO logs (owner, level, message, code, time, data, path) VALUES (?, ?, ?, ?, ?, ?, ?)');
-    this.select = db.prepare('SELECT * FROM logs WHERE owner = ? AND seq > ? AND level IN (?, ?, ?, ?) ORDER BY seq LIMIT ?');
-    this.remove = db.prepare('DELETE FROM logs WHERE owner = ?');
-  }
+export class SqlLogs implements LogRepo {
+  constructor(private readonly db: SqlDb) {}
 
   append(owner: string, e: Omit<LogEntry, 'id' | 'time'> & { time?: string }): string {
-    const r = this.insert.run(
+    const r = this.db.get<{ seq: number }>(
+      'INSERT INTO logs (owner, level, message, code, time, data, path) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq',
       owner,
       e.level,
       e.message,
@@ -47,17 +40,19 @@ export class SqliteLogs implements LogRepo {
       e.data === undefined ? null : JSON.stringify(e.data),
       e.path === undefined ? null : JSON.stringify(e.path),
     );
-    return String(r.lastInsertRowid);
+    return String(r!.seq);
   }
 
   page(owner: string, after: string | null, minLevel: LogLevel, limit: number): LogEntry[] {
     const seq = after !== null && /^\d{1,15}$/.test(after) ? Number(after) : 0;
     const levels = LOG_LEVELS.slice(0, levelRank(minLevel) + 1);
     while (levels.length < 4) levels.push(levels[0]);
-    return this.select.all(owner, seq, levels[0], levels[1], levels[2], levels[3], limit).map(toEntry);
+    return this.db
+      .all<Row>('SELECT * FROM logs WHERE owner = ? AND seq > ? AND level IN (?, ?, ?, ?) ORDER BY seq LIMIT ?', owner, seq, levels[0], levels[1], levels[2], levels[3], limit)
+      .map(toEntry);
   }
 
   deleteOwner(owner: string): void {
-    this.remove.run(owner);
+    this.db.run('DELETE FROM logs WHERE owner = ?', owner);
   }
 }

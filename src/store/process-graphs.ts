@@ -1,4 +1,4 @@
-import type { Database, Statement } from 'better-sqlite3';
+import type { SqlDb } from './sql.js';
 import type { ProcessGraphRepo, StoredProcess } from './types.js';
 
 interface Row {
@@ -17,39 +17,34 @@ const toStored = (r: Row): StoredProcess => ({
   updated: r.updated,
 });
 
-export class SqliteProcessGraphs implements ProcessGraphRepo {
-  private readonly selectOne: Statement<[string, string], Row>;
-  private readonly selectPage: Statement<[string, string, number], Row>;
-  private readonly upsert: Statement<[string, string, string, string, string]>;
-  private readonly remove: Statement<[string, string]>;
-
-  constructor(db: Database) {
-    this.selectOne = db.prepare('SELECT * FROM process_graphs WHERE user_id = ? AND id = ?');
-    this.selectPage = db.prepare('SELECT * FROM process_graphs WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?');
-    this.upsert = db.prepare(
-      `INSERT INTO process_graphs (user_id, id, body, created, updated) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (user_id, id) DO UPDATE SET body = excluded.body, updated = excluded.updated`,
-    );
-    this.remove = db.prepare('DELETE FROM process_graphs WHERE user_id = ? AND id = ?');
-  }
+export class SqlProcessGraphs implements ProcessGraphRepo {
+  constructor(private readonly db: SqlDb) {}
 
   get(userId: string, id: string): StoredProcess | null {
-    const r = this.selectOne.get(userId, id);
+    const r = this.db.get<Row>('SELECT * FROM process_graphs WHERE user_id = ? AND id = ?', userId, id);
     return r ? toStored(r) : null;
   }
 
   list(userId: string, after: string | null, limit: number): StoredProcess[] {
-    return this.selectPage.all(userId, after ?? '', limit).map(toStored);
+    return this.db.all<Row>('SELECT * FROM process_graphs WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?', userId, after ?? '', limit).map(toStored);
   }
 
   put(userId: string, id: string, process: Record<string, unknown>): boolean {
     const now = new Date().toISOString();
-    const existed = this.selectOne.get(userId, id) !== undefined;
-    this.upsert.run(userId, id, JSON.stringify(process), now, now);
-    return !existed;
+    const upsert = `INSERT INTO process_graphs (user_id, id, body, created, updated) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (user_id, id) DO UPDATE SET body = excluded.body, updated = excluded.updated`;
+    const args = [userId, id, JSON.stringify(process), now, now];
+    // Whether the row is new, told by the same statement on PostgreSQL (an inserted row has no
+    // xmax), and inside one transaction on SQLite (whose writers never interleave).
+    if (this.db.dialect === 'postgres') return this.db.get<{ inserted: boolean }>(`${upsert} RETURNING (xmax = 0) AS inserted`, ...args)!.inserted;
+    return this.db.transaction(() => {
+      const existed = this.db.get('SELECT 1 FROM process_graphs WHERE user_id = ? AND id = ?', userId, id) !== undefined;
+      this.db.run(upsert, ...args);
+      return !existed;
+    });
   }
 
   delete(userId: string, id: string): boolean {
-    return this.remove.run(userId, id).changes > 0;
+    return this.db.run('DELETE FROM process_graphs WHERE user_id = ? AND id = ?', userId, id) > 0;
   }
 }

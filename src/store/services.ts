@@ -1,4 +1,4 @@
-import type { Database, Statement } from 'better-sqlite3';
+import type { SqlDb } from './sql.js';
 import type { ServiceRecord, ServiceRepo, ServiceUsage } from './types.js';
 
 interface Row {
@@ -30,47 +30,38 @@ function bodyOf(s: ServiceRecord): string {
   return JSON.stringify(body);
 }
 
-export class SqliteServices implements ServiceRepo {
-  private readonly selectOne: Statement<[string], Row>;
-  private readonly selectPage: Statement<[string, string, number], Row>;
-  private readonly insert: Statement<[string, string, string, string, string]>;
-  private readonly change: Statement<[string, string, string]>;
-  private readonly remove: Statement<[string]>;
-  private readonly usage: Statement<[number, number, number, number, string]>;
-
-  constructor(db: Database) {
-    this.selectOne = db.prepare('SELECT * FROM services WHERE id = ?');
-    this.selectPage = db.prepare('SELECT * FROM services WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?');
-    this.insert = db.prepare('INSERT INTO services (id, user_id, body, created, updated) VALUES (?, ?, ?, ?, ?)');
-    this.change = db.prepare('UPDATE services SET body = ?, updated = ? WHERE id = ?');
-    this.remove = db.prepare('DELETE FROM services WHERE id = ?');
-    this.usage = db.prepare(
-      'UPDATE services SET tiles = tiles + ?, cache_hits = cache_hits + ?, values_read = values_read + ?, cpu_ms = cpu_ms + ? WHERE id = ?',
-    );
-  }
+export class SqlServices implements ServiceRepo {
+  constructor(private readonly db: SqlDb) {}
 
   get(id: string) {
-    const r = this.selectOne.get(id);
+    const r = this.db.get<Row>('SELECT * FROM services WHERE id = ?', id);
     return r ? toRecord(r) : null;
   }
 
   list(userId: string, after: string | null, limit: number) {
-    return this.selectPage.all(userId, after ?? '', limit).map(toRecord);
+    return this.db.all<Row>('SELECT * FROM services WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?', userId, after ?? '', limit).map(toRecord);
   }
 
   create(s: ServiceRecord): void {
-    this.insert.run(s.id, s.userId, bodyOf(s), s.created, s.updated);
+    this.db.run('INSERT INTO services (id, user_id, body, created, updated) VALUES (?, ?, ?, ?, ?)', s.id, s.userId, bodyOf(s), s.created, s.updated);
   }
 
   update(s: ServiceRecord): void {
-    this.change.run(bodyOf(s), s.updated, s.id);
+    this.db.run('UPDATE services SET body = ?, updated = ? WHERE id = ?', bodyOf(s), s.updated, s.id);
   }
 
   delete(id: string): boolean {
-    return this.remove.run(id).changes > 0;
+    return this.db.run('DELETE FROM services WHERE id = ?', id) > 0;
   }
 
   addUsage(id: string, add: ServiceUsage): void {
-    this.usage.run(add.tiles, add.cacheHits, add.valuesRead, add.cpuMs, id);
+    this.db.run(
+      'UPDATE services SET tiles = tiles + ?, cache_hits = cache_hits + ?, values_read = values_read + ?, cpu_ms = cpu_ms + ? WHERE id = ?',
+      add.tiles,
+      add.cacheHits,
+      add.valuesRead,
+      add.cpuMs,
+      id,
+    );
   }
 }

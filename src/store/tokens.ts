@@ -1,26 +1,18 @@
-import type { Database, Statement } from 'better-sqlite3';
+import type { SqlDb } from './sql.js';
 import type { TokenRepo } from './types.js';
 
-export class SqliteTokens implements TokenRepo {
-  private readonly insert: Statement<[string, string, number]>;
-  private readonly select: Statement<[string, number], { user_id: string }>;
-  private readonly purge: Statement<[number]>;
-
-  constructor(db: Database) {
-    this.insert = db.prepare('INSERT INTO tokens (token_hash, user_id, expires_at) VALUES (?, ?, ?)');
-    this.select = db.prepare('SELECT user_id FROM tokens WHERE token_hash = ? AND expires_at > ?');
-    this.purge = db.prepare('DELETE FROM tokens WHERE expires_at <= ?');
-  }
+export class SqlTokens implements TokenRepo {
+  constructor(private readonly db: SqlDb) {}
 
   add(tokenHash: string, userId: string, expiresAt: number): void {
-    this.insert.run(tokenHash, userId, expiresAt);
+    this.db.run('INSERT INTO tokens (token_hash, user_id, expires_at) VALUES (?, ?, ?)', tokenHash, userId, expiresAt);
   }
 
   userOf(tokenHash: string, now: number): string | null {
-    return this.select.get(tokenHash, now)?.user_id ?? null;
+    return this.db.get<{ user_id: string }>('SELECT user_id FROM tokens WHERE token_hash = ? AND expires_at > ?', tokenHash, now)?.user_id ?? null;
   }
 
   deleteExpired(now: number): number {
-    return this.purge.run(now).changes;
+    return this.db.run('DELETE FROM tokens WHERE expires_at <= ?', now);
   }
 }

@@ -222,6 +222,11 @@ export interface JobResultRepo {
   delete(jobId: string): boolean;
 }
 
+export interface SecretRepo {
+  /** The secret of this name; the first caller's `make()` decides it, every later caller gets that one. */
+  getOrCreate(name: string, make: () => string): string;
+}
+
 export interface Store {
   users: UserRepo;
   tokens: TokenRepo;
@@ -232,5 +237,6 @@ export interface Store {
   jobs: JobRepo;
   jobQueue: JobQueue;
   jobResults: JobResultRepo;
+  secrets: SecretRepo;
   close(): void;
 }

@@ -1,4 +1,4 @@
-import type { Database, Statement } from 'better-sqlite3';
+import type { SqlDb } from './sql.js';
 import type { User, UserRepo } from './types.js';
 
 interface Row {
@@ -21,45 +21,43 @@ const toUser = (r: Row): User => ({
   created: r.created,
 });
 
-export class SqliteUsers implements UserRepo {
-  private readonly insert: Statement;
-  private readonly selectById: Statement<[string], Row>;
-  private readonly selectByOidc: Statement<[string, string], Row>;
-
-  constructor(private readonly db: Database) {
-    this.insert = db.prepare(
-      `INSERT INTO users (id, name, password_hash, oidc_issuer, oidc_subject, quota_bytes, created)
-       VALUES (@id, @name, @passwordHash, @oidcIssuer, @oidcSubject, @quotaBytes, @created)`,
-    );
-    this.selectById = db.prepare('SELECT * FROM users WHERE id = ?');
-    this.selectByOidc = db.prepare('SELECT * FROM users WHERE oidc_issuer = ? AND oidc_subject = ?');
-  }
+export class SqlUsers implements UserRepo {
+  constructor(private readonly db: SqlDb) {}
 
   create(user: Omit<User, 'created'>): User {
     const full = { ...user, created: new Date().toISOString() };
-    this.insert.run(full);
+    this.db.run(
+      'INSERT INTO users (id, name, password_hash, oidc_issuer, oidc_subject, quota_bytes, created) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      full.id,
+      full.name,
+      full.passwordHash,
+      full.oidcIssuer,
+      full.oidcSubject,
+      full.quotaBytes,
+      full.created,
+    );
     return full;
   }
 
   byId(id: string): User | null {
-    const r = this.selectById.get(id);
+    const r = this.db.get<Row>('SELECT * FROM users WHERE id = ?', id);
     return r ? toUser(r) : null;
   }
 
   byOidc(issuer: string, subject: string): User | null {
-    const r = this.selectByOidc.get(issuer, subject);
+    const r = this.db.get<Row>('SELECT * FROM users WHERE oidc_issuer = ? AND oidc_subject = ?', issuer, subject);
     return r ? toUser(r) : null;
   }
 
   setPassword(id: string, passwordHash: string): void {
-    this.db.prepare('UPDATE users SET password_hash = ? WHERE id = ?').run(passwordHash, id);
+    this.db.run('UPDATE users SET password_hash = ? WHERE id = ?', passwordHash, id);
   }
 
   list(): User[] {
-    return (this.db.prepare('SELECT * FROM users ORDER BY id').all() as Row[]).map(toUser);
+    return this.db.all<Row>('SELECT * FROM users ORDER BY id').map(toUser);
   }
 
   delete(id: string): boolean {
-    return this.db.prepare('DELETE FROM users WHERE id = ?').run(id).changes > 0;
+    return this.db.run('DELETE FROM users WHERE id = ?', id) > 0;
   }
 }

@@ -30,7 +30,10 @@ export function serviceExtent(catalog: CatalogSource, graph: unknown): LonLatBox
       }
     } else if (ext === undefined || ext === null) {
       if (typeof a.id !== 'string') return null;
-      const items = catalog.collections.items(a.id);
+      // A STAC API collection: the extent its API announces (its items are not kept here).
+      const remote = catalog.collections.get(a.id)?.remote;
+      if (remote) b = remote.extent.bbox;
+      const items = remote ? [] : catalog.collections.items(a.id);
       for (const it of items) b = union(b, it.bbox4326);
     } else {
       return null; // GeoJSON or a parameter: computed at run time

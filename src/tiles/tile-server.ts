@@ -171,18 +171,26 @@ export class TileServer {
     const range = await this.rangeOf(st);
     const size = st.config.tile_size;
     const started = performance.now();
-    const out = await this.compute.run(
-      {
-        graph: st.graph,
-        userProcesses: st.userProcesses,
-        maxValues: this.config.syncMaxValues,
-        limitAdvice: 'Narrow the dates or bands of the service, or use a batch job.',
-        region: tileGrid(coord, size),
-        parameters: tileParameters(coord, size),
-        output: { format: fmt === 'png' ? 'PNG' : 'JPEG', options: { colormap: st.config.colormap, min: range?.[0] ?? null, max: range?.[1] ?? null } },
-      },
-      signal,
-    );
+    const out = await this.compute
+      .run(
+        {
+          graph: st.graph,
+          userProcesses: st.userProcesses,
+          maxValues: this.config.syncMaxValues,
+          limitAdvice: 'Narrow the dates or bands of the service, or use a batch job.',
+          region: tileGrid(coord, size),
+          mode: 'tile',
+          parameters: tileParameters(coord, size),
+          output: { format: fmt === 'png' ? 'PNG' : 'JPEG', options: { colormap: st.config.colormap, min: range?.[0] ?? null, max: range?.[1] ?? null } },
+        },
+        signal,
+      )
+      // A tile where the loads find no items (a searched collection's gap) is empty, not an error.
+      .catch((e) => {
+        if ((e as { code?: string }).code === 'NoDataAvailable') return null;
+        throw e;
+      });
+    if (!out) return this.empty(size, fmt);
     this.activity.rendered(st.record.id, out.values, out.stages.total, performance.now() - started);
     return { body: out.body, contentType: out.mediaType, etag: etagOf(out.body), timing: serverTiming(out.stages) };
   }
@@ -218,6 +226,7 @@ export class TileServer {
       maxValues: this.config.syncMaxValues,
       limitAdvice: 'Narrow the dates or bands of the service.',
       region: grid,
+      mode: 'tile',
       parameters: tileParameters({ z: 0, x: 0, y: 0 }, 256, { west: x0, south: y0, east: x1, north: y1, crs: 3857 }),
       // The percentiles are taken on the compute thread, not on the event loop.
       range: true,

@@ -7,13 +7,14 @@ import { type Callback, type ProcessArgs, type ProcessDef } from '../../core/pro
 import { ProcessException } from '../../core/errors.js';
 import { LazyCube, isCube, lazyWithGeometries } from '../../datacube/lazy.js';
 import { DataCube } from '../../datacube/datacube.js';
-import { featuresOf } from '../../datacube/geometry.js';
+import { featuresOf, geometriesBox } from '../../datacube/geometry.js';
+import { searchedSource } from './search.js';
+import type { RunContext } from '../../core/run-context.js';
 import { collectionOf } from '../../data/load.js';
 import { type CatalogSource } from '../../core/catalog.js';
 import { stacCatalog } from '../../data/stac-source.js';
 import { bboxOf, intervalOf } from './extents.js';
 import { outputFormat } from '../../output/formats.js';
-import type { Grid } from '../../core/grid.js';
 
 const texts = {
   spatial: 'The area to load: a bounding box (with `crs`, EPSG:4326 by default) or GeoJSON polygons (pixels whose centre lies outside them become no-data); null loads the whole collection.',
@@ -44,19 +45,30 @@ async function withProperties(source: CatalogSource, id: string, conditions: Rec
 }
 
 /** The deferred load of load_collection and load_stac, with the restrictions of their arguments. */
-async function deferredLoad(source: CatalogSource, id: string, a: ProcessArgs, processId: string, region: Grid | null): Promise<LazyCube> {
+async function deferredLoad(source: CatalogSource, id: string, a: ProcessArgs, processId: string, run: RunContext): Promise<LazyCube> {
   const properties = a.get<Record<string, unknown> | null>('properties');
-  if (properties !== null) source = await withProperties(source, id, properties, a, processId);
-  let cube = new LazyCube({ source, collection: id, extent: null, temporal: null, bands: null, target: {}, resampling: 'nearest', mask: null, region });
   const spatial = a.get<Record<string, unknown> | null>('spatial_extent');
-  if (spatial !== null) {
-    if (typeof spatial.type === 'string') cube = lazyWithGeometries(cube, featuresOf(spatial, processId, 'spatial_extent').map((f) => f.geometry));
-    else cube = cube.with({ extent: bboxOf(spatial, processId, 'spatial_extent') });
-  }
-  const temporal = a.get<unknown>('temporal_extent');
-  if (temporal !== null) cube = cube.with({ temporal: intervalOf(temporal, processId, 'temporal_extent') });
+  const geoms = spatial !== null && typeof spatial.type === 'string' ? featuresOf(spatial, processId, 'spatial_extent').map((f) => f.geometry) : null;
+  const bbox = spatial !== null && !geoms ? bboxOf(spatial, processId, 'spatial_extent') : null;
+  const temporalArg = a.get<unknown>('temporal_extent');
+  const temporal = temporalArg !== null ? intervalOf(temporalArg, processId, 'temporal_extent') : null;
+  const meta = collectionOf(source, id);
+  const search = source.search;
+  const searched = !!meta.remote;
+  if (searched) {
+    if (!search) throw new ApiError('CollectionUnavailable', { identifier: id });
+    const box = geoms ? geometriesBox(geoms) : null;
+    const extent = bbox ?? (box ? { west: box[0], south: box[1], east: box[2], north: box[3], crs: 4326 } : null);
+    source = await searchedSource(source, meta, { extent, temporal, properties, args: a, processId, run }, (req) => search({ ...req, collection: id }));
+  } else if (properties !== null) source = await withProperties(source, id, properties, a, processId);
+  let cube = new LazyCube({ source, collection: id, extent: null, temporal: null, bands: null, target: {}, resampling: 'nearest', mask: null, region: run.region ?? null });
+  if (geoms) cube = lazyWithGeometries(cube, geoms);
+  else if (bbox) cube = cube.with({ extent: bbox });
+  if (temporal) cube = cube.with({ temporal });
   const bands = a.get<string[] | null>('bands');
   if (bands !== null) cube = cube.with({ bands });
+  // A searched load finds nothing in a tile outside its items: the tile stays empty (no dates), not an error.
+  if (searched && run.mode === 'tile' && source.collections.items(id).length === 0) throw new ProcessException('NoDataAvailable', 'there is no data in this tile');
   const plan = cube.plan();
   if (plan.times.length === 0) throw new ProcessException('NoDataAvailable', `there is no data in the requested area and time interval`);
   return cube;
@@ -86,7 +98,7 @@ export const processes: ProcessDef[] = [
       const run = ctx.run;
       if (!run) throw new ApiError('ProcessUnsupported', { process: 'load_collection', namespace: 'backend' });
       collectionOf(run.catalog, a.get<string>('id'));
-      return deferredLoad(run.catalog, a.get<string>('id'), a, 'load_collection', run.region ?? null);
+      return deferredLoad(run.catalog, a.get<string>('id'), a, 'load_collection', run);
     },
   ),
   define(
@@ -111,8 +123,8 @@ export const processes: ProcessDef[] = [
     },
     async (a, ctx) => {
       if (!ctx.run) throw new ApiError('ProcessUnsupported', { process: 'load_stac', namespace: 'backend' });
-      const { source, id } = await stacCatalog(a.get<string>('url'));
-      return deferredLoad(source, id, a, 'load_stac', ctx.run.region ?? null);
+      const { source, id } = await stacCatalog(a.get<string>('url'), ctx.run.catalog.search);
+      return deferredLoad(source, id, a, 'load_stac', ctx.run);
     },
   ),
   define(

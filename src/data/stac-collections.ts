@@ -1,0 +1,223 @@
+// Collections backed by a STAC API (`xeo collections add-stac`): their record (bands from the
+// remote collection's item_assets, extent, summaries, queryables), refreshed after a TTL, and the
+// item searches of their loads, cached briefly so a map session costs one search per area. One
+// instance lives on the main thread; engine threads reach it through stac-search-bridge.ts, so all
+// threads share the cache and a search that is under way.
+import { LRUCache } from 'lru-cache';
+import { ApiError } from '../core/errors.js';
+import type { StacConfig } from '../core/config.js';
+import type { CollectionMeta, ItemMeta, RemoteSearch, RemoteSource } from '../core/catalog.js';
+import type { CollectionRepo } from '../store/types.js';
+import { ItemCapError, StacApiError, bandsOfAssets, fetchDoc, itemOf, landingPage, searchItems, stacInterval } from './stac-api.js';
+import { createSigner, type Signer } from './stac-signers.js';
+import { ON_USERS_BEHALF, OutboundRefused, TRUSTED } from './outbound.js';
+import { RemoteError } from './http-client.js';
+import { RasterFormatError } from './cog-reader.js';
+
+/** A user's STAC API (load_stac) that the rules refuse or that cannot be read: the 400 of load_stac's url. */
+const usersMistake = (e: Error) => new ApiError('ProcessParameterInvalid', { process: 'load_stac', parameter: 'url', reason: e.message });
+
+export const COLLECTION_ID = /^[\w\-.~/]+$/;
+
+/** Most items all cached searches together keep. */
+const SEARCH_CACHE_ITEMS = 50_000;
+
+export interface AddStacOptions {
+  id?: string;
+  title?: string;
+  maxItems?: number | null;
+  signer?: RemoteSource['signer'];
+}
+
+/** Reads a remote collection (landing page, collection, queryables) into our record of it. */
+export async function describeStacCollection(apiUrl: string, remoteId: string, opts: AddStacOptions = {}): Promise<CollectionMeta> {
+  const api = await landingPage(apiUrl);
+  const url = `${api.url}/collections/${encodeURIComponent(remoteId)}`;
+  const doc = await fetchDoc(url);
+  if (doc.type !== 'Collection' || typeof doc.id !== 'string') throw new StacApiError(url, 'is not a STAC Collection');
+  const { bands, bandAssets, resolution } = bandsOfAssets(doc.item_assets ?? {});
+  if (!bands.length) throw new StacApiError(url, 'lists no GeoTIFF data assets in item_assets, so its bands are unknown');
+  let queryables: Record<string, unknown> | null = null;
+  const qLink = (doc.links ?? []).find((l: any) => l?.rel === 'http://www.opengis.net/def/rel/ogc/1.0/queryables' && typeof l.href === 'string');
+  try {
+    queryables = await fetchDoc(qLink ? new URL(qLink.href, url).href : `${url}/queryables`);
+  } catch {
+    queryables = null; // optional in STAC APIs
+  }
+  const summaries: Record<string, unknown> = { ...(doc.summaries ?? {}) };
+  delete summaries['eo:bands'];
+  const epsgSummary = Array.isArray(summaries['proj:epsg']) ? Number(summaries['proj:epsg'][0]) : NaN;
+  const bbox = doc.extent?.spatial?.bbox?.[0];
+  const interval = doc.extent?.temporal?.interval?.[0];
+  const id = opts.id ?? remoteId;
+  if (!COLLECTION_ID.test(id)) throw new StacApiError(url, `'${id}' cannot be a collection id here (letters, digits and - . ~ / _ only); give one with --id`);
+  return {
+    id,
+    title: opts.title ?? (typeof doc.title === 'string' ? doc.title : remoteId),
+    description: typeof doc.description === 'string' ? doc.description : `Items of ${remoteId} in the STAC API ${api.url}.`,
+    license: typeof doc.license === 'string' ? doc.license : 'other',
+    ...(Array.isArray(doc.keywords) ? { keywords: doc.keywords.filter((k: unknown) => typeof k === 'string') } : {}),
+    ...(Array.isArray(doc.providers) ? { providers: doc.providers } : {}),
+    // Items may be in any UTM zone; Web Mercator tiles and loads in other CRSs are warped anyway.
+    epsg: Number.isInteger(epsgSummary) ? epsgSummary : 4326,
+    resolution: resolution ? [resolution, resolution] : [10, 10],
+    bands,
+    summaries,
+    links: [{ rel: 'via', href: url, type: 'application/json', title: 'The collection in its STAC API' }],
+    remote: {
+      api: api.url,
+      collection: remoteId,
+      maxItems: opts.maxItems ?? null,
+      signer: opts.signer ?? 'none',
+      bandAssets,
+      conformsTo: api.conformsTo,
+      search: api.search,
+      extent: {
+        bbox: Array.isArray(bbox) && bbox.length >= 4 ? [bbox[0], bbox[1], bbox[bbox.length / 2], bbox[bbox.length / 2 + 1]] : null,
+        interval: Array.isArray(interval) ? [interval[0] ?? null, interval[1] ?? null] : [null, null],
+      },
+      queryables,
+      fetched: new Date().toISOString(),
+    },
+  };
+}
+
+/** The answer for a STAC API that cannot be used now: not a server fault, and not the client's either. */
+export function unavailable(meta: CollectionMeta, reason: string): ApiError {
+  const e = new ApiError('CollectionUnavailable', { identifier: meta.id }, `Collection '${meta.id}' is served by the STAC API ${meta.remote?.api}, which cannot be used at the moment: ${reason}. Try again later.`);
+  e.headers = { 'Retry-After': '30' };
+  return e;
+}
+
+const key = (s: RemoteSearch, bbox: RemoteSearch['bbox']) =>
+  JSON.stringify([s.remote ? [s.remote.api, s.remote.collection, s.remote.params ?? null] : s.collection, bbox?.map((v) => Math.round(v * 1e6) / 1e6) ?? null, s.temporal ?? null, s.conditions]);
+
+/** What the API asks of STAC API collections: their record, fresh. */
+export type StacMetadata = Pick<StacCollections, 'fresh'>;
+
+export class StacCollections {
+  private readonly refreshing = new Map<string, Promise<CollectionMeta>>();
+  private readonly searches: LRUCache<string, { at: number; items: Promise<ItemMeta[]>; size: number }>;
+  private readonly signers = new Map<string, Signer>();
+
+  constructor(
+    private readonly collections: Pick<CollectionRepo, 'get' | 'put'>,
+    private readonly config: StacConfig,
+  ) {
+    // Bounded by items kept (an item is about a kilobyte), and by searches.
+    this.searches = new LRUCache({ max: 512, maxSize: SEARCH_CACHE_ITEMS, sizeCalculation: (e) => Math.max(1, e.size) });
+  }
+
+  /** The record of a STAC API collection, read again from the API when older than the TTL. */
+  fresh(meta: CollectionMeta): Promise<CollectionMeta> {
+    const r = meta.remote;
+    if (!r || Date.now() - Date.parse(r.fetched) < this.config.metadataTtlSeconds * 1000) return Promise.resolve(meta);
+    let p = this.refreshing.get(meta.id);
+    if (!p) {
+      p = describeStacCollection(r.api, r.collection, { id: meta.id, title: meta.title, maxItems: r.maxItems, signer: r.signer })
+        .then((m) => {
+          // Removed meanwhile (collections remove): not put back.
+          if (this.collections.get(meta.id)?.remote) this.collections.put(m);
+          return m;
+        })
+        .catch((e) => {
+          throw unavailable(meta, (e as Error).message);
+        })
+        .finally(() => this.refreshing.delete(meta.id));
+      this.refreshing.set(meta.id, p);
+    }
+    return p;
+  }
+
+  private signer(meta: CollectionMeta): Signer {
+    const name = meta.remote!.signer;
+    let s = this.signers.get(name);
+    if (!s) this.signers.set(name, (s = createSigner(name, this.config.signers)));
+    return s;
+  }
+
+  /** Items of a load (signed hrefs), from the cache when the same search ran shortly before. */
+  async search(req: RemoteSearch): Promise<ItemMeta[]> {
+    let meta: CollectionMeta;
+    if (req.remote) meta = { id: req.collection, title: req.remote.api, description: '', license: 'other', epsg: 4326, resolution: [1, 1], bands: [], remote: { ...req.remote, signer: 'none' } };
+    else {
+      const stored = this.collections.get(req.collection);
+      if (!stored?.remote) throw new ApiError('CollectionNotFound', { identifier: req.collection });
+      meta = await this.fresh(stored);
+    }
+    try {
+      return await this.cached(meta, req, req.bbox);
+    } catch (e) {
+      if (!(e instanceof ItemCapError)) throw e;
+      if (!req.fallbackBbox) throw capExceeded(e, meta.id);
+      try {
+        return await this.cached(meta, req, req.fallbackBbox);
+      } catch (e2) {
+        throw e2 instanceof ItemCapError ? capExceeded(e2, meta.id) : e2;
+      }
+    }
+  }
+
+  private cached(meta: CollectionMeta, req: RemoteSearch, bbox: RemoteSearch['bbox']): Promise<ItemMeta[]> {
+    const k = key(req, bbox);
+    const hit = this.searches.get(k);
+    if (hit && Date.now() - hit.at < this.config.searchTtlSeconds * 1000) return hit.items;
+    const items = this.run(meta, req, bbox);
+    const entry = { at: Date.now(), items, size: 1 };
+    this.searches.set(k, entry);
+    items.then(
+      (found) => {
+        // Sized once known (a search under way counts as one item).
+        if (this.searches.peek(k) === entry) this.searches.set(k, { ...entry, size: found.length });
+      },
+      () => {
+        if (this.searches.peek(k) === entry) this.searches.delete(k);
+      },
+    );
+    return items;
+  }
+
+  private capOf(meta: CollectionMeta, mode: RemoteSearch['mode']): number {
+    const own = meta.remote!.maxItems;
+    return mode === 'job' ? Math.max(own ?? 0, this.config.jobMaxItems) : (own ?? this.config.maxItems);
+  }
+
+  private async run(meta: CollectionMeta, req: RemoteSearch, bbox: RemoteSearch['bbox']): Promise<ItemMeta[]> {
+    const r = meta.remote!;
+    const cap = this.capOf(meta, req.mode);
+    // The administrator's API is trusted with its asset hosts; a user's goes by the outbound rules.
+    const policy = r.onUsersBehalf ? ON_USERS_BEHALF : TRUSTED;
+    let features: any[];
+    try {
+      ({ features } = await searchItems(
+        { url: r.api, conformsTo: r.conformsTo, search: r.search, policy },
+        { ...(r.params?.collections ? {} : { collections: [r.collection] }), bbox, datetime: stacInterval(req.temporal), conditions: req.conditions, maxItems: cap, extra: r.params },
+      ));
+    } catch (e) {
+      if (e instanceof ItemCapError) throw e;
+      if (e instanceof OutboundRefused) throw usersMistake(e);
+      if (e instanceof StacApiError) throw r.onUsersBehalf ? usersMistake(e) : unavailable(meta, e.message);
+      throw e;
+    }
+    const signer = this.signer(meta);
+    const base = r.search?.href ?? `${r.api}/search`;
+    try {
+      const items = await Promise.all(features.map((f) => itemOf(f, base, r.bandAssets, (h) => signer.sign(h), policy)));
+      return items.filter((x): x is ItemMeta => x !== null);
+    } catch (e) {
+      // A signer that cannot sign, or an item without projection metadata whose header cannot be read.
+      if (e instanceof ApiError) throw e;
+      if (r.onUsersBehalf && (e instanceof OutboundRefused || e instanceof RemoteError || e instanceof RasterFormatError)) throw usersMistake(e);
+      throw unavailable(meta, (e as Error).message);
+    }
+  }
+}
+
+/** The refusal of a load whose search finds more items than allowed. */
+export function capExceeded(e: ItemCapError, collection: string): ApiError {
+  return new ApiError(
+    'ProcessGraphComplexity',
+    {},
+    `The load of '${collection}' finds ${e.found === null ? 'more than' : e.found} items in its STAC API, more than the ${e.cap} one load may use here (the collection's --max-items, XEO_STAC_MAX_ITEMS for /result and tiles, XEO_STAC_JOB_MAX_ITEMS for batch jobs). Narrow spatial_extent or temporal_extent, or filter by properties (eo:cloud_cover, say).`,
+  );
+}

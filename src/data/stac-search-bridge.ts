@@ -1,0 +1,55 @@
+// Item searches of STAC API collections run on the main thread (stac-collections.ts), where one
+// cache and one search under way serve every engine thread. Each thread gets a MessagePort to it
+// when spawned; its loads call searchOverPort's function like a local one.
+import { MessageChannel, type MessagePort } from 'node:worker_threads';
+import { ApiError, errorFromData, errorToData, type ErrorData } from '../core/errors.js';
+import type { ItemMeta, RemoteSearch } from '../core/catalog.js';
+
+export type SearchFn = (req: RemoteSearch) => Promise<ItemMeta[]>;
+
+let host: SearchFn | null = null;
+
+/** Makes `fn` answer the searches of threads spawned from now on (set once at server start). */
+export function setSearchHost(fn: SearchFn | null): void {
+  host = fn;
+}
+
+/** A port for a new engine thread (to pass in workerData and transferList), or null without a host. */
+export function searchPortForThread(): MessagePort | null {
+  const fn = host;
+  if (!fn) return null;
+  const { port1, port2 } = new MessageChannel();
+  port1.on('message', (m: { id: number; req: RemoteSearch }) => {
+    fn(m.req).then(
+      (items) => port1.postMessage({ id: m.id, ok: true, items }),
+      (e) => {
+        const err = e instanceof ApiError ? e : null;
+        if (!err) console.error('[xeo] STAC search failed:', e);
+        port1.postMessage({ id: m.id, ok: false, error: errorToData(err ?? new ApiError('Internal')) });
+      },
+    );
+  });
+  // The thread's end closes port2; port1 must not keep the process alive meanwhile.
+  port1.unref();
+  return port2;
+}
+
+/** The search function of an engine thread, over its port. */
+export function searchOverPort(port: MessagePort): SearchFn {
+  let next = 1;
+  const waiting = new Map<number, { resolve(items: ItemMeta[]): void; reject(e: unknown): void }>();
+  port.on('message', (m: { id: number; ok: boolean; items?: ItemMeta[]; error?: ErrorData }) => {
+    const w = waiting.get(m.id);
+    if (!w) return;
+    waiting.delete(m.id);
+    if (m.ok) w.resolve(m.items!);
+    else w.reject(errorFromData(m.error!));
+  });
+  port.unref();
+  return (req) =>
+    new Promise<ItemMeta[]>((resolve, reject) => {
+      const id = next++;
+      waiting.set(id, { resolve, reject });
+      port.postMessage({ id, req });
+    });
+}

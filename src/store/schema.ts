@@ -1,0 +1,151 @@
+// The schema of the record store: numbered migrations, written once in SQLite's words and
+// translated for PostgreSQL, each applied in one transaction. SQLite records the version in
+// PRAGMA user_version; PostgreSQL in a table, under an advisory lock so that nodes starting at the
+// same moment apply each migration once.
+import type { SqlDb } from './sql.js';
+import { SqliteDb } from './sql.js';
+
+/** Append only: a migration, once released, never changes. */
+const MIGRATIONS: string[] = [
+  `CREATE TABLE users (
+     id TEXT PRIMARY KEY,
+     name TEXT NOT NULL,
+     password_hash TEXT,
+     oidc_issuer TEXT,
+     oidc_subject TEXT,
+     quota_bytes INTEGER,
+     created TEXT NOT NULL
+   );
+   CREATE UNIQUE INDEX users_oidc ON users (oidc_issuer, oidc_subject) WHERE oidc_issuer IS NOT NULL;
+   CREATE TABLE tokens (
+     token_hash TEXT PRIMARY KEY,
+     user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+     expires_at INTEGER NOT NULL
+   );
+   CREATE INDEX tokens_expiry ON tokens (expires_at);
+   CREATE TABLE process_graphs (
+     user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+     id TEXT NOT NULL,
+     body TEXT NOT NULL,
+     created TEXT NOT NULL,
+     updated TEXT NOT NULL,
+     PRIMARY KEY (user_id, id)
+   ) WITHOUT ROWID;`,
+  `CREATE TABLE collections (
+     id TEXT PRIMARY KEY,
+     body TEXT NOT NULL,
+     position INTEGER NOT NULL,
+     created TEXT NOT NULL,
+     updated TEXT NOT NULL
+   );
+   CREATE TABLE items (
+     collection_id TEXT NOT NULL REFERENCES collections (id) ON DELETE CASCADE,
+     id TEXT NOT NULL,
+     datetime TEXT NOT NULL,
+     body TEXT NOT NULL,
+     PRIMARY KEY (collection_id, id)
+   ) WITHOUT ROWID;
+   CREATE INDEX items_by_time ON items (collection_id, datetime);`,
+  // Secondary web services, and log entries of services (and later jobs) keyed by their owner.
+  `CREATE TABLE services (
+     id TEXT PRIMARY KEY,
+     user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+     body TEXT NOT NULL,
+     tiles INTEGER NOT NULL DEFAULT 0,
+     cache_hits INTEGER NOT NULL DEFAULT 0,
+     values_read INTEGER NOT NULL DEFAULT 0,
+     cpu_ms REAL NOT NULL DEFAULT 0,
+     created TEXT NOT NULL,
+     updated TEXT NOT NULL
+   );
+   CREATE INDEX services_by_user ON services (user_id, id);
+   CREATE TABLE logs (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     owner TEXT NOT NULL,
+     level TEXT NOT NULL,
+     message TEXT NOT NULL,
+     code TEXT,
+     time TEXT NOT NULL,
+     data TEXT,
+     path TEXT
+   );
+   CREATE INDEX logs_by_owner ON logs (owner, seq);`,
+  // Batch jobs (their logs are in logs, owner job:ID). The queue is the order of queue_seq among
+  // queued jobs; the results record goes with its job.
+  `CREATE TABLE jobs (
+     id TEXT PRIMARY KEY,
+     user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+     title TEXT,
+     description TEXT,
+     process TEXT NOT NULL,
+     plan TEXT NOT NULL,
+     budget REAL,
+     log_level TEXT NOT NULL,
+     status TEXT NOT NULL,
+     progress REAL NOT NULL DEFAULT 0,
+     costs REAL NOT NULL DEFAULT 0,
+     usage TEXT,
+     run INTEGER NOT NULL DEFAULT 0,
+     interruptions INTEGER NOT NULL DEFAULT 0,
+     queue_seq INTEGER,
+     created TEXT NOT NULL,
+     updated TEXT NOT NULL
+   );
+   CREATE INDEX jobs_by_user ON jobs (user_id, id);
+   CREATE INDEX jobs_by_status ON jobs (status, queue_seq);
+   CREATE TABLE job_results (
+     job_id TEXT PRIMARY KEY REFERENCES jobs (id) ON DELETE CASCADE,
+     body TEXT NOT NULL
+   );`,
+  // Secrets every node must share (the key of signed result links), made once by whichever node comes first.
+  `CREATE TABLE secrets (
+     name TEXT PRIMARY KEY,
+     value TEXT NOT NULL
+   );`,
+];
+
+/** The same statements in PostgreSQL's words. */
+export function forPostgres(ddl: string): string {
+  return ddl
+    .replace(/INTEGER PRIMARY KEY AUTOINCREMENT/g, 'BIGSERIAL PRIMARY KEY')
+    .replace(/\)\s*WITHOUT ROWID/g, ')')
+    .replace(/\bINTEGER\b/g, 'BIGINT')
+    .replace(/\bREAL\b/g, 'DOUBLE PRECISION');
+}
+
+/** Any number, unique to Xeo's schema migrations, for pg_advisory_xact_lock. */
+const MIGRATION_LOCK = 0x58656f;
+
+export function migrate(db: SqlDb): void {
+  if (db instanceof SqliteDb) return migrateSqlite(db);
+  db.run('CREATE TABLE IF NOT EXISTS xeo_schema (version INTEGER NOT NULL)');
+  for (;;) {
+    const applied = db.transaction(() => {
+      db.get('SELECT pg_advisory_xact_lock(?)', MIGRATION_LOCK);
+      const row = db.get<{ version: number }>('SELECT version FROM xeo_schema');
+      const current = row?.version ?? 0;
+      tooNew(current);
+      if (current >= MIGRATIONS.length) return false;
+      db.run(forPostgres(MIGRATIONS[current]));
+      if (row) db.run('UPDATE xeo_schema SET version = ?', current + 1);
+      else db.run('INSERT INTO xeo_schema (version) VALUES (?)', current + 1);
+      return true;
+    });
+    if (!applied) return;
+  }
+}
+
+function migrateSqlite(db: SqliteDb): void {
+  const current = db.db.pragma('user_version', { simple: true }) as number;
+  tooNew(current);
+  for (let v = current; v < MIGRATIONS.length; v++) {
+    db.transaction(() => {
+      db.db.exec(MIGRATIONS[v]);
+      db.db.pragma(`user_version = ${v + 1}`);
+    });
+  }
+}
+
+function tooNew(version: number): void {
+  if (version > MIGRATIONS.length) throw new Error(`the database schema (version ${version}) is newer than this Xeo (${MIGRATIONS.length}); upgrade Xeo`);
+}

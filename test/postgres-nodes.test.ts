@@ -1,0 +1,96 @@
+// Two API nodes on one PostgreSQL, each with its own data dir: records written through one are
+// seen through the other (users, tokens, stored processes, jobs, collections read by the compute
+// threads), and a database that goes away gives 503s with Retry-After, then work resumes.
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import path from 'node:path';
+import { writeCog } from '../src/output/cog-writer.js';
+import { expectError, http, login, removeDir, startServer, tempDir, xeo, type TestServer } from './helpers.js';
+import { hasPostgres, startPostgres, type Postgres } from '../bench/postgres.js';
+import { describeWithTool } from './system-tools.js';
+
+describeWithTool(hasPostgres, 'PostgreSQL 15', 'API nodes sharing PostgreSQL', () => {
+  let pg: Postgres;
+  let env: Record<string, string>;
+  let a: TestServer;
+  let b: TestServer;
+  let token: string;
+  const files = tempDir('xeo-pg-files-');
+
+  beforeAll(async () => {
+    pg = await startPostgres();
+    env = { XEO_DATABASE_URL: pg.database() };
+    // A small raster, imported once: both nodes (and their compute threads) read it from the shared records.
+    const width = 64;
+    const band = Uint16Array.from({ length: width * width }, (_, i) => 100 + (i % width) + Math.floor(i / width));
+    await writeCog(path.join(files, 'small_20240301.tif'), { width, height: width, epsg: 32633, transform: [600000, 10, 0, 5300000, 0, -10], bands: [band], nodata: 0 });
+    const imp = xeo(['import', '--collection', 'SMALL', path.join(files, 'small_20240301.tif')], { dataDir: tempDir(), env });
+    expect(imp.status, imp.stderr).toBe(0);
+    const add = xeo(['users', 'add', 'alice', '--password', 'secret'], { dataDir: tempDir(), env });
+    expect(add.status, add.stderr).toBe(0);
+    [a, b] = await Promise.all([startServer(env), startServer(env)]);
+    token = await login(a, 'alice', 'secret');
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+    for (const s of [a, b]) if (s) removeDir(s.dataDir);
+    pg?.remove();
+    removeDir(files);
+  });
+
+  const auth = () => ({ authorization: token, 'content-type': 'application/json' });
+
+  it('a token issued by one node is good on the other', async () => {
+    const me = await http('GET', `${b.base}/me`, { headers: auth() });
+    expect(me.status).toBe(200);
+    expect(me.json.user_id).toBe('alice');
+  });
+
+  it('a stored process and a job written through one node are read through the other', async () => {
+    const graph = { process_graph: { a: { process_id: 'absolute', arguments: { x: -3 }, result: true } } };
+    expect((await http('PUT', `${a.base}/process_graphs/shared`, { headers: auth(), body: JSON.stringify(graph) })).status).toBe(200);
+    const got = await http('GET', `${b.base}/process_graphs/shared`, { headers: auth() });
+    expect(got.json.process_graph).toEqual(graph.process_graph);
+    const job = await http('POST', `${b.base}/jobs`, { headers: auth(), body: JSON.stringify({ process: graph, title: 'from b' }) });
+    expect(job.status).toBe(201);
+    const id = job.headers['openeo-identifier'] ?? job.headers['xeo-identifier'];
+    const seen = await http('GET', `${a.base}/jobs/${id}`, { headers: auth() });
+    expect(seen.json.title).toBe('from b');
+  });
+
+  it('the compute threads of either node read the shared catalogue', async () => {
+    expect((await http('GET', `${b.base}/collections/SMALL`)).status).toBe(200);
+    const graph = {
+      process_graph: {
+        load: { process_id: 'load_collection', arguments: { id: 'SMALL', spatial_extent: { west: 600000, south: 5299360, east: 600640, north: 5300000, crs: 32633 }, temporal_extent: null } },
+        mean: { process_id: 'reduce_dimension', arguments: { data: { from_node: 'load' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } } },
+        save: { process_id: 'save_result', arguments: { data: { from_node: 'mean' }, format: 'JSON' }, result: true },
+      },
+    };
+    const [ra, rb] = await Promise.all([a, b].map((s) => http('POST', `${s.base}/result`, { headers: auth(), body: JSON.stringify({ process: graph }) })));
+    expect(ra.status, ra.text).toBe(200);
+    expect(rb.status).toBe(200);
+    // The pixels as imported: 100 + column + row (64 x 64, one date, so the mean is the value).
+    const cube = JSON.parse(ra.text);
+    expect(cube.data[0][0].slice(0, 3)).toEqual([100, 101, 102]);
+    expect(cube.data[0][63][63]).toBe(226);
+    expect(rb.body.toString()).toBe(ra.body.toString());
+  });
+
+  it('without the database: a JSON 503 with Retry-After and CORS, no crash; then work resumes', async () => {
+    pg.stop();
+    try {
+      const r = await http('GET', `${b.base}/process_graphs`, { headers: { ...auth(), origin: 'https://editor.example' } });
+      expectError(r, 503, 'InfrastructureBusy');
+      expect(r.headers['retry-after']).toBeDefined();
+      expect(r.headers['access-control-allow-origin']).toBeDefined();
+      // Discovery needs no records and stays up.
+      expect((await http('GET', `${b.base}/processes`)).status).toBe(200);
+    } finally {
+      pg.start();
+    }
+    const again = await http('GET', `${b.base}/process_graphs`, { headers: auth() });
+    expect(again.status).toBe(200);
+    expect(again.json.processes.map((p: { id: string }) => p.id)).toEqual(['shared']);
+  });
+});

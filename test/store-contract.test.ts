@@ -1,0 +1,235 @@
+// The record store's contract, run the same on both engines: the embedded SQLite file and a real
+// PostgreSQL server on loopback. Every repository, its transactions and its uniqueness rules, and
+// for PostgreSQL what a cluster needs: two nodes on one database, a server that goes away and
+// comes back.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore } from '../src/store/db.js';
+import { UniqueViolation } from '../src/store/sql.js';
+import { StoreUnavailable } from '../src/store/pg.js';
+import type { Store, JobRecord } from '../src/store/types.js';
+import type { CollectionMeta, ItemMeta } from '../src/core/catalog.js';
+import { LinkSigner } from '../src/jobs/signing.js';
+import { removeDir, tempDir } from './helpers.js';
+import { hasPostgres, startPostgres, type Postgres } from '../bench/postgres.js';
+import { describeWithTool } from './system-tools.js';
+
+const collection = (id: string): CollectionMeta => ({ id, title: id, description: '', license: 'CC-BY-4.0', epsg: 32633, resolution: [10, 10], bands: [{ name: 'B04', data_type: 'uint16', nodata: 0 }] });
+const item = (id: string, datetime: string): ItemMeta => ({ id, datetime, epsg: 32633, bbox: [0, 0, 10, 10], bbox4326: [15, 47, 15.1, 47.1], assets: { B04: { href: `/data/${id}.tif`, sample: 0 } } });
+const job = (id: string, userId = 'alice') => ({ id, userId, title: null, description: null, process: { process_graph: { a: { process_id: 'absolute', arguments: { x: 1 }, result: true } } }, plan: 'free', budget: null, logLevel: 'info' as const });
+
+/** The contract: what any implementation of Store must do. `open` gives a fresh, empty store. */
+function contract(open: () => Store) {
+  let s: Store;
+  beforeAll(() => {
+    s = open();
+    s.users.create({ id: 'alice', name: 'alice', passwordHash: 'h', oidcIssuer: null, oidcSubject: null, quotaBytes: null });
+    s.users.create({ id: 'bob', name: 'bob', passwordHash: null, oidcIssuer: 'https://idp', oidcSubject: 'b-1', quotaBytes: 1000 });
+  });
+  afterAll(() => s.close());
+
+  it('users: by id and by OpenID subject; ids and subjects are unique', () => {
+    expect(s.users.byId('alice')?.passwordHash).toBe('h');
+    expect(s.users.byOidc('https://idp', 'b-1')?.id).toBe('bob');
+    expect(s.users.byId('nobody')).toBeNull();
+    expect(() => s.users.create({ id: 'alice', name: 'x', passwordHash: null, oidcIssuer: null, oidcSubject: null, quotaBytes: null })).toThrow(UniqueViolation);
+    expect(() => s.users.create({ id: 'bob2', name: 'x', passwordHash: null, oidcIssuer: 'https://idp', oidcSubject: 'b-1', quotaBytes: null })).toThrow(UniqueViolation);
+    s.users.setPassword('alice', 'h2');
+    expect(s.users.byId('alice')?.passwordHash).toBe('h2');
+    expect(s.users.list().map((u) => u.id)).toEqual(['alice', 'bob']);
+  });
+
+  it('tokens: live until they expire, then purged; large times survive', () => {
+    const later = Date.now() + 86_400_000;
+    s.tokens.add('t1', 'alice', later);
+    s.tokens.add('t2', 'alice', 1000);
+    expect(s.tokens.userOf('t1', Date.now())).toBe('alice');
+    expect(s.tokens.userOf('t2', Date.now())).toBeNull();
+    expect(s.tokens.deleteExpired(Date.now())).toBe(1);
+    expect(() => s.tokens.add('t1', 'bob', later)).toThrow(UniqueViolation);
+  });
+
+  it('process graphs: put tells created from replaced, pages by id, delete', () => {
+    expect(s.processGraphs.put('alice', 'b', { id: 'b', n: 1 })).toBe(true);
+    expect(s.processGraphs.put('alice', 'a', { id: 'a' })).toBe(true);
+    expect(s.processGraphs.put('alice', 'b', { id: 'b', n: 2 })).toBe(false);
+    expect(s.processGraphs.get('alice', 'b')?.process).toEqual({ id: 'b', n: 2 });
+    expect(s.processGraphs.get('bob', 'b')).toBeNull();
+    expect(s.processGraphs.list('alice', null, 1).map((p) => p.id)).toEqual(['a']);
+    expect(s.processGraphs.list('alice', 'a', 10).map((p) => p.id)).toEqual(['b']);
+    expect(s.processGraphs.delete('alice', 'a')).toBe(true);
+    expect(s.processGraphs.delete('alice', 'a')).toBe(false);
+  });
+
+  it('collections: listed in the order they came, items by time, stats, cascade', () => {
+    s.collections.put(collection('c2'));
+    s.collections.put(collection('c1'));
+    s.collections.put({ ...collection('c2'), title: 'again' });
+    expect(s.collections.list().map((c) => [c.id, c.title])).toEqual([
+      ['c2', 'again'],
+      ['c1', 'c1'],
+    ]);
+    s.collections.putItems('c1', [item('i2', '2024-03-02T00:00:00Z'), item('i1', '2024-03-01T00:00:00Z'), item('i3', '2024-04-01T00:00:00Z')]);
+    expect(s.collections.items('c1').map((i) => i.id)).toEqual(['i1', 'i2', 'i3']);
+    expect(s.collections.items('c1', '2024-03-02T00:00:00Z', '2024-04-01T00:00:00Z').map((i) => i.id)).toEqual(['i2']);
+    expect(s.collections.stats('c1')).toEqual({ count: 3, start: '2024-03-01T00:00:00Z', end: '2024-04-01T00:00:00Z' });
+    // A batch of items is one transaction: a bad one leaves none of the batch behind.
+    expect(() => s.collections.putItems('nope', [item('x', '2024-01-01T00:00:00Z')])).toThrow();
+    expect(s.collections.items('nope')).toEqual([]);
+    expect(s.collections.delete('c1')).toBe(true);
+    expect(s.collections.items('c1')).toEqual([]);
+    expect(s.collections.get('c1')).toBeNull();
+  });
+
+  it('services: records, pages, usage counters add up, delete', () => {
+    const rec = { id: 's1', userId: 'alice', type: 'XYZ', enabled: true, title: 't', description: null, process: { process_graph: {} }, configuration: {}, attributes: {}, plan: 'free', budget: null, logLevel: 'info' as const, created: 'c', updated: 'u' };
+    s.services.create(rec);
+    expect(() => s.services.create(rec)).toThrow(UniqueViolation);
+    s.services.addUsage('s1', { tiles: 2, cacheHits: 1, valuesRead: 5e9, cpuMs: 1.5 });
+    s.services.addUsage('s1', { tiles: 1, cacheHits: 0, valuesRead: 1, cpuMs: 0.25 });
+    s.services.update({ ...rec, title: 'new', updated: 'u2' });
+    const got = s.services.get('s1')!;
+    expect(got.title).toBe('new');
+    expect(got.usage).toEqual({ tiles: 3, cacheHits: 1, valuesRead: 5e9 + 1, cpuMs: 1.75 });
+    expect(s.services.list('alice', null, 10).map((x) => x.id)).toEqual(['s1']);
+    expect(s.services.list('bob', null, 10)).toEqual([]);
+    expect(s.services.delete('s1')).toBe(true);
+  });
+
+  it('logs: ids grow, pages by id and level, owners apart', () => {
+    const a = s.logs.append('job:x', { level: 'debug', message: 'one' });
+    const b = s.logs.append('job:x', { level: 'error', message: 'two', code: 'E', data: { k: [1] }, path: [{ node_id: 'n' }] });
+    s.logs.append('job:y', { level: 'info', message: 'other' });
+    expect(Number(b)).toBeGreaterThan(Number(a));
+    expect(s.logs.page('job:x', null, 'debug', 10).map((e) => e.message)).toEqual(['one', 'two']);
+    expect(s.logs.page('job:x', null, 'warning', 10)).toEqual([expect.objectContaining({ id: b, code: 'E', data: { k: [1] }, path: [{ node_id: 'n' }] })]);
+    expect(s.logs.page('job:x', a, 'debug', 10).map((e) => e.id)).toEqual([b]);
+    s.logs.deleteOwner('job:x');
+    expect(s.logs.page('job:x', null, 'debug', 10)).toEqual([]);
+    expect(s.logs.page('job:y', null, 'debug', 10)).toHaveLength(1);
+  });
+
+  it('jobs: owners, pages, edits, transitions only from the states named, run-guarded reports, throughput', () => {
+    s.jobs.create(job('j1'));
+    s.jobs.create(job('j2'));
+    s.jobs.create(job('j3', 'bob'));
+    expect(() => s.jobs.create(job('j1'))).toThrow(UniqueViolation);
+    expect(s.jobs.get('bob', 'j1')).toBeNull();
+    expect(s.jobs.count('alice')).toBe(2);
+    expect(s.jobs.list('alice', 'j1', 10).map((j) => j.id)).toEqual(['j2']);
+    s.jobs.edit('j1', { title: 'T', budget: 2.5 });
+    expect(s.jobs.byId('j1')).toMatchObject({ title: 'T', budget: 2.5, status: 'created' });
+    expect(s.jobs.transition('j1', ['queued'], 'running')).toBe(false);
+    expect(s.jobs.transition('j1', ['created', 'error'], 'running', { run: 1, progress: 0 })).toBe(true);
+    expect(s.jobs.report('j1', 0, { progress: 50 })).toBe(false);
+    expect(s.jobs.report('j1', 1, { progress: 50, costs: 0.125 })).toBe(true);
+    const usage = { values_read: { value: 4e6, unit: 'values' }, duration: { value: 2, unit: 's' } };
+    expect(s.jobs.transition('j1', ['running'], 'finished', { progress: 100, usage })).toBe(true);
+    expect(s.jobs.byId('j1')).toMatchObject({ status: 'finished', progress: 100, costs: 0.125, usage, run: 1 });
+    expect(s.jobs.withStatus('finished').map((j) => j.id)).toEqual(['j1']);
+    expect(s.jobs.throughput()).toEqual({ values: 4e6, seconds: 2, jobs: 1 });
+    s.jobResults.put('j1', { run: 1, partial: false, assets: {}, bbox: null, geometry: null, times: [], created: 'c' });
+    expect(s.jobResults.get('j1')?.run).toBe(1);
+    expect(s.jobs.delete('j1')).toBe(true);
+    expect(s.jobResults.get('j1')).toBeNull();
+  });
+
+  it('secrets: made once, the same for every later caller', () => {
+    expect(s.secrets.getOrCreate('k', () => 'first')).toBe('first');
+    expect(s.secrets.getOrCreate('k', () => 'second')).toBe('first');
+  });
+
+  it('the queue: first in first out, withdraw, claim each job once', () => {
+    for (const id of ['q1', 'q2', 'q3']) s.jobs.create(job(id));
+    expect(s.jobQueue.enqueue('q2', { run: 1 })).toBe(true);
+    expect(s.jobQueue.enqueue('q1')).toBe(true);
+    expect(s.jobQueue.enqueue('q1')).toBe(false);
+    expect(s.jobQueue.enqueue('q3')).toBe(true);
+    expect(s.jobQueue.size()).toBe(3);
+    expect(s.jobQueue.withdraw('q1')).toBe(true);
+    const first = s.jobQueue.claim() as JobRecord;
+    expect([first.id, first.status, first.run]).toEqual(['q2', 'running', 1]);
+    expect(s.jobQueue.claim()?.id).toBe('q3');
+    expect(s.jobQueue.claim()).toBeNull();
+    expect(s.jobQueue.size()).toBe(0);
+  });
+}
+
+describe('record store on SQLite', () => {
+  const dirs: string[] = [];
+  afterAll(() => dirs.forEach(removeDir));
+  contract(() => {
+    const d = tempDir();
+    dirs.push(d);
+    return openStore(d);
+  });
+});
+
+describeWithTool(hasPostgres, 'PostgreSQL 15', 'record store on PostgreSQL', () => {
+  let pg: Postgres;
+  let url: string;
+  const dataDir = tempDir();
+  beforeAll(async () => {
+    pg = await startPostgres();
+    url = pg.database();
+  }, 60_000);
+  afterAll(() => {
+    pg?.remove();
+    removeDir(dataDir);
+  });
+
+  describe('the contract', () => {
+    contract(() => openStore({ dataDir, databaseUrl: url }));
+  });
+
+  it('two nodes on one database: migrations apply once, records are shared, a job is claimed by one node only', () => {
+    const shared = pg.database();
+    const a = openStore({ dataDir, databaseUrl: shared });
+    const b = openStore({ dataDir, databaseUrl: shared });
+    try {
+      a.users.create({ id: 'carol', name: 'carol', passwordHash: null, oidcIssuer: null, oidcSubject: null, quotaBytes: null });
+      expect(b.users.byId('carol')?.name).toBe('carol');
+      for (let i = 0; i < 20; i++) {
+        a.jobs.create(job(`k${i}`, 'carol'));
+        expect(b.jobQueue.enqueue(`k${i}`)).toBe(true);
+      }
+      const claimed: string[] = [];
+      for (let i = 0; i < 12; i++) {
+        for (const node of [a, b]) {
+          const j = node.jobQueue.claim();
+          if (j) claimed.push(j.id);
+        }
+      }
+      expect(claimed.sort()).toEqual(Array.from({ length: 20 }, (_, i) => `k${i}`).sort());
+      // Result links signed by one node verify on the other (each with its own data dir).
+      const [sa, sb] = [LinkSigner.open(a.secrets, tempDir()), LinkSigner.open(b.secrets, tempDir())];
+      expect(sb.verify('job', 'result.tif', 123, sa.sign('job', 'result.tif', 123))).toBe(true);
+    } finally {
+      a.close();
+      b.close();
+    }
+  });
+
+  it('the server going away gives StoreUnavailable (an API 503 with Retry-After), no half-written record; work resumes when it returns', () => {
+    const s = openStore({ dataDir, databaseUrl: pg.database() });
+    try {
+      s.users.create({ id: 'dave', name: 'dave', passwordHash: null, oidcIssuer: null, oidcSubject: null, quotaBytes: null });
+      pg.stop();
+      let err: unknown;
+      try {
+        s.collections.putItems('x', [item('a', '2024-01-01T00:00:00Z')]);
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(StoreUnavailable);
+      expect((err as StoreUnavailable).status).toBe(503);
+      expect((err as StoreUnavailable).headers?.['Retry-After']).toBeDefined();
+      pg.start();
+      expect(s.users.byId('dave')?.name).toBe('dave');
+      s.collections.put(collection('x'));
+      s.collections.putItems('x', [item('a', '2024-01-01T00:00:00Z')]);
+      expect(s.collections.items('x')).toHaveLength(1);
+    } finally {
+      s.close();
+    }
+  });
+});
