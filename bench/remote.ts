@@ -53,38 +53,99 @@ async function demoCogs(cleanup: Cleanup): Promise<{ red: string; nir: string }>
   return { red: path.join(folder, 'B04.tif'), nir: path.join(folder, 'B08.tif') };
 }
 
-/**
- * Creates the collection backed by the remote COGs in the data dir of a server not yet started:
- * today by importing a STAC Item with http hrefs. The one place to change for `xeo collections add-stac`.
- */
-async function createCollection(dataDir: string, cogBase: string, work: string): Promise<void> {
-  const item = {
+const SCENE = { x0: 620000, y0: 5320000, size: 2048, res: 10, epsg: 32633 };
+
+/** What the files hold, as a STAC Item of Earth Search's shape (assets red and nir, eo/raster/proj extensions). */
+function stacItem(cogBase: string): Record<string, unknown> {
+  const asset = (file: string, band: string) => ({
+    href: `${cogBase}/${file}`,
+    type: 'image/tiff; application=geotiff; profile=cloud-optimized',
+    roles: ['data'],
+    'eo:bands': [{ name: band, common_name: band }],
+    'raster:bands': [{ nodata: 0, data_type: 'uint16', spatial_resolution: SCENE.res }],
+  });
+  const e = SCENE.x0 + SCENE.size * SCENE.res;
+  const s = SCENE.y0 - SCENE.size * SCENE.res;
+  return {
     type: 'Feature',
     stac_version: '1.0.0',
     id: `S2_${DATE}`,
-    geometry: null,
-    properties: { datetime: `${DATE}T10:00:00Z` },
-    links: [],
-    assets: {
-      red: { href: `${cogBase}/B04.tif`, type: 'image/tiff; application=geotiff; profile=cloud-optimized', roles: ['data'], 'eo:bands': [{ name: 'red', common_name: 'red' }] },
-      nir: { href: `${cogBase}/B08.tif`, type: 'image/tiff; application=geotiff; profile=cloud-optimized', roles: ['data'], 'eo:bands': [{ name: 'nir', common_name: 'nir' }] },
+    collection: 's2',
+    bbox: [16.6, 47.83, 16.89, 48.02],
+    geometry: { type: 'Polygon', coordinates: [[[16.6, 47.83], [16.89, 47.83], [16.89, 48.02], [16.6, 48.02], [16.6, 47.83]]] },
+    properties: {
+      datetime: `${DATE}T10:00:00Z`,
+      'proj:epsg': SCENE.epsg,
+      'proj:transform': [SCENE.res, 0, SCENE.x0, 0, -SCENE.res, SCENE.y0],
+      'proj:shape': [SCENE.size, SCENE.size],
+      'proj:bbox': [SCENE.x0, s, e, SCENE.y0],
     },
+    links: [],
+    assets: { red: asset('B04.tif', 'red'), nir: asset('B08.tif', 'nir') },
   };
-  const file = path.join(work, 'item.json');
-  writeFileSync(file, JSON.stringify(item));
-  // Not spawnSync: the range server answering the import lives in this process's event loop.
-  await new Promise<void>((resolve, reject) => {
-    const p = spawn(process.execPath, [CLI, 'import', file, '--collection', COLLECTION], { env: { ...process.env, XEO_DATA_DIR: dataDir }, stdio: ['ignore', 'ignore', 'pipe'] });
+}
+
+/** A STAC API of one collection and one item on the range server (its 25 ms delay applies to searches too). */
+function serveStacApi(cogs: RangeServer): string {
+  const api = `${cogs.url}/stac`;
+  const item = stacItem(`${cogs.url}/cogs`);
+  const assets = item.assets as Record<string, Record<string, unknown>>;
+  const itemAssets = Object.fromEntries(Object.entries(assets).map(([k, a]) => [k, { ...a, href: undefined }]));
+  cogs
+    .json('/stac/', {
+      type: 'Catalog',
+      id: 'bench',
+      stac_version: '1.0.0',
+      description: 'A STAC API of the remote bench',
+      conformsTo: ['https://api.stacspec.org/v1.0.0/core', 'https://api.stacspec.org/v1.0.0/item-search'],
+      links: [{ rel: 'search', href: `${api}/search`, method: 'POST', type: 'application/geo+json' }],
+    })
+    .json('/stac/collections/s2', {
+      type: 'Collection',
+      id: 's2',
+      stac_version: '1.0.0',
+      description: 'Two bands of the demo scene',
+      license: 'other',
+      extent: { spatial: { bbox: [item.bbox] }, temporal: { interval: [[`${DATE}T10:00:00Z`, `${DATE}T10:00:00Z`]] } },
+      summaries: { 'proj:epsg': [SCENE.epsg] },
+      item_assets: itemAssets,
+      links: [{ rel: 'items', href: `${api}/collections/s2/items` }, { rel: 'root', href: `${api}/` }],
+    })
+    .json('/stac/search', { type: 'FeatureCollection', features: [item], links: [] }, 'application/geo+json');
+  return api;
+}
+
+/** `xeo` without blocking this process's event loop (the range server answering it lives here). */
+function xeoAsync(args: string[], dataDir: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const p = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, XEO_DATA_DIR: dataDir }, stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
     p.stderr.on('data', (d) => (err += d));
-    p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`import failed: ${err}`))));
+    p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`xeo ${args.slice(0, 2).join(' ')} failed: ${err}`))));
   });
 }
 
-async function xeoSession(cogs: RangeServer, cleanup: Cleanup, work: string): Promise<{ tiles: TileFigure[]; first: Record<string, number> }> {
+/**
+ * Creates the collection backed by the remote COGs in the data dir of a server not yet started:
+ * `xeo collections add-stac` of a STAC API on the range server (the default), or, with
+ * XEO_BENCH_REMOTE_VIA=import, `xeo import` of the STAC Item with http hrefs (no search).
+ */
+async function createCollection(dataDir: string, cogs: RangeServer, work: string): Promise<string> {
+  if (process.env.XEO_BENCH_REMOTE_VIA === 'import') {
+    const file = path.join(work, 'item.json');
+    writeFileSync(file, JSON.stringify(stacItem(`${cogs.url}/cogs`)));
+    await xeoAsync(['import', file, '--collection', COLLECTION], dataDir);
+    return 'import of a STAC Item with http hrefs';
+  }
+  const api = serveStacApi(cogs);
+  await xeoAsync(['collections', 'add-stac', api, 's2', '--id', COLLECTION], dataDir);
+  return 'collections add-stac (an item search per map area)';
+}
+
+async function xeoSession(cogs: RangeServer, cleanup: Cleanup, work: string): Promise<{ tiles: TileFigure[]; first: Record<string, number>; via: string }> {
   const dataDir = tempDir('xeo-bench-remote-data-');
   cleanup.add(() => removeDir(dataDir));
-  await createCollection(dataDir, `${cogs.url}/cogs`, work);
+  const via = await createCollection(dataDir, cogs, work);
   const add = spawnSync(process.execPath, [CLI, 'users', 'add', 'bench', '--password', 'bench'], { env: { ...process.env, XEO_DATA_DIR: dataDir }, encoding: 'utf8' });
   if (add.status !== 0) throw new Error(`users add failed: ${add.stderr}`);
   // A fresh server: nothing of the files is known to it.
@@ -111,6 +172,11 @@ async function xeoSession(cogs: RangeServer, cleanup: Cleanup, work: string): Pr
     if (r.status !== 200) throw new Error(`tile ${t.z}/${t.x}/${t.y} answered ${r.status}`);
     const hits = cogs.hits.slice(before);
     const timing = r.headers.get('server-timing') ?? '';
+    if (tiles.length === 0) {
+      // When each request of the first tile arrived, from the moment the tile was asked for.
+      const t0 = Date.now() - ms;
+      console.log(`first tile's requests (ms after the tile request: path range): ${hits.map((h) => `${h.at - Math.round(t0)}: ${h.path.split('/').pop()} ${h.range ?? h.method}`).join(', ')}`);
+    }
     tiles.push({ ms, requests: hits.length, bytes: hits.reduce((s, h) => s + h.bytes, 0), stages: stagesOf(timing) });
     if (tiles.length === 1) {
       first = stagesOf(timing);
@@ -119,7 +185,7 @@ async function xeoSession(cogs: RangeServer, cleanup: Cleanup, work: string): Pr
     }
   }
   await xeo.stop();
-  return { tiles, first };
+  return { tiles, first, via };
 }
 
 const GDAL_SCRIPT = String.raw`
@@ -216,6 +282,7 @@ export async function run(opts: { quick: boolean }): Promise<{ figures: Record<s
     console.log(`range server ${cogs.url}, ${DELAY_MS} ms per request`);
 
     const xeo = await xeoSession(cogs, cleanup, work);
+    console.log(`collection: ${xeo.via}`);
     const gdal = await gdalSession(cogs);
     const list = (ts: TileFigure[]) => ts.map((t) => `${round(t.ms)}/${t.requests}`).join(' ');
     console.log(`xeo  tiles (ms/requests): ${list(xeo.tiles)}`);

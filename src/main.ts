@@ -16,6 +16,7 @@ import { unsupportedRoutes } from './api/spec-endpoints.js';
 import { loadUws } from './server/uws.js';
 import { configureBlockCache } from './data/cog-reader.js';
 import { configureOutbound } from './data/outbound.js';
+import { warmUpHttp } from './data/http-client.js';
 import { generateDemo, DEMO_ID } from './ingest/demo.js';
 import { apiRoutes, rootRoutes } from './api/index.js';
 import { ComputePool } from './compute/pool.js';
@@ -80,8 +81,9 @@ export async function startXeo(config: Config): Promise<Xeo> {
   };
   ctx.routers = buildRouters(apiRoutes, ctx, VERSIONS, unsupportedRoutes);
   const server = createHttpServer(uws, ctx, rootRoutes(config.brand));
-  // The first tile should not wait for threads still loading and warming up.
-  await compute.ready;
+  // The first tile should not wait for threads still loading and warming up, nor for the JIT of
+  // the HTTP client on this thread (item searches of STAC API collections run here).
+  await Promise.all([compute.ready, warmUpHttp().catch(() => {})]);
   const port = await server.listen(config.host, config.port);
   const hostPart = config.host.includes(':') ? `[${config.host}]` : config.host;
   const localUrl = `http://${hostPart}:${port}`;

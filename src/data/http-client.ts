@@ -3,6 +3,8 @@
 // the same rules, retries with backoff on transient failures (network errors, 429, 5xx), and a
 // count of requests and bytes for Server-Timing. Failures are RemoteError: the URL and a reason,
 // never a socket error code (it would tell a user whether a port is open).
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Agent, request, type Dispatcher } from 'undici';
 import { addTraffic } from '../core/stages.js';
 import { checkUrl, guardedConnector, OutboundRefused, TRUSTED, type OutboundPolicy } from './outbound.js';
@@ -185,4 +187,27 @@ export async function requestJson(
     body = undefined;
   }
   return { status: res.status, body };
+}
+
+/**
+ * Runs the client's code once against a loopback server of its own (a JSON document, GET and
+ * POST), so the first real request of a thread (a STAC search on the main thread) does not pay for
+ * the JIT of undici and of this module. Counted nowhere: the traffic counters are reset per graph.
+ */
+export async function warmUpHttp(): Promise<void> {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"type":"FeatureCollection","features":[]}'));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  try {
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    for (let i = 0; i < 3; i++) {
+      await requestJson(url);
+      await requestJson(url, { method: 'POST', body: { limit: 1 } });
+    }
+  } finally {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  }
 }
