@@ -10,6 +10,8 @@ import { wellKnownPath } from './api/well-known.js';
 import { importFiles } from './ingest/import.js';
 import { ImportError } from './data/items.js';
 import { RasterFormatError } from './data/cog-reader.js';
+import { RemoteError } from './data/http-client.js';
+import { OutboundRefused } from './data/outbound.js';
 import path from 'node:path';
 import { describeStacCollection } from './data/stac-collections.js';
 import { StacApiError } from './data/stac-api.js';
@@ -127,7 +129,7 @@ async function importCommand(args: string[]): Promise<void> {
     });
     console.log(`imported ${items} item(s) into ${collection.id} (bands ${collection.bands.map((b) => b.name).join(', ')}; EPSG:${collection.epsg})`);
   } catch (e) {
-    if (e instanceof ImportError || e instanceof RasterFormatError) throw new UsageError(e.message);
+    if (e instanceof ImportError || e instanceof RasterFormatError || e instanceof RemoteError || e instanceof OutboundRefused) throw new UsageError(e.message);
     throw e;
   } finally {
     store.close();

@@ -2,7 +2,7 @@
 import path from 'node:path';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { brandHeaderWord, type Config } from './core/config.js';
+import { brandHeaderWord, ConfigError, type Config } from './core/config.js';
 import type { AppContext } from './api/context.js';
 import { openStore } from './store/db.js';
 import { LocalChanges, PgChanges } from './store/changes.js';
@@ -16,6 +16,8 @@ import { createHttpServer } from './server/app.js';
 import { unsupportedRoutes } from './api/spec-endpoints.js';
 import { loadUws } from './server/uws.js';
 import { configureBlockCache } from './data/cog-reader.js';
+import { configureOutbound } from './data/outbound.js';
+import { warmUpHttp } from './data/http-client.js';
 import { generateDemo, DEMO_ID } from './ingest/demo.js';
 import { apiRoutes, rootRoutes } from './api/index.js';
 import { ComputePool } from './compute/pool.js';
@@ -42,6 +44,11 @@ export function backendVersion(): string {
 export async function startXeo(config: Config): Promise<Xeo> {
   // First, before any data is touched: without the native server there is nothing to run.
   const uws = loadUws();
+  try {
+    configureOutbound(config.outboundAllow);
+  } catch (e) {
+    throw new ConfigError((e as Error).message);
+  }
   const store = openStore(config);
   configureBlockCache(config.blockCacheBytes);
   if (config.demo && store.collections.list().length === 0) {
@@ -57,7 +64,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
   setSearchHost((req) => stac.search(req));
   const jobs = new JobService(store, results, config);
   let publicUrl = config.publicUrl ?? '';
-  const compute = new ComputePool({ threads: config.computeThreads, queue: config.computeQueue, dataDir: config.dataDir, databaseUrl: config.databaseUrl, blockCacheBytes: config.blockCacheBytes });
+  const compute = new ComputePool({ threads: config.computeThreads, queue: config.computeQueue, dataDir: config.dataDir, databaseUrl: config.databaseUrl, blockCacheBytes: config.blockCacheBytes, outboundAllow: config.outboundAllow });
   const changes = config.databaseUrl ? new PgChanges(config.databaseUrl) : new LocalChanges();
   const ctx: AppContext = {
     config,
@@ -78,6 +85,9 @@ export async function startXeo(config: Config): Promise<Xeo> {
   changes.subscribe('service', (id) => ctx.tiles.invalidate(id));
   ctx.routers = buildRouters(apiRoutes, ctx, VERSIONS, unsupportedRoutes);
   const server = createHttpServer(uws, ctx, rootRoutes(config.brand));
+  // The first tile should not wait for threads still loading and warming up, nor for the JIT of
+  // the HTTP client on this thread (item searches of STAC API collections run here).
+  await Promise.all([compute.ready, warmUpHttp().catch(() => {})]);
   const port = await server.listen(config.host, config.port);
   const hostPart = config.host.includes(':') ? `[${config.host}]` : config.host;
   const localUrl = `http://${hostPart}:${port}`;

@@ -19,7 +19,8 @@ let items: { datetime: string; bbox: number[]; assets: Record<string, { href: st
 let work: string;
 
 beforeAll(async () => {
-  s = await startServer({}, await demoDataDir());
+  // The STAC test serves its documents from loopback, which users may reach only when listed.
+  s = await startServer({ XEO_OUTBOUND_ALLOW: '127.0.0.1' }, await demoDataDir());
   addUser(s.dataDir, 'alice', 'pa');
   token = await login(s, 'alice', 'pa');
   const db = new Database(path.join(s.dataDir, 'xeo.sqlite'), { readonly: true });

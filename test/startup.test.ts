@@ -48,6 +48,7 @@ describe('start-up', () => {
       ['XEO_BRAND', 'two words'],
       ['XEO_PUBLIC_URL', 'not-a-url'],
       ['XEO_OIDC_PROVIDERS', '{"id":1}'],
+      ['XEO_OUTBOUND_ALLOW', '10.0.0.0/33'],
     ]) {
       const r = spawnSync(process.execPath, [CLI, 'serve'], { env: { ...process.env, [name]: value }, encoding: 'utf8', timeout: 20000 });
       expect(r.status, `${name}=${value}: ${r.stderr}`).toBe(2);

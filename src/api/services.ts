@@ -123,6 +123,7 @@ export const routes: AppRoute[] = [
       };
       req.app.store.services.create(record);
       req.app.store.logs.append(serviceLogOwner(record.id), { level: 'info', message: `${type} service created` });
+      req.app.tiles.prepare(record.id);
       return empty(201, { Location: req.url(`/services/${record.id}`), [`${req.app.brandWord}-Identifier`]: record.id });
     },
   },
@@ -161,6 +162,7 @@ export const routes: AppRoute[] = [
       if ('log_level' in body) next.logLevel = logLevelOf(body.log_level);
       req.app.store.services.update(next);
       await req.app.changes.publish('service', current.id);
+      req.app.tiles.prepare(current.id);
       const changed = keys.join(', ');
       req.app.store.logs.append(serviceLogOwner(current.id), { level: 'info', message: `service changed: ${changed}` });
       return empty(204);

@@ -33,19 +33,31 @@ export class ComputePool {
   private readonly waiting: Task[] = [];
   private nextId = 1;
   private closed = false;
+  private unready = 0;
+  private onReady: () => void = () => {};
+  /** Resolves once every thread has warmed up (compute/warm-up.ts): the server listens after it. */
+  readonly ready: Promise<void>;
 
   constructor(private readonly opts: PoolOptions) {
+    this.unready = opts.threads;
+    this.ready = new Promise((r) => (this.onReady = r));
     for (let i = 0; i < opts.threads; i++) this.slots.push(this.spawn());
   }
 
   private spawn(): Slot {
     const searchPort = searchPortForThread();
     const worker = new Worker(new URL('./worker.js', import.meta.url), {
-      workerData: { dataDir: this.opts.dataDir, databaseUrl: this.opts.databaseUrl, blockCacheBytes: this.opts.blockCacheBytes, searchPort } satisfies WorkerInit,
+      workerData: { dataDir: this.opts.dataDir, databaseUrl: this.opts.databaseUrl, blockCacheBytes: this.opts.blockCacheBytes, outboundAllow: this.opts.outboundAllow, searchPort } satisfies WorkerInit,
       transferList: searchPort ? [searchPort] : [],
     });
     const slot: Slot = { worker, task: null };
-    worker.on('message', (m: { id: number; ok: boolean; result?: ExecuteResult & { body: Uint8Array }; error?: ErrorData }) => {
+    worker.on('message', (m: { type?: 'ready'; id: number; ok: boolean; result?: ExecuteResult & { body: Uint8Array }; error?: ErrorData }) => {
+      if (m.type === 'ready') {
+        // Kept referenced until then, so a start-up awaiting `ready` has something to wait for.
+        worker.unref();
+        if (--this.unready === 0) this.onReady();
+        return;
+      }
       const t = slot.task;
       if (!t || t.id !== m.id) return;
       slot.task = null;
@@ -65,7 +77,6 @@ export class ComputePool {
       if (i >= 0) this.slots[i] = this.spawn();
       this.pump();
     });
-    worker.unref();
     return slot;
   }
 

@@ -5,6 +5,7 @@
 import path from 'node:path';
 import { openStore } from '../store/db.js';
 import { configureBlockCache } from '../data/cog-reader.js';
+import { configureOutbound } from '../data/outbound.js';
 import { errorToData, toApiError, type ErrorData } from '../core/errors.js';
 import type { MessagePort } from 'node:worker_threads';
 import type { CatalogSource } from '../core/catalog.js';
@@ -17,6 +18,8 @@ export interface ThreadInit {
   /** The records' PostgreSQL, or null for the SQLite file in dataDir. */
   databaseUrl: string | null;
   blockCacheBytes: number;
+  /** XEO_OUTBOUND_ALLOW (validated by the main thread). */
+  outboundAllow: string;
   /** To the main thread's item searches of STAC API collections (stac-search-bridge.ts). */
   searchPort?: MessagePort | null;
 }
@@ -24,6 +27,7 @@ export interface ThreadInit {
 /** Prepares this thread for running graphs; answers a getter of its catalog (the store opens on first use). */
 export function setupEngineThread(init: ThreadInit): () => CatalogSource {
   configureBlockCache(init.blockCacheBytes);
+  configureOutbound(init.outboundAllow);
   // Compiled kernels are shared by all threads through the disk cache; each thread keeps its own
   // instances (a module instance belongs to the thread's kernel memory).
   setTier1(createTier1({ cacheDir: path.join(init.dataDir, 'kernels'), maxEntries: 256 }));

@@ -3,6 +3,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { RequestAborted } from '../core/errors.js';
 import { execute, type ExecuteRequest } from './execute.js';
 import { failureData, setupEngineThread, type ThreadInit } from './thread.js';
+import { warmUp } from './warm-up.js';
 
 export type WorkerInit = ThreadInit;
 
@@ -10,6 +11,11 @@ export type ToWorker = { id: number; type: 'execute'; req: ExecuteRequest } | { 
 
 const catalog = setupEngineThread(workerData as WorkerInit);
 const running = new Map<number, AbortController>();
+// Graphs wait for the warm-up (the pool waits for 'ready' before the server listens); a failed
+// warm-up costs only speed.
+const warmed = warmUp()
+  .catch((e) => console.error('[xeo] compute thread warm-up failed:', e))
+  .then(() => parentPort!.postMessage({ type: 'ready' }));
 
 parentPort!.on('message', async (msg: ToWorker) => {
   if (msg.type === 'cancel') {
@@ -18,6 +24,7 @@ parentPort!.on('message', async (msg: ToWorker) => {
   }
   const ac = new AbortController();
   running.set(msg.id, ac);
+  await warmed;
   try {
     const out = await execute(msg.req, catalog(), ac.signal);
     // Hand the bytes over without copying them.

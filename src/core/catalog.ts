@@ -57,6 +57,12 @@ export interface RemoteSource {
   fetched: string;
   /** Search parameters of a user's /search URL (load_stac), sent with every search. */
   params?: Record<string, unknown>;
+  /**
+   * A user's STAC API (load_stac): its documents and the assets of its items are fetched under the
+   * outbound rules (data/outbound.ts). Absent: a collection the administrator added, trusted with
+   * its asset hosts.
+   */
+  onUsersBehalf?: boolean;
 }
 
 export interface ItemAsset {
@@ -77,8 +83,21 @@ export interface ItemMeta {
   properties?: Record<string, unknown>;
 }
 
+/**
+ * Who named the data of a source: the administrator (the catalogue: trusted, its hrefs may be any
+ * host or a local path) or a user (load_stac: only http(s) hrefs the outbound rules allow), and the
+ * process argument an unreadable asset is reported against.
+ */
+export interface SourceAccess {
+  trusted: boolean;
+  process: string;
+  parameter: string;
+}
+
 /** What a load reads of the catalogue. */
 export interface CatalogSource {
+  /** Absent: the administrator's catalogue (trusted, reported against load_collection's id). */
+  access?: SourceAccess;
   collections: {
     get(id: string): CollectionMeta | null;
     /** Items of a collection ordered by datetime, optionally within [start, end) (ISO strings). */

@@ -66,6 +66,8 @@ export interface Config {
   jobBlockCacheBytes: number;
   /** Lifetime of signed result links, seconds. */
   resultLinkTtlSeconds: number;
+  /** Hosts, addresses and CIDR ranges users' URLs may reach although private (data/outbound.ts parses it). */
+  outboundAllow: string;
   /** STAC API collections (collections add-stac): caching, item caps and asset signers. */
   stac: StacConfig;
 }
@@ -199,6 +201,7 @@ export function loadConfig(env: Env = process.env): Config {
     jobChunkSize: int(env, 'XEO_JOB_CHUNK_SIZE', 1024, 16),
     jobBlockCacheBytes: int(env, 'XEO_JOB_BLOCK_CACHE_BYTES', 32 * 1024 * 1024, 1024 * 1024),
     resultLinkTtlSeconds: int(env, 'XEO_RESULT_LINK_TTL', 7 * 24 * 3600, 1),
+    outboundAllow: env.XEO_OUTBOUND_ALLOW ?? '',
     stac: {
       metadataTtlSeconds: int(env, 'XEO_STAC_METADATA_TTL', 3600, 0),
       searchTtlSeconds: int(env, 'XEO_STAC_SEARCH_TTL', 300, 0),

@@ -9,12 +9,23 @@ export interface StageTimes {
   kernel: number;
   encode: number;
   total: number;
+  /** HTTP requests made for remote data, and the bytes they brought. */
+  requests: number;
+  bytes: number;
 }
 
 const acc = { load: 0, warp: 0, kernel: 0, encode: 0 };
+const traffic = { requests: 0, bytes: 0 };
 
 export function resetStages(): void {
   acc.load = acc.warp = acc.kernel = acc.encode = 0;
+  traffic.requests = traffic.bytes = 0;
+}
+
+/** Counts one HTTP request for remote data and the body bytes it brought. */
+export function addTraffic(bytes: number): void {
+  traffic.requests++;
+  traffic.bytes += bytes;
 }
 
 /** Adds elapsed milliseconds to a stage. */
@@ -23,10 +34,12 @@ export function addStage(stage: keyof typeof acc, ms: number): void {
 }
 
 export function stageTimes(total: number): StageTimes {
-  return { read: Math.max(0, acc.load - acc.warp), warp: acc.warp, kernel: acc.kernel, encode: acc.encode, total };
+  return { read: Math.max(0, acc.load - acc.warp), warp: acc.warp, kernel: acc.kernel, encode: acc.encode, total, requests: traffic.requests, bytes: traffic.bytes };
 }
 
 /** The Server-Timing header value of a computation. */
 export function serverTiming(t: StageTimes): string {
-  return `read;dur=${t.read.toFixed(2)}, warp;dur=${t.warp.toFixed(2)}, kernel;dur=${t.kernel.toFixed(2)}, encode;dur=${t.encode.toFixed(2)}, total;dur=${t.total.toFixed(2)}`;
+  const stages = `read;dur=${t.read.toFixed(2)}, warp;dur=${t.warp.toFixed(2)}, kernel;dur=${t.kernel.toFixed(2)}, encode;dur=${t.encode.toFixed(2)}, total;dur=${t.total.toFixed(2)}`;
+  // Remote reads: how many requests the answer cost and what they brought (no duration of their own).
+  return t.requests ? `${stages}, remote;desc="requests=${t.requests} bytes=${t.bytes}"` : stages;
 }

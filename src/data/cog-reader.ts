@@ -1,13 +1,17 @@
 // Reads windows of GeoTIFF/COG files, local or over HTTP, as Float32 with NaN for nodata.
-// geotiff.js parses the TIFF structure and fetches blocks; decompression is node:zlib (native, in
-// libuv's pool) instead of geotiff.js's JS inflate; decoded blocks live in one LRU bounded by bytes,
-// shared by every file, and concurrent misses of one block are fetched once.
-import { fromFile, fromCustomClient, addDecoder, getDecoder, BaseDecoder, type GeoTIFF, type GeoTIFFImage } from 'geotiff';
+// geotiff.js parses the TIFF structure; remote files are read through HttpRangeSource (the header
+// in one request). The blocks a window misses are fetched in ONE source fetch (merged, parallel
+// ranges for remote files) and decoded by node:zlib (native, in libuv's pool) instead of geotiff.js's
+// JS inflate. Decoded blocks and opened files (their parsed headers) live in one LRU bounded by
+// bytes, shared by every file, and concurrent misses of one block or file are fetched once.
+import { fromFile, addDecoder, getDecoder, BaseDecoder, GeoTIFF, type GeoTIFFImage } from 'geotiff';
 import { LRUCache } from 'lru-cache';
 import { inflate } from 'node:zlib';
 import { promisify } from 'node:util';
 import type { GeoTransform, Grid, SampleType } from '../core/grid.js';
-import { UndiciClient } from './http-client.js';
+import { HttpRangeSource } from './range-source.js';
+import { checkUrl, OutboundRefused, TRUSTED, type OutboundPolicy } from './outbound.js';
+import { RemoteError } from './http-client.js';
 
 const inflateAsync = promisify(inflate);
 
@@ -50,36 +54,77 @@ export interface Window {
   height: number;
 }
 
-// --- the shared block cache -------------------------------------------------------------------
+// --- the one cache: decoded blocks and opened files ----------------------------------------------
 
-let blockCache = new LRUCache<string, ArrayBuffer>({ maxSize: 256 * 1024 * 1024, sizeCalculation: (b) => Math.max(1, b.byteLength) });
+/** A block's bytes as stored (compressed), fetched ahead of need; decoded when a read wants it. */
+class RawBlock {
+  constructor(readonly bytes: ArrayBuffer) {}
+}
+type Cached = ArrayBuffer | RawBlock | CogReader;
+const sizeOf = (v: Cached) => (v instanceof ArrayBuffer ? Math.max(1, v.byteLength) : v instanceof RawBlock ? Math.max(1, v.bytes.byteLength) : v.heldBytes);
+
+/**
+ * Blocks around a remote window fetched with it, in the same round trip (its rows are ranges of
+ * their own, sent in parallel): the next tiles of a map session mostly find their blocks here.
+ */
+const READ_AHEAD_BLOCKS = 1;
+
+// A local file's reader holds a file descriptor: closed a while after the reader leaves the cache
+// (a read that took it just before may still be using it).
+const dispose = (v: Cached) => {
+  if (v instanceof CogReader) setTimeout(() => v.close(), 60_000).unref();
+};
+let cache = new LRUCache<string, Cached>({ maxSize: 256 * 1024 * 1024, sizeCalculation: sizeOf, dispose });
 const inFlight = new Map<string, Promise<ArrayBuffer>>();
+const rawInFlight = new Map<string, Promise<ArrayBuffer>>();
+const opening = new Map<string, Promise<CogReader>>();
 
-/** Sets the byte budget of decoded blocks kept in memory (XEO_BLOCK_CACHE_BYTES). */
+/**
+ * Sets the byte budget of everything kept in memory for reading (XEO_BLOCK_CACHE_BYTES): decoded
+ * blocks and the parsed headers of opened files share it, least recently used dropped first.
+ */
 export function configureBlockCache(maxBytes: number): void {
-  blockCache = new LRUCache<string, ArrayBuffer>({ maxSize: Math.max(1, maxBytes), sizeCalculation: (b) => Math.max(1, b.byteLength) });
+  cache = new LRUCache<string, Cached>({ maxSize: Math.max(1, maxBytes), sizeCalculation: sizeOf, dispose });
 }
 
+/** Forgets the decoded blocks (opened files stay). */
 export function clearBlockCache(): void {
-  blockCache.clear();
+  for (const [k, v] of cache.entries()) if (!(v instanceof CogReader)) cache.delete(k);
+}
+
+/** Forgets decoded blocks and opened files (their parsed headers). */
+export function clearRasterCaches(): void {
+  cache.clear();
 }
 
 // --- opening files ---------------------------------------------------------------------------
 
-const opened = new LRUCache<string, Promise<CogReader>>({
-  max: 128,
-  dispose: (p) => void p.then((r) => r.close()).catch(() => {}),
-});
+const isRemote = (href: string) => /^https?:\/\//i.test(href);
 
-/** Opens (or reuses) a reader for a local path or an http(s) URL. */
-export function openRaster(href: string): Promise<CogReader> {
-  let r = opened.get(href);
-  if (!r) {
-    r = CogReader.open(href);
-    opened.set(href, r);
-    r.catch(() => opened.delete(href));
+/**
+ * Opens (or reuses) a reader for an http(s) URL, or for a local path when the policy is trusted
+ * (the administrator's imports). A user's href must be an allowed http(s) URL (data/outbound.ts):
+ * anything else is refused before any I/O.
+ */
+export function openRaster(href: string, policy: OutboundPolicy = TRUSTED): Promise<CogReader> {
+  if (!policy.trusted || isRemote(href)) checkUrl(href, policy);
+  // A trusted href is an http(s) URL or a local path; another scheme is neither (never a relative path named 's3:').
+  else if (/^[a-z][a-z0-9+.-]*:\/\//i.test(href)) throw new OutboundRefused(`'${href}' is refused: only http(s) URLs and local paths are read`);
+  // Readers are kept per policy: a user's href never reuses a connection pool without the rules.
+  const key = `${policy.trusted ? 't' : 'u'}\u0000${href}`;
+  const hit = cache.get(`f\u0000${key}`);
+  if (hit instanceof CogReader) return Promise.resolve(hit);
+  let p = opening.get(key);
+  if (!p) {
+    p = CogReader.open(href, policy, key)
+      .then((r) => {
+        cache.set(`f\u0000${key}`, r);
+        return r;
+      })
+      .finally(() => opening.delete(key));
+    opening.set(key, p);
   }
-  return r;
+  return p;
 }
 
 const SAMPLE_TYPES: Record<string, SampleType> = {
@@ -98,22 +143,30 @@ export class CogReader {
 
   private constructor(
     readonly href: string,
+    /** Cache key prefix of this file's blocks (href and policy). */
+    private readonly key: string,
     private readonly tiff: GeoTIFF,
     private readonly images: GeoTIFFImage[],
     readonly info: RasterInfo,
+    /** Per level: byte offset and count of every block. */
+    private readonly blocks: { offsets: ArrayLike<number>; counts: ArrayLike<number> }[],
+    /** Bytes this reader holds (its header), charged to the cache. */
+    readonly heldBytes: number,
+    private readonly remote: boolean,
   ) {}
 
-  static async open(href: string): Promise<CogReader> {
-    const remote = /^https?:\/\//i.test(href);
+  static async open(href: string, policy: OutboundPolicy, key: string): Promise<CogReader> {
+    const source = isRemote(href) ? new HttpRangeSource(href, policy) : null;
     let tiff: GeoTIFF;
+    const all: GeoTIFFImage[] = [];
     try {
-      tiff = remote ? await fromCustomClient(new UndiciClient(href)) : await fromFile(href);
+      tiff = source ? await GeoTIFF.fromSource(source as never) : await fromFile(href);
+      const count = await tiff.getImageCount();
+      for (let i = 0; i < count; i++) all.push(await tiff.getImage(i));
     } catch (e) {
+      if (e instanceof RemoteError || e instanceof OutboundRefused) throw e;
       throw new RasterFormatError(`${href} is not a readable GeoTIFF: ${(e as Error).message}`);
     }
-    const count = await tiff.getImageCount();
-    const all: GeoTIFFImage[] = [];
-    for (let i = 0; i < count; i++) all.push(await tiff.getImage(i));
     const main = all[0];
     // Reduced-resolution images (NewSubfileType bit 0) of the same size ratio are overviews;
     // masks and thumbnails with other sample counts are skipped.
@@ -124,7 +177,20 @@ export class CogReader {
       .sort((a, b) => b.getWidth() - a.getWidth());
     const images = [main, ...overviews];
     const info = await describe(href, main, images);
-    return new CogReader(href, tiff, images, info);
+    // The block offsets of every level, while the header is at hand (a COG keeps them in it).
+    const blocks = await Promise.all(
+      images.map(async (im) => {
+        const tiled = im.fileDirectory.hasTag('TileOffsets');
+        const [offsets, counts] = await Promise.all([
+          im.fileDirectory.loadValue(tiled ? 'TileOffsets' : 'StripOffsets'),
+          im.fileDirectory.loadValue(tiled ? 'TileByteCounts' : 'StripByteCounts'),
+        ]);
+        return { offsets: offsets as ArrayLike<number>, counts: counts as ArrayLike<number> };
+      }),
+    );
+    if (source) source.opening = false;
+    const held = (source?.heldBytes ?? 0) + blocks.reduce((s, b) => s + 16 * b.offsets.length, 0) + 4096;
+    return new CogReader(href, key, tiff, images, info, blocks, held, source !== null);
   }
 
   close(): void {
@@ -163,23 +229,20 @@ export class CogReader {
     const th = l.tileHeight;
     const planar = image.planarConfiguration;
     const spp = this.info.bands;
-    const jobs: Promise<void>[] = [];
-    for (let ty = Math.floor(r0 / th); ty * th < r1; ty++) {
-      for (let tx = Math.floor(c0 / tw); tx * tw < c1; tx++) {
-        jobs.push(
-          this.block(level, tx, ty, planar === 2 ? band : 0).then((buf) => {
-            const values = typedView(buf, this.info.sampleType);
-            const stride = planar === 2 ? 1 : spp;
-            const offset = planar === 2 ? 0 : band;
-            const bx0 = Math.max(c0, tx * tw);
-            const bx1 = Math.min(c1, (tx + 1) * tw);
-            const by0 = Math.max(r0, ty * th);
-            const by1 = Math.min(r1, (ty + 1) * th);
-            copyBlock(values, stride, offset, tw, tx * tw, ty * th, bx0, bx1, by0, by1, out, w, this.info.nodata);
-          }),
-        );
-      }
-    }
+    const wanted: [number, number][] = [];
+    for (let ty = Math.floor(r0 / th); ty * th < r1; ty++) for (let tx = Math.floor(c0 / tw); tx * tw < c1; tx++) wanted.push([tx, ty]);
+    const buffers = this.blocksOf(level, wanted, planar === 2 ? band : 0);
+    const stride = planar === 2 ? 1 : spp;
+    const offset = planar === 2 ? 0 : band;
+    const jobs = wanted.map(([tx, ty], k) =>
+      buffers[k].then((buf) => {
+        const bx0 = Math.max(c0, tx * tw);
+        const bx1 = Math.min(c1, (tx + 1) * tw);
+        const by0 = Math.max(r0, ty * th);
+        const by1 = Math.min(r1, (ty + 1) * th);
+        copyBlock(typedView(buf, this.info.sampleType), stride, offset, tw, tx * tw, ty * th, bx0, bx1, by0, by1, out, w, this.info.nodata);
+      }),
+    );
     await Promise.all(jobs);
     return out;
   }
@@ -205,23 +268,107 @@ export class CogReader {
     return d;
   }
 
-  private block(level: number, tx: number, ty: number, sample: number): Promise<ArrayBuffer> {
-    const key = `${this.href}\u0000${level}\u0000${tx}\u0000${ty}\u0000${sample}`;
-    const hit = blockCache.get(key);
-    if (hit) return Promise.resolve(hit);
-    let p = inFlight.get(key);
-    if (!p) {
-      p = (async () => {
-        const decoder = await this.decoder(level);
-        const { data } = await this.images[level].getTileOrStrip(tx, ty, sample, decoder as never);
-        const buf = data as ArrayBuffer;
-        blockCache.set(key, buf);
+  /**
+   * The decoded blocks (tx, ty) of one sample at one level: cached ones at once, blocks another read
+   * is fetching shared, and all the others fetched by ONE source fetch (one merged range per run
+   * of adjacent blocks, the ranges in parallel) and decoded concurrently. For remote files the ring
+   * of blocks around them comes in the same fetch, kept compressed until a read wants it.
+   */
+  private blocksOf(level: number, wanted: [number, number][], sample: number): Promise<ArrayBuffer>[] {
+    const image = this.images[level];
+    const l = this.info.levels[level];
+    const perRow = Math.ceil(l.width / l.tileWidth);
+    const perCol = Math.ceil(l.height / l.tileHeight);
+    const base = image.planarConfiguration === 2 ? sample * perRow * perCol : 0;
+    const keyOf = (tx: number, ty: number) => `${this.key}\u0000${level}\u0000${tx}\u0000${ty}\u0000${sample}`;
+    const { offsets, counts } = this.blocks[level];
+    const out: Promise<ArrayBuffer>[] = new Array(wanted.length);
+    const fetchList: { key: string; index: number }[] = [];
+    const decodeLater = (key: string, ty: number, raw: Promise<ArrayBuffer> | null): Promise<ArrayBuffer> => {
+      const p = (async () => {
+        const buf = raw ? await this.decode(level, await raw) : this.emptyBlock(image, l.tileWidth, ty);
+        cache.set(key, buf);
         return buf;
       })().finally(() => inFlight.delete(key));
+      // A failed fetch is reported by the read that waits for it; never as an unhandled rejection.
+      p.catch(() => {});
       inFlight.set(key, p);
+      return p;
+    };
+    const pending: { k: number; key: string; ty: number; at: number }[] = [];
+    wanted.forEach(([tx, ty], k) => {
+      const key = keyOf(tx, ty);
+      const index = base + ty * perRow + tx;
+      const hit = cache.get(key);
+      if (hit instanceof ArrayBuffer) out[k] = Promise.resolve(hit);
+      else if (inFlight.has(key)) out[k] = inFlight.get(key)!;
+      else if (!(Number(counts[index]) > 0)) out[k] = decodeLater(key, ty, null);
+      else {
+        const raw = cache.get(`r${key}`);
+        if (raw instanceof RawBlock) {
+          cache.delete(`r${key}`);
+          out[k] = decodeLater(key, ty, Promise.resolve(raw.bytes));
+        } else if (rawInFlight.has(key)) out[k] = decodeLater(key, ty, rawInFlight.get(key)!);
+        else {
+          pending.push({ k, key, ty, at: fetchList.length });
+          fetchList.push({ key, index });
+        }
+      }
+    });
+    if (!fetchList.length) return out;
+    // The ring around the blocks fetched now, when remote (a local read costs no round trip).
+    const ahead: { key: string; index: number }[] = [];
+    if (this.remote && READ_AHEAD_BLOCKS > 0) {
+      const xs = wanted.map((w) => w[0]);
+      const ys = wanted.map((w) => w[1]);
+      const r = READ_AHEAD_BLOCKS;
+      for (let ty = Math.max(0, Math.min(...ys) - r); ty <= Math.min(perCol - 1, Math.max(...ys) + r); ty++) {
+        for (let tx = Math.max(0, Math.min(...xs) - r); tx <= Math.min(perRow - 1, Math.max(...xs) + r); tx++) {
+          const key = keyOf(tx, ty);
+          const index = base + ty * perRow + tx;
+          if (!(Number(counts[index]) > 0) || fetchList.some((f) => f.key === key)) continue;
+          if (cache.has(key) || cache.has(`r${key}`) || inFlight.has(key) || rawInFlight.has(key)) continue;
+          ahead.push({ key, index });
+        }
+      }
     }
-    return p;
+    const all = [...fetchList, ...ahead];
+    const fetched = (this.tiff as unknown as { source: { fetch(s: { offset: number; length: number }[]): Promise<ArrayBuffer[]> } }).source.fetch(
+      all.map((f) => ({ offset: Number(offsets[f.index]), length: Number(counts[f.index]) })),
+    );
+    all.forEach((f, i) => {
+      const raw = fetched.then((list) => list[i]);
+      raw.catch(() => {});
+      rawInFlight.set(f.key, raw);
+      void raw.then(
+        (bytes) => {
+          rawInFlight.delete(f.key);
+          // Read ahead: kept compressed unless a read has taken it meanwhile.
+          if (i >= fetchList.length && !cache.has(f.key) && !inFlight.has(f.key)) cache.set(`r${f.key}`, new RawBlock(bytes));
+        },
+        () => rawInFlight.delete(f.key),
+      );
+    });
+    for (const m of pending) out[m.k] = decodeLater(m.key, m.ty, rawInFlight.get(m.key)!);
+    return out;
   }
+
+  private async decode(level: number, raw: ArrayBuffer): Promise<ArrayBuffer> {
+    return (await (await this.decoder(level)).decode(raw)) as ArrayBuffer;
+  }
+
+  /** A block without bytes (sparse file): nodata, or 0. */
+  private emptyBlock(image: GeoTIFFImage, tileWidth: number, ty: number): ArrayBuffer {
+    const n = tileWidth * image.getBlockHeight(ty) * (image.planarConfiguration === 2 ? 1 : this.info.bands);
+    const buf = new ArrayBuffer(n * (image.getBitsPerSample(0) / 8));
+    const nd = this.info.nodata;
+    if (nd !== null && !Number.isNaN(nd)) typedViewFill(buf, this.info.sampleType, nd);
+    return buf;
+  }
+}
+
+function typedViewFill(buf: ArrayBuffer, t: SampleType, v: number): void {
+  typedView(buf, t).fill(v as never);
 }
 
 async function describe(href: string, main: GeoTIFFImage, images: GeoTIFFImage[]): Promise<RasterInfo> {

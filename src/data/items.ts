@@ -1,8 +1,10 @@
 // What a GeoTIFF or a STAC Item says about itself as an item of the catalogue: its date, footprint,
 // bands and where each band is. Read by `xeo import` and by load_stac alike.
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { BandMeta, ItemMeta } from '../core/catalog.js';
 import { openRaster } from './cog-reader.js';
+import { checkUrl, TRUSTED, type OutboundPolicy } from './outbound.js';
 import { transformBox } from './crs.js';
 
 /** A file or item that cannot become a catalogue item (the message says why). */
@@ -36,8 +38,8 @@ export interface Parsed {
 }
 
 /** A GeoTIFF (path or URL) as one item, its samples as bands. */
-export async function itemOfGeoTiff(href: string, opts: ItemOptions): Promise<Parsed> {
-  const r = await openRaster(href);
+export async function itemOfGeoTiff(href: string, opts: ItemOptions, policy: OutboundPolicy = TRUSTED): Promise<Parsed> {
+  const r = await openRaster(href, policy);
   const info = r.info;
   const names =
     opts.bands ??
@@ -59,8 +61,27 @@ export async function itemOfGeoTiff(href: string, opts: ItemOptions): Promise<Pa
   };
 }
 
+/**
+ * The href of an asset: relative ones resolve against the item's URL or file. For a user's item
+ * (not trusted) it must come out as an allowed http(s) URL: never a path, never another scheme.
+ */
+export function assetHref(href: unknown, file: string, policy: OutboundPolicy): string {
+  if (typeof href !== 'string' || !href) throw new ImportError(`${file}: an asset has no href`);
+  if (!policy.trusted) {
+    let url: string;
+    try {
+      url = new URL(href, /^https?:\/\//i.test(file) ? file : undefined).href;
+    } catch {
+      url = href;
+    }
+    return checkUrl(url, policy).href;
+  }
+  if (/^file:\/\//i.test(href)) return fileURLToPath(href);
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(href) ? href : /^https?:\/\//i.test(file) ? new URL(href, file).href : path.resolve(path.dirname(file), href);
+}
+
 /** A STAC Item (parsed JSON) whose GeoTIFF data assets become bands; relative hrefs resolve against `file`. */
-export async function parseStacItem(json: any, file: string, opts: ItemOptions = {}): Promise<Parsed> {
+export async function parseStacItem(json: any, file: string, opts: ItemOptions = {}, policy: OutboundPolicy = TRUSTED): Promise<Parsed> {
   if (json?.type !== 'Feature' || !json.assets || typeof json.assets !== 'object') throw new ImportError(`${file} is not a STAC Item`);
   const props = json.properties ?? {};
   const date = opts.date ? normaliseDate(opts.date) : props.datetime ? normaliseDate(props.datetime) : props.start_datetime ? normaliseDate(props.start_datetime) : null;
@@ -71,10 +92,10 @@ export async function parseStacItem(json: any, file: string, opts: ItemOptions =
   for (const [key, asset] of Object.entries<any>(json.assets)) {
     const type = String(asset.type ?? '');
     const roles: string[] = asset.roles ?? ['data'];
-    if (!/tiff/i.test(type) && !/\.tiff?$/i.test(asset.href)) continue;
+    if (!/tiff/i.test(type) && !/\.tiff?$/i.test(String(asset.href))) continue;
     if (!roles.includes('data')) continue;
-    const href = /^[a-z]+:\/\//i.test(asset.href) ? asset.href : /^https?:\/\//i.test(file) ? new URL(asset.href, file).href : path.resolve(path.dirname(file), asset.href);
-    const parsed = await itemOfGeoTiff(href, { ...opts, bands: undefined, date });
+    const href = assetHref(asset.href, file, policy);
+    const parsed = await itemOfGeoTiff(href, { ...opts, bands: undefined, date }, policy);
     first ??= parsed;
     const eo: any[] = asset['eo:bands'] ?? [];
     parsed.bands.forEach((b, i) => {

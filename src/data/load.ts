@@ -2,11 +2,13 @@
 // nodata) on a target grid, for a collection, a spatial extent in any CRS, a time range and bands.
 // Only the source windows and overview levels the chunk needs are read; sources in another CRS or
 // resolution are warped, aligned ones are copied straight from the decoded blocks.
-import type { CatalogSource, CollectionMeta, ItemMeta } from '../core/catalog.js';
+import type { CatalogSource, CollectionMeta, ItemMeta, SourceAccess } from '../core/catalog.js';
 import { ApiError } from '../core/errors.js';
 import { transformBox, transformer } from './crs.js';
 import { gridBox, type Box, type Grid } from '../core/grid.js';
-import { openRaster, type Window } from './cog-reader.js';
+import { openRaster, RasterFormatError, type CogReader, type Window } from './cog-reader.js';
+import { RemoteError } from './http-client.js';
+import { OutboundRefused } from './outbound.js';
 import { warp, sourceWindow, type Resampling } from './warp.js';
 import { addStage } from '../core/stages.js';
 
@@ -145,7 +147,7 @@ async function loadChunkInner(store: CatalogSource, req: LoadRequest): Promise<C
     height: w.height,
   };
   const times = req.times ?? [...groups.keys()];
-  return { grid, fullGrid, times, bands: bands.map((b) => b.name), data: await fill(groups, times, bands, grid, req.resampling) };
+  return { grid, fullGrid, times, bands: bands.map((b) => b.name), data: await fill(groups, times, bands, grid, req.resampling, accessOf(store)) };
 }
 
 /**
@@ -171,7 +173,7 @@ async function loadOnGrid(store: CatalogSource, meta: CollectionMeta, bands: Col
   const subBox = gridBox(sub);
   const groups = itemsByTime(store, meta, { west: subBox[0], south: subBox[1], east: subBox[2], north: subBox[3], crs: grid.epsg }, req.temporal);
   if (groups.size === 0) return empty();
-  const part = await fill(groups, times, bands, sub, req.resampling);
+  const part = await fill(groups, times, bands, sub, req.resampling, accessOf(store));
   if (sub.width === grid.width && sub.height === grid.height) return { grid, fullGrid: grid, times, bands: names, data: part };
   const out = empty();
   const subPlane = sub.width * sub.height;
@@ -184,8 +186,18 @@ async function loadOnGrid(store: CatalogSource, meta: CollectionMeta, bands: Col
   return out;
 }
 
+const ADMIN: SourceAccess = { trusted: true, process: 'load_collection', parameter: 'id' };
+const accessOf = (store: CatalogSource): SourceAccess => store.access ?? ADMIN;
+
 /** [time][band][row][col] on `grid`, NaN where no item of that time has data. */
-async function fill(groups: Map<string, ItemMeta[]>, times: string[], bands: CollectionMeta['bands'], grid: Grid, resampling: Resampling | undefined): Promise<Float32Array> {
+async function fill(
+  groups: Map<string, ItemMeta[]>,
+  times: string[],
+  bands: CollectionMeta['bands'],
+  grid: Grid,
+  resampling: Resampling | undefined,
+  access: SourceAccess,
+): Promise<Float32Array> {
   const plane = grid.width * grid.height;
   const data = new Float32Array(times.length * bands.length * plane).fill(NaN);
   const jobs: Promise<void>[] = [];
@@ -195,29 +207,45 @@ async function fill(groups: Map<string, ItemMeta[]>, times: string[], bands: Col
     bands.forEach((band, bi) => {
       const out = data.subarray((ti * bands.length + bi) * plane, (ti * bands.length + bi + 1) * plane);
       const method: Resampling = band.categorical ? 'nearest' : (resampling ?? 'nearest');
-      jobs.push(mosaic(items, band.name, grid, method, out));
+      jobs.push(mosaic(items, band.name, grid, method, out, access));
     });
   });
   await Promise.all(jobs);
   return data;
 }
 
-/** Fills `out` (NaN where empty) from the items of one time, first item first; stops once no pixel is empty. */
-async function mosaic(items: ItemMeta[], band: string, dst: Grid, method: Resampling, out: Float32Array): Promise<void> {
+/**
+ * Fills `out` (NaN where empty) from the items of one time, first item first; stops once no pixel
+ * is empty, before even the header of an item not needed is read. (The bands of a tile, and its
+ * dates, are read concurrently: fill() starts them all at once.)
+ */
+async function mosaic(items: ItemMeta[], band: string, dst: Grid, method: Resampling, out: Float32Array, access: SourceAccess): Promise<void> {
   const dstBox = gridBox(dst);
   for (const item of items) {
     if (!out.some(Number.isNaN)) return;
     const asset = item.assets[band];
     if (!asset) continue;
     if (!intersects(item.epsg === dst.epsg ? item.bbox : transformBox(item.bbox, item.epsg, dst.epsg), dstBox)) continue;
-    const reader = await openRaster(asset.href);
-    const srcRes = dst.epsg === reader.info.epsg ? dst.transform[1] : sourceResolution(dst, reader.info.epsg);
-    const level = reader.levelFor(srcRes);
-    const srcGrid = reader.levelGrid(level);
-    const part = await readInto(reader, level, asset.sample, srcGrid, dst, method);
+    let part: Float32Array | null;
+    try {
+      const reader = await openRaster(asset.href, access);
+      const srcRes = dst.epsg === reader.info.epsg ? dst.transform[1] : sourceResolution(dst, reader.info.epsg);
+      const level = reader.levelFor(srcRes);
+      part = await readInto(reader, level, asset.sample, reader.levelGrid(level), dst, method);
+    } catch (e) {
+      throw unreadable(e, access);
+    }
     if (!part) continue;
     for (let i = 0; i < out.length; i++) if (Number.isNaN(out[i])) out[i] = part[i];
   }
+}
+
+/** An asset that cannot be read or is refused: the client's 400 naming the URL and the reason, not a 500. */
+function unreadable(e: unknown, access: SourceAccess): unknown {
+  if (e instanceof RemoteError || e instanceof OutboundRefused || e instanceof RasterFormatError) {
+    return new ApiError('ProcessParameterInvalid', { process: access.process, parameter: access.parameter, reason: e.message });
+  }
+  return e;
 }
 
 /** A target pixel's width expressed in the source CRS (at the centre of the target grid). */
@@ -233,7 +261,7 @@ function sourceResolution(dst: Grid, srcEpsg: number): number {
 }
 
 async function readInto(
-  reader: Awaited<ReturnType<typeof openRaster>>,
+  reader: CogReader,
   level: number,
   sample: number,
   src: Grid,

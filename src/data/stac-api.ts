@@ -2,7 +2,8 @@
 // collection and its queryables, and item search with paging. Items found become ItemMeta for the
 // loader, with their bands named as the collection's item_assets name them. Every document of a
 // STAC API is fetched here (through http-client.ts), so the rules for outbound requests apply in one place.
-import { requestJson } from './http-client.js';
+import { requestJson, RemoteError } from './http-client.js';
+import { checkUrl, ON_USERS_BEHALF, OutboundRefused, TRUSTED, type OutboundPolicy } from './outbound.js';
 import { transformBox } from './crs.js';
 import { openRaster } from './cog-reader.js';
 import type { BandMeta, FilterOp, ItemMeta, PropertyCondition } from '../core/catalog.js';
@@ -27,12 +28,17 @@ export class ItemCapError extends Error {
   }
 }
 
-export async function fetchDoc(url: string, opts: { method?: 'GET' | 'POST'; body?: unknown } = {}): Promise<any> {
+/**
+ * A document of a STAC API, under `policy` (TRUSTED for the administrator's APIs). A refusal by the
+ * outbound rules is thrown as it is (OutboundRefused): it is the user's mistake, not the API's.
+ */
+export async function fetchDoc(url: string, opts: { method?: 'GET' | 'POST'; body?: unknown; policy?: OutboundPolicy } = {}): Promise<any> {
   let res;
   try {
     res = await requestJson(url, opts);
   } catch (e) {
-    throw new StacApiError(url, `cannot be read (${(e as Error).message})`);
+    if (e instanceof OutboundRefused) throw e;
+    throw new StacApiError(url, `cannot be read (${e instanceof RemoteError ? e.reason : (e as Error).message})`);
   }
   if (res.status !== 200) throw new StacApiError(url, `answered HTTP ${res.status}`);
   if (!res.body || typeof res.body !== 'object') throw new StacApiError(url, 'did not answer a JSON object');
@@ -51,6 +57,8 @@ export interface ApiInfo {
   conformsTo: string[];
   /** The search endpoint and the method used: POST unless only GET is offered. */
   search: { href: string; method: 'GET' | 'POST' } | null;
+  /** Whose API it is (default: the administrator's, trusted). */
+  policy?: OutboundPolicy;
 }
 
 const CONF_ITEM_SEARCH = /\/item-search$/;
@@ -59,11 +67,11 @@ const CONF_QUERY = /item-search#query/;
 
 export const apiUrlOf = (url: string) => url.replace(/\/+$/, '');
 
-export async function landingPage(apiUrl: string): Promise<ApiInfo> {
+export async function landingPage(apiUrl: string, policy: OutboundPolicy = TRUSTED): Promise<ApiInfo> {
   const url = apiUrlOf(apiUrl);
-  const doc = await fetchDoc(`${url}/`);
+  const doc = await fetchDoc(`${url}/`, { policy });
   const conformsTo: string[] = Array.isArray(doc.conformsTo) ? doc.conformsTo.filter((c: unknown) => typeof c === 'string') : [];
-  return { url, conformsTo, search: searchEndpoint(doc, `${url}/`, conformsTo) };
+  return { url, conformsTo, search: searchEndpoint(doc, `${url}/`, conformsTo), policy };
 }
 
 function searchEndpoint(landing: any, base: string, conformsTo: string[]): ApiInfo['search'] {
@@ -157,7 +165,8 @@ export async function searchItems(api: ApiInfo, q: SearchRequest): Promise<{ fea
       body['filter-lang'] = 'cql2-json';
     } else if (how === 'query') body.query = queryFilter(q.conditions);
   }
-  let page = api.search.method === 'POST' ? await fetchDoc(api.search.href, { method: 'POST', body }) : await fetchDoc(getUrl(api.search.href, body));
+  const policy = api.policy ?? TRUSTED;
+  let page = api.search.method === 'POST' ? await fetchDoc(api.search.href, { method: 'POST', body, policy }) : await fetchDoc(getUrl(api.search.href, body), { policy });
   const features: any[] = [];
   let pages = 1;
   let current = body;
@@ -172,8 +181,8 @@ export async function searchItems(api: ApiInfo, q: SearchRequest): Promise<{ fea
     const href = new URL(next.href, api.search.href).href;
     if ((next.method ?? 'GET').toUpperCase() === 'POST') {
       current = next.body && typeof next.body === 'object' ? (next.merge ? { ...current, ...next.body } : next.body) : current;
-      page = await fetchDoc(href, { method: 'POST', body: current });
-    } else page = await fetchDoc(href);
+      page = await fetchDoc(href, { method: 'POST', body: current, policy });
+    } else page = await fetchDoc(href, { policy });
     pages++;
   }
   return { features, pages };
@@ -227,7 +236,13 @@ export const dayOf = (datetime: string): string | null => {
  * its native CRS and bbox (from the projection extension, else the first asset's header) and its
  * day. Items without any wanted asset, or without a date, are skipped (null).
  */
-export async function itemOf(f: any, base: string, bandAssets: Record<string, string>, sign: (href: string) => Promise<string>): Promise<ItemMeta | null> {
+export async function itemOf(
+  f: any,
+  base: string,
+  bandAssets: Record<string, string>,
+  sign: (href: string) => Promise<string>,
+  policy: OutboundPolicy = TRUSTED,
+): Promise<ItemMeta | null> {
   if (f?.type !== 'Feature' || !f.assets || typeof f.assets !== 'object') return null;
   const props = f.properties ?? {};
   const day = dayOf(String(props.datetime ?? props.start_datetime ?? ''));
@@ -239,6 +254,8 @@ export async function itemOf(f: any, base: string, bandAssets: Record<string, st
     if (!a || typeof a.href !== 'string') continue;
     first ??= a;
     const href = /^[a-z][\w+.-]*:/i.test(a.href) ? a.href : new URL(a.href, base).href;
+    // A user's asset: an allowed http(s) URL, never a path or another scheme (refused before any I/O).
+    if (!policy.trusted) checkUrl(href, ON_USERS_BEHALF);
     assets[band] = { href: await sign(href), sample: 0 };
   }
   if (!first) return null;
@@ -246,7 +263,7 @@ export async function itemOf(f: any, base: string, bandAssets: Record<string, st
   let bbox = epsg !== null ? (projBox(first) ?? projBox(props) ?? (Array.isArray(props['proj:bbox']) && props['proj:bbox'].length === 4 ? (props['proj:bbox'] as [number, number, number, number]) : null)) : null;
   if (epsg === null || !bbox) {
     // Without the projection extension, the header of one asset tells.
-    const r = await openRaster(Object.values(assets)[0].href);
+    const r = await openRaster(Object.values(assets)[0].href, policy);
     const t = r.info.levels[0].transform;
     epsg = r.info.epsg;
     bbox = [t[0], t[3] + r.info.height * t[5], t[0] + r.info.width * t[1], t[3]];

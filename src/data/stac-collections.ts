@@ -10,6 +10,12 @@ import type { CollectionMeta, ItemMeta, RemoteSearch, RemoteSource } from '../co
 import type { CollectionRepo } from '../store/types.js';
 import { ItemCapError, StacApiError, bandsOfAssets, fetchDoc, itemOf, landingPage, searchItems, stacInterval } from './stac-api.js';
 import { createSigner, type Signer } from './stac-signers.js';
+import { ON_USERS_BEHALF, OutboundRefused, TRUSTED } from './outbound.js';
+import { RemoteError } from './http-client.js';
+import { RasterFormatError } from './cog-reader.js';
+
+/** A user's STAC API (load_stac) that the rules refuse or that cannot be read: the 400 of load_stac's url. */
+const usersMistake = (e: Error) => new ApiError('ProcessParameterInvalid', { process: 'load_stac', parameter: 'url', reason: e.message });
 
 export const COLLECTION_ID = /^[\w\-.~/]+$/;
 
@@ -179,25 +185,29 @@ export class StacCollections {
   private async run(meta: CollectionMeta, req: RemoteSearch, bbox: RemoteSearch['bbox']): Promise<ItemMeta[]> {
     const r = meta.remote!;
     const cap = this.capOf(meta, req.mode);
+    // The administrator's API is trusted with its asset hosts; a user's goes by the outbound rules.
+    const policy = r.onUsersBehalf ? ON_USERS_BEHALF : TRUSTED;
     let features: any[];
     try {
       ({ features } = await searchItems(
-        { url: r.api, conformsTo: r.conformsTo, search: r.search },
+        { url: r.api, conformsTo: r.conformsTo, search: r.search, policy },
         { ...(r.params?.collections ? {} : { collections: [r.collection] }), bbox, datetime: stacInterval(req.temporal), conditions: req.conditions, maxItems: cap, extra: r.params },
       ));
     } catch (e) {
       if (e instanceof ItemCapError) throw e;
-      if (e instanceof StacApiError) throw unavailable(meta, e.message);
+      if (e instanceof OutboundRefused) throw usersMistake(e);
+      if (e instanceof StacApiError) throw r.onUsersBehalf ? usersMistake(e) : unavailable(meta, e.message);
       throw e;
     }
     const signer = this.signer(meta);
     const base = r.search?.href ?? `${r.api}/search`;
     try {
-      const items = await Promise.all(features.map((f) => itemOf(f, base, r.bandAssets, (h) => signer.sign(h))));
+      const items = await Promise.all(features.map((f) => itemOf(f, base, r.bandAssets, (h) => signer.sign(h), policy)));
       return items.filter((x): x is ItemMeta => x !== null);
     } catch (e) {
       // A signer that cannot sign, or an item without projection metadata whose header cannot be read.
       if (e instanceof ApiError) throw e;
+      if (r.onUsersBehalf && (e instanceof OutboundRefused || e instanceof RemoteError || e instanceof RasterFormatError)) throw usersMistake(e);
       throw unavailable(meta, (e as Error).message);
     }
   }

@@ -2,50 +2,49 @@
 // a static Collection (its `item` links) or an API collection (its `items` link, paged with
 // `next`). The items' GeoTIFF assets become bands; the result is an in-memory CatalogSource that
 // the loader reads like the SQLite catalog.
-import { request } from 'undici';
 import { ApiError } from '../core/errors.js';
 import type { BandMeta, CatalogSource, CollectionMeta, ItemMeta, RemoteSource } from '../core/catalog.js';
-import { ImportError, parseStacItem } from './items.js';
+import { ImportError, parseStacItem, type Parsed } from './items.js';
 import { bandsOfAssets, landingPage } from './stac-api.js';
+import { fetchJson as fetchRemoteJson, RemoteError } from './http-client.js';
+import { checkUrl, ON_USERS_BEHALF, OutboundRefused } from './outbound.js';
+import { RasterFormatError } from './cog-reader.js';
 
 const MAX_DOCUMENT_BYTES = 16 * 1024 * 1024;
 const MAX_ITEMS = 2000;
-const TIMEOUT_MS = 20_000;
+/** Item assets opened at once (their headers are read to learn grids and sample types). */
+const OPEN_AT_ONCE = 8;
 
 const bad = (reason: string) => new ApiError('ProcessParameterInvalid', { process: 'load_stac', parameter: 'url', reason });
 
+/** A user's failure to read, as the 400 of load_stac's url: refused by the outbound rules, unreadable, invalid. */
+function asBad(e: unknown): unknown {
+  if (e instanceof OutboundRefused || e instanceof RemoteError || e instanceof ImportError || e instanceof RasterFormatError) return bad(e.message);
+  return e;
+}
+
+/** A STAC document named by a user (or found in one): fetched under the outbound rules. */
 async function fetchJson(url: string): Promise<any> {
-  if (!/^https?:\/\//i.test(url)) throw bad('only http(s) URLs are read');
-  let res;
   try {
-    res = await request(url, { headersTimeout: TIMEOUT_MS, bodyTimeout: TIMEOUT_MS, headers: { accept: 'application/geo+json, application/json' } });
+    checkUrl(url, ON_USERS_BEHALF);
+    return await fetchRemoteJson(url, ON_USERS_BEHALF, MAX_DOCUMENT_BYTES);
   } catch (e) {
-    throw bad(`${url} cannot be reached (${(e as Error).message})`);
-  }
-  if (res.statusCode !== 200) {
-    await res.body.dump();
-    throw bad(`${url} answered HTTP ${res.statusCode}`);
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const c of res.body) {
-    size += c.length;
-    if (size > MAX_DOCUMENT_BYTES) {
-      res.body.destroy();
-      throw bad(`${url} is larger than ${MAX_DOCUMENT_BYTES} bytes`);
-    }
-    chunks.push(c);
-  }
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
-  } catch {
-    throw bad(`${url} is not JSON`);
+    throw asBad(e);
   }
 }
 
+/** A link's href resolved against its document; one that is no URL at all is the user's 400. */
+const resolve = (href: string, base: string): string => {
+  try {
+    return new URL(href, base).href;
+  } catch {
+    throw bad(`'${href}' in ${base} is not a URL`);
+  }
+};
+
 const linkOf = (doc: any, rel: string, base: string): string | null => {
   const l = (doc?.links ?? []).find((x: any) => x?.rel === rel && typeof x.href === 'string');
-  return l ? new URL(l.href, base).href : null;
+  return l ? resolve(l.href, base) : null;
 };
 
 /** The item documents behind a STAC URL, each with the URL its relative links resolve against. */
@@ -74,7 +73,7 @@ async function itemDocuments(url: string, doc: any): Promise<{ doc: any; base: s
       return out;
     }
     for (const l of (doc.links ?? []).filter((x: any) => x?.rel === 'item').slice(0, MAX_ITEMS)) {
-      const href = new URL(l.href, url).href;
+      const href = resolve(l.href, url);
       out.push({ doc: await fetchJson(href), base: href });
     }
     return out;
@@ -120,8 +119,10 @@ async function searchableApi(url: string, doc: any): Promise<{ remote: RemoteSou
   const rootHref = isSearch ? `${u.origin}${u.pathname.replace(/\/search\/?$/, '/')}` : (linkOf(doc, 'root', url) ?? new URL('../..', url.replace(/\/?$/, '/')).href);
   let api;
   try {
-    api = await landingPage(rootHref);
-  } catch {
+    checkUrl(rootHref, ON_USERS_BEHALF);
+    api = await landingPage(rootHref, ON_USERS_BEHALF);
+  } catch (e) {
+    if (e instanceof OutboundRefused) throw bad(e.message);
     return null;
   }
   if (!api.search) return null;
@@ -147,6 +148,7 @@ async function searchableApi(url: string, doc: any): Promise<{ remote: RemoteSou
       queryables: null,
       fetched: new Date().toISOString(),
       ...(params ? { params } : {}),
+      onUsersBehalf: true,
     },
     bandsFrom,
   };
@@ -176,6 +178,7 @@ export async function stacCatalog(url: string, search?: CatalogSource['search'])
     return {
       id,
       source: {
+        access: { trusted: false, process: 'load_stac', parameter: 'url' },
         collections: { get: (x) => (x === id ? collection : null), items: () => [] },
         search: (req) => search!({ ...req, remote: api.remote }),
       },
@@ -186,21 +189,24 @@ export async function stacCatalog(url: string, search?: CatalogSource['search'])
   const items: ItemMeta[] = [];
   let bands: BandMeta[] = [];
   let meta: Pick<CollectionMeta, 'epsg' | 'resolution'> | null = null;
-  for (const { doc, base } of docs) {
+  for (let i = 0; i < docs.length; i += OPEN_AT_ONCE) {
+    let batch: Parsed[];
     try {
-      const parsed = await parseStacItem(doc, base);
+      batch = await Promise.all(docs.slice(i, i + OPEN_AT_ONCE).map(({ doc, base }) => parseStacItem(doc, base, {}, ON_USERS_BEHALF)));
+    } catch (e) {
+      throw asBad(e);
+    }
+    for (const parsed of batch) {
       items.push(parsed.item);
       for (const b of parsed.bands) if (!bands.some((x) => x.name === b.name)) bands = [...bands, b];
       meta ??= { epsg: parsed.item.epsg, resolution: parsed.resolution };
-    } catch (e) {
-      if (e instanceof ImportError) throw bad(e.message);
-      throw e;
     }
   }
   items.sort((a, b) => (a.datetime < b.datetime ? -1 : a.datetime > b.datetime ? 1 : 0));
   const id = 'load_stac';
   const collection: CollectionMeta = { id, title: url, description: `Read from ${url}`, license: 'other', epsg: meta!.epsg, resolution: meta!.resolution, bands };
   const source: CatalogSource = {
+    access: { trusted: false, process: 'load_stac', parameter: 'url' },
     collections: {
       get: (x) => (x === id ? collection : null),
       items: (x, start, end) => (x !== id ? [] : items.filter((it) => (!start || it.datetime >= start) && (!end || it.datetime < end))),

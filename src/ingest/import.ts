@@ -23,6 +23,7 @@ export async function importFiles(store: Store, inputs: string[], opts: ImportOp
   for (let i = 0; i < inputs.length; i++) {
     const input = inputs[i];
     const remote = /^https?:\/\//i.test(input);
+    if (!remote && /^[a-z][a-z0-9+.-]*:\/\//i.test(input)) throw new ImportError(`${input}: only local paths and http(s) URLs are imported`);
     const isJson = /\.json$/i.test(input.split('?')[0]);
     const href = remote ? input : path.resolve(input);
     parsed.push(isJson ? await parseStacItem(JSON.parse(await readFile(href, 'utf8')), href, opts) : await itemOfGeoTiff(href, opts));

@@ -50,7 +50,7 @@ export interface TileAnswer {
 }
 
 /** What the API asks of the tile server (another implementation may take its place). */
-export type Tiles = Pick<TileServer, 'tile' | 'extentOf' | 'invalidate' | 'activity' | 'close'>;
+export type Tiles = Pick<TileServer, 'tile' | 'extentOf' | 'invalidate' | 'prepare' | 'activity' | 'close'>;
 
 export class TileServer {
   readonly cache: TileCache;
@@ -107,6 +107,17 @@ export class TileServer {
   invalidate(id: string): void {
     this.states.delete(id);
     this.cache.purge(`${id}:`);
+  }
+
+  /**
+   * Starts what a service's first tile would otherwise wait for, as soon as the service exists or
+   * changes: the value range of its colours (an estimate over its whole extent when the
+   * configuration fixes none), so the first tile costs its own reads only. Failures are left for
+   * the first tile to meet and report.
+   */
+  prepare(id: string): void {
+    const st = this.state(id);
+    if (st?.record.enabled) this.rangeOf(st).catch(() => {});
   }
 
   /** The service's extent in WGS84 (null: unknown), for the map page and WMTS. */

@@ -41,7 +41,7 @@ async function withProperties(source: CatalogSource, id: string, conditions: Rec
     }
     if (ok) keep.add(it.id);
   }
-  return { collections: { get: (x) => source.collections.get(x), items: (x, s, e) => source.collections.items(x, s, e).filter((it) => keep.has(it.id)) } };
+  return { access: source.access, collections: { get: (x) => source.collections.get(x), items: (x, s, e) => source.collections.items(x, s, e).filter((it) => keep.has(it.id)) } };
 }
 
 /** The deferred load of load_collection and load_stac, with the restrictions of their arguments. */

@@ -127,6 +127,8 @@ export async function searchedSource(
   const epsg = [...counts].sort((a, b) => b[1] - a[1])[0]?.[0];
   const loadMeta = epsg !== undefined && epsg !== meta.epsg ? { ...meta, epsg } : meta;
   return {
+    // A user's STAC API (load_stac) stays under the outbound rules for its assets.
+    access: source.access,
     collections: {
       get: (x) => (x === meta.id ? loadMeta : source.collections.get(x)),
       // Dates were checked above on the acquisition time; items carry their day (the time label).
