@@ -18,7 +18,7 @@ describe('discovery with the default brand', () => {
     expect(r.status).toBe(200);
     expect(r.headers['content-type']).toBe('application/json');
     const versions = r.json.versions;
-    expect(versions.map((v: any) => v.api_version)).toEqual(['1.2.0', '1.0.1', '1.0.0-rc.2']);
+    expect(versions.map((v: any) => v.api_version)).toEqual(['1.0.0-rc.2', '1.0.1', '1.2.0']);
     for (const v of versions) {
       expect(v.production).toBe(false);
       const caps = await http('GET', `${v.url}/`);

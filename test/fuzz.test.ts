@@ -51,7 +51,8 @@ afterAll(async () => {
 
 /** Everything wrong with one exchange: the shared invariants, plus isolation between users. */
 function problems(req: FuzzRequest, r: RawResponse): string[] {
-  const versionless1x = !req.target.startsWith('/1.0.0-rc.2');
+  // The server reads a run of slashes as one, so '//1.0.0-rc.2//...' is 1.0.0-rc.2 too.
+  const versionless1x = !req.target.replace(/\/{2,}/g, '/').startsWith('/1.0.0-rc.2');
   const out = problemsOf({ method: req.method, corsExpected: versionless1x || req.headers.some(([k]) => k === 'Origin') }, r);
   if (req.who !== 'alice') {
     const body = r.body.toString('latin1');

@@ -89,7 +89,7 @@ describe('the state table', () => {
     expect((await jobs.call('PATCH', `/jobs/${slow}`, { title: 'slow, renamed', description: 'season maximum' })).status).toBe(204);
     const after = await jobs.get(slow);
     expect(after).toMatchObject({ title: 'slow, renamed', description: 'season maximum', status: 'created', updated: before.updated });
-    expectError(await jobs.call('PATCH', `/jobs/${slow}`, {}), 400, 'NoDataForUpdate');
+    expect((await jobs.call('PATCH', `/jobs/${slow}`, {})).status).toBe(204);
     expectError(await jobs.call('PATCH', `/jobs/${slow}`, { status: 'finished' }), 400, 'PropertyNotEditable');
     expectError(await jobs.call('PATCH', `/jobs/${slow}`, { title: 1 }), 400, 'PropertyInvalid');
     expectError(await jobs.call('PATCH', `/jobs/${slow}`, { budget: 'lots' }), 400, 'BudgetInvalid');

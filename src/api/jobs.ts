@@ -108,9 +108,10 @@ export const routes: AppRoute[] = [
     handler: async (req) => {
       const job = jobOf(req);
       const body = await req.jsonObject();
-      if (job.status === 'queued' || job.status === 'running') throw new ApiError('JobLocked');
       const keys = Object.keys(body);
-      if (keys.length === 0) throw new ApiError('NoDataForUpdate');
+      // An update that changes nothing succeeds as a no-op, also on a job locked for edits.
+      if (keys.length === 0) return empty(204);
+      if (job.status === 'queued' || job.status === 'running') throw new ApiError('JobLocked');
       for (const k of keys) if (!EDITABLE.has(k)) throw new ApiError('PropertyNotEditable', { property: k });
       checkBilling(body);
       const change: JobEdit = {};

@@ -4,7 +4,7 @@ import type { AppRequest, AppRoute } from './context.js';
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../core/errors.js';
 import { json, empty } from './reply.js';
-import { requireValidGraph } from './processes.js';
+import { requireSoundGraph } from './processes.js';
 import { paginate } from './paging.js';
 import { predefined } from '../processes/registry.js';
 import { isObject } from '../core/graph.js';
@@ -52,8 +52,10 @@ function normalise(req: AppRequest, id: string, body: Record<string, unknown>): 
   for (const k of ['deprecated', 'experimental'] as const) {
     if (body[k] !== undefined && typeof body[k] !== 'boolean') invalid(`'${k}' must be true or false`);
   }
-  // The graph is checked once its metadata is sound (it uses the declared parameters).
-  requireValidGraph(req, body, id);
+  // A draft is stored as soon as its graph is sound in structure (one result node, references that
+  // resolve, no cycle, ids and reference objects well formed): editors save work in progress. What
+  // else is wrong (a missing argument, an unknown process) /validation reports, and running it.
+  requireSoundGraph(req, body);
   const stored: Record<string, unknown> = { id };
   for (const [k, v] of Object.entries(body)) if (k !== 'id') stored[k] = v;
   // The interface spec's drafts call the short text `title`; API 1.x calls it `summary`.
@@ -138,7 +140,8 @@ export const routes: AppRoute[] = [
       const current = stored(req);
       const body = await req.jsonObject();
       const keys = Object.keys(body);
-      if (keys.length === 0) throw new ApiError('NoDataForUpdate');
+      // An update that changes nothing succeeds as a no-op.
+      if (keys.length === 0) return empty(204);
       for (const k of keys) if (!EDITABLE.has(k)) throw new ApiError('PropertyNotEditable', { property: k });
       const merged = { ...current.process, ...body };
       req.app.store.processGraphs.put(req.me.id, current.id, normalise(req, current.id, merged));

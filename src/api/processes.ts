@@ -3,7 +3,7 @@ import type { AppRequest, AppRoute } from './context.js';
 import { ApiError } from '../core/errors.js';
 import { json } from './reply.js';
 import { predefined } from '../processes/registry.js';
-import { validateProcessGraph, type ValidationEnv } from '../graph/validate.js';
+import { shapeProblems, validateProcessGraph, type ValidationEnv } from '../graph/validate.js';
 import { messageOf } from '../core/messages.js';
 import { parseLimit } from './paging.js';
 
@@ -54,7 +54,16 @@ export function requireValidGraph(req: AppRequest, proc: Record<string, unknown>
   }
   // Parameters a runner provides (a service's tile extent, say) are declared for the graph too.
   const declared = provided.length ? [...(declaredOf(proc) ?? []), ...provided] : declaredOf(proc);
-  const errors = validateProcessGraph(proc.process_graph, env, declared);
+  throwFirst(validateProcessGraph(proc.process_graph, env, declared));
+}
+
+/** Checks only what makes a graph unsound in structure and size (a stored draft); the rest waits for /validation and the run. */
+export function requireSoundGraph(req: AppRequest, proc: Record<string, unknown>): void {
+  throwFirst(shapeProblems(proc.process_graph, validationEnv(req)));
+}
+
+/** Throws the first of the problems, its message listing all of them. */
+function throwFirst(errors: ApiError[]): void {
   if (!errors.length) return;
   if (errors.length === 1) throw errors[0];
   throw errors[0].withDetail(`${errors.length} problems in the process graph: ${errors.map((e) => `${e.code}: ${messageOf(e, 'en').text}`).join('; ')}`);
@@ -81,8 +90,17 @@ export const routes: AppRoute[] = [
     auth: 'optional',
     body: 'json',
     handler: async (req) => {
-      const proc = processOfBody(await req.jsonObject());
-      const errors = validateProcessGraph(proc.process_graph, validationEnv(req), declaredOf(proc)).map((e) => ({
+      const body = await req.jsonObject();
+      // A body without a process graph is an invalid process like any other: its problem is listed.
+      let problems: ApiError[];
+      try {
+        const proc = processOfBody(body);
+        problems = validateProcessGraph(proc.process_graph, validationEnv(req), declaredOf(proc));
+      } catch (e) {
+        if (!(e instanceof ApiError) || e.code !== 'ProcessGraphMissing') throw e;
+        problems = [e];
+      }
+      const errors = problems.map((e) => ({
         code: e.code,
         message: messageOf(e, req.lang).text,
       }));

@@ -145,7 +145,8 @@ export const routes: AppRoute[] = [
       const current = owned(req);
       const body = await req.jsonObject();
       const keys = Object.keys(body);
-      if (keys.length === 0) throw new ApiError('NoDataForUpdate');
+      // An update that changes nothing succeeds as a no-op.
+      if (keys.length === 0) return empty(204);
       for (const k of keys) if (!EDITABLE.has(k)) throw new ApiError('PropertyNotEditable', { property: k });
       const next: ServiceRecord = { ...current, updated: new Date().toISOString() };
       if ('title' in body) next.title = text(body, 'title');

@@ -16,7 +16,8 @@ export function rootRoutes(brand: string): AppRoute[] {
       auth: 'none',
       handler: (req) =>
         json({
-          versions: VERSIONS.map((v) => ({
+          // Oldest first, as in the API's own example: tools that take the last entry connect to the newest.
+          versions: [...VERSIONS].reverse().map((v) => ({
             url: req.app.publicUrl() + v.prefix,
             api_version: v.apiVersion,
             production: req.app.config.production,

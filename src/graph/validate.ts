@@ -94,6 +94,15 @@ function compatible(returns: unknown, param: unknown): boolean {
  * of them or a parameter of an enclosing child process (ProcessParameterMissing otherwise).
  */
 export function validateProcessGraph(graph: unknown, env: ValidationEnv, declared?: string[] | null): ApiError[] {
+  const shape = shapeProblems(graph, env);
+  if (shape.length) return shape;
+  const errors: ApiError[] = [];
+  checkNodes(graph as Record<string, Record<string, unknown>>, env, errors, declared ? new Set(declared) : null);
+  return errors;
+}
+
+/** What makes a graph unsound whatever its processes: beyond the size limits, or broken in structure. */
+export function shapeProblems(graph: unknown, env: ValidationEnv): ApiError[] {
   if (env.limits) {
     const size = graphSize(graph);
     if (size.nodes > env.limits.nodes) {
@@ -103,11 +112,7 @@ export function validateProcessGraph(graph: unknown, env: ValidationEnv, declare
       return [new ApiError('ProcessGraphComplexity', {}, `The process nests child processes ${size.depth} levels deep, more than the ${env.limits.depth} accepted here.`)];
     }
   }
-  const structure = checkProcessGraph(graph, { allowNamespace: env.allowNamespace });
-  if (structure.length) return structure.map((p) => new ApiError('ProcessGraphInvalid', { reason: `${p.where}: ${p.reason}` }));
-  const errors: ApiError[] = [];
-  checkNodes(graph as Record<string, Record<string, unknown>>, env, errors, declared ? new Set(declared) : null);
-  return errors;
+  return checkProcessGraph(graph, { allowNamespace: env.allowNamespace }).map((p) => new ApiError('ProcessGraphInvalid', { reason: `${p.where}: ${p.reason}` }));
 }
 
 /** Names of the parameters a child process gets, from the schema of the parameter it is passed to. */

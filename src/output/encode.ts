@@ -95,7 +95,7 @@ function rgbaOf(cube: DataCube, f: OutputFormat & { options: Record<string, unkn
 export async function encodeResult(value: unknown, f: OutputFormat & { options: Record<string, unknown> }, run?: RunContext): Promise<Encoded> {
   const data = value instanceof LazyCube ? await cubeOf(value, run, 'save_result') : value;
   const done = (body: Buffer): Encoded => ({ body, mediaType: f.mediaType, extension: f.extension });
-  if (f.name === 'JSON') return done(Buffer.from(JSON.stringify(toJson(data))));
+  if (f.name === 'JSON') return done(Buffer.from(jsonText(toJson(data), f.options.non_finite === 'tokens')));
   if (!(data instanceof DataCube)) throw unsuitable(f.name, 'only data cubes can be written in this format; use JSON');
   if (data.size === 0) throw new ProcessException('DataCubeEmpty', 'the data cube holds no values');
   const grid = data.grid;
@@ -157,16 +157,35 @@ function netcdfOf(cube: DataCube): Buffer {
   });
 }
 
-const num = (x: number) => (x === x && Number.isFinite(x) ? x : x !== x ? null : x > 0 ? 'Infinity' : '-Infinity');
-
 /** Nested arrays of a cube's values, outer dimension first. */
 function nested(data: Float32Array, shape: number[], offset = 0, d = 0): unknown {
-  if (d === shape.length) return num(data[offset]);
+  if (d === shape.length) return data[offset];
   const stride = shape.slice(d + 1).reduce((a, b) => a * b, 1);
   return Array.from({ length: shape[d] }, (_, i) => nested(data, shape, offset + i * stride, d + 1));
 }
 
-/** The JSON form of a result value. */
+/**
+ * JSON text of a result. Strict JSON has no NaN or Infinity, so by default they are written as null
+ * (as no-data is); with `tokens` as the bare NaN, Infinity and -Infinity that Python's json module
+ * (and so the Python client) reads as numbers and writes itself, but strict parsers refuse.
+ */
+export function jsonText(v: unknown, tokens: boolean): string {
+  return tokens ? withTokens(v) : JSON.stringify(v, (_k, x) => (typeof x === 'number' && !Number.isFinite(x) ? null : x));
+}
+
+function withTokens(v: unknown): string {
+  if (typeof v === 'number') return Number.isFinite(v) ? JSON.stringify(v) : Number.isNaN(v) ? 'NaN' : v > 0 ? 'Infinity' : '-Infinity';
+  if (Array.isArray(v)) return `[${v.map(withTokens).join(',')}]`;
+  if (v !== null && typeof v === 'object') {
+    return `{${Object.entries(v)
+      .filter(([, x]) => x !== undefined)
+      .map(([k, x]) => `${JSON.stringify(k)}:${withTokens(x)}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(v ?? null);
+}
+
+/** The JSON form of a result value (numbers as they are: jsonText decides how a non-finite one is written). */
 export function toJson(v: unknown): unknown {
   if (v instanceof DataCube) {
     if (v.geometries && v.dims[0]?.type === 'geometry') return vectorJson(v);
@@ -177,7 +196,6 @@ export function toJson(v: unknown): unknown {
       data: nested(v.data, v.shape),
     };
   }
-  if (typeof v === 'number') return num(v);
   if (Array.isArray(v)) return v.map(toJson);
   if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, toJson(x)]));
   return v ?? null;
@@ -205,7 +223,7 @@ function vectorJson(v: DataCube): unknown {
       type: 'Feature',
       id: g,
       geometry,
-      properties: Object.fromEntries(keys.map((k, p) => [k, num(v.data[g * per + p])])),
+      properties: Object.fromEntries(keys.map((k, p) => [k, v.data[g * per + p]])),
     })),
   };
 }

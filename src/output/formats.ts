@@ -79,11 +79,18 @@ export const OUTPUT_FORMATS: OutputFormat[] = [
   {
     name: 'JSON',
     title: 'JSON',
-    description: 'Numbers, arrays and objects as they are; raster cubes as dimensions, coordinates and nested values (null for no-data); vector cubes as a GeoJSON FeatureCollection.',
+    description: 'Numbers, arrays and objects as they are; raster cubes as dimensions, coordinates and nested values (null for no-data); vector cubes as a GeoJSON FeatureCollection. Strict JSON by default: NaN and infinite numbers are written as null.',
     mediaType: 'application/json',
     extension: 'json',
     gis_data_types: ['raster', 'vector', 'table', 'other'],
-    parameters: {},
+    parameters: {
+      non_finite: {
+        type: 'string',
+        description: "How NaN and infinite numbers are written: 'null' (strict JSON, which every parser reads) or 'tokens' (bare NaN, Infinity and -Infinity, as Python's json module and the Python client read them; strict JSON parsers refuse such text).",
+        enum: ['null', 'tokens'],
+        default: 'null',
+      },
+    },
     allowsEmpty: true,
   },
 ];

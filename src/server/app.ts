@@ -40,6 +40,9 @@ export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: Ap
 
   function dispatch(res: HttpResponse, method: string, url: string, rawQuery: string, headers: Record<string, string>): void {
     const started = ctx.config.accessLog ? performance.now() : 0;
+    // A run of slashes is one, as in nginx and most frameworks: tools join a base URL ending in '/'
+    // with '/jobs/ID'. Only literal slashes: an encoded one (%2F) in a file path stays what it is.
+    if (url.includes('//')) url = url.replace(/\/{2,}/g, '/');
     const split = splitVersion(url);
     const version = split?.version ?? null;
     let path = split ? split.rest : url;
