@@ -9,6 +9,7 @@ import { LocalChanges, PgChanges } from './store/changes.js';
 import { LocalBlobStore } from './store/blobs.js';
 import { Workspaces } from './files/workspace.js';
 import { Authenticator } from './auth/authenticate.js';
+import { FailureThrottle } from './auth/throttle.js';
 import { OidcVerifier } from './auth/oidc.js';
 import { buildRouters } from './api/routes.js';
 import { VERSIONS } from './api/versions.js';
@@ -72,7 +73,11 @@ export async function startXeo(config: Config): Promise<Xeo> {
     backendVersion: backendVersion(),
     store,
     changes,
-    auth: new Authenticator(store, new OidcVerifier(config.oidcProviders, store)),
+    auth: new Authenticator(
+      store,
+      new OidcVerifier(config.oidcProviders, store),
+      new FailureThrottle({ ...config.authFailures, windowMs: config.authFailures.windowS * 1000 }),
+    ),
     workspaces: new Workspaces(blobs, config.maxUploadBytes),
     compute,
     userSlots: new UserSlots(store.semaphores, config.userConcurrency),

@@ -8,7 +8,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { http, login, removeDir, startServer, type Res } from './helpers.js';
 import { demoDataDir } from './demo-data.js';
-import { buildWorld, itemBody, paramsOf, type Endpoint, type World } from './fuzz/world.js';
+import { MANY_FAILURES, buildWorld, itemBody, paramsOf, type Endpoint, type World } from './fuzz/world.js';
 
 let w: World;
 /** An expired token of Alice's, and a signed link of hers that expired, minted by a server with 1 s lifetimes. */
@@ -39,7 +39,7 @@ beforeAll(async () => {
   finished = w.results && { id: w.results.jobId, doc: w.results.doc };
   // Lifetimes of one second on a second server over the same data: its token and links are
   // refused by the first server too once they have expired. Waiting it out is the one sleep here.
-  const short = await startServer({ XEO_TOKEN_TTL: '1', XEO_RESULT_LINK_TTL: '1' }, w.server.dataDir);
+  const short = await startServer({ ...MANY_FAILURES, XEO_TOKEN_TTL: '1', XEO_RESULT_LINK_TTL: '1' }, w.server.dataDir);
   try {
     const token = await login(short, 'alice', 'pa');
     const tokenDies = Date.now() + 1000;

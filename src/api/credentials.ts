@@ -2,7 +2,6 @@
 import type { AppRoute } from './context.js';
 import { ApiError } from '../core/errors.js';
 import { json } from './reply.js';
-import { signInBasic } from '../auth/basic.js';
 
 export const routes: AppRoute[] = [
   {
@@ -11,7 +10,7 @@ export const routes: AppRoute[] = [
     summary: 'Sign in with HTTP Basic and get an access token',
     auth: 'basic',
     handler: async (req) => {
-      const { token, user } = await signInBasic(req.app.store, req.header('authorization'), req.app.config.tokenTtlSeconds);
+      const { token, user } = await req.app.auth.signIn(req.header('authorization'), req.clientAddress, req.app.config.tokenTtlSeconds);
       // user_id is what API 1.0.0-rc.2 clients expect beside the token; later clients ignore it.
       return json({ access_token: token, ...(req.version.apiVersion === '1.0.0-rc.2' ? { user_id: user.id } : {}) });
     },

@@ -36,6 +36,8 @@ export class ApiRequest<Ctx extends LinkBase = LinkBase> {
     readonly params: Record<string, string>,
     readonly lang: Lang,
     readonly bodyReader: RequestBody | null,
+    /** The client's address: the connection's, or the one trusted proxies name (XEO_TRUST_PROXY). */
+    readonly clientAddress: string,
   ) {}
 
   get query(): URLSearchParams {

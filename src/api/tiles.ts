@@ -100,7 +100,7 @@ export const tileRoutes: AppRoute[] = [
         lo !== undefined && hi !== undefined
           ? `One band: ${cfg.colormap} colours from ${+lo.toPrecision(4)} to ${+hi.toPrecision(4)}; three bands: red, green, blue.`
           : `One band: ${cfg.colormap} colours over the range of the data; three bands: red, green, blue.`;
-      const html = viewerPage({
+      const page = viewerPage({
         title: s.title ?? `Service ${s.id}`,
         // The service version makes browsers fetch fresh tiles after a change.
         template: `${req.app.publicUrl()}/xyz/${s.id}/{z}/{x}/{y}.${cfg.format === 'jpeg' ? 'jpg' : 'png'}?v=${encodeURIComponent(s.updated)}`,
@@ -110,7 +110,7 @@ export const tileRoutes: AppRoute[] = [
         tileSize: cfg.tile_size,
         legend,
       });
-      return { status: 200, body: html, contentType: 'text/html; charset=utf-8', headers: { 'Cache-Control': 'no-cache' } };
+      return { status: 200, body: page.html, contentType: 'text/html; charset=utf-8', headers: { 'Cache-Control': 'no-cache', 'Content-Security-Policy': page.csp } };
     },
   },
 ];

@@ -1,21 +1,55 @@
-// Turns the Authorization header into a user: `Bearer basic//TOKEN` or `Bearer oidc/PROVIDER/JWT`.
+// Turns the Authorization header into a user: `Bearer basic//TOKEN` or `Bearer oidc/PROVIDER/JWT`;
+// and HTTP Basic sign-in. Both slow down whoever keeps failing (throttle.ts).
 import type { Store, User } from '../store/types.js';
 import { ApiError } from '../core/errors.js';
-import { userOfBasicToken } from './basic.js';
+import { signInBasic, parseBasicHeader, userOfBasicToken } from './basic.js';
 import type { OidcVerifier } from './oidc.js';
+import type { FailureThrottle } from './throttle.js';
 
-/** Who a request's Authorization header names. */
-export type Auth = Pick<Authenticator, 'user'>;
+/** Who a request's Authorization header names, and sign-in. */
+export type Auth = Pick<Authenticator, 'user' | 'signIn'>;
 
 export class Authenticator {
   constructor(
     private readonly store: Store,
     private readonly oidc: OidcVerifier,
+    private readonly throttle: FailureThrottle,
   ) {}
 
   /** The user of a bearer header; throws for a missing, malformed, unknown or expired token. */
-  async user(header: string | undefined): Promise<User> {
+  async user(header: string | undefined, address: string): Promise<User> {
     if (!header) throw new ApiError('AuthenticationRequired');
+    const key = `tokens:${address}`;
+    this.throttle.check([key]);
+    try {
+      return await this.bearer(header);
+    } catch (e) {
+      if (e instanceof ApiError && (e.code === 'TokenInvalid' || e.code === 'AuthenticationSchemeInvalid')) this.throttle.fail([[key, this.throttle.perAddress]]);
+      throw e;
+    }
+  }
+
+  /** Signs in with HTTP Basic; the wait of a guessing client is decided before any hash is computed. */
+  async signIn(header: string | undefined, address: string, ttlSeconds: number): Promise<{ token: string; user: User }> {
+    const { name } = parseBasicHeader(header);
+    const keys = this.throttle.signInKeys(name, address);
+    this.throttle.check([keys.account, keys.address]);
+    try {
+      const out = await signInBasic(this.store, header, ttlSeconds);
+      this.throttle.forget(keys.account);
+      return out;
+    } catch (e) {
+      if (e instanceof ApiError && e.code === 'CredentialsInvalid') {
+        this.throttle.fail([
+          [keys.account, this.throttle.perAccount],
+          [keys.address, this.throttle.perAddress],
+        ]);
+      }
+      throw e;
+    }
+  }
+
+  private async bearer(header: string): Promise<User> {
     const m = /^Bearer\s+(.+)$/i.exec(header.trim());
     if (!m) throw new ApiError('AuthenticationSchemeInvalid');
     const value = m[1];

@@ -66,6 +66,10 @@ export interface Config {
   jobBlockCacheBytes: number;
   /** Lifetime of signed result links, seconds. */
   resultLinkTtlSeconds: number;
+  /** Failed sign-ins of one account from one address, and from one address in all, before it waits; the window, seconds; the longest wait, seconds. */
+  authFailures: { perAccount: number; perAddress: number; windowS: number; maxDelayS: number };
+  /** Proxies in front whose X-Forwarded-For and X-Forwarded-Proto are believed (0: none; the client is the connection's address). */
+  trustProxy: number;
   /** Hosts, addresses and CIDR ranges users' URLs may reach although private (data/outbound.ts parses it). */
   outboundAllow: string;
   /** STAC API collections (collections add-stac): caching, item caps and asset signers. */
@@ -201,6 +205,13 @@ export function loadConfig(env: Env = process.env): Config {
     jobChunkSize: int(env, 'XEO_JOB_CHUNK_SIZE', 1024, 16),
     jobBlockCacheBytes: int(env, 'XEO_JOB_BLOCK_CACHE_BYTES', 32 * 1024 * 1024, 1024 * 1024),
     resultLinkTtlSeconds: int(env, 'XEO_RESULT_LINK_TTL', 7 * 24 * 3600, 1),
+    authFailures: {
+      perAccount: int(env, 'XEO_AUTH_FAILURES_PER_ACCOUNT', 5, 1),
+      perAddress: int(env, 'XEO_AUTH_FAILURES_PER_ADDRESS', 50, 1),
+      windowS: int(env, 'XEO_AUTH_FAILURE_WINDOW', 900, 1),
+      maxDelayS: int(env, 'XEO_AUTH_MAX_DELAY', 900, 1),
+    },
+    trustProxy: int(env, 'XEO_TRUST_PROXY', 0, 0),
     outboundAllow: env.XEO_OUTBOUND_ALLOW ?? '',
     stac: {
       metadataTtlSeconds: int(env, 'XEO_STAC_METADATA_TTL', 3600, 0),

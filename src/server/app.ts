@@ -35,10 +35,11 @@ export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: Ap
   app.any('/*', (res, uReq) => {
     const headers: Record<string, string> = {};
     uReq.forEach((k, v) => (headers[k] = v));
-    dispatch(res, uReq.getCaseSensitiveMethod().toUpperCase(), uReq.getUrl(), uReq.getQuery() ?? '', headers);
+    const address = clientAddress(Buffer.from(res.getRemoteAddressAsText()).toString(), headers['x-forwarded-for'], ctx.config.trustProxy);
+    dispatch(res, uReq.getCaseSensitiveMethod().toUpperCase(), uReq.getUrl(), uReq.getQuery() ?? '', headers, address);
   });
 
-  function dispatch(res: HttpResponse, method: string, url: string, rawQuery: string, headers: Record<string, string>): void {
+  function dispatch(res: HttpResponse, method: string, url: string, rawQuery: string, headers: Record<string, string>, address: string): void {
     const started = ctx.config.accessLog ? performance.now() : 0;
     // A run of slashes is one, as in nginx and most frameworks: tools join a base URL ending in '/'
     // with '/jobs/ID'. Only literal slashes: an encoded one (%2F) in a file path stays what it is.
@@ -109,7 +110,7 @@ export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: Ap
     if (!hasBody && !needsUser) {
       // Fast path (discovery, cached answers): a handler that answers at once is sent inside this
       // uWS callback, with no promise and no abort handler.
-      request = new ApiRequest<AppContext>(ctx, method, path, rawQuery, headers, version ?? LATEST, found.params, lang, null);
+      request = new ApiRequest<AppContext>(ctx, method, path, rawQuery, headers, version ?? LATEST, found.params, lang, null, address);
       let out: Reply | Promise<Reply>;
       try {
         out = route.handler(request);
@@ -128,14 +129,14 @@ export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: Ap
     if (hasBody && Number(headers['content-length']) > limit) return fail(new ApiError('PayloadTooLarge', { limit }), true);
     watchAbort();
     if (hasBody) bodyReader = new BodyReader(res, limit);
-    request = new ApiRequest<AppContext>(ctx, method, path, rawQuery, headers, version ?? LATEST, found.params, lang, bodyReader);
+    request = new ApiRequest<AppContext>(ctx, method, path, rawQuery, headers, version ?? LATEST, found.params, lang, bodyReader, address);
     run(request, route).then(succeed, (e) => fail(e));
   }
 
   async function run(req: AppRequest, route: AppRoute): Promise<Reply> {
     const authorization = req.headers.authorization;
     if (route.auth === 'required' || (route.auth === 'optional' && authorization)) {
-      req.user = await ctx.auth.user(authorization);
+      req.user = await ctx.auth.user(authorization, req.clientAddress);
     }
     return route.handler(req);
   }
@@ -175,4 +176,14 @@ export function errorReply(e: unknown, lang: Lang, method: string, url: string):
     },
     closeConnection: err.closeConnection,
   };
+}
+
+/**
+ * The client's address: the connection's, unless `trusted` proxies are in front, whose
+ * X-Forwarded-For entries (each appends the address it saw) are believed for that many hops.
+ */
+export function clientAddress(remote: string, forwarded: string | undefined, trusted: number): string {
+  if (trusted <= 0 || !forwarded) return remote;
+  const hops = forwarded.split(',').map((h) => h.trim()).filter(Boolean);
+  return hops[Math.max(0, hops.length - trusted)] ?? remote;
 }

@@ -20,9 +20,23 @@ export function statusLine(status: number): string {
   return line;
 }
 
+/**
+ * What browsers rely on to contain a page, on every answer: no guessing of types, no referrer
+ * leaving us. An answer that is not a page of ours (JSON, images, files) also gets a policy that
+ * lets nothing in it run or be framed, should a browser ever open it as a document; pages give
+ * their own policy.
+ */
+const BROWSER_HEADERS: HeaderList = [
+  ['X-Content-Type-Options', 'nosniff'],
+  ['Referrer-Policy', 'no-referrer'],
+];
+const NOT_A_PAGE = "default-src 'none'; frame-ancestors 'none'; sandbox";
+
 function writeHead(res: HttpResponse, status: number, base: HeaderList, headers: Record<string, string> | undefined, contentType?: string) {
   res.writeStatus(statusLine(status));
   for (let i = 0; i < base.length; i++) res.writeHeader(base[i][0], base[i][1]);
+  for (let i = 0; i < BROWSER_HEADERS.length; i++) res.writeHeader(BROWSER_HEADERS[i][0], BROWSER_HEADERS[i][1]);
+  if (!headers?.['Content-Security-Policy']) res.writeHeader('Content-Security-Policy', NOT_A_PAGE);
   if (contentType) res.writeHeader('Content-Type', contentType);
   if (headers) for (const k in headers) res.writeHeader(k, headers[k]);
 }

@@ -1,6 +1,7 @@
 // The map page of a service: a small slippy map of our own (no third-party script), showing the
 // service's tiles over its extent. Drag to pan, wheel, double-click or +/- to zoom. The page
 // needs nothing but the tile template, so it works for anyone who has the service id.
+import { createHash } from 'node:crypto';
 
 export interface ViewerInput {
   title: string;
@@ -19,14 +20,13 @@ const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt
 // JSON inside <script>: no "</script>" or HTML comment can close it early.
 const scriptJson = (v: unknown) => JSON.stringify(v).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
 
-export function viewerPage(input: ViewerInput): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(input.title)} · Xeo map</title>
-<style>
+/** A page and the Content-Security-Policy it is served with. */
+export interface Page {
+  html: string;
+  csp: string;
+}
+
+const STYLE = `
   html, body { margin: 0; height: 100%; font: 13px/1.4 system-ui, sans-serif; }
   #map { position: absolute; inset: 0; overflow: hidden; cursor: grab; touch-action: none;
          background: repeating-conic-gradient(#e8e8e8 0% 25%, #f6f6f6 0% 50%) 0 0 / 24px 24px; }
@@ -41,14 +41,17 @@ export function viewerPage(input: ViewerInput): string {
   #zoom button { width: 32px; height: 32px; font-size: 18px; border: 0; background: none; cursor: pointer; }
   #zoom button + button { border-top: 1px solid #ccc; }
   #status { left: 10px; bottom: 10px; font-variant-numeric: tabular-nums; }
-</style>
-</head>
-<body>
-<div id="map"><div id="tiles"></div></div>
-<div id="info" class="panel"><h1></h1><div id="legend"></div></div>
-<div id="zoom" class="panel"><button id="in" title="Zoom in" aria-label="Zoom in">+</button><button id="out" title="Zoom out" aria-label="Zoom out">−</button></div>
-<div id="status" class="panel"></div>
-<script>
+`;
+
+const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
+
+/**
+ * The page runs only its own inline script and style, allowed by their hashes (the script holds the
+ * service's settings, so its hash is the page's own); everything else is refused: no other script,
+ * no plugin, no framing, tiles only from `tileOrigin`. Titles are set as text, never as markup.
+ */
+export function viewerPage(input: ViewerInput): Page {
+  const script = `
 const cfg = ${scriptJson(input)};
 const HALF = 20037508.342789244, TILE = 256;
 const map = document.getElementById('map'), layer = document.getElementById('tiles');
@@ -155,8 +158,33 @@ addEventListener('keydown', (e) => {
 addEventListener('resize', draw);
 fit();
 draw();
-</script>
+`;
+  const tileOrigin = new URL(input.template.replace(/[{}]/g, '')).origin;
+  const csp = [
+    "default-src 'none'",
+    `script-src ${sha256(script)}`,
+    `style-src ${sha256(STYLE)}`,
+    `img-src 'self' ${tileOrigin} data:`,
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+  const html = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(input.title)} · Xeo map</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<div id="map"><div id="tiles"></div></div>
+<div id="info" class="panel"><h1></h1><div id="legend"></div></div>
+<div id="zoom" class="panel"><button id="in" title="Zoom in" aria-label="Zoom in">+</button><button id="out" title="Zoom out" aria-label="Zoom out">−</button></div>
+<div id="status" class="panel"></div>
+<script>${script}</script>
 </body>
 </html>
 `;
+  return { html, csp };
 }

@@ -1,0 +1,72 @@
+// Guessing is slowed down, not rewarded: failed sign-ins (and invalid bearer tokens) are counted per
+// key in a sliding window: per client address, and per account from that address. Past a key's
+// limit the answer is 429 with Retry-After, decided before any password hash is computed, and the
+// wait doubles with every further failure (up to a cap). An attacker's failures never lock the
+// real user out: the account is counted per address, so a right password from elsewhere works.
+// Memory is bounded (LRU of keys); the counters are this node's.
+import { LRUCache } from 'lru-cache';
+import { ApiError } from '../core/errors.js';
+
+export interface ThrottleLimits {
+  /** Failures of one account from one address in the window before it waits. */
+  perAccount: number;
+  /** Failures from one address (all accounts, and invalid tokens) in the window before it waits. */
+  perAddress: number;
+  windowMs: number;
+  /** Longest wait, seconds. */
+  maxDelayS: number;
+}
+
+interface Count {
+  failures: number[];
+  blockedUntil: number;
+}
+
+/** Most keys remembered: beyond it the least recently failing ones are forgotten. */
+const MAX_KEYS = 100_000;
+
+export class FailureThrottle {
+  private readonly counts = new LRUCache<string, Count>({ max: MAX_KEYS });
+
+  constructor(private readonly limits: ThrottleLimits) {}
+
+  /** Throws 429 TooManyRequests when any of the keys must wait. */
+  check(keys: string[], now = Date.now()): void {
+    let until = 0;
+    for (const k of keys) until = Math.max(until, this.counts.get(k)?.blockedUntil ?? 0);
+    if (until > now) {
+      const e = new ApiError('TooManyRequests', {}, 'Too many failed sign-ins from here. Wait before trying again.');
+      e.headers = { 'Retry-After': String(Math.ceil((until - now) / 1000)) };
+      throw e;
+    }
+  }
+
+  /** Records a failure under each key; a key past its limit waits 1 s, then 2, 4, ... up to the cap. */
+  fail(keys: [key: string, limit: number][], now = Date.now()): void {
+    for (const [key, limit] of keys) {
+      const c = this.counts.get(key) ?? { failures: [], blockedUntil: 0 };
+      c.failures = c.failures.filter((t) => t > now - this.limits.windowMs);
+      c.failures.push(now);
+      const over = c.failures.length - limit;
+      if (over >= 0) c.blockedUntil = now + Math.min(this.limits.maxDelayS, 2 ** Math.min(over, 30)) * 1000;
+      this.counts.set(key, c);
+    }
+  }
+
+  /** A right password: that account's count from that address starts again (the address's does not). */
+  forget(key: string): void {
+    this.counts.delete(key);
+  }
+
+  signInKeys(account: string, address: string): { account: string; address: string } {
+    return { account: `account:${account}\n${address}`, address: `address:${address}` };
+  }
+
+  get perAccount(): number {
+    return this.limits.perAccount;
+  }
+
+  get perAddress(): number {
+    return this.limits.perAddress;
+  }
+}
