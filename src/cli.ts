@@ -53,6 +53,7 @@ async function serve(): Promise<void> {
   const xeo = await startXeo(config);
   const pub = xeo.url === xeo.localUrl ? '' : `public URL ${xeo.url}, `;
   console.log(`Xeo listening on ${xeo.localUrl} (${pub}versions: ${xeo.url}${wellKnownPath(config.brand)})`);
+  if (xeo.redirectPort !== null) console.log(`Redirecting http://${config.host}:${xeo.redirectPort} to HTTPS`);
   let stopping = false;
   const stop = async () => {
     if (stopping) return;

@@ -16,6 +16,7 @@ import { VERSIONS } from './api/versions.js';
 import { createHttpServer } from './server/app.js';
 import { unsupportedRoutes } from './api/spec-endpoints.js';
 import { loadUws } from './server/uws.js';
+import { listenRedirect } from './server/redirect.js';
 import { configureBlockCache } from './data/cog-reader.js';
 import { configureOutbound } from './data/outbound.js';
 import { warmUpHttp } from './data/http-client.js';
@@ -34,6 +35,8 @@ export interface Xeo {
   localUrl: string;
   /** Base of the links we hand out (XEO_PUBLIC_URL, or localUrl). */
   url: string;
+  /** The plain-HTTP port that redirects to HTTPS, if any. */
+  redirectPort: number | null;
   stop(): Promise<void>;
 }
 
@@ -95,15 +98,18 @@ export async function startXeo(config: Config): Promise<Xeo> {
   await Promise.all([compute.ready, warmUpHttp().catch(() => {})]);
   const port = await server.listen(config.host, config.port);
   const hostPart = config.host.includes(':') ? `[${config.host}]` : config.host;
-  const localUrl = `http://${hostPart}:${port}`;
+  const localUrl = `${config.tls ? 'https' : 'http'}://${hostPart}:${port}`;
   if (!config.publicUrl) publicUrl = localUrl;
+  const redirect = config.tls && config.httpRedirectPort !== null ? await listenRedirect(uws, config.host, config.httpRedirectPort, () => publicUrl) : null;
   // Jobs left running by a previous server are settled, and the queue starts, once we serve.
   await jobs.init();
   return {
     port,
     localUrl,
     url: publicUrl,
+    redirectPort: redirect?.port ?? null,
     async stop() {
+      redirect?.close();
       server.close();
       ctx.tiles.close();
       await jobs.close();

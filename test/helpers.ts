@@ -39,7 +39,7 @@ export async function startServer(env: Record<string, string> = {}, dataDir = te
       reject(new Error(`server did not start:\n${out}`));
     }, 20000);
     const check = () => {
-      const m = /listening on (http:\/\/\S+)/.exec(out);
+      const m = /listening on (https?:\/\/\S+)/.exec(out);
       if (m) {
         clearTimeout(timer);
         resolve(m[1]);

@@ -2,7 +2,7 @@
 // share one mechanism. Every variable is documented in README ("Configuration").
 import os from 'node:os';
 import path from 'node:path';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 
 export interface OidcProviderConfig {
   id: string;
@@ -70,6 +70,10 @@ export interface Config {
   authFailures: { perAccount: number; perAddress: number; windowS: number; maxDelayS: number };
   /** Proxies in front whose X-Forwarded-For and X-Forwarded-Proto are believed (0: none; the client is the connection's address). */
   trustProxy: number;
+  /** PEM files of the certificate (with its chain) and key: HTTPS when both are set. */
+  tls: { cert: string; key: string } | null;
+  /** A plain-HTTP port that only redirects to HTTPS (with tls); null: none. */
+  httpRedirectPort: number | null;
   /** Hosts, addresses and CIDR ranges users' URLs may reach although private (data/outbound.ts parses it). */
   outboundAllow: string;
   /** STAC API collections (collections add-stac): caching, item caps and asset signers. */
@@ -166,11 +170,21 @@ function databaseUrl(env: Env): string | null {
   return url;
 }
 
+function tlsFiles(env: Env): { cert: string; key: string } | null {
+  const cert = env.XEO_TLS_CERT;
+  const key = env.XEO_TLS_KEY;
+  if (!cert && !key) return null;
+  if (!cert || !key) throw new ConfigError('HTTPS needs both XEO_TLS_CERT and XEO_TLS_KEY');
+  for (const f of [cert, key]) if (!existsSync(f)) throw new ConfigError(`cannot read ${f}`);
+  return { cert: path.resolve(cert), key: path.resolve(key) };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const brand = env.XEO_BRAND || 'Xeo';
   if (!/^[A-Za-z][A-Za-z0-9]*$/.test(brand)) throw new ConfigError(`XEO_BRAND must be a single word of letters and digits, got '${brand}'`);
   const publicUrl = env.XEO_PUBLIC_URL ? env.XEO_PUBLIC_URL.replace(/\/+$/, '') : null;
   if (publicUrl && !/^https?:\/\/[^/]+/.test(publicUrl)) throw new ConfigError('XEO_PUBLIC_URL must be an absolute http(s) URL');
+  if (env.XEO_HTTP_REDIRECT_PORT && !(env.XEO_TLS_CERT && env.XEO_TLS_KEY)) throw new ConfigError('XEO_HTTP_REDIRECT_PORT redirects to HTTPS: set XEO_TLS_CERT and XEO_TLS_KEY too');
   return {
     host: env.XEO_HOST || '127.0.0.1',
     port: int(env, 'XEO_PORT', 8080),
@@ -212,6 +226,8 @@ export function loadConfig(env: Env = process.env): Config {
       maxDelayS: int(env, 'XEO_AUTH_MAX_DELAY', 900, 1),
     },
     trustProxy: int(env, 'XEO_TRUST_PROXY', 0, 0),
+    tls: tlsFiles(env),
+    httpRedirectPort: env.XEO_HTTP_REDIRECT_PORT ? int(env, 'XEO_HTTP_REDIRECT_PORT', 0, 0) : null,
     outboundAllow: env.XEO_OUTBOUND_ALLOW ?? '',
     stac: {
       metadataTtlSeconds: int(env, 'XEO_STAC_METADATA_TTL', 3600, 0),

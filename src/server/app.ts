@@ -1,6 +1,6 @@
 // The uWS server: one catch-all handler that routes through our route table, so routing, OPTIONS,
 // CORS, authentication and error answers all happen in one place for every path and version.
-import type { HttpResponse, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
+import type { HttpRequest, HttpResponse, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
 import type { AppContext, AppRequest, AppRoute } from '../api/context.js';
 import type { UwsModule } from './uws.js';
 import { Router } from '../api/routes.js';
@@ -22,6 +22,16 @@ export interface HttpServer {
   close(): void;
 }
 
+/** TLS 1.2 with forward secrecy and AEAD only (TLS 1.3 is always on): older protocols cannot agree on any of these. */
+const MODERN_CIPHERS = [
+  'ECDHE-ECDSA-AES128-GCM-SHA256',
+  'ECDHE-RSA-AES128-GCM-SHA256',
+  'ECDHE-ECDSA-AES256-GCM-SHA384',
+  'ECDHE-RSA-AES256-GCM-SHA384',
+  'ECDHE-ECDSA-CHACHA20-POLY1305',
+  'ECDHE-RSA-CHACHA20-POLY1305',
+].join(':');
+
 /** uSockets' LIBUS_LISTEN_EXCLUSIVE_PORT. */
 const LISTEN_EXCLUSIVE_PORT = 1;
 
@@ -29,10 +39,14 @@ export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: Ap
   const cors = createCors(ctx.brandWord);
   const routers = ctx.routers;
   const rootRouter = new Router(rootRoutes);
-  const app = uws.App();
+  const tls = ctx.config.tls;
+  // Browsers keep to HTTPS for a year once they have seen it here.
+  const hsts: HeaderList = tls ? [['Strict-Transport-Security', 'max-age=31536000']] : [];
+  const newApp = () => (tls ? uws.SSLApp({ cert_file_name: tls.cert, key_file_name: tls.key, ssl_ciphers: MODERN_CIPHERS }) : uws.App());
+  const app = newApp();
   let listenSocket: us_listen_socket | null = null;
 
-  app.any('/*', (res, uReq) => {
+  app.any('/*', (res: HttpResponse, uReq: HttpRequest) => {
     const headers: Record<string, string> = {};
     uReq.forEach((k, v) => (headers[k] = v));
     const address = clientAddress(Buffer.from(res.getRemoteAddressAsText()).toString(), headers['x-forwarded-for'], ctx.config.trustProxy);
@@ -48,7 +62,7 @@ export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: Ap
     const version = split?.version ?? null;
     let path = split ? split.rest : url;
     if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
-    const base = cors.headers(version, headers.origin);
+    const base = hsts.length ? [...cors.headers(version, headers.origin), ...hsts] : cors.headers(version, headers.origin);
     const state: ResponseState = { aborted: false };
     let request: AppRequest | null = null;
     let bodyReader: BodyReader | null = null;
@@ -141,18 +155,21 @@ export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: Ap
     return route.handler(req);
   }
 
+  const listenOn = (target: typeof app, host: string, port: number) =>
+    new Promise<number>((resolve, reject) => {
+      // Exclusive: uWS otherwise shares the port (SO_REUSEPORT) with a server already running
+      // there, and requests would alternate between the two.
+      const listen = target.listen as unknown as (h: string, p: number, options: number, cb: (s: us_listen_socket | false) => void) => void;
+      listen.call(target, host, port, LISTEN_EXCLUSIVE_PORT, (sock) => {
+        if (!sock) return reject(new Error(`cannot listen on ${host}:${port} (address in use or not available)`));
+        listenSocket = sock;
+        resolve(uws.us_socket_local_port(sock as never));
+      });
+    });
+
   return {
     listen(host, port) {
-      return new Promise((resolve, reject) => {
-        // Exclusive: uWS otherwise shares the port (SO_REUSEPORT) with a server already running
-        // there, and requests would alternate between the two.
-        const listen = app.listen as unknown as (h: string, p: number, options: number, cb: (s: us_listen_socket | false) => void) => void;
-        listen.call(app, host, port, LISTEN_EXCLUSIVE_PORT, (sock) => {
-          if (!sock) return reject(new Error(`cannot listen on ${host}:${port} (address in use or not available)`));
-          listenSocket = sock;
-          resolve(uws.us_socket_local_port(sock as never));
-        });
-      });
+      return listenOn(app, host, port);
     },
     close() {
       if (listenSocket) uws.us_listen_socket_close(listenSocket);
