@@ -11,12 +11,15 @@ import type { CatalogSource } from '../core/catalog.js';
 import { searchOverPort } from '../data/stac-search-bridge.js';
 import { setTier1 } from '../compile/executor.js';
 import { createTier1 } from '../compile/tier1.js';
+import { configureArena } from '../compile/kernels.js';
 
 export interface ThreadInit {
   dataDir: string;
   /** The records' PostgreSQL, or null for the SQLite file in dataDir. */
   databaseUrl: string | null;
   blockCacheBytes: number;
+  /** Kernel memory kept when idle (configureArena); the default when absent. */
+  arenaKeepBytes?: number;
   /** To the main thread's item searches of STAC API collections (stac-search-bridge.ts). */
   searchPort?: MessagePort | null;
 }
@@ -24,6 +27,7 @@ export interface ThreadInit {
 /** Prepares this thread for running graphs; answers a getter of its catalog (the store opens on first use). */
 export function setupEngineThread(init: ThreadInit): () => CatalogSource {
   configureBlockCache(init.blockCacheBytes);
+  if (init.arenaKeepBytes !== undefined) configureArena({ keepBytes: init.arenaKeepBytes });
   // Compiled kernels are shared by all threads through the disk cache; each thread keeps its own
   // instances (a module instance belongs to the thread's kernel memory).
   setTier1(createTier1({ cacheDir: path.join(init.dataDir, 'kernels'), maxEntries: 256 }));

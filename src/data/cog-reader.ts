@@ -8,6 +8,7 @@ import { inflate } from 'node:zlib';
 import { promisify } from 'node:util';
 import type { GeoTransform, Grid, SampleType } from '../core/grid.js';
 import { UndiciClient } from './http-client.js';
+import { plane } from '../compile/kernels.js';
 
 const inflateAsync = promisify(inflate);
 
@@ -147,9 +148,11 @@ export class CogReader {
 
   /**
    * Reads `window` (which may reach outside the image: those pixels are NaN) of one band at one
-   * level, converting to Float32 with NaN for nodata.
+   * level, converting to Float32 with NaN for nodata. Decoded blocks are written straight into
+   * `out`: by default a plane of the kernels' arena (in an arena scope), where the warp and the
+   * kernels read them.
    */
-  async readWindow(level: number, band: number, w: Window, out = new Float32Array(w.width * w.height)): Promise<Float32Array> {
+  async readWindow(level: number, band: number, w: Window, out = plane(w.width * w.height)): Promise<Float32Array> {
     const image = this.images[level];
     const l = this.info.levels[level];
     const c0 = Math.max(0, w.col);
