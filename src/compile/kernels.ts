@@ -268,7 +268,14 @@ export function plane(n: number): Float32Array {
   const bytes = n * 4;
   const shift = bytes >= COLOUR_MIN_BYTES ? (colour++ % COLOURS) * 64 : 0;
   const cls = sizeClass(bytes + (bytes >= COLOUR_MIN_BYTES ? COLOURS * 64 : 0));
-  const ptr = take(cls);
+  let ptr: number;
+  try {
+    ptr = take(cls);
+  } catch (e) {
+    // Past what wasm32 memory can hold (4 GiB): this plane lives in the JS heap, and kernels copy it in.
+    if (e instanceof RangeError) return new Float32Array(n);
+    throw e;
+  }
   scope.byPtr.set(ptr + shift, scope.blocks.length);
   scope.blocks.push(ptr, cls);
   return new Float32Array(memoryBuffer(), ptr + shift, n);
