@@ -8,6 +8,9 @@
 // The engine runs in an arena scope on a cube whose planes are in kernel memory, as a load leaves
 // them (blocks are decoded into the arena): placing the inputs there is the load's work, not timed
 // here; the result plane is allocated in the arena per run and freed with the run's scope.
+// Tier 1 through the engine is timed once more with the kernel helper threads of a server thread
+// (XEO_KERNEL_THREADS' default: one per further core), which share a run by bands of rows
+// (figures *_threads_*); the other figures are of one thread, as C is.
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -18,6 +21,8 @@ import { setTier1 } from '../src/compile/executor.js';
 import { createTier1, compileNow } from '../src/compile/tier1.js';
 import { programHash, type Program } from '../src/compile/program.js';
 import { alloc, f32, mark, plane, release, u32, withArena } from '../src/compile/kernels.js';
+import { configureKernelThreads, stopKernelThreads } from '../src/compile/kernel-threads.js';
+import os from 'node:os';
 import type { CompiledKernel } from '../src/compile/executor.js';
 import { predefined } from '../src/processes/registry.js';
 import type { RunContext } from '../src/core/run-context.js';
@@ -226,7 +231,19 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
         t1.push(await timeEngine(w, cube, 1));
         mc.push(memcpyMs(data, pixels, dst, outBuf));
       }
+      // Tier 1 through the engine with the kernel helper threads a server thread has (bands of rows).
+      const helpers = Math.max(0, Math.min(7, os.availableParallelism() - 1));
+      const tt: number[] = [];
+      if (helpers > 0) {
+        configureKernelThreads(helpers);
+        for (let r = 0; r < rounds; r++) tt.push(await timeEngine(w, cube, 1));
+        configureKernelThreads(0);
+      }
       const row = { js: median(js), t0: median(t0), t1: median(t1), c: c?.[w.name] ?? NaN, memcpy: median(mc), kernel: kernelOnlyMs(compiled, data, w.inputs, pixels, rounds) };
+      if (helpers > 0) {
+        figures[`${w.name}_tier1_threads_ms`] = round(median(tt), 1);
+        if (c) figures[`${w.name}_threads_wasm_over_c`] = round(row.c / median(tt), 2);
+      }
       rows.push([w.name, pixels, round(row.js), round(row.t0, 1), round(row.t1, 1), round(row.kernel, 1), round(row.c, 1), round(row.memcpy, 1)]);
       figures[`${w.name}_tier1_mpx_per_s`] = round(pixels / row.t1 / 1000, 1);
       if (c) figures[`${w.name}_wasm_over_c`] = round(row.c / row.t1, 2);
@@ -252,6 +269,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     const tc = performance.now();
     await compileNow(fresh);
     const freshMs = performance.now() - tc;
+    stopKernelThreads();
     console.log(table(rows));
     figures.compile_cold_ms = round(freshMs, 1);
     figures.compile_cold_max_workload_ms = round(coldMs, 1);

@@ -56,7 +56,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
   setSearchHost((req) => stac.search(req));
   const jobs = new JobService(store, results, config);
   let publicUrl = config.publicUrl ?? '';
-  const compute = new ComputePool({ threads: config.computeThreads, queue: config.computeQueue, dataDir: config.dataDir, databaseUrl: config.databaseUrl, blockCacheBytes: config.blockCacheBytes, arenaKeepBytes: config.kernelArenaKeepBytes });
+  const compute = new ComputePool({ threads: config.computeThreads, queue: config.computeQueue, dataDir: config.dataDir, databaseUrl: config.databaseUrl, blockCacheBytes: config.blockCacheBytes, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads });
   const ctx: AppContext = {
     config,
     brandWord: brandHeaderWord(config.brand),

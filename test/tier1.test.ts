@@ -14,6 +14,7 @@ import { generateSource, sortingNetwork } from '../src/compile/codegen.js';
 import { createTier1, compileNow, ascCompile, checkModule, inspectWasm, stopCompiler, type KernelCache } from '../src/compile/tier1.js';
 import { compileSource } from '../src/compile/asc-worker.js';
 import { runProgram, setTier1, type CompiledKernel } from '../src/compile/executor.js';
+import { configureKernelThreads, kernelThreadStats, SPLIT_MIN_PIXELS } from '../src/compile/kernel-threads.js';
 import { alloc, arenaStats, configureArena, f32, mark, plane, ptrOf, release, u32, withArena } from '../src/compile/kernels.js';
 
 const F = Math.fround;
@@ -623,4 +624,49 @@ describe('tier-1 kernels on the arena', () => {
       configureArena({ keepBytes: 256 << 20 });
     }
   }, 60_000);
+});
+
+describe('tier-1 kernels split over helper threads', () => {
+  it('answer bit for bit as one thread, on NaN planes too, and follow a recycled memory', async () => {
+    const p: Program = { inputs: 12, code: [{ op: 'mean', args: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] }], output: 12 };
+    setTier1(tier);
+    try {
+      await compileNow(p, tier);
+      const rng = new Rng(51);
+      const n = SPLIT_MIN_PIXELS + 4099; // bands of unequal length, and an odd tail
+      const src = Array.from({ length: 12 }, () => values(rng, n));
+      const want = reference(p, src, n);
+      const run = (inputs: Float32Array[]) => withArena(() => Float32Array.from(runProgram(p, inputs.map((v) => {
+        const a = plane(v.length);
+        a.set(v);
+        return a;
+      }), n, { tier: 1 })));
+      configureKernelThreads(0);
+      const alone = await run(src);
+      configureKernelThreads(2);
+      const before = kernelThreadStats();
+      const split = await run(src);
+      expect(kernelThreadStats().splits).toBe(before.splits + 1);
+      expect(new Int32Array(split.buffer)).toEqual(new Int32Array(alone.buffer));
+      expect(firstDifference(p, src, split, want, 0)).toBeNull();
+      const nan = Array.from({ length: 12 }, (_, j) => (j % 2 ? src[j]! : new Float32Array(n).fill(NaN)));
+      expect(firstDifference(p, nan, await run(nan), reference(p, nan, n), 0)).toBeNull();
+      // The helpers work on the new memory after the instance is recycled.
+      configureArena({ keepBytes: 1 << 20 });
+      const g = arenaStats().generation;
+      await run(src);
+      expect(arenaStats().generation).toBeGreaterThan(g);
+      configureArena({ keepBytes: 256 << 20 });
+      expect(firstDifference(p, src, await run(src), want, 0)).toBeNull();
+      // Below the threshold a run stays on this thread.
+      const s = kernelThreadStats().splits;
+      await withArena(() => runProgram(p, src.map((v) => { const a = plane(1000); a.set(v.subarray(0, 1000)); return a; }), 1000, { tier: 1 }));
+      expect(kernelThreadStats().splits).toBe(s);
+      expect(kernelThreadStats().rescued).toBe(0);
+    } finally {
+      configureKernelThreads(0);
+      configureArena({ keepBytes: 256 << 20 });
+      setTier1(null);
+    }
+  }, 120_000);
 });

@@ -8,6 +8,7 @@ import { programHash } from './program.js';
 import { encodeProgram } from './tier0.js';
 import { alloc, f32, i32, kernels, mark, plane, ptrOf, release, u32, u8 } from './kernels.js';
 import { addStage } from '../core/stages.js';
+import { runSplit } from './kernel-threads.js';
 
 /** A tier-1 module's entry point; pointers into kernel memory, inputTable a u32 table of input pointers. */
 export interface CompiledKernel {
@@ -16,6 +17,9 @@ export interface CompiledKernel {
    * room for n rounded up to a multiple of 4 values).
    */
   run(inputTable: number, out: number, n: number): void;
+  /** The compiled module and the export that is `run`: set for kernels other threads may instantiate on the shared memory (kernel-threads.ts). */
+  module?: object;
+  name?: string;
 }
 
 /** Tier 1: compiled kernels by programHash, compiled in the background on request. */
@@ -117,6 +121,8 @@ export function runProgram(p: Program, inputs: Float32Array[], n: number, opts: 
     if (outPtr >= 0 && inPlace.every((q) => q >= 0)) {
       // Everything in kernel memory: one call over all n values, reading and writing in place.
       u32(table, p.inputs).set(inPlace);
+      // A large run of a compiled kernel is split by bands of rows over the kernel helper threads.
+      if (compiled?.module && compiled.name && runSplit(compiled as Required<CompiledKernel>, table, p.inputs, outPtr, n)) return result;
       if (compiled) compiled.run(table, outPtr, n);
       else k.vmRun(codePtr, table, outPtr, n, scratch);
       return result;

@@ -276,6 +276,8 @@ function kernelOf(module: WasmModule, name: string): CompiledKernel {
   };
   resolve();
   return {
+    module,
+    name,
     run(inputTable: number, out: number, n: number): void {
       if (generation !== memoryGeneration()) resolve();
       fn!(inputTable, out, n);

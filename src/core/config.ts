@@ -40,6 +40,8 @@ export interface Config {
   blockCacheBytes: number;
   /** Kernel memory (the arena of cube planes) each engine thread keeps when idle; beyond it the memory is given back. */
   kernelArenaKeepBytes: number;
+  /** Helper threads per engine thread that share a large kernel run with it (bands of rows); 0 = none. */
+  kernelThreads: number;
   /** Compute threads for process graphs. */
   computeThreads: number;
   /** Graphs that may wait for a thread before new ones get 503. */
@@ -187,6 +189,7 @@ export function loadConfig(env: Env = process.env): Config {
     accessLog: bool(env, 'XEO_ACCESS_LOG', false),
     demo: bool(env, 'XEO_DEMO', true),
     blockCacheBytes: int(env, 'XEO_BLOCK_CACHE_BYTES', 256 * 1024 * 1024, 1024 * 1024),
+    kernelThreads: int(env, 'XEO_KERNEL_THREADS', Math.max(0, Math.min(7, os.availableParallelism() - 1)), 0),
     kernelArenaKeepBytes: int(env, 'XEO_KERNEL_ARENA_KEEP_BYTES', 256 * 1024 * 1024, 0),
     computeThreads: int(env, 'XEO_COMPUTE_THREADS', Math.max(1, Math.min(8, os.availableParallelism())), 1),
     computeQueue: int(env, 'XEO_COMPUTE_QUEUE', 32, 0),
