@@ -9,7 +9,7 @@
 // them (blocks are decoded into the arena): placing the inputs there is the load's work, not timed
 // here; the result plane is allocated in the arena per run and freed with the run's scope.
 // Tier 1 through the engine is timed once more with the kernel helper threads of a server thread
-// (XEO_KERNEL_THREADS' default: one per further core), which share a run by bands of rows
+// (one per further core, as XEO_KERNEL_THREADS = cores - 1 gives), which share a run by bands of rows
 // (figures *_threads_*); the other figures are of one thread, as C is.
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';

@@ -189,7 +189,8 @@ export function loadConfig(env: Env = process.env): Config {
     accessLog: bool(env, 'XEO_ACCESS_LOG', false),
     demo: bool(env, 'XEO_DEMO', true),
     blockCacheBytes: int(env, 'XEO_BLOCK_CACHE_BYTES', 256 * 1024 * 1024, 1024 * 1024),
-    kernelThreads: int(env, 'XEO_KERNEL_THREADS', Math.max(0, Math.min(7, os.availableParallelism() - 1)), 0),
+    // Off by default: on the shared 2-core machine it was measured on, splitting gained nothing (see README).
+    kernelThreads: int(env, 'XEO_KERNEL_THREADS', 0, 0),
     kernelArenaKeepBytes: int(env, 'XEO_KERNEL_ARENA_KEEP_BYTES', 256 * 1024 * 1024, 0),
     computeThreads: int(env, 'XEO_COMPUTE_THREADS', Math.max(1, Math.min(8, os.availableParallelism())), 1),
     computeQueue: int(env, 'XEO_COMPUTE_QUEUE', 32, 0),
