@@ -68,7 +68,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
   setSearchHost((req) => stac.search(req));
   const jobs = new JobService(store, results, config);
   let publicUrl = config.publicUrl ?? '';
-  const compute = new ComputePool({ threads: config.computeThreads, queue: config.computeQueue, dataDir: config.dataDir, databaseUrl: config.databaseUrl, blockCacheBytes: config.blockCacheBytes, outboundAllow: config.outboundAllow });
+  const compute = new ComputePool({ threads: config.computeThreads, queue: config.computeQueue, dataDir: config.dataDir, databaseUrl: config.databaseUrl, blockCacheBytes: config.blockCacheBytes, outboundAllow: config.outboundAllow, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads });
   const changes = config.databaseUrl ? new PgChanges(config.databaseUrl) : new LocalChanges();
   const ctx: AppContext = {
     config,

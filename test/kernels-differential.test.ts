@@ -13,6 +13,7 @@ import { predefined } from '../src/processes/registry.js';
 import { setTier1 } from '../src/compile/executor.js';
 import { createTier1, compileMany } from '../src/compile/tier1.js';
 import { engineEnv } from './engine-env.js';
+import { arenaStats, configureArena, plane, withArena } from '../src/compile/kernels.js';
 import { Rng, inputValues, randomChild, type Shape } from './kernel-graphs.js';
 
 const PIXELS = 67; // odd, so SIMD tails are exercised
@@ -141,4 +142,46 @@ describe('kernels agree with the JS engine', () => {
     }
     expect(failures.slice(0, 5).join('\n'), `${failures.length} disagreements`).toBe('');
   }, 600_000);
+
+  it('on the arena: cubes in kernel memory, one scope per graph (some failing), growth and recycling between them', async () => {
+    const list = [...REGRESSIONS, ...cases(400, 3)];
+    await compileMany(
+      list
+        .map((c) =>
+          fuseChild(c.child, c.shape.kind === 'value' ? { kind: 'value', param: 'x' } : { kind: 'array', param: 'data', labels: Array.from({ length: c.shape.n }, (_, i) => `L${i}`) }, {
+            outer: () => undefined,
+            shadowed: () => false,
+            predefined: (id: string) => predefined.get(id),
+          }).fused?.program,
+        )
+        .filter((p) => p !== undefined),
+    );
+    const failures: string[] = [];
+    const g0 = arenaStats().generation;
+    // Small enough that a scope which grew the memory gives it back when it ends.
+    configureArena({ keepBytes: 256 * 1024 });
+    try {
+      for (const [i, c] of list.entries()) {
+        const ref = await runWith('off', c.shape, c.child, cubeOf(c.shape, new Rng(c.seed)));
+        for (const tier of [0, 1] as const) {
+          const got = await withArena(async () => {
+            const heap = cubeOf(c.shape, new Rng(c.seed));
+            const data = plane(heap.data.length);
+            data.set(heap.data);
+            // Every few graphs, a large plane grows the memory in the middle of the request.
+            if (i % 7 === 0) plane(200_000).fill(-1);
+            const out = await runWith(tier, c.shape, c.child, heap.with({ data }));
+            return typeof out === 'string' ? out : Float32Array.from(out); // the answer outlives the scope
+          });
+          const d = compare(ref, got);
+          if (d) failures.push(`tier ${tier}: ${d}\n  ${JSON.stringify(c)}`);
+        }
+      }
+    } finally {
+      configureArena({ keepBytes: 256 << 20 });
+    }
+    expect(failures.slice(0, 5).join('\n'), `${failures.length} disagreements`).toBe('');
+    expect(arenaStats().generation).toBeGreaterThan(g0);
+    expect(arenaStats().activeScopes).toBe(0);
+  }, 300_000);
 });

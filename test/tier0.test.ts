@@ -6,7 +6,7 @@ import { describe, it, expect, afterEach } from 'vitest';
 import { runProgram, setTier1, kernelColorize, type Tier1, type CompiledKernel } from '../src/compile/executor.js';
 import { encodeProgram, MAX_MEDIAN_ARGS } from '../src/compile/tier0.js';
 import { BINARY, UNARY, REDUCERS, programHash, type Instr, type Program } from '../src/compile/program.js';
-import { kernels, kernelMemory } from '../src/compile/kernels.js';
+import { kernels, kernelMemory, alloc, arenaStats, configureArena, mark, plane, ptrOf, release, withArena } from '../src/compile/kernels.js';
 import { colorize, colorTable, COLOR_MAPS } from '../src/output/colormap.js';
 
 const f = Math.fround;
@@ -581,5 +581,168 @@ describe('wasm colour mapping', () => {
     expect(kernelColorize(new Float32Array(0), colorTable('greys'), 0, 1).length).toBe(0);
     expect(() => kernelColorize(v, colorTable('greys'), 1, 0)).toThrow(/range/);
     expect(() => kernelColorize(v, new Uint8Array(10), 0, 1)).toThrow(/1024/);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// The arena (src/compile/kernels.ts): cube planes in kernel memory, read and written in place.
+
+describe('arena', () => {
+  const NDVI_CLIP: Program = { inputs: 2, code: [{ op: 'normdiff', a: 0, b: 1 }, { op: 'clip', a: 2, min: -0.5, max: 0.5 }], output: 3 };
+  const MEAN3: Program = { inputs: 3, code: [{ op: 'mean', args: [0, 1, 2] }], output: 3 };
+
+  /** A plane of the current scope holding a copy of `v`. */
+  const onArena = (v: Float32Array): Float32Array => {
+    const p = plane(v.length);
+    p.set(v);
+    return p;
+  };
+
+  afterEach(() => configureArena({ keepBytes: 256 << 20 }));
+
+  it('runs in place on planes and answers a plane, bit for bit as the copying path', async () => {
+    const rng = new Rng(21);
+    const n = 3 * BLOCK + 5;
+    const heap = [values(rng, n), values(rng, n)];
+    const copied = runProgram(NDVI_CLIP, heap, n, { tier: 0 });
+    expect(ptrOf(copied)).toBe(-1); // outside a scope: a plain array
+    await withArena(() => {
+      const inputs = heap.map(onArena);
+      const got = runProgram(NDVI_CLIP, inputs, n, { tier: 0 });
+      expect(ptrOf(got)).toBeGreaterThanOrEqual(0);
+      expect(new Int32Array(Float32Array.from(got).buffer)).toEqual(new Int32Array(copied.buffer));
+      check(NDVI_CLIP, inputs, n, false, got);
+      // Mixed: one input on the arena, one not.
+      check(NDVI_CLIP, [inputs[0]!, heap[1]!], n, false, runProgram(NDVI_CLIP, [inputs[0]!, heap[1]!], n, { tier: 0 }));
+      // A subarray of a plane (a band of a cube) is read in place too.
+      const cube = plane(2 * n);
+      cube.set(heap[0]!, 0);
+      cube.set(heap[1]!, n);
+      check(NDVI_CLIP, [cube.subarray(0, n), cube.subarray(n)], n, false, runProgram(NDVI_CLIP, [cube.subarray(0, n), cube.subarray(n)], n, { tier: 0 }));
+    });
+  });
+
+  it('keeps every view valid when the memory grows during a request', async () => {
+    const rng = new Rng(22);
+    const n = 10_000;
+    await withArena(() => {
+      const a = onArena(values(rng, n));
+      const b = onArena(values(rng, n));
+      const want = reference(NDVI_CLIP, [a, b], n);
+      const before = arenaStats();
+      // Larger than everything so far: the memory must grow to place it.
+      const big = plane((before.memoryBytes >>> 2) + 1_000_000);
+      big.fill(7);
+      const after = arenaStats();
+      expect(after.memoryBytes).toBeGreaterThan(before.memoryBytes);
+      expect(after.grows).toBeGreaterThan(before.grows);
+      // The planes taken before the growth still read and write their values.
+      expect(a.length).toBe(n);
+      const got = runProgram(NDVI_CLIP, [a, b], n, { tier: 0 });
+      for (let i = 0; i < n; i++) expect(same(got[i]!, want[i]!, false)).toBe(true);
+      a[0] = 1;
+      b[0] = 0;
+      expect(runProgram(NDVI_CLIP, [a, b], 1, { tier: 0 })[0]).toBe(0.5);
+      expect(big[big.length - 1]).toBe(7);
+    });
+  });
+
+  it('frees a failed request\'s planes and reuses them, with no old values leaking into answers', async () => {
+    const n = 50_000;
+    await expect(
+      withArena(() => {
+        plane(n).fill(123);
+        plane(n).fill(456);
+        throw new Error('the request fails');
+      }),
+    ).rejects.toThrow('the request fails');
+    const s0 = arenaStats();
+    expect(s0.activeScopes).toBe(0);
+    const rng = new Rng(23);
+    await withArena(() => {
+      const inputs = [onArena(values(rng, n)), onArena(values(rng, n))];
+      expect(arenaStats().reused - s0.reused).toBe(2); // the failed request's two blocks, reused
+      expect(arenaStats().top).toBe(s0.top); // nothing new from the top
+      check(NDVI_CLIP, inputs, n);
+      check(NDVI_CLIP, inputs, n, false, runProgram(NDVI_CLIP, inputs, n, { tier: 0 }));
+    });
+  });
+
+  it('keeps concurrent requests on one thread apart', async () => {
+    const n = 20_000;
+    const tick = () => new Promise<void>((r) => setImmediate(r));
+    const request = (seed: number) =>
+      withArena(async () => {
+        const rng = new Rng(seed);
+        const src = [values(rng, n), values(rng, n), values(rng, n)];
+        const inputs: Float32Array[] = [];
+        for (const s of src) {
+          await tick(); // the other requests allocate meanwhile
+          inputs.push(onArena(s));
+        }
+        await tick();
+        const out = runProgram(MEAN3, inputs, n, { tier: 0 });
+        await tick();
+        // Nobody else wrote into this request's planes while it waited.
+        for (let j = 0; j < 3; j++) expect(inputs[j]).toEqual(src[j]);
+        check(MEAN3, src, n, false, out);
+        return inputs.concat(out).map((p) => [ptrOf(p), ptrOf(p) + p.byteLength] as const);
+      });
+    const spans = (await Promise.all([31, 32, 33, 34].map(request))).flat();
+    // The blocks of requests alive at the same time never overlap.
+    spans.sort((x, y) => x[0] - y[0]);
+    for (let i = 1; i < spans.length; i++) expect(spans[i]![0]).toBeGreaterThanOrEqual(spans[i - 1]![1]);
+    expect(arenaStats().activeScopes).toBe(0);
+  });
+
+  it('computes NaN planes (all no-data, and no-data in every lane position) in place', async () => {
+    const n = 2 * BLOCK + 3;
+    await withArena(() => {
+      const nan = plane(n).fill(NaN);
+      const rng = new Rng(24);
+      const mixed = onArena(values(rng, n));
+      for (let i = 0; i < n; i += 3) mixed[i] = NaN;
+      for (const p of [NDVI_CLIP, MEAN3]) {
+        const inputs = p.inputs === 2 ? [nan, mixed] : [nan, mixed, nan];
+        check(p, inputs, n, false, runProgram(p, inputs, n, { tier: 0 }));
+      }
+      expect(runProgram(NDVI_CLIP, [nan, nan], n, { tier: 0 }).every(Number.isNaN)).toBe(true);
+      expect(runProgram(MEAN3, [nan, nan, nan], n, { tier: 0 }).every(Number.isNaN)).toBe(true);
+    });
+  });
+
+  it('gives the memory back after a large request, and old views keep their values', async () => {
+    configureArena({ keepBytes: 1 << 20 });
+    const g0 = arenaStats().generation;
+    let kept: Float32Array | null = null;
+    await withArena(() => {
+      kept = plane(4 << 20).fill(3); // 16 MiB, past what is kept
+      kept[0] = 42;
+    });
+    const s = arenaStats();
+    expect(s.generation).toBe(g0 + 1);
+    expect(s.memoryBytes).toBeLessThan(4 << 20);
+    // A view on the old memory still reads (the garbage collector frees it once nothing holds one)...
+    expect(kept![0]).toBe(42);
+    // ...and is no longer taken for kernel memory: it is copied in like any array.
+    expect(ptrOf(kept!)).toBe(-1);
+    const rng = new Rng(25);
+    await withArena(() => {
+      const inputs = [kept!.subarray(0, 999), onArena(values(rng, 999))];
+      check(NDVI_CLIP, inputs, 999, false, runProgram(NDVI_CLIP, inputs, 999, { tier: 0 }));
+    });
+  });
+
+  it('keeps the temporaries of alloc/mark/release strictly nested and reuses them', () => {
+    const m = mark();
+    const a = alloc(1000);
+    const inner = mark();
+    const b = alloc(5000);
+    expect(b).not.toBe(a);
+    release(inner);
+    expect(alloc(5000)).toBe(b); // the same size class, back from the free list
+    release(m);
+    expect(mark()).toBe(m);
+    expect(() => release(m + 2)).toThrow(RangeError);
   });
 });

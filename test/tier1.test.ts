@@ -14,7 +14,8 @@ import { generateSource, sortingNetwork } from '../src/compile/codegen.js';
 import { createTier1, compileNow, ascCompile, checkModule, inspectWasm, stopCompiler, type KernelCache } from '../src/compile/tier1.js';
 import { compileSource } from '../src/compile/asc-worker.js';
 import { runProgram, setTier1, type CompiledKernel } from '../src/compile/executor.js';
-import { alloc, f32, mark, release, u32 } from '../src/compile/kernels.js';
+import { configureKernelThreads, kernelThreadStats, SPLIT_MIN_PIXELS } from '../src/compile/kernel-threads.js';
+import { alloc, arenaStats, configureArena, f32, mark, plane, ptrOf, release, u32, withArena } from '../src/compile/kernels.js';
 
 const F = Math.fround;
 
@@ -577,4 +578,95 @@ describe('tier-1 cache', () => {
     for (let i = 0; i < 5; i++) tiny.request({ inputs: 1, code: [{ op: 'const', value: i }], output: 1 }, `${i}`.repeat(32));
     expect(tiny.stats().dropped).toBe(3);
   }, 60_000);
+});
+
+describe('tier-1 kernels on the arena', () => {
+  const p: Program = { inputs: 3, code: [{ op: 'median', args: [0, 1, 2] }, { op: 'sub', a: 3, b: 0 }], output: 4 };
+  const onArena = (v: Float32Array) => {
+    const a = plane(v.length);
+    a.set(v);
+    return a;
+  };
+
+  it('read and write planes in place, across growth, NaN planes, and a recycled instance', async () => {
+    setTier1(tier);
+    try {
+      await compileNow(p, tier);
+      const rng = new Rng(41);
+      const n = 70_001;
+      const src = Array.from({ length: 3 }, () => values(rng, n));
+      const want = reference(p, src, n);
+      await withArena(() => {
+        const inputs = src.map(onArena);
+        const got = runProgram(p, inputs, n, { tier: 1 });
+        expect(ptrOf(got)).toBeGreaterThanOrEqual(0);
+        expect(firstDifference(p, src, got, want, 0)).toBeNull();
+        // Growth in the middle of the request: the planes keep their values, the kernel runs on.
+        plane((arenaStats().memoryBytes >>> 2) + 500_000).fill(1);
+        expect(firstDifference(p, src, runProgram(p, inputs, n, { tier: 1 }), want, 0)).toBeNull();
+        const nan = plane(n).fill(NaN);
+        expect(runProgram(p, [nan, nan, nan], n, { tier: 1 }).every(Number.isNaN)).toBe(true);
+        expect(firstDifference(p, [nan, src[1]!, nan], runProgram(p, [nan, inputs[1]!, nan], n, { tier: 1 }), reference(p, [nan, src[1]!, nan], n), 0)).toBeNull();
+      });
+      // Past what is kept: the instance and its memory are replaced; the compiled module follows.
+      configureArena({ keepBytes: 1 << 20 });
+      const g = arenaStats().generation;
+      await withArena(() => void plane(8 << 20).fill(0));
+      expect(arenaStats().generation).toBe(g + 1);
+      configureArena({ keepBytes: 256 << 20 });
+      await withArena(() => {
+        const got = runProgram(p, src.map(onArena), n, { tier: 1 });
+        expect(firstDifference(p, src, got, want, 0)).toBeNull();
+      });
+      expect(firstDifference(p, src, runProgram(p, src, n, { tier: 1 }), want, 0)).toBeNull();
+    } finally {
+      setTier1(null);
+      configureArena({ keepBytes: 256 << 20 });
+    }
+  }, 60_000);
+});
+
+describe('tier-1 kernels split over helper threads', () => {
+  it('answer bit for bit as one thread, on NaN planes too, and follow a recycled memory', async () => {
+    const p: Program = { inputs: 12, code: [{ op: 'mean', args: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] }], output: 12 };
+    setTier1(tier);
+    try {
+      await compileNow(p, tier);
+      const rng = new Rng(51);
+      const n = SPLIT_MIN_PIXELS + 4099; // bands of unequal length, and an odd tail
+      const src = Array.from({ length: 12 }, () => values(rng, n));
+      const want = reference(p, src, n);
+      const run = (inputs: Float32Array[]) => withArena(() => Float32Array.from(runProgram(p, inputs.map((v) => {
+        const a = plane(v.length);
+        a.set(v);
+        return a;
+      }), n, { tier: 1 })));
+      configureKernelThreads(0);
+      const alone = await run(src);
+      configureKernelThreads(2);
+      const before = kernelThreadStats();
+      const split = await run(src);
+      expect(kernelThreadStats().splits).toBe(before.splits + 1);
+      expect(new Int32Array(split.buffer)).toEqual(new Int32Array(alone.buffer));
+      expect(firstDifference(p, src, split, want, 0)).toBeNull();
+      const nan = Array.from({ length: 12 }, (_, j) => (j % 2 ? src[j]! : new Float32Array(n).fill(NaN)));
+      expect(firstDifference(p, nan, await run(nan), reference(p, nan, n), 0)).toBeNull();
+      // The helpers work on the new memory after the instance is recycled.
+      configureArena({ keepBytes: 1 << 20 });
+      const g = arenaStats().generation;
+      await run(src);
+      expect(arenaStats().generation).toBeGreaterThan(g);
+      configureArena({ keepBytes: 256 << 20 });
+      expect(firstDifference(p, src, await run(src), want, 0)).toBeNull();
+      // Below the threshold a run stays on this thread.
+      const s = kernelThreadStats().splits;
+      await withArena(() => runProgram(p, src.map((v) => { const a = plane(1000); a.set(v.subarray(0, 1000)); return a; }), 1000, { tier: 1 }));
+      expect(kernelThreadStats().splits).toBe(s);
+      expect(kernelThreadStats().rescued).toBe(0);
+    } finally {
+      configureKernelThreads(0);
+      configureArena({ keepBytes: 256 << 20 });
+      setTier1(null);
+    }
+  }, 120_000);
 });

@@ -1,12 +1,14 @@
-// Runs fused pixel Programs on the kernels: inputs are copied into kernel memory chunk by chunk (so
-// memory stays bounded for huge rasters), each chunk is run by tier 0 (the block VM of
-// kernels/vm.ts) or by a tier-1 compiled module (provided through setTier1), and the answers are
-// copied out. Both tiers work on the same linear memory, that of build/kernels.wasm.
+// Runs fused pixel Programs on the kernels, by tier 0 (the block VM of kernels/vm.ts) or by a tier-1
+// compiled module (provided through setTier1); both work on the same linear memory, that of
+// build/kernels.wasm. Inputs already in kernel memory (cube planes of the arena, see kernels.ts) are
+// read where they are and the answer is written into a new arena plane: nothing is copied. Inputs
+// elsewhere are copied in chunk by chunk (so memory stays bounded for huge rasters).
 import type { Program } from './program.js';
 import { programHash } from './program.js';
 import { encodeProgram } from './tier0.js';
-import { alloc, f32, i32, kernels, mark, release, u32, u8 } from './kernels.js';
+import { alloc, f32, i32, kernels, mark, plane, ptrOf, release, u32, u8 } from './kernels.js';
 import { addStage } from '../core/stages.js';
+import { runSplit } from './kernel-threads.js';
 
 /** A tier-1 module's entry point; pointers into kernel memory, inputTable a u32 table of input pointers. */
 export interface CompiledKernel {
@@ -15,6 +17,9 @@ export interface CompiledKernel {
    * room for n rounded up to a multiple of 4 values).
    */
   run(inputTable: number, out: number, n: number): void;
+  /** The compiled module and the export that is `run`: set for kernels other threads may instantiate on the shared memory (kernel-threads.ts). */
+  module?: object;
+  name?: string;
 }
 
 /** Tier 1: compiled kernels by programHash, compiled in the background on request. */
@@ -101,41 +106,50 @@ export function runProgram(p: Program, inputs: Float32Array[], n: number, opts: 
   const t0 = performance.now();
   const code = encodingOf(p);
   const compiled = compiledFor(p, opts.tier ?? 'auto');
-  const result = new Float32Array(n);
+  // On the arena in an arena scope (so the next kernel, warp or encoder reads it in place).
+  const result = plane(n);
   if (n === 0) return result;
   const k = kernels();
-  const block = k.vmBlock();
-  const chunk = chunkSize(p.inputs, n, block);
   const m0 = mark();
   try {
     const codePtr = alloc(code.length * 4);
     const table = alloc(Math.max(1, p.inputs) * 4);
-    // Identical input arrays share one copy.
-    const firstOf = inputs.map((a) => inputs.indexOf(a));
-    const ptrs = inputs.map((_, j) => (firstOf[j] === j ? alloc(chunk * 4) : -1));
-    for (let j = 0; j < ptrs.length; j++) if (ptrs[j] === -1) ptrs[j] = ptrs[firstOf[j]!]!;
-    const out = alloc(chunk * 4);
     i32(codePtr, code.length).set(code);
     const scratch = compiled ? 0 : alloc(k.vmScratchBytes(codePtr));
-    u32(table, p.inputs).set(ptrs);
-    let buffer = k.memory.buffer;
-    let mem = new Float32Array(buffer);
+    const inPlace = inputs.map((a) => ptrOf(a));
+    const outPtr = ptrOf(result);
+    if (outPtr >= 0 && inPlace.every((q) => q >= 0)) {
+      // Everything in kernel memory: one call over all n values, reading and writing in place.
+      u32(table, p.inputs).set(inPlace);
+      // A large run of a compiled kernel is split by bands of rows over the kernel helper threads.
+      if (compiled?.module && compiled.name && runSplit(compiled as Required<CompiledKernel>, table, p.inputs, outPtr, n)) return result;
+      if (compiled) compiled.run(table, outPtr, n);
+      else k.vmRun(codePtr, table, outPtr, n, scratch);
+      return result;
+    }
+    const block = k.vmBlock();
+    const chunk = chunkSize(p.inputs, n, block);
+    // Identical input arrays share one copy; inputs in kernel memory are read in place.
+    const firstOf = inputs.map((a) => inputs.indexOf(a));
+    const ptrs = inputs.map((_, j) => (inPlace[j]! >= 0 ? -2 : firstOf[j] === j ? alloc(chunk * 4) : -1));
+    for (let j = 0; j < ptrs.length; j++) if (ptrs[j] === -1) ptrs[j] = ptrs[firstOf[j]!]!;
+    const out = outPtr >= 0 ? -1 : alloc(chunk * 4);
+    const tablePtrs = u32(table, p.inputs);
+    const mem = f32(0, k.memory.buffer.byteLength >>> 2);
     for (let off = 0; off < n; off += chunk) {
       const len = Math.min(chunk, n - off);
-      if (k.memory.buffer !== buffer) {
-        buffer = k.memory.buffer;
-        mem = new Float32Array(buffer);
-      }
       for (let j = 0; j < inputs.length; j++) {
-        if (firstOf[j] === j) mem.set(inputs[j]!.subarray(off, off + len), ptrs[j]! >>> 2);
+        if (ptrs[j] === -2) tablePtrs[j] = inPlace[j]! + off * 4;
+        else {
+          tablePtrs[j] = ptrs[j]!;
+          if (firstOf[j] === j) mem.set(inputs[j]!.subarray(off, off + len), ptrs[j]! >>> 2);
+        }
       }
-      if (compiled) compiled.run(table, out, len);
-      else k.vmRun(codePtr, table, out, len, scratch);
-      if (k.memory.buffer !== buffer) {
-        buffer = k.memory.buffer;
-        mem = new Float32Array(buffer);
-      }
-      result.set(mem.subarray(out >>> 2, (out >>> 2) + len), off);
+      // Written in place, chunk by chunk: the arena block has room for the SIMD tail past n.
+      const o = out >= 0 ? out : outPtr + off * 4;
+      if (compiled) compiled.run(table, o, len);
+      else k.vmRun(codePtr, table, o, len, scratch);
+      if (out >= 0) result.set(mem.subarray(out >>> 2, (out >>> 2) + len), off);
     }
   } finally {
     release(m0);
@@ -159,13 +173,15 @@ export function kernelColorize(values: Float32Array, table: Uint8Array, min: num
   const m0 = mark();
   try {
     const t = alloc(1024);
-    const src = alloc(chunk * 4);
+    // Values already in kernel memory are read in place; the RGBA bytes are the image's own layout.
+    const inPlace = ptrOf(values);
+    const src = inPlace >= 0 ? -1 : alloc(chunk * 4);
     const out = alloc(chunk * 4);
     u8(t, 1024).set(table);
     for (let off = 0; off < n; off += chunk) {
       const len = Math.min(chunk, n - off);
-      f32(src, len).set(values.subarray(off, off + len));
-      k.colorizeRgba(src, len, t, min, max, out);
+      if (src >= 0) f32(src, len).set(values.subarray(off, off + len));
+      k.colorizeRgba(src >= 0 ? src : inPlace + off * 4, len, t, min, max, out);
       result.set(u8(out, len * 4), off * 4);
     }
   } finally {

@@ -1,13 +1,28 @@
 // The WebAssembly kernels (kernels/*.ts, built into build/kernels.wasm) and the one place where their
-// linear memory is managed. The module is compiled and instantiated synchronously on first use, once
-// per thread (a worker thread gets its own instance and memory). Memory above heapBase() is handed
-// out by a bump allocator: alloc() moves the top up (16-byte aligned, growing memory as needed),
-// mark()/release() and reset() move it back. Nothing is freed individually.
+// linear memory is managed: the thread's arena. The module is compiled once per thread and
+// instantiated on first use (a worker thread gets its own instance and memory).
 //
-// Typed views (f32(), f64()) are cheap and must be taken AFTER the allocations a computation needs:
-// growing the memory detaches every view taken before.
+// The memory is SHARED memory (asc --sharedMemory): its buffer is a SharedArrayBuffer, and a view
+// taken on it stays valid when the memory grows (growing a non-shared memory detaches every view).
+// So a Float32Array on the arena can be held by a data cube for as long as it likes: no growth can
+// invalidate it, by construction. Nothing else shares it: no other thread ever sees this memory.
+//
+// The arena hands out blocks in size classes (2^k and 3*2^(k-1) bytes; waste at most a third) with a
+// free list per class, new blocks coming from the top, which grows the memory with memory.grow.
+// Two kinds of owners:
+//   - temporaries: alloc() ... release(mark()) around synchronous kernel calls (strictly nested);
+//   - planes: plane(n) gives a Float32Array on the arena owned by the current arena scope
+//     (withArena(), carried across awaits by AsyncLocalStorage, so concurrent requests on one
+//     thread each free only their own); the scope's blocks go back to the free lists when it ends,
+//     failed or not, and the next request reuses them. Outside any scope, plane(n) is a plain
+//     Float32Array (nothing to free).
+// When the last scope ends and the memory has grown past keepBytes (a large request has passed),
+// the instance is recycled: a new instance with a new, small memory; the old memory is freed by
+// the garbage collector once no view on it is left. Tier-1 modules re-instantiate on the new memory
+// (memoryGeneration() tells them).
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { AsyncLocalStorage } from 'node:async_hooks';
 
 // The TypeScript lib this project compiles against (ES2022, no DOM) has no WebAssembly types; these
 // are the few parts used here.
@@ -70,14 +85,25 @@ function wasmPath(): string {
   return found;
 }
 
+let module: object | undefined;
 let exports: KernelExports | undefined;
 let base = 0;
 let top = 0;
+let generation = 0;
+/** The SharedArrayBuffers of the current instance's memory (one per size it had): what ptrOf() recognises. */
+let buffers = new WeakSet<object>();
+/** Free blocks by size class (bytes). */
+let free = new Map<number, number[]>();
+/** Temporaries (alloc) in allocation order: [ptr, class bytes]. */
+const temps: number[] = [];
+let activeScopes = 0;
+let keepBytes = 256 << 20;
+const counters = { grows: 0, recycles: 0, reused: 0, fresh: 0 };
 
 /** The kernel functions (loading the module on first call). */
 export function kernels(): KernelExports {
   if (!exports) {
-    const module = new WebAssembly.Module(readFileSync(wasmPath()));
+    module ??= new WebAssembly.Module(readFileSync(wasmPath()));
     const instance = new WebAssembly.Instance(module, {
       env: {
         abort: () => {
@@ -88,54 +114,220 @@ export function kernels(): KernelExports {
     exports = instance.exports as unknown as KernelExports;
     base = exports.heapBase();
     top = base;
+    buffers = new WeakSet();
+    free = new Map();
+    temps.length = 0;
   }
   return exports;
 }
 
-/** Reserves `bytes` (16-byte aligned) and returns the pointer; grows the memory when needed. */
-export function alloc(bytes: number): number {
+/** Bumped each time the instance (and so its memory) is replaced: tier-1 modules instantiate anew. */
+export function memoryGeneration(): number {
+  kernels();
+  return generation;
+}
+
+/** Bytes above the arena that are kept when idle (XEO_KERNEL_ARENA_KEEP_BYTES); more is given back by recycling. */
+export function configureArena(opts: { keepBytes?: number }): void {
+  if (opts.keepBytes !== undefined) {
+    if (!(opts.keepBytes >= 0)) throw new RangeError(`keepBytes ${opts.keepBytes}`);
+    keepBytes = opts.keepBytes;
+  }
+}
+
+/** The size class of a request: 2^k or 3*2^(k-1) bytes, at least 64, plus 16 bytes so SIMD reads and writes past n (up to 3 values) stay in the block. */
+function sizeClass(bytes: number): number {
+  const need = Math.max(64, Math.ceil(bytes / 16) * 16 + 16);
+  const p = 2 ** Math.ceil(Math.log2(need));
+  return (p / 4) * 3 >= need ? (p / 4) * 3 : p;
+}
+
+function take(cls: number): number {
   const k = kernels();
-  if (!(bytes >= 0) || !Number.isFinite(bytes)) throw new RangeError(`alloc(${bytes})`);
+  const list = free.get(cls);
+  if (list && list.length > 0) {
+    counters.reused++;
+    return list.pop()!;
+  }
   const ptr = top;
-  const end = ptr + Math.ceil(bytes / 16) * 16;
+  const end = ptr + cls;
   const have = k.memory.buffer.byteLength;
   if (end > have) {
     try {
       k.memory.grow(Math.ceil((end - have) / PAGE));
+      counters.grows++;
     } catch (e) {
       throw new RangeError(`kernel memory cannot grow to ${end} bytes: ${(e as Error).message}`);
     }
   }
+  counters.fresh++;
   top = end;
   return ptr;
 }
 
-/** The current top, to give back to release(). */
+function give(ptr: number, cls: number): void {
+  let list = free.get(cls);
+  if (!list) free.set(cls, (list = []));
+  list.push(ptr);
+}
+
+/** Reserves a temporary block of at least `bytes` (16-byte aligned, with 16 bytes of slack); freed by release(). */
+export function alloc(bytes: number): number {
+  if (!(bytes >= 0) || !Number.isFinite(bytes)) throw new RangeError(`alloc(${bytes})`);
+  const cls = sizeClass(bytes);
+  const ptr = take(cls);
+  temps.push(ptr, cls);
+  return ptr;
+}
+
+/** A mark to give back to release(): the temporaries allocated after it are freed then. */
 export function mark(): number {
   kernels();
-  return top;
+  return temps.length;
 }
 
-/** Frees everything allocated since `m` was taken by mark(). */
+/** Frees every temporary allocated since `m` was taken by mark(). */
 export function release(m: number): void {
-  if (m < base || m > top) throw new RangeError(`release(${m}) outside [${base}, ${top}]`);
-  top = m;
+  if (!(m >= 0 && m <= temps.length && m % 2 === 0)) throw new RangeError(`release(${m}) outside [0, ${temps.length}]`);
+  while (temps.length > m) {
+    const cls = temps.pop()!;
+    give(temps.pop()!, cls);
+  }
 }
 
-/** Frees everything (the memory stays as large as it grew). */
+/** Frees every temporary (the memory stays as large as it grew). */
 export function reset(): void {
   kernels();
-  top = base;
+  release(0);
 }
 
-/** Float32 view of n values at ptr (valid until the next alloc that grows the memory). */
+// ---------------------------------------------------------------------------------------------
+// Planes: arena blocks owned by a scope
+
+class ArenaScope {
+  /** [ptr, class bytes] pairs; ptr -1 once freed early. */
+  readonly blocks: number[] = [];
+  readonly byPtr = new Map<number, number>();
+  constructor(readonly generation: number) {}
+}
+
+const scopes = new AsyncLocalStorage<ArenaScope>();
+
+/**
+ * Runs fn in a new arena scope: the planes it allocates (plane()) are freed when it settles, and the
+ * next scope reuses them. Scopes nest (an inner one frees only its own planes) and interleave
+ * across awaits (each async context has its own).
+ */
+export async function withArena<T>(fn: () => Promise<T> | T): Promise<T> {
+  kernels();
+  const scope = new ArenaScope(generation);
+  activeScopes++;
+  try {
+    return await scopes.run(scope, fn);
+  } finally {
+    activeScopes--;
+    endScope(scope);
+  }
+}
+
+/** Whether the caller runs in an arena scope (its planes are then freed when that scope ends). */
+export function inArena(): boolean {
+  return scopes.getStore() !== undefined;
+}
+
+function endScope(scope: ArenaScope): void {
+  if (scope.generation === generation && exports) {
+    const b = scope.blocks;
+    for (let i = 0; i < b.length; i += 2) if (b[i] >= 0) give(b[i]!, b[i + 1]!);
+  }
+  scope.blocks.length = 0;
+  scope.byPtr.clear();
+  if (activeScopes === 0 && exports && temps.length === 0 && exports.memory.buffer.byteLength - base > keepBytes) recycle();
+}
+
+/** Replaces the instance and its memory (the old memory lives on while views on it do, then is collected). */
+function recycle(): void {
+  exports = undefined;
+  generation++;
+  counters.recycles++;
+  kernels();
+}
+
+/**
+ * n float32 values for a cube plane: on the arena when in a scope (freed with the scope), else a
+ * plain Float32Array. The values are NOT initialised on the arena (a reused block holds old values).
+ */
+export function plane(n: number): Float32Array {
+  if (!(Number.isInteger(n) && n >= 0)) throw new RangeError(`plane(${n})`);
+  const scope = scopes.getStore();
+  if (!scope || n === 0) return new Float32Array(n);
+  if (scope.generation !== generation) return new Float32Array(n); // an instance recycled under a scope: cannot happen while it runs, kept for safety
+  // Large planes start at staggered offsets (a "colour" of 64-byte steps): blocks of a size class
+  // are page multiples apart, and a kernel streaming many planes at equal offsets modulo 4 KiB
+  // makes them compete for the same cache sets (a third slower on the mean of 12 planes).
+  const bytes = n * 4;
+  const shift = bytes >= COLOUR_MIN_BYTES ? (colour++ % COLOURS) * 64 : 0;
+  const cls = sizeClass(bytes + (bytes >= COLOUR_MIN_BYTES ? COLOURS * 64 : 0));
+  let ptr: number;
+  try {
+    ptr = take(cls);
+  } catch (e) {
+    // Past what wasm32 memory can hold (4 GiB): this plane lives in the JS heap, and kernels copy it in.
+    if (e instanceof RangeError) return new Float32Array(n);
+    throw e;
+  }
+  scope.byPtr.set(ptr + shift, scope.blocks.length);
+  scope.blocks.push(ptr, cls);
+  return new Float32Array(memoryBuffer(), ptr + shift, n);
+}
+
+const COLOURS = 16;
+const COLOUR_MIN_BYTES = 64 * 1024;
+let colour = 0;
+
+/** Gives a plane of the current scope back early (a temporary read window, say); anything else is left alone. */
+export function freePlane(p: Float32Array): void {
+  const scope = scopes.getStore();
+  if (!scope || scope.generation !== generation || !buffers.has(p.buffer)) return;
+  const at = scope.byPtr.get(p.byteOffset);
+  if (at === undefined) return;
+  scope.byPtr.delete(p.byteOffset);
+  give(scope.blocks[at]!, scope.blocks[at + 1]!);
+  scope.blocks[at] = -1;
+}
+
+/** The current memory's buffer, remembered so that ptrOf() knows views on it. */
+function memoryBuffer(): ArrayBufferLike {
+  const b = kernels().memory.buffer;
+  buffers.add(b);
+  return b;
+}
+
+/**
+ * The byte offset in kernel memory of a view on it (of the current instance), else -1: then the
+ * values are elsewhere and must be copied in. Views from plane(), f32() and friends qualify.
+ */
+export function ptrOf(a: ArrayBufferView): number {
+  if (!exports) return -1;
+  return buffers.has(a.buffer) ? a.byteOffset : -1;
+}
+
+/** Arena figures: memory size, blocks reused or new, growths and recycles. */
+export function arenaStats(): { memoryBytes: number; top: number; freeBlocks: number; activeScopes: number; generation: number; grows: number; recycles: number; reused: number; fresh: number } {
+  const k = kernels();
+  let freeBlocks = 0;
+  for (const l of free.values()) freeBlocks += l.length;
+  return { memoryBytes: k.memory.buffer.byteLength, top, freeBlocks, activeScopes, generation, ...counters };
+}
+
+/** Float32 view of n values at ptr (a view on shared memory: it survives growth). */
 export function f32(ptr: number, n: number): Float32Array {
-  return new Float32Array(kernels().memory.buffer, ptr, n);
+  return new Float32Array(memoryBuffer(), ptr, n);
 }
 
-/** Float64 view of n values at ptr (valid until the next alloc that grows the memory). */
+/** Float64 view of n values at ptr. */
 export function f64(ptr: number, n: number): Float64Array {
-  return new Float64Array(kernels().memory.buffer, ptr, n);
+  return new Float64Array(memoryBuffer(), ptr, n);
 }
 
 /**
@@ -146,17 +338,17 @@ export function kernelMemory(): WasmMemory {
   return kernels().memory;
 }
 
-/** Uint8 view of n bytes at ptr (valid until the next alloc that grows the memory). */
+/** Uint8 view of n bytes at ptr. */
 export function u8(ptr: number, n: number): Uint8Array {
-  return new Uint8Array(kernels().memory.buffer, ptr, n);
+  return new Uint8Array(memoryBuffer(), ptr, n);
 }
 
-/** Int32 view of n values at ptr (valid until the next alloc that grows the memory). */
+/** Int32 view of n values at ptr. */
 export function i32(ptr: number, n: number): Int32Array {
-  return new Int32Array(kernels().memory.buffer, ptr, n);
+  return new Int32Array(memoryBuffer(), ptr, n);
 }
 
-/** Uint32 view of n values at ptr (valid until the next alloc that grows the memory). */
+/** Uint32 view of n values at ptr. */
 export function u32(ptr: number, n: number): Uint32Array {
-  return new Uint32Array(kernels().memory.buffer, ptr, n);
+  return new Uint32Array(memoryBuffer(), ptr, n);
 }

@@ -30,7 +30,7 @@ import { LRUCache } from 'lru-cache';
 import { createHash } from 'node:crypto';
 import { BINARY, REDUCERS, UNARY, canonical, programHash, type Instr, type Program } from './program.js';
 import { CODEGEN_VERSION, HOST_IMPORTS, generateFunction, generateSource, PRELUDE } from './codegen.js';
-import { kernelMemory } from './kernels.js';
+import { kernelMemory, memoryGeneration } from './kernels.js';
 import { getTier1, type CompiledKernel, type Tier1 } from './executor.js';
 import { compileSource, WORKER_MARKER, type CompileReply, type CompileRequest } from './asc-worker.js';
 
@@ -52,11 +52,14 @@ export const ASC_OPTIONS: Record<string, unknown> = {
   optimizeLevel: 3,
   shrinkLevel: 1,
   runtime: 'stub',
-  enable: ['simd'],
+  enable: ['simd', 'threads'],
   noAssert: true,
   importMemory: true,
   noExportMemory: true,
   initialMemory: 0,
+  // The kernels' memory is shared (src/compile/kernels.ts): the import must say so, with its maximum.
+  sharedMemory: true,
+  maximumMemory: 65536,
   use: ['abort='],
 };
 
@@ -253,10 +256,33 @@ function instantiate(module: WasmModule): Record<string, unknown> {
   return new WA.Instance(module, { env: host }).exports;
 }
 
-function kernelOf(exports: Record<string, unknown>, name: string): CompiledKernel {
-  const run = exports[name];
-  if (typeof run !== 'function') throw new Error(`the module does not export ${name}`);
-  return { run: run as (inputTable: number, out: number, n: number) => void };
+/** A module's instance on the current kernel memory: made anew when the arena recycles its instance (memoryGeneration). */
+const instances = new WeakMap<WasmModule, { generation: number; exports: Record<string, unknown> }>();
+function exportsOf(module: WasmModule): Record<string, unknown> {
+  const g = memoryGeneration();
+  let i = instances.get(module);
+  if (!i || i.generation !== g) instances.set(module, (i = { generation: g, exports: instantiate(module) }));
+  return i.exports;
+}
+
+function kernelOf(module: WasmModule, name: string): CompiledKernel {
+  let generation = -1;
+  let fn: ((inputTable: number, out: number, n: number) => void) | null = null;
+  const resolve = () => {
+    const run = exportsOf(module)[name];
+    if (typeof run !== 'function') throw new Error(`the module does not export ${name}`);
+    fn = run as (inputTable: number, out: number, n: number) => void;
+    generation = memoryGeneration();
+  };
+  resolve();
+  return {
+    module,
+    name,
+    run(inputTable: number, out: number, n: number): void {
+      if (generation !== memoryGeneration()) resolve();
+      fn!(inputTable, out, n);
+    },
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -450,8 +476,8 @@ export class KernelCache implements Tier1 {
     try {
       const bytes = await this.compiler(PRELUDE + '\n' + functions.join('\n'));
       checkModule(bytes, ok.map(([, n]) => n));
-      const exports = instantiate(new WA.Module(bytes));
-      for (const [hash, name] of ok) this.lru.set(hash, kernelOf(exports, name));
+      const module = new WA.Module(bytes);
+      for (const [hash, name] of ok) this.lru.set(hash, kernelOf(module, name));
       this.counters.compiles++;
       this.timed(performance.now() - t, Number.NaN);
     } catch (e) {
@@ -512,7 +538,7 @@ export class KernelCache implements Tier1 {
     const ascMs = performance.now() - ta;
     checkModule(raw, ['run']);
     const bytes = tagged(raw, hash);
-    const kernel = kernelOf(instantiate(new WA.Module(bytes)), 'run');
+    const kernel = kernelOf(new WA.Module(bytes), 'run');
     this.lru.set(hash, kernel);
     this.counters.compiles++;
     this.timed(performance.now() - t, ascMs);
@@ -561,7 +587,7 @@ export class KernelCache implements Tier1 {
         this.notOnDisk.add(hash);
         return null;
       }
-      const kernel = kernelOf(instantiate(module), 'run');
+      const kernel = kernelOf(module, 'run');
       this.lru.set(hash, kernel);
       this.counters.diskLoads++;
       this.counters.lastDiskLoadMs = performance.now() - t;
@@ -610,7 +636,7 @@ export async function compileNow(p: Program, into: KernelCache | null = current(
   const t = performance.now();
   const bytes = await ascCompile(generateSource(p));
   checkModule(bytes, ['run']);
-  const kernel = kernelOf(instantiate(new WA.Module(bytes)), 'run');
+  const kernel = kernelOf(new WA.Module(bytes), 'run');
   lastCompileMs = performance.now() - t;
   return kernel;
 }

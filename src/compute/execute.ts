@@ -14,6 +14,7 @@ import { cubeOf, isCube, LoadProbe, type LoadPlan } from '../datacube/lazy.js';
 import type { Grid } from '../core/grid.js';
 import { addStage, resetStages, stageTimes, type StageTimes } from '../core/stages.js';
 import { outputFormat } from '../output/formats.js';
+import { inArena, withArena } from '../compile/kernels.js';
 
 export interface ExecuteRequest {
   graph: Graph;
@@ -68,7 +69,22 @@ export interface ExecuteResult extends Encoded {
   probe?: LoadPlan | null;
 }
 
+/**
+ * Runs the graph in an arena scope (src/compile/kernels.ts): its cubes are planes of the kernels'
+ * memory, freed for the next request when it ends. A caller already in a scope (a batch chunk that
+ * writes the raw planes before its scope ends) keeps them; otherwise raw planes are copied out, as
+ * they outlive the scope.
+ */
 export async function execute(req: ExecuteRequest, catalog: CatalogSource, signal?: AbortSignal): Promise<ExecuteResult> {
+  if (inArena()) return executeInScope(req, catalog, signal);
+  return withArena(async () => {
+    const out = await executeInScope(req, catalog, signal);
+    if (out.raw) out.raw = { ...out.raw, planes: out.raw.planes.map((p) => Float32Array.from(p)) };
+    return out;
+  });
+}
+
+async function executeInScope(req: ExecuteRequest, catalog: CatalogSource, signal?: AbortSignal): Promise<ExecuteResult> {
   const started = performance.now();
   resetStages();
   const logs: RunLog[] = [];

@@ -12,6 +12,8 @@ import type { CatalogSource } from '../core/catalog.js';
 import { searchOverPort } from '../data/stac-search-bridge.js';
 import { setTier1 } from '../compile/executor.js';
 import { createTier1 } from '../compile/tier1.js';
+import { configureArena } from '../compile/kernels.js';
+import { configureKernelThreads } from '../compile/kernel-threads.js';
 
 export interface ThreadInit {
   dataDir: string;
@@ -20,6 +22,10 @@ export interface ThreadInit {
   blockCacheBytes: number;
   /** XEO_OUTBOUND_ALLOW (validated by the main thread). */
   outboundAllow: string;
+  /** Kernel memory kept when idle (configureArena); the default when absent. */
+  arenaKeepBytes?: number;
+  /** Kernel helper threads of this thread (configureKernelThreads); none when absent. */
+  kernelThreads?: number;
   /** To the main thread's item searches of STAC API collections (stac-search-bridge.ts). */
   searchPort?: MessagePort | null;
 }
@@ -28,6 +34,8 @@ export interface ThreadInit {
 export function setupEngineThread(init: ThreadInit): () => CatalogSource {
   configureBlockCache(init.blockCacheBytes);
   configureOutbound(init.outboundAllow);
+  if (init.arenaKeepBytes !== undefined) configureArena({ keepBytes: init.arenaKeepBytes });
+  configureKernelThreads(init.kernelThreads ?? 0);
   // Compiled kernels are shared by all threads through the disk cache; each thread keeps its own
   // instances (a module instance belongs to the thread's kernel memory).
   setTier1(createTier1({ cacheDir: path.join(init.dataDir, 'kernels'), maxEntries: 256 }));

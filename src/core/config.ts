@@ -38,6 +38,10 @@ export interface Config {
   demo: boolean;
   /** Memory for decoded raster blocks, shared by all files (per compute thread). */
   blockCacheBytes: number;
+  /** Kernel memory (the arena of cube planes) each engine thread keeps when idle; beyond it the memory is given back. */
+  kernelArenaKeepBytes: number;
+  /** Helper threads per engine thread that share a large kernel run with it (bands of rows); 0 = none. */
+  kernelThreads: number;
   /** Compute threads for process graphs. */
   computeThreads: number;
   /** Graphs that may wait for a thread before new ones get 503. */
@@ -205,6 +209,9 @@ export function loadConfig(env: Env = process.env): Config {
     accessLog: bool(env, 'XEO_ACCESS_LOG', false),
     demo: bool(env, 'XEO_DEMO', true),
     blockCacheBytes: int(env, 'XEO_BLOCK_CACHE_BYTES', 256 * 1024 * 1024, 1024 * 1024),
+    // Off by default: on the shared 2-core machine it was measured on, splitting gained nothing (see README).
+    kernelThreads: int(env, 'XEO_KERNEL_THREADS', 0, 0),
+    kernelArenaKeepBytes: int(env, 'XEO_KERNEL_ARENA_KEEP_BYTES', 256 * 1024 * 1024, 0),
     computeThreads: int(env, 'XEO_COMPUTE_THREADS', Math.max(1, Math.min(8, os.availableParallelism())), 1),
     computeQueue: int(env, 'XEO_COMPUTE_QUEUE', 32, 0),
     syncMaxValues: int(env, 'XEO_SYNC_MAX_VALUES', 64 * 1024 * 1024, 1),

@@ -12,6 +12,7 @@ import type { GeoTransform, Grid, SampleType } from '../core/grid.js';
 import { HttpRangeSource } from './range-source.js';
 import { checkUrl, OutboundRefused, TRUSTED, type OutboundPolicy } from './outbound.js';
 import { RemoteError } from './http-client.js';
+import { plane } from '../compile/kernels.js';
 
 const inflateAsync = promisify(inflate);
 
@@ -213,9 +214,11 @@ export class CogReader {
 
   /**
    * Reads `window` (which may reach outside the image: those pixels are NaN) of one band at one
-   * level, converting to Float32 with NaN for nodata.
+   * level, converting to Float32 with NaN for nodata. Decoded blocks are written straight into
+   * `out`: by default a plane of the kernels' arena (in an arena scope), where the warp and the
+   * kernels read them.
    */
-  async readWindow(level: number, band: number, w: Window, out = new Float32Array(w.width * w.height)): Promise<Float32Array> {
+  async readWindow(level: number, band: number, w: Window, out = plane(w.width * w.height)): Promise<Float32Array> {
     const image = this.images[level];
     const l = this.info.levels[level];
     const c0 = Math.max(0, w.col);

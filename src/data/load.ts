@@ -1,7 +1,9 @@
 // What the engine asks of the data layer: a Float32 cube chunk (time x band x y x x, NaN for
 // nodata) on a target grid, for a collection, a spatial extent in any CRS, a time range and bands.
 // Only the source windows and overview levels the chunk needs are read; sources in another CRS or
-// resolution are warped, aligned ones are copied straight from the decoded blocks.
+// resolution are warped, aligned ones are copied straight from the decoded blocks. The cube is a
+// plane of the kernels' arena (src/compile/kernels.ts) in an arena scope: blocks are decoded into
+// it and the warp writes into it, so the kernels read it where it is.
 import type { CatalogSource, CollectionMeta, ItemMeta, SourceAccess } from '../core/catalog.js';
 import { ApiError } from '../core/errors.js';
 import { transformBox, transformer } from './crs.js';
@@ -11,6 +13,7 @@ import { RemoteError } from './http-client.js';
 import { OutboundRefused } from './outbound.js';
 import { warp, sourceWindow, type Resampling } from './warp.js';
 import { addStage } from '../core/stages.js';
+import { freePlane, plane } from '../compile/kernels.js';
 
 export interface Extent {
   west: number;
@@ -157,8 +160,8 @@ async function loadChunkInner(store: CatalogSource, req: LoadRequest): Promise<C
 async function loadOnGrid(store: CatalogSource, meta: CollectionMeta, bands: CollectionMeta['bands'], req: LoadRequest, grid: Grid): Promise<CubeChunk> {
   const times = req.times ?? [...itemsByTime(store, meta, req.extent, req.temporal).keys()];
   const names = bands.map((b) => b.name);
-  const plane = grid.width * grid.height;
-  const empty = (): CubeChunk => ({ grid, fullGrid: grid, times, bands: names, data: new Float32Array(times.length * bands.length * plane).fill(NaN) });
+  const planeSize = grid.width * grid.height;
+  const empty = (): CubeChunk => ({ grid, fullGrid: grid, times, bands: names, data: plane(times.length * bands.length * planeSize).fill(NaN) });
   const box = gridBox(grid);
   const e = req.extent;
   const inGrid = transformBox([e.west, e.south, e.east, e.north], e.crs ?? 4326, grid.epsg);
@@ -180,9 +183,10 @@ async function loadOnGrid(store: CatalogSource, meta: CollectionMeta, bands: Col
   for (let p = 0; p < times.length * bands.length; p++) {
     for (let r = 0; r < sub.height; r++) {
       const src = p * subPlane + r * sub.width;
-      out.data.set(part.subarray(src, src + sub.width), p * plane + (row0 + r) * grid.width + col0);
+      out.data.set(part.subarray(src, src + sub.width), p * planeSize + (row0 + r) * grid.width + col0);
     }
   }
+  freePlane(part);
   return out;
 }
 
@@ -198,14 +202,14 @@ async function fill(
   resampling: Resampling | undefined,
   access: SourceAccess,
 ): Promise<Float32Array> {
-  const plane = grid.width * grid.height;
-  const data = new Float32Array(times.length * bands.length * plane).fill(NaN);
+  const size = grid.width * grid.height;
+  const data = plane(times.length * bands.length * size).fill(NaN);
   const jobs: Promise<void>[] = [];
   times.forEach((time, ti) => {
     const items = groups.get(time);
     if (!items) return;
     bands.forEach((band, bi) => {
-      const out = data.subarray((ti * bands.length + bi) * plane, (ti * bands.length + bi + 1) * plane);
+      const out = data.subarray((ti * bands.length + bi) * size, (ti * bands.length + bi + 1) * size);
       const method: Resampling = band.categorical ? 'nearest' : (resampling ?? 'nearest');
       jobs.push(mosaic(items, band.name, grid, method, out, access));
     });
@@ -221,8 +225,10 @@ async function fill(
  */
 async function mosaic(items: ItemMeta[], band: string, dst: Grid, method: Resampling, out: Float32Array, access: SourceAccess): Promise<void> {
   const dstBox = gridBox(dst);
+  // Until an item has written, `out` is all NaN: the first item reads (or warps) straight into it.
+  let empty = true;
   for (const item of items) {
-    if (!out.some(Number.isNaN)) return;
+    if (!empty && !out.some(Number.isNaN)) return;
     const asset = item.assets[band];
     if (!asset) continue;
     if (!intersects(item.epsg === dst.epsg ? item.bbox : transformBox(item.bbox, item.epsg, dst.epsg), dstBox)) continue;
@@ -231,12 +237,16 @@ async function mosaic(items: ItemMeta[], band: string, dst: Grid, method: Resamp
       const reader = await openRaster(asset.href, access);
       const srcRes = dst.epsg === reader.info.epsg ? dst.transform[1] : sourceResolution(dst, reader.info.epsg);
       const level = reader.levelFor(srcRes);
-      part = await readInto(reader, level, asset.sample, reader.levelGrid(level), dst, method);
+      part = await readInto(reader, level, asset.sample, reader.levelGrid(level), dst, method, empty ? out : undefined);
     } catch (e) {
       throw unreadable(e, access);
     }
     if (!part) continue;
-    for (let i = 0; i < out.length; i++) if (Number.isNaN(out[i])) out[i] = part[i];
+    if (part !== out) {
+      for (let i = 0; i < out.length; i++) if (Number.isNaN(out[i])) out[i] = part[i];
+      freePlane(part);
+    }
+    empty = false;
   }
 }
 
@@ -267,6 +277,7 @@ async function readInto(
   src: Grid,
   dst: Grid,
   method: Resampling,
+  into?: Float32Array,
 ): Promise<Float32Array | null> {
   const st = src.transform;
   const dt = dst.transform;
@@ -274,11 +285,17 @@ async function readInto(
   const col = (dt[0] - st[0]) / st[1];
   const row = (dt[3] - st[3]) / st[5];
   if (src.epsg === dst.epsg && st[1] === dt[1] && st[5] === dt[5] && Math.abs(col - Math.round(col)) < 1e-6 && Math.abs(row - Math.round(row)) < 1e-6) {
-    return reader.readWindow(level, sample, { col: Math.round(col), row: Math.round(row), width: dst.width, height: dst.height });
+    const w = { col: Math.round(col), row: Math.round(row), width: dst.width, height: dst.height };
+    return reader.readWindow(level, sample, w, into ?? plane(w.width * w.height));
   }
   const win = sourceWindow(dst, src, method === 'bilinear' ? 2 : 1);
   if (!win) return null;
-  const data = await reader.readWindow(level, sample, win);
+  // The source window is a temporary plane: the warp reads it in place, then it goes back.
+  const data = await reader.readWindow(level, sample, win, plane(win.width * win.height));
   const winGrid: Grid = { epsg: src.epsg, transform: [st[0] + win.col * st[1], st[1], 0, st[3] + win.row * st[5], 0, st[5]], width: win.width, height: win.height };
-  return warp({ grid: winGrid, data }, dst, method);
+  try {
+    return warp({ grid: winGrid, data }, dst, method, into ? { out: into } : {});
+  } finally {
+    freePlane(data);
+  }
 }

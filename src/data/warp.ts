@@ -14,7 +14,7 @@
 // corners is exact, so no proj4 calls happen.
 import { transformer } from './crs.js';
 import type { GeoTransform, Grid } from '../core/grid.js';
-import { alloc, f32, f64, kernels, mark, release } from '../compile/kernels.js';
+import { alloc, f32, f64, kernels, mark, plane, ptrOf, release } from '../compile/kernels.js';
 import { addStage } from '../core/stages.js';
 
 export type Resampling = 'nearest' | 'bilinear';
@@ -30,6 +30,8 @@ export interface WarpOptions {
   maxErrorPixels?: number;
   /** When given, filled with how the mapping was approximated. */
   stats?: WarpStats;
+  /** Where the answer goes (dst.width * dst.height values); a new plane (see kernels.ts plane()) when absent. */
+  out?: Float32Array;
 }
 
 export interface WarpStats {
@@ -321,15 +323,22 @@ function warpInner(src: SourceRaster, dst: Grid, method: Resampling, opts: WarpO
   if (method !== 'nearest' && method !== 'bilinear') throw new RangeError(`unknown resampling method ${String(method)}`);
   const k = kernels();
   const kernel = method === 'nearest' ? k.warpNearest : k.warpBilinear;
+  const n = dst.width * dst.height;
+  const result = opts.out ?? plane(n);
+  if (result.length !== n) throw new RangeError(`warp: out has ${result.length} values for a ${dst.width} x ${dst.height} target`);
   const m = mark();
   try {
-    const srcPtr = alloc(src.data.length * 4);
-    const outPtr = alloc(dst.width * dst.height * 4);
+    // The source and the target are read and written where they are when they live in kernel
+    // memory (arena planes); otherwise they are copied in, or out.
+    const srcIn = ptrOf(src.data);
+    const srcPtr = srcIn >= 0 ? srcIn : alloc(src.data.length * 4);
+    const outIn = ptrOf(result);
+    const outPtr = outIn >= 0 ? outIn : alloc(n * 4);
     const nodesPtr = alloc((BLOCK + 1) * (BLOCK + 1) * 16);
-    f32(srcPtr, src.data.length).set(src.data);
+    if (srcIn < 0) f32(srcPtr, src.data.length).set(src.data);
     // An affine lattice has at most 4 nodes, a block's at most (BLOCK+1)^2.
     const nodesView = f64(nodesPtr, (BLOCK + 1) * (BLOCK + 1) * 2);
-    const outView = f32(outPtr, dst.width * dst.height);
+    const outView = f32(outPtr, n);
     for (const l of planned(dst, src.grid, opts)) {
       if (l.outside) {
         for (let y = 0; y < l.bh; y++) {
@@ -341,7 +350,8 @@ function warpInner(src: SourceRaster, dst: Grid, method: Resampling, opts: WarpO
       putNodes(nodesView, l);
       kernel(srcPtr, srcW, srcH, nodesPtr, l.nx, l.step, l.lastX, l.lastY, outPtr + (l.by * dst.width + l.bx) * 4, dst.width, l.bw, l.bh);
     }
-    return outView.slice();
+    if (outIn < 0) result.set(outView);
+    return result;
   } finally {
     release(m);
   }

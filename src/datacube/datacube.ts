@@ -1,9 +1,11 @@
 // The data cube: named dimensions with labels over one Float32 array (NaN = no-data), last
 // dimension fastest. Raster cubes carry a grid for their `y` and `x` dimensions, which are always
 // the last two; vector cubes carry the geometries of their `geometry` dimension. Cubes are
-// immutable values: operations return new cubes (sharing arrays where nothing changes).
+// immutable values: operations return new cubes (sharing arrays where nothing changes). In an
+// arena scope (src/compile/kernels.ts) the arrays are planes of the kernels' memory.
 import type { Grid } from '../core/grid.js';
 import type { Labels } from '../core/labels.js';
+import { plane } from '../compile/kernels.js';
 
 export type DimensionType = 'spatial' | 'temporal' | 'bands' | 'other' | 'geometry';
 
@@ -85,10 +87,11 @@ export class DataCube {
   outermost(d: number): { data: Float32Array; rest: number } {
     const n = this.shape[d];
     const rest = this.size / Math.max(1, n);
-    if (d === 0) return { data: this.data, rest };
     const outer = this.shape.slice(0, d).reduce((a, b) => a * b, 1);
+    // Dimensions before d of size 1 change nothing in the layout (e.g. bands after a single date).
+    if (d === 0 || outer === 1) return { data: this.data, rest };
     const inner = this.shape.slice(d + 1).reduce((a, b) => a * b, 1);
-    const out = new Float32Array(this.size);
+    const out = plane(this.size);
     // source index (o, i, r) -> target (i, o, r): runs of `inner` values stay contiguous
     for (let o = 0; o < outer; o++) {
       for (let i = 0; i < n; i++) {
@@ -101,12 +104,12 @@ export class DataCube {
 
   /** Inverse of `outermost`: data laid out with dimension `d` (of size n) first, back into place. */
   static fromOutermost(data: Float32Array, shape: number[], d: number): Float32Array {
-    if (d === 0) return data;
-    const n = shape[d];
     const outer = shape.slice(0, d).reduce((a, b) => a * b, 1);
+    if (d === 0 || outer === 1) return data;
+    const n = shape[d];
     const inner = shape.slice(d + 1).reduce((a, b) => a * b, 1);
     const rest = outer * inner;
-    const out = new Float32Array(data.length);
+    const out = plane(data.length);
     for (let o = 0; o < outer; o++) {
       for (let i = 0; i < n; i++) {
         const dst = (o * n + i) * inner;
@@ -121,7 +124,7 @@ export class DataCube {
     const outer = this.shape.slice(0, d).reduce((a, b) => a * b, 1);
     const n = this.shape[d];
     const inner = this.shape.slice(d + 1).reduce((a, b) => a * b, 1);
-    const out = new Float32Array(outer * positions.length * inner);
+    const out = plane(outer * positions.length * inner);
     for (let o = 0; o < outer; o++) {
       positions.forEach((p, k) => {
         const src = (o * n + p) * inner;

@@ -6,6 +6,7 @@
 // Knows nothing of threads or the database: it reports through a sink.
 import { readFileSync } from 'node:fs';
 import { execute, type ExecuteRequest } from '../compute/execute.js';
+import { withArena } from '../compile/kernels.js';
 import { type UserProcess } from '../core/graph.js';
 import type { CatalogSource } from '../core/catalog.js';
 import type { Graph } from '../core/graph.js';
@@ -130,26 +131,29 @@ export async function runJob(spec: JobSpec, catalog: CatalogSource, sink: JobSin
       ? `The job runs as one piece: ${formats.length === 0 ? 'it has no save_result, so the result is JSON' : formats.length > 1 ? 'it saves more than one result' : `its format ${formats[0] ?? '(not a plain name)'} is written whole`}.`
       : `The job runs as one piece: ${verdict.reason}.`,
   });
-  const out = await execute({ ...base, raw: cog, budgetValues: spec.budgetValues ?? undefined }, catalog, signal);
-  forward(out.logs, false);
-  if (out.raw) {
-    // A raster computed whole: written through the same COG writer, in chunk-sized windows.
-    const { grid, planes, names, options } = out.raw;
-    const writer = await cogSink(spec.outDir, 'result.tif', grid, names, options);
-    const windows = chunkWindows(grid.width, grid.height, alignedChunk(spec.chunkSize, options));
-    try {
-      for (const w of windows) await writer.write(w, planes.map((p) => cut(p, grid.width, w)));
-      const file = await writer.finish(windows);
-      sink.progress(1, 1, out.values);
-      return { ...finish([file], false, grid.width * grid.height, out.values), ...footprint(grid) };
-    } catch (e) {
-      await writer.abort().catch(() => {});
-      throw e;
+  // One arena scope for the whole piece: the raw planes are written from kernel memory.
+  return withArena(async () => {
+    const out = await execute({ ...base, raw: cog, budgetValues: spec.budgetValues ?? undefined }, catalog, signal);
+    forward(out.logs, false);
+    if (out.raw) {
+      // A raster computed whole: written through the same COG writer, in chunk-sized windows.
+      const { grid, planes, names, options } = out.raw;
+      const writer = await cogSink(spec.outDir, 'result.tif', grid, names, options);
+      const windows = chunkWindows(grid.width, grid.height, alignedChunk(spec.chunkSize, options));
+      try {
+        for (const w of windows) await writer.write(w, planes.map((p) => cut(p, grid.width, w)));
+        const file = await writer.finish(windows);
+        sink.progress(1, 1, out.values);
+        return { ...finish([file], false, grid.width * grid.height, out.values), ...footprint(grid) };
+      } catch (e) {
+        await writer.abort().catch(() => {});
+        throw e;
+      }
     }
-  }
-  const file = await bytesOutput(spec.outDir, out.body, out.mediaType, out.extension);
-  sink.progress(1, 1, out.values);
-  return finish([file], false, 0, out.values);
+    const file = await bytesOutput(spec.outDir, out.body, out.mediaType, out.extension);
+    sink.progress(1, 1, out.values);
+    return finish([file], false, 0, out.values);
+  });
 }
 
 async function runChunked(
@@ -167,7 +171,7 @@ async function runChunked(
   const size = alignedChunk(spec.chunkSize, options);
   const windows = chunkWindows(grid.width, grid.height, size);
   sink.log({ level: 'info', message: `Every process is pixel-wise: the job runs as ${windows.length} chunk${windows.length === 1 ? '' : 's'} of up to ${size} x ${size} pixels.` });
-  let out: Awaited<ReturnType<typeof cogSink>> | null = null;
+  let out = null as Awaited<ReturnType<typeof cogSink>> | null;
   let values = 0;
   let done = 0;
   const pixels = grid.width * grid.height;
@@ -175,15 +179,19 @@ async function runChunked(
     for (const w of windows) {
       if (signal.aborted) throw signal.reason;
       const t0 = performance.now();
-      const r = await execute(
-        { ...base, region: windowGrid(grid, w), raw: true, budgetValues: spec.budgetValues === null ? undefined : spec.budgetValues - values },
-        catalog,
-        signal,
-      );
-      if (!r.raw) throw new ApiError('ProcessParameterInvalid', { process: 'save_result', parameter: 'data', reason: 'the saved data is not a raster data cube' });
-      forward(r.logs, done > 0);
-      out ??= await cogSink(spec.outDir, 'result.tif', grid, r.raw.names, r.raw.options);
-      await out.write(w, r.raw.planes);
+      // One arena scope per chunk: its planes are written from kernel memory, then reused by the next chunk.
+      const r = await withArena(async () => {
+        const r = await execute(
+          { ...base, region: windowGrid(grid, w), raw: true, budgetValues: spec.budgetValues === null ? undefined : spec.budgetValues - values },
+          catalog,
+          signal,
+        );
+        if (!r.raw) throw new ApiError('ProcessParameterInvalid', { process: 'save_result', parameter: 'data', reason: 'the saved data is not a raster data cube' });
+        forward(r.logs, done > 0);
+        out ??= await cogSink(spec.outDir, 'result.tif', grid, r.raw.names, r.raw.options);
+        await out.write(w, r.raw.planes);
+        return r;
+      });
       values += r.values;
       done++;
       sink.log({ level: 'debug', message: `Chunk ${done} of ${windows.length} (${w.width} x ${w.height} px at column ${w.col}, row ${w.row}) took ${Math.round(performance.now() - t0)} ms.` });

@@ -68,7 +68,7 @@ export class JobService {
     this.runRoot = path.join(config.dataDir, 'jobs-tmp');
     this.links = LinkSigner.open(store.secrets, config.dataDir);
     this.node = nodeId(config.dataDir);
-    this.threads = new JobThreads(config.jobThreads, { dataDir: config.dataDir, databaseUrl: config.databaseUrl, blockCacheBytes: config.jobBlockCacheBytes, outboundAllow: config.outboundAllow }, { message: (m) => this.onMessage(m) });
+    this.threads = new JobThreads(config.jobThreads, { dataDir: config.dataDir, databaseUrl: config.databaseUrl, blockCacheBytes: config.jobBlockCacheBytes, outboundAllow: config.outboundAllow, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads }, { message: (m) => this.onMessage(m) });
   }
 
   /** Settles what a previous server left behind, then starts queued jobs. */
