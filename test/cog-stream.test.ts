@@ -10,18 +10,8 @@ import { encodeCog, type CogInput } from '../src/output/cog-writer.js';
 import { CogStreamWriter, type CogStreamOptions, type Window } from '../src/output/cog-stream.js';
 import { sampleTypeOf, type TypedArray } from '../src/core/grid.js';
 import { COG_VALIDATOR, describeWithTool, hasCogValidator, hasGdal } from './system-tools.js';
+import { rng } from './rng.js';
 
-/** Deterministic pseudo-random numbers in [0, 1) (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A smooth field with noise and nodata (holes of blocks and scattered pixels, so some overview blocks are all nodata). */
 function value(x: number, y: number, seed: number, nodata: number): number {

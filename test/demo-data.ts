@@ -5,7 +5,12 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rm
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ROOT, startServer, tempDir } from './helpers.js';
+import { afterAll, beforeAll } from 'vitest';
+import { addUser, login, removeDir, ROOT, startServer, tempDir, type TestServer } from './helpers.js';
+import { openStore } from '../src/store/db.js';
+import type { ItemMeta } from '../src/core/catalog.js';
+
+export const DEMO_COLLECTION = 'DEMO_S2_L2A';
 
 function buildKey(): string {
   const h = createHash('sha256');
@@ -57,4 +62,42 @@ export async function demoDataDir(): Promise<string> {
     if (existsSync(path.join(shared, f))) cpSync(path.join(shared, f), path.join(dir, f));
   }
   return dir;
+}
+
+export interface DemoWorld {
+  server: TestServer;
+  /** Authorization header values by user name. */
+  tokens: Record<string, string>;
+  /** The demo collection's items, in time order. */
+  items: ItemMeta[];
+  /** A scratch folder of the test file's own. */
+  work: string;
+}
+
+/**
+ * The set-up test files of the demo collection share: a server on a copy of the demo data (with
+ * `env`), the users signed in, the items and a scratch folder; all stopped and removed after the
+ * file. `ready` receives it once it is up.
+ */
+export function useDemoServer(opts: { env?: Record<string, string>; users: Record<string, string> }, ready: (w: DemoWorld) => void | Promise<void>): void {
+  let world: DemoWorld | null = null;
+  beforeAll(async () => {
+    const server = await startServer(opts.env ?? {}, await demoDataDir());
+    const tokens: Record<string, string> = {};
+    for (const [name, password] of Object.entries(opts.users)) {
+      addUser(server.dataDir, name, password);
+      tokens[name] = await login(server, name, password);
+    }
+    const records = openStore(server.dataDir);
+    const items = records.collections.items(DEMO_COLLECTION);
+    records.close();
+    world = { server, tokens, items, work: tempDir() };
+    await ready(world);
+  }, 180_000);
+  afterAll(async () => {
+    if (!world) return;
+    await world.server.stop();
+    removeDir(world.server.dataDir);
+    removeDir(world.work);
+  });
 }

@@ -6,7 +6,7 @@ import { createHmac } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { startServer, http, expectError, removeDir, addUser, login, tempDir, type TestServer } from './helpers.js';
-import { demoDataDir } from './demo-data.js';
+import { useDemoServer } from './demo-data.js';
 import { hasGdal, hasCogValidator, describeWithTool, run, COG_VALIDATOR } from './system-tools.js';
 import { Jobs, ndviGraph, pixels } from './jobs-helpers.js';
 import { openStore } from '../src/store/db.js';
@@ -17,16 +17,9 @@ let s: TestServer;
 let jobs: Jobs;
 let work: string;
 
-beforeAll(async () => {
-  s = await startServer({}, await demoDataDir());
-  addUser(s.dataDir, 'alice', 'pa');
-  jobs = new Jobs(s, await login(s, 'alice', 'pa'));
-  work = tempDir();
-}, 180_000);
-afterAll(async () => {
-  await s.stop();
-  removeDir(s.dataDir);
-  removeDir(work);
+useDemoServer({ users: { alice: 'pa' } }, (w) => {
+  ({ server: s, work } = w);
+  jobs = new Jobs(s, w.tokens.alice);
 });
 
 /** Band 1 of a GeoTIFF as Float32 values, read by GDAL. */

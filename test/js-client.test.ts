@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { OpenEO } from '@openeo/js-client';
 import { startServer, http, removeDir, addUser, tempDir, type TestServer } from './helpers.js';
-import { demoDataDir } from './demo-data.js';
+import { useDemoServer } from './demo-data.js';
 import { decodePng } from './png-decode.js';
 import { tileAt } from '../src/tiles/tile-grid.js';
 
@@ -25,15 +25,8 @@ async function bytesOf(data: Readable): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-beforeAll(async () => {
-  s = await startServer({ XEO_BRAND: 'openeo' }, await demoDataDir());
-  addUser(s.dataDir, 'alice', 'secret');
-  work = tempDir();
-}, 180_000);
-afterAll(async () => {
-  await s.stop();
-  removeDir(s.dataDir);
-  removeDir(work);
+useDemoServer({ env: { XEO_BRAND: 'openeo' }, users: { alice: 'secret' } }, (w) => {
+  ({ server: s, work } = w);
 });
 
 describe('the openEO JavaScript client', () => {

@@ -2,27 +2,7 @@
 // process graphs (as a user would write them) built from every fusable process, over inputs full of
 // the values that break arithmetic (NaN, ±Inf, ±0, extremes, halves). Deterministic per seed.
 
-export class Rng {
-  private s: number;
-  constructor(seed: number) {
-    this.s = seed >>> 0 || 1;
-  }
-  next(): number {
-    // xorshift32
-    let x = this.s;
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    this.s = x >>> 0;
-    return this.s / 4294967296;
-  }
-  int(n: number): number {
-    return Math.floor(this.next() * n);
-  }
-  pick<T>(a: readonly T[]): T {
-    return a[this.int(a.length)];
-  }
-}
+import { Rng } from './rng.js';
 
 export const SPECIAL = [NaN, Infinity, -Infinity, 0, -0, 1, -1, 0.5, -0.5, 1.5, 2.5, -2.5, 1e38, -1e38, 1e-45, 3.4028234663852886e38, 100, 0.1] as const;
 

@@ -14,7 +14,8 @@ import { setTier1 } from '../src/compile/executor.js';
 import { createTier1, compileMany } from '../src/compile/tier1.js';
 import { engineEnv } from './engine-env.js';
 import { arenaStats, configureArena, plane, withArena } from '../src/compile/kernels.js';
-import { Rng, inputValues, randomChild, type Shape } from './kernel-graphs.js';
+import { inputValues, randomChild, type Shape } from './kernel-graphs.js';
+import { Rng } from './rng.js';
 
 const PIXELS = 67; // odd, so SIMD tails are exercised
 const GRAPHS = Number(process.env.XEO_DIFF_GRAPHS ?? 2000);

@@ -5,10 +5,9 @@ import path from 'node:path';
 import { createReadStream, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Database from 'better-sqlite3';
 import proj4 from 'proj4';
 import { startServer, http, expectError, removeDir, addUser, login, tempDir, type TestServer } from './helpers.js';
-import { demoDataDir } from './demo-data.js';
+import { useDemoServer } from './demo-data.js';
 import { hasGdal, describeWithTool, run } from './system-tools.js';
 
 const DEMO = 'DEMO_S2_L2A';
@@ -18,20 +17,10 @@ let token: string;
 let items: { datetime: string; bbox: number[]; assets: Record<string, { href: string }> }[];
 let work: string;
 
-beforeAll(async () => {
-  // The STAC test serves its documents from loopback, which users may reach only when listed.
-  s = await startServer({ XEO_OUTBOUND_ALLOW: '127.0.0.1' }, await demoDataDir());
-  addUser(s.dataDir, 'alice', 'pa');
-  token = await login(s, 'alice', 'pa');
-  const db = new Database(path.join(s.dataDir, 'xeo.sqlite'), { readonly: true });
-  items = (db.prepare('SELECT body FROM items WHERE collection_id = ? ORDER BY datetime').all(DEMO) as { body: string }[]).map((r) => JSON.parse(r.body));
-  db.close();
-  work = tempDir();
-}, 180_000);
-afterAll(async () => {
-  await s.stop();
-  removeDir(s.dataDir);
-  removeDir(work);
+// The STAC test serves its documents from loopback, which users may reach only when listed.
+useDemoServer({ env: { XEO_OUTBOUND_ALLOW: '127.0.0.1' }, users: { alice: 'pa' } }, (w) => {
+  ({ server: s, items, work } = w);
+  token = w.tokens.alice;
 });
 
 const result = (body: unknown, auth = token) => http('POST', `${s.base}/result`, { token: auth, body: JSON.stringify(body) });
@@ -168,9 +157,7 @@ describeWithTool(hasGdal, 'gdal', 'POST /result on the demo data, checked with G
   });
 
   it('computes an NDVI as a Cloud-Optimized GeoTIFF on the right grid', async () => {
-    const t0 = performance.now();
     const r = await result({ process_graph: ndviGraph('gtiff') });
-    const ms = performance.now() - t0;
     expect(r.status, r.text).toBe(200);
     expect(r.headers['content-type']).toBe('image/tiff; application=geotiff; profile=cloud-optimized');
     expect(Number(r.headers['xeo-costs'])).toBeGreaterThan(0);
@@ -179,7 +166,6 @@ describeWithTool(hasGdal, 'gdal', 'POST /result on the demo data, checked with G
     expect(info.geoTransform).toEqual([bbox.west, 10, 0, bbox.north, 0, -10]);
     expect(info.coordinateSystem.wkt).toMatch(/UTM zone 33N/);
     expectValues(values, ndviWant());
-    expect(ms).toBeGreaterThan(0);
   });
 
   it('computes the same NDVI with reduce_dimension over bands (a band-math child graph)', async () => {

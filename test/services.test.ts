@@ -4,9 +4,8 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import path from 'node:path';
 import { readFileSync, writeFileSync } from 'node:fs';
-import Database from 'better-sqlite3';
 import { startServer, http, expectError, removeDir, addUser, login, tempDir, type TestServer } from './helpers.js';
-import { demoDataDir } from './demo-data.js';
+import { demoDataDir, useDemoServer } from './demo-data.js';
 import { hasGdal, describeWithTool, run } from './system-tools.js';
 import { decodePng } from './png-decode.js';
 import { tileAt, tileBounds } from '../src/tiles/tile-grid.js';
@@ -18,21 +17,9 @@ let bob: string;
 let items: { datetime: string; assets: Record<string, { href: string }> }[];
 let work: string;
 
-beforeAll(async () => {
-  s = await startServer({}, await demoDataDir());
-  addUser(s.dataDir, 'alice', 'pa');
-  addUser(s.dataDir, 'bob', 'pb');
-  alice = await login(s, 'alice', 'pa');
-  bob = await login(s, 'bob', 'pb');
-  const db = new Database(path.join(s.dataDir, 'xeo.sqlite'), { readonly: true });
-  items = (db.prepare('SELECT body FROM items WHERE collection_id = ? ORDER BY datetime').all(DEMO) as { body: string }[]).map((r) => JSON.parse(r.body));
-  db.close();
-  work = tempDir();
-}, 180_000);
-afterAll(async () => {
-  await s.stop();
-  removeDir(s.dataDir);
-  removeDir(work);
+useDemoServer({ users: { alice: 'pa', bob: 'pb' } }, (w) => {
+  ({ server: s, items, work } = w);
+  ({ alice, bob } = w.tokens);
 });
 
 const JUNE = ['2024-06-01', '2024-07-01'];

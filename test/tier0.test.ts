@@ -8,6 +8,7 @@ import { encodeProgram, MAX_MEDIAN_ARGS } from '../src/compile/tier0.js';
 import { BINARY, UNARY, REDUCERS, programHash, type Instr, type Program } from '../src/compile/program.js';
 import { kernels, kernelMemory, alloc, arenaStats, configureArena, mark, plane, ptrOf, release, withArena } from '../src/compile/kernels.js';
 import { colorize, colorTable, COLOR_MAPS } from '../src/output/colormap.js';
+import { Rng } from './rng.js';
 
 const f = Math.fround;
 const BLOCK = kernels().vmBlock();
@@ -230,23 +231,6 @@ function check(p: Program, inputs: Float32Array[], n: number, approx = false, go
 // ---------------------------------------------------------------------------------------------
 // Inputs
 
-class Rng {
-  private s: number;
-  constructor(seed: number) {
-    this.s = seed >>> 0 || 1;
-  }
-  next(): number {
-    let x = this.s;
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    this.s = x >>> 0;
-    return this.s / 4294967296;
-  }
-  int(n: number): number {
-    return Math.floor(this.next() * n);
-  }
-}
 
 const SPECIAL = [
   NaN, Infinity, -Infinity, 0, -0, 1, -1, 2, -2, 10, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 3.5, -3.5, 4.5, 1e38, -1e38, 3.4028234663852886e38,
