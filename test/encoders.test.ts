@@ -11,21 +11,11 @@ import { COLOR_MAPS, colorIndices, colorPalette, colorTable, colorize, toRgba } 
 import { encodeNetcdf, netcdfParts, type NetcdfInput } from '../src/output/netcdf-writer.js';
 import { describeWithTool, hasGdal, run } from './system-tools.js';
 import { decodePng } from './png-decode.js';
+import { rng } from './rng.js';
 
 // ---------------------------------------------------------------------------------------------
 // Test data and helpers
 
-/** Deterministic pseudo-random numbers in [0, 1) (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function randomBytes(n: number, seed: number): Uint8Array {
   const r = rng(seed);

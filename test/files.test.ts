@@ -6,7 +6,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { request } from 'undici';
-import { startServer, http, expectError, removeDir, addUser, login, tempDir, type TestServer } from './helpers.js';
+import { startServer, http, expectError, removeDir, addUser, login, tempDir, rawRequest as raw, type TestServer } from './helpers.js';
 
 const QUOTA = 300_000;
 let s: TestServer;
@@ -33,26 +33,8 @@ afterAll(async () => {
 const put = (p: string, body: string | Buffer | AsyncIterable<Uint8Array>, token = alice) =>
   http('PUT', `${s.base}/files/${p}`, { token, body, headers: { 'content-type': 'application/octet-stream' } });
 
-/** Raw HTTP over a socket, so that `..` and `%2e` reach the server as sent (URL parsers normalise them). */
-function rawRequest(method: string, target: string, token: string, body = ''): Promise<{ status: number; json: any; head: string }> {
-  const { port, hostname } = new URL(s.url);
-  return new Promise((resolve, reject) => {
-    const sock = net.connect(Number(port), hostname);
-    let got = '';
-    sock.on('data', (d) => {
-      got += d;
-      const end = got.indexOf('\r\n\r\n');
-      const len = /content-length: (\d+)/i.exec(got);
-      if (end > 0 && len && got.length >= end + 4 + Number(len[1])) {
-        sock.destroy();
-        const text = got.slice(end + 4);
-        resolve({ status: Number(got.slice(9, 12)), json: JSON.parse(text || 'null'), head: got.slice(0, end) });
-      }
-    });
-    sock.on('error', reject);
-    sock.write(`${method} ${target} HTTP/1.1\r\nHost: x\r\nAuthorization: ${token}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
-  });
-}
+/** Raw HTTP as sent (see helpers.ts), with a user's token. */
+const rawRequest = (method: string, target: string, token: string, body = '') => raw(s, method, target, { Authorization: token }, body);
 
 describe('file lifecycle', () => {
   it('uploads, lists, downloads and deletes, with nested URL-encoded paths', async () => {

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
+import net from 'node:net';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const CLI = path.join(ROOT, 'dist/src/cli.js');
@@ -130,4 +131,35 @@ export function expectError(r: Res, status: number, code: string): void {
   if (r.status !== status || r.json?.code !== code || typeof r.json?.message !== 'string' || !r.headers['access-control-allow-origin']) {
     throw new Error(`expected ${status} ${code} with CORS, got ${r.status} ${r.text} ${JSON.stringify(r.headers)}`);
   }
+}
+
+/**
+ * One request over a plain socket, so the target reaches the server exactly as written (URL
+ * parsers normalise `..`, `%2e` and runs of slashes themselves). Resolves once the answer is whole.
+ */
+export function rawRequest(server: TestServer, method: string, target: string, headers: Record<string, string> = {}, body = ''): Promise<{ status: number; json: any; text: string; head: string }> {
+  const { port, hostname } = new URL(server.url);
+  return new Promise((resolve, reject) => {
+    const sock = net.connect(Number(port), hostname);
+    let got = '';
+    sock.on('data', (d) => {
+      got += d;
+      const end = got.indexOf('\r\n\r\n');
+      const len = /content-length: (\d+)/i.exec(got);
+      if (end > 0 && len && got.length >= end + 4 + Number(len[1])) {
+        sock.destroy();
+        const text = got.slice(end + 4);
+        let json: unknown = null;
+        try {
+          json = JSON.parse(text || 'null');
+        } catch {
+          json = undefined;
+        }
+        resolve({ status: Number(got.slice(9, 12)), json, text, head: got.slice(0, end) });
+      }
+    });
+    sock.on('error', reject);
+    const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+    sock.write(`${method} ${target} HTTP/1.1\r\nHost: x\r\n${extra}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  });
 }

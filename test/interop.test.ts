@@ -3,10 +3,9 @@
 // graph, stored drafts, and non-finite numbers in JSON results that every kind of client can read.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import net from 'node:net';
 import path from 'node:path';
 import { writeCog } from '../src/output/cog-writer.js';
-import { addUser, expectError, http, login, removeDir, startServer, xeo, type TestServer } from './helpers.js';
+import { addUser, expectError, http, login, rawRequest, removeDir, startServer, xeo, type TestServer } from './helpers.js';
 
 const VERSIONS = ['1.0.0-rc.2', '1.0.1', '1.2.0'];
 let s: TestServer;
@@ -24,25 +23,8 @@ afterAll(async () => {
 const json = (body: unknown) => ({ token, body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
 const absolute = { a: { process_id: 'absolute', arguments: { x: -2 }, result: true } };
 
-/** A request whose path reaches the server exactly as written (URL parsers merge slashes themselves). */
-function rawGet(target: string): Promise<{ status: number; body: string }> {
-  const { port, hostname } = new URL(s.url);
-  return new Promise((resolve, reject) => {
-    const sock = net.connect(Number(port), hostname);
-    let got = '';
-    sock.on('data', (d) => {
-      got += d;
-      const end = got.indexOf('\r\n\r\n');
-      const len = /content-length: (\d+)/i.exec(got);
-      if (end > 0 && len && got.length >= end + 4 + Number(len[1])) {
-        sock.destroy();
-        resolve({ status: Number(got.slice(9, 12)), body: got.slice(end + 4) });
-      }
-    });
-    sock.on('error', reject);
-    sock.write(`GET ${target} HTTP/1.1\r\nHost: x\r\nAuthorization: ${token}\r\n\r\n`);
-  });
-}
+/** A GET whose path reaches the server exactly as written (URL parsers merge slashes themselves). */
+const rawGet = (target: string) => rawRequest(s, 'GET', target, { Authorization: token }).then((r) => ({ status: r.status, body: r.text }));
 
 describe('interoperability with the openEO tools', () => {
   it('lists the versions oldest first; GET / at the root still leads to the newest', async () => {
