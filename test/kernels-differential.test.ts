@@ -99,6 +99,21 @@ beforeAll(() => {
   setTier1(createTier1({ cacheDir: mkdtempSync(path.join(os.tmpdir(), 'xeo-tier1-')), maxEntries: 4096 }));
 });
 
+/** Compiles the fused programs of all cases at once: one compile keeps the tests fast; each program is still its own function. */
+function compileAll(list: { child: Record<string, any>; shape: Shape }[]): Promise<unknown> {
+  return compileMany(
+    list
+      .map((c) =>
+        fuseChild(c.child, c.shape.kind === 'value' ? { kind: 'value', param: 'x' } : { kind: 'array', param: 'data', labels: Array.from({ length: c.shape.n }, (_, i) => `L${i}`) }, {
+          outer: () => undefined,
+          shadowed: () => false,
+          predefined: (id: string) => predefined.get(id),
+        }).fused?.program,
+      )
+      .filter((p) => p !== undefined),
+  );
+}
+
 describe('kernels agree with the JS engine', () => {
   it(`fuses the generated graphs (most of them)`, () => {
     let fused = 0;
@@ -122,18 +137,7 @@ describe('kernels agree with the JS engine', () => {
 
   it(`tier 1 on ${TIER1_GRAPHS} random graphs and the regression cases`, async () => {
     const list = [...REGRESSIONS, ...cases(TIER1_GRAPHS, 2)];
-    // One compile for all programs keeps this test fast; each program is still its own function.
-    await compileMany(
-      list
-        .map((c) =>
-          fuseChild(c.child, c.shape.kind === 'value' ? { kind: 'value', param: 'x' } : { kind: 'array', param: 'data', labels: Array.from({ length: c.shape.n }, (_, i) => `L${i}`) }, {
-            outer: () => undefined,
-            shadowed: () => false,
-            predefined: (id: string) => predefined.get(id),
-          }).fused?.program,
-        )
-        .filter((p) => p !== undefined),
-    );
+    await compileAll(list);
     const failures: string[] = [];
     for (const c of list) {
       const ref = await runWith('off', c.shape, c.child, cubeOf(c.shape, new Rng(c.seed)));
@@ -146,17 +150,7 @@ describe('kernels agree with the JS engine', () => {
 
   it('on the arena: cubes in kernel memory, one scope per graph (some failing), growth and recycling between them', async () => {
     const list = [...REGRESSIONS, ...cases(400, 3)];
-    await compileMany(
-      list
-        .map((c) =>
-          fuseChild(c.child, c.shape.kind === 'value' ? { kind: 'value', param: 'x' } : { kind: 'array', param: 'data', labels: Array.from({ length: c.shape.n }, (_, i) => `L${i}`) }, {
-            outer: () => undefined,
-            shadowed: () => false,
-            predefined: (id: string) => predefined.get(id),
-          }).fused?.program,
-        )
-        .filter((p) => p !== undefined),
-    );
+    await compileAll(list);
     const failures: string[] = [];
     const g0 = arenaStats().generation;
     // Small enough that a scope which grew the memory gives it back when it ends.
