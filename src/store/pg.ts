@@ -41,8 +41,17 @@ export class StoreUnavailable extends ApiError {
   constructor(reason: string) {
     super('InfrastructureBusy', {}, 'The record store cannot be reached right now. Please retry shortly.');
     this.headers = { 'Retry-After': '5' };
-    console.error(`[xeo] record store unavailable: ${reason}`);
+    logOutage(reason);
   }
+}
+
+/** While the database is away every request fails alike: one log line per 10 s says so. */
+let lastOutageLog = 0;
+function logOutage(reason: string): void {
+  const now = Date.now();
+  if (now - lastOutageLog < 10_000) return;
+  lastOutageLog = now;
+  console.error(`[xeo] record store unavailable: ${reason}`);
 }
 
 export class PgDb implements SqlDb {
