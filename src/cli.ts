@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The `xeo` command: serve the API, and manage basic-auth users. Configuration comes from the
 // environment (see README), the same for every command.
+import { watchFile } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { loadConfig, ConfigError } from './core/config.js';
 import { startXeo } from './main.js';
@@ -54,6 +55,22 @@ async function serve(): Promise<void> {
   const pub = xeo.url === xeo.localUrl ? '' : `public URL ${xeo.url}, `;
   console.log(`Xeo listening on ${xeo.localUrl} (${pub}versions: ${xeo.url}${wellKnownPath(config.brand)})`);
   if (xeo.redirectPort !== null) console.log(`Redirecting http://${config.host}:${xeo.redirectPort} to HTTPS`);
+  if (config.tls) {
+    // A renewed certificate is taken without a restart: on SIGHUP, or when its files change.
+    const reload = (why: string) =>
+      xeo.reloadTls().then(
+        () => console.log(`[xeo] certificate reloaded (${why})`),
+        (e) => console.error(`[xeo] certificate reload failed: ${(e as Error).message}`),
+      );
+    process.on('SIGHUP', () => void reload('SIGHUP'));
+    let timer: NodeJS.Timeout | null = null;
+    for (const f of [config.tls.cert, config.tls.key]) {
+      watchFile(f, { interval: 1000 }, () => {
+        if (timer) clearTimeout(timer);
+        timer = setTimeout(() => void reload('files changed'), 500);
+      });
+    }
+  }
   let stopping = false;
   const stop = async () => {
     if (stopping) return;

@@ -37,6 +37,8 @@ export interface Xeo {
   url: string;
   /** The plain-HTTP port that redirects to HTTPS, if any. */
   redirectPort: number | null;
+  /** Takes the certificate files again (HTTPS only). */
+  reloadTls(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -108,6 +110,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
     localUrl,
     url: publicUrl,
     redirectPort: redirect?.port ?? null,
+    reloadTls: () => server.reloadTls(),
     async stop() {
       redirect?.close();
       server.close();

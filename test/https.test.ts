@@ -1,9 +1,9 @@
 // HTTPS (XEO_TLS_CERT, XEO_TLS_KEY): the same server on TLS with a certificate made here with
-// openssl, modern protocols only, Strict-Transport-Security, https links, a plain-HTTP door that
-// only redirects, and the official JS client over HTTPS.
+// openssl, modern protocols only, Strict-Transport-Security, https links, a certificate renewed
+// without a restart, a plain-HTTP door that only redirects, and the official JS client over HTTPS.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { spawnSync, execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import tls from 'node:tls';
@@ -75,6 +75,36 @@ describeWithTool(hasOpenssl, 'openssl', 'HTTPS', () => {
     expect((await handshake(Number(new URL(s.url).port))).protocol).toBe('TLSv1.3');
     expect((await handshake(Number(new URL(s.url).port), { maxVersion: 'TLSv1.2' })).protocol).toBe('TLSv1.2');
     await expect(handshake(Number(new URL(s.url).port), { maxVersion: 'TLSv1.1', minVersion: 'TLSv1' })).rejects.toThrow();
+  });
+
+  it('takes a renewed certificate on SIGHUP without a restart, while connections are open', async () => {
+    const port = Number(new URL(s.url).port);
+    expect((await handshake(port)).cn).toBe('first');
+    // A connection that stays open across the reload.
+    const open = tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false });
+    await new Promise((r) => open.once('secureConnect', r));
+    const next = certificate(dir, 'second');
+    writeFileSync(files.cert, readFileSync(next.cert));
+    writeFileSync(files.key, readFileSync(next.key));
+    s.proc.kill('SIGHUP');
+    let cn = '';
+    for (let i = 0; i < 50 && cn !== 'second'; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      cn = (await handshake(port).catch(() => ({ cn: '' }))).cn;
+    }
+    expect(cn).toBe('second');
+    expect(s.proc.exitCode).toBeNull();
+    expect(s.output()).not.toContain('reload failed');
+    open.destroy();
+    const again = new Agent({ connect: { ca: readFileSync(files.cert) } });
+    expect((await request(`${s.base}/`, { dispatcher: again })).statusCode).toBe(200);
+    await again.close();
+  });
+
+  it('still refuses to share its port with a second server (its listener is shareable only for its own renewals)', async () => {
+    const port = new URL(s.url).port;
+    await expect(startServer({ XEO_TLS_CERT: files.cert, XEO_TLS_KEY: files.key, XEO_PORT: port })).rejects.toThrow(/address in use/);
+    await expect(startServer({ XEO_PORT: port })).rejects.toThrow(/address in use/);
   });
 
   it('redirects plain HTTP to HTTPS and serves nothing there', async () => {

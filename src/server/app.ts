@@ -19,6 +19,8 @@ const DRAIN_BYTES = 8 * 1024 * 1024;
 
 export interface HttpServer {
   listen(host: string, port: number): Promise<number>;
+  /** With HTTPS: takes the certificate files again (new connections get the new one; open ones keep theirs). */
+  reloadTls(): Promise<void>;
   close(): void;
 }
 
@@ -32,8 +34,9 @@ const MODERN_CIPHERS = [
   'ECDHE-RSA-CHACHA20-POLY1305',
 ].join(':');
 
-/** uSockets' LIBUS_LISTEN_EXCLUSIVE_PORT. */
+/** uSockets' LIBUS_LISTEN_EXCLUSIVE_PORT and LIBUS_LISTEN_DEFAULT (SO_REUSEPORT). */
 const LISTEN_EXCLUSIVE_PORT = 1;
+const LISTEN_SHARED_PORT = 0;
 
 export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: AppRoute[]): HttpServer {
   const cors = createCors(ctx.brandWord);
@@ -43,15 +46,17 @@ export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: Ap
   // Browsers keep to HTTPS for a year once they have seen it here.
   const hsts: HeaderList = tls ? [['Strict-Transport-Security', 'max-age=31536000']] : [];
   const newApp = () => (tls ? uws.SSLApp({ cert_file_name: tls.cert, key_file_name: tls.key, ssl_ciphers: MODERN_CIPHERS }) : uws.App());
-  const app = newApp();
+  let app = newApp();
   let listenSocket: us_listen_socket | null = null;
+  let bound: { host: string; port: number } | null = null;
 
-  app.any('/*', (res: HttpResponse, uReq: HttpRequest) => {
+  const onRequest = (res: HttpResponse, uReq: HttpRequest) => {
     const headers: Record<string, string> = {};
     uReq.forEach((k, v) => (headers[k] = v));
     const address = clientAddress(Buffer.from(res.getRemoteAddressAsText()).toString(), headers['x-forwarded-for'], ctx.config.trustProxy);
     dispatch(res, uReq.getCaseSensitiveMethod().toUpperCase(), uReq.getUrl(), uReq.getQuery() ?? '', headers, address);
-  });
+  };
+  app.any('/*', onRequest);
 
   function dispatch(res: HttpResponse, method: string, url: string, rawQuery: string, headers: Record<string, string>, address: string): void {
     const started = ctx.config.accessLog ? performance.now() : 0;
@@ -155,21 +160,38 @@ export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: Ap
     return route.handler(req);
   }
 
-  const listenOn = (target: typeof app, host: string, port: number) =>
-    new Promise<number>((resolve, reject) => {
-      // Exclusive: uWS otherwise shares the port (SO_REUSEPORT) with a server already running
-      // there, and requests would alternate between the two.
+  const listenOn = (target: typeof app, host: string, port: number, options: number) =>
+    new Promise<us_listen_socket>((resolve, reject) => {
       const listen = target.listen as unknown as (h: string, p: number, options: number, cb: (s: us_listen_socket | false) => void) => void;
-      listen.call(target, host, port, LISTEN_EXCLUSIVE_PORT, (sock) => {
-        if (!sock) return reject(new Error(`cannot listen on ${host}:${port} (address in use or not available)`));
-        listenSocket = sock;
-        resolve(uws.us_socket_local_port(sock as never));
-      });
+      listen.call(target, host, port, options, (sock) => (sock ? resolve(sock) : reject(new Error(`cannot listen on ${host}:${port} (address in use or not available)`))));
     });
 
   return {
-    listen(host, port) {
-      return listenOn(app, host, port);
+    async listen(host, port) {
+      // Exclusive: uWS otherwise shares the port (SO_REUSEPORT) with a server already running
+      // there, and requests would alternate between the two. With HTTPS the port must be shared
+      // with this server's own next listener when a renewed certificate comes in (reloadTls), so
+      // exclusivity is checked first with a probe, then the listener opens shareable.
+      // (uSockets makes a listener shareable only on a given port, so port 0 is resolved by the probe.)
+      if (tls) {
+        const probe = await listenOn(uws.App(), host, port, LISTEN_EXCLUSIVE_PORT);
+        port = uws.us_socket_local_port(probe as never);
+        uws.us_listen_socket_close(probe);
+      }
+      listenSocket = await listenOn(app, host, port, tls ? LISTEN_SHARED_PORT : LISTEN_EXCLUSIVE_PORT);
+      bound = { host, port: uws.us_socket_local_port(listenSocket as never) };
+      return bound.port;
+    },
+    async reloadTls() {
+      if (!tls || !bound || !listenSocket) return;
+      // The new certificate's listener opens beside the old one (both shareable), then the old one
+      // closes: no moment without a listener, and open connections keep the app they started with.
+      const next = newApp();
+      next.any('/*', onRequest);
+      const sock = await listenOn(next, bound.host, bound.port, LISTEN_SHARED_PORT);
+      uws.us_listen_socket_close(listenSocket);
+      listenSocket = sock;
+      app = next;
     },
     close() {
       if (listenSocket) uws.us_listen_socket_close(listenSocket);
