@@ -81,7 +81,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
     auth: new Authenticator(
       store,
       new OidcVerifier(config.oidcProviders, store),
-      new FailureThrottle({ ...config.authFailures, windowMs: config.authFailures.windowS * 1000 }),
+      new FailureThrottle({ ...config.authFailures, windowMs: config.authFailures.windowS * 1000 }, store.authFailures ? { ledger: store.authFailures, feed: changes } : undefined),
     ),
     workspaces: new Workspaces(blobs, config.maxUploadBytes),
     compute,

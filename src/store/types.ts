@@ -3,6 +3,7 @@
 import type { CollectionMeta, ItemMeta } from '../core/catalog.js';
 import type { LogLevel, RunLog } from '../core/run-context.js';
 import type { Semaphores } from './semaphores.js';
+import type { FailureLedger } from './auth-failures.js';
 
 export interface User {
   id: string;
@@ -243,5 +244,7 @@ export interface Store {
   secrets: SecretRepo;
   /** Counted slots that hold across every node sharing this store. */
   semaphores: Semaphores;
+  /** Failed sign-ins counted by every node together; null when one process counts alone (SQLite). */
+  authFailures: FailureLedger | null;
   close(): void;
 }
