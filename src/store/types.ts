@@ -191,6 +191,8 @@ export interface JobQueue {
   withdraw(id: string): boolean;
   /** The next queued job, now running on `node`; null when none waits. */
   claim(node: string): JobRecord | null;
+  /** That job's run `run`, if still queued, now running on `node` (a worker taking the task of the queue). */
+  claimRun(id: string, run: number, node: string): JobRecord | null;
   /** Jobs that wait. */
   size(): number;
 }
