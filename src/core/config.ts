@@ -251,16 +251,21 @@ export function loadConfig(env: Env = process.env): Config {
         pcSasUrl: url(env, 'XEO_PC_SAS_URL') ?? 'https://planetarycomputer.microsoft.com/api/sas/v1/token',
         pcSubscriptionKey: env.XEO_PC_SUBSCRIPTION_KEY || null,
         pcBlobEndpoint: url(env, 'XEO_PC_BLOB_ENDPOINT'),
-        s3: {
-          accessKeyId: env.XEO_S3_ACCESS_KEY_ID || env.AWS_ACCESS_KEY_ID || null,
-          secretAccessKey: env.XEO_S3_SECRET_ACCESS_KEY || env.AWS_SECRET_ACCESS_KEY || null,
-          sessionToken: env.XEO_S3_SESSION_TOKEN || (env.XEO_S3_ACCESS_KEY_ID ? null : env.AWS_SESSION_TOKEN) || null,
-          region: env.XEO_S3_REGION || env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1',
-          endpoint: url(env, 'XEO_S3_ENDPOINT'),
-          requesterPays: bool(env, 'XEO_S3_REQUESTER_PAYS', false),
-        },
+        s3: s3Settings(env),
       },
     },
+  };
+}
+
+/** The S3 endpoint, region and credentials: of the s3 signer, of s3:// hrefs of imports, and of the blob store. */
+export function s3Settings(env: Env = process.env): SignerConfig['s3'] {
+  return {
+    accessKeyId: env.XEO_S3_ACCESS_KEY_ID || env.AWS_ACCESS_KEY_ID || null,
+    secretAccessKey: env.XEO_S3_SECRET_ACCESS_KEY || env.AWS_SECRET_ACCESS_KEY || null,
+    sessionToken: env.XEO_S3_SESSION_TOKEN || (env.XEO_S3_ACCESS_KEY_ID ? null : env.AWS_SESSION_TOKEN) || null,
+    region: env.XEO_S3_REGION || env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1',
+    endpoint: url(env, 'XEO_S3_ENDPOINT'),
+    requesterPays: bool(env, 'XEO_S3_REQUESTER_PAYS', false),
   };
 }
 
