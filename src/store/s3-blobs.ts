@@ -108,6 +108,8 @@ export class S3BlobStore implements BlobStore {
     private readonly bucket: string,
     /** Prefix of every key of this store, ending in '/' (e.g. 'files/'). */
     private readonly prefix: string,
+    /** Keys per listing page (S3 answers at most 1000). */
+    private readonly pageSize = 1000,
   ) {}
 
   /** Fails when the bucket does not exist or refuses us (a configuration error); an unreachable store only logs. */
@@ -160,7 +162,7 @@ export class S3BlobStore implements BlobStore {
     const out: BlobInfo[] = [];
     let token: string | undefined;
     do {
-      const r = await this.send(() => this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: base, ContinuationToken: token })));
+      const r = await this.send(() => this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: base, ContinuationToken: token, MaxKeys: this.pageSize })));
       for (const o of r.Contents ?? []) {
         if (o.Key) out.push({ key: o.Key.slice(this.prefix.length), size: o.Size ?? 0, modified: o.LastModified ?? new Date(0) });
       }
