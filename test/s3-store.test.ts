@@ -19,6 +19,8 @@ import { hasRadosgw, startRadosGateway, type RadosGateway } from '../bench/rados
 import { LocalBlobStore, type BlobStore } from '../src/store/blobs.js';
 import { PART_BYTES, S3BlobStore, s3Client } from '../src/store/s3-blobs.js';
 import { writeCog } from '../src/output/cog-writer.js';
+import { openRaster } from '../src/data/cog-reader.js';
+import { ON_USERS_BEHALF } from '../src/data/outbound.js';
 
 const MB = 1024 * 1024;
 
@@ -332,6 +334,11 @@ describeWithTool(hasRadosgw, 'the RADOS Gateway (Debian radosgw, ceph-mon, ceph-
 
     it('answers 503 with Retry-After while the store is away, and works again when it is back', async () => {
       expect((await put('before.txt', Buffer.from('kept'))).status).toBe(200);
+      const done = await jobs.run(ndviGraph(pixels(0, 0, 256, 256)));
+      expect(done.status).toBe('finished');
+      const href = (await jobs.call('GET', `/jobs/${done.id}/results`)).json.assets['result.tif'].href;
+      const stored = (await http('GET', href)).body;
+      let failedId = '';
       gw.stopGateway();
       try {
         for (const r of [
@@ -339,6 +346,8 @@ describeWithTool(hasRadosgw, 'the RADOS Gateway (Debian radosgw, ceph-mon, ceph-
           await get('before.txt'),
           await put('during.txt', Buffer.from('lost?')),
           await http('DELETE', `${s.base}/files/before.txt`, { token }),
+          await http('GET', href),
+          await http('GET', href, { headers: { range: 'bytes=0-99' } }),
         ]) {
           expectError(r, 503, 'InfrastructureBusy');
           expect(Number(r.headers['retry-after'])).toBeGreaterThan(0);
@@ -348,6 +357,14 @@ describeWithTool(hasRadosgw, 'the RADOS Gateway (Debian radosgw, ceph-mon, ceph-
         expect(me.status).toBe(200);
         expect(me.json.storage).toBeUndefined();
         expect((await http('GET', `${s.base}/collections`, { token })).status).toBe(200);
+        // A job that cannot store its results fails with a log entry; its record stays whole.
+        const failed = await jobs.run(ndviGraph(pixels(0, 0, 256, 256)));
+        failedId = failed.id;
+        expect(failed.status).toBe('error');
+        expect((await jobs.logs(failed.id)).logs.map((l: any) => l.code)).toContain('StorageFailure');
+        const results = await jobs.call('GET', `/jobs/${failed.id}/results`);
+        expect(results.status).toBe(424);
+        expect(results.json.code).toBe('StorageFailure');
       } finally {
         await gw.startGateway();
       }
@@ -355,6 +372,16 @@ describeWithTool(hasRadosgw, 'the RADOS Gateway (Debian radosgw, ceph-mon, ceph-
       expectError(await get('during.txt'), 404, 'FileNotFound');
       expect((await put('after.txt', Buffer.from('back'))).status).toBe(200);
       expect((await get('after.txt')).text).toBe('back');
+      expect((await http('GET', href)).body.equals(stored)).toBe(true);
+      // The failed job runs again, now with its results stored.
+      await jobs.start(failedId);
+      const again = await jobs.waitFor(failedId, (j) => j.status === 'finished' || j.status === 'error');
+      expect(again.status).toBe('finished');
+      expect((await bucketState(`jobs/${failedId}/`)).keys).toEqual([`jobs/${failedId}/result.tif`]);
     }, 120_000);
+
+    it("refuses a user's s3:// href: it would be signed with the operator's credentials", async () => {
+      await expect(Promise.resolve().then(() => openRaster(`s3://${gw.bucket}/raw/small_20240301.tif`, ON_USERS_BEHALF))).rejects.toThrow(/s3:\/\/ hrefs are read only in collections the administrator added/);
+    });
   });
 });
