@@ -156,6 +156,22 @@ describeWithTool(hasRadosgw, 'the RADOS Gateway (Debian radosgw, ceph-mon, ceph-
     async () => (await bucketState('contract/')).uploads,
   );
 
+  it('refuses to start on a bucket that does not exist, or without credentials (exit code 2)', async () => {
+    for (const [env, why] of [
+      [{ ...gw.env, XEO_S3_BUCKET: 'no-such-bucket' }, /XEO_S3_BUCKET: the S3 bucket no-such-bucket does not exist/],
+      [{ ...gw.env, XEO_S3_ACCESS_KEY_ID: '', AWS_ACCESS_KEY_ID: '' }, /XEO_S3_BUCKET needs credentials/],
+    ] as const) {
+      const dataDir = tempDir();
+      const err = await startServer(env, dataDir).then(
+        async (s) => (await s.stop(), null),
+        (e: Error) => e.message,
+      );
+      removeDir(dataDir);
+      expect(err).toMatch(/server exited with 2/);
+      expect(err).toMatch(why);
+    }
+  });
+
   describe('through the API', () => {
     let s: TestServer;
     let token: string;
