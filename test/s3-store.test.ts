@@ -259,6 +259,10 @@ describeWithTool(hasRadosgw, 'the RADOS Gateway (Debian radosgw, ceph-mon, ceph-
       expectError(await get('notes'), 400, 'FileOperationUnsupported');
       expectError(await put('notes', Buffer.from('x')), 400, 'FolderOperationUnsupported');
       expectError(await put('notes/a.txt/c', Buffer.from('x')), 400, 'FilePathInvalid');
+      // Short enough as text (725 characters), too long as an object key (over 1024 bytes).
+      const long = Array.from({ length: 6 }, () => encodeURIComponent('ü'.repeat(120))).join('/');
+      expectError(await put(long, Buffer.from('x')), 400, 'FilePathInvalid');
+      expectError(await get(long), 400, 'FilePathInvalid');
       expect((await http('DELETE', `${s.base}/files/notes/a.txt`, { token })).status).toBe(204);
       expectError(await http('DELETE', `${s.base}/files/notes/a.txt`, { token }), 404, 'FileNotFound');
       expectError(await get('notes/a.txt'), 404, 'FileNotFound');

@@ -127,7 +127,10 @@ export class S3BlobStore implements BlobStore {
   /** The object key of a store key; refuses segments that would mean something else on a disk. */
   private objectKey(key: string): string {
     if (key.split('/').some((s) => s === '' || s === '.' || s === '..')) throw new UnsafePathError(key);
-    return this.prefix + key;
+    const k = this.prefix + key;
+    // S3 keys end at 1024 bytes; the local disk says the same of long paths with this code.
+    if (Buffer.byteLength(k) > 1024) throw Object.assign(new Error(`${key} is too long for an object key`), { code: 'ENAMETOOLONG' });
+    return k;
   }
 
   private async send<T>(fn: () => Promise<T>): Promise<T> {
