@@ -6,7 +6,9 @@ import { brandHeaderWord, ConfigError, type Config } from './core/config.js';
 import type { AppContext } from './api/context.js';
 import { openStore } from './store/db.js';
 import { LocalChanges, PgChanges } from './store/changes.js';
-import { LocalBlobStore } from './store/blobs.js';
+import { LocalBlobStore, type BlobStore } from './store/blobs.js';
+import { S3BlobStore, s3Client } from './store/s3-blobs.js';
+import { mkdir, rm } from 'node:fs/promises';
 import { Workspaces } from './files/workspace.js';
 import { Authenticator } from './auth/authenticate.js';
 import { FailureThrottle } from './auth/throttle.js';
@@ -49,6 +51,33 @@ export function backendVersion(): string {
   return (JSON.parse(readFileSync(pkgPath, 'utf8')) as { version: string }).version;
 }
 
+/**
+ * User files and job results: on the local disk (DATA_DIR/files/<user>/..., DATA_DIR/jobs/<job>/...)
+ * or, with XEO_S3_BUCKET, in that bucket under files/ and jobs/. Runs write under DATA_DIR/jobs-tmp
+ * either way (a COG is finished on disk, then adopted); it is cleared at each start.
+ */
+async function openBlobStores(config: Config): Promise<{ blobs: BlobStore; results: BlobStore }> {
+  if (!config.s3Bucket) {
+    const blobs = new LocalBlobStore(path.join(config.dataDir, 'files'), path.join(config.dataDir, 'tmp'));
+    await blobs.init();
+    const results = new LocalBlobStore(path.join(config.dataDir, 'jobs'), path.join(config.dataDir, 'jobs-tmp'));
+    await results.init();
+    return { blobs, results };
+  }
+  const s3 = config.stac.signers.s3;
+  const client = s3Client({ ...s3, accessKeyId: s3.accessKeyId!, secretAccessKey: s3.secretAccessKey!, bucket: config.s3Bucket });
+  const blobs = new S3BlobStore(client, config.s3Bucket, 'files/');
+  try {
+    await blobs.init();
+  } catch (e) {
+    throw new ConfigError(`XEO_S3_BUCKET: ${(e as Error).message}`);
+  }
+  const runs = path.join(config.dataDir, 'jobs-tmp');
+  await rm(runs, { recursive: true, force: true });
+  await mkdir(runs, { recursive: true });
+  return { blobs, results: new S3BlobStore(client, config.s3Bucket, 'jobs/') };
+}
+
 export async function startXeo(config: Config): Promise<Xeo> {
   // First, before any data is touched: without the native server there is nothing to run.
   const uws = loadUws();
@@ -62,11 +91,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
   if (config.demo && store.collections.list().length === 0) {
     await generateDemo(store, path.join(config.dataDir, 'collections', DEMO_ID), (line) => console.log(line));
   }
-  const blobs = new LocalBlobStore(path.join(config.dataDir, 'files'), path.join(config.dataDir, 'tmp'));
-  await blobs.init();
-  // Job results: DATA_DIR/jobs/<job id>/<file>; runs write under jobs-tmp, cleared at each start.
-  const results = new LocalBlobStore(path.join(config.dataDir, 'jobs'), path.join(config.dataDir, 'jobs-tmp'));
-  await results.init();
+  const { blobs, results } = await openBlobStores(config);
   // Item searches of STAC API collections run here for every engine thread (spawned below).
   const stac = new StacCollections(store.collections, config.stac);
   setSearchHost((req) => stac.search(req));

@@ -100,6 +100,24 @@ describe('file lifecycle', () => {
     expectError(await put('dir/inner.txt/below.txt', 'x'), 400, 'FilePathInvalid');
     expect((await http('GET', `${s.base}/files/dir/inner.txt`, { token: alice })).text).toBe('x');
   });
+
+  it('downloads byte ranges (Range, HEAD)', async () => {
+    expect((await put('range.txt', '0123456789')).status).toBe(200);
+    const get = (range: string) => http('GET', `${s.base}/files/range.txt`, { token: alice, headers: { range } });
+    const mid = await get('bytes=2-5');
+    expect(mid.status).toBe(206);
+    expect(mid.text).toBe('2345');
+    expect(mid.headers['content-range']).toBe('bytes 2-5/10');
+    expect((await get('bytes=-3')).text).toBe('789');
+    expect((await get('bytes=7-')).text).toBe('789');
+    const whole = await http('GET', `${s.base}/files/range.txt`, { token: alice });
+    expect(whole.status).toBe(200);
+    expect(whole.headers['accept-ranges']).toBe('bytes');
+    expectError(await get('bytes=10-'), 416, 'RangeNotSatisfiable');
+    const head = await http('HEAD', `${s.base}/files/range.txt`, { token: alice, headers: { range: 'bytes=0-3' } });
+    expect(head.status).toBe(206);
+    expect(head.headers['content-length']).toBe('4');
+  });
 });
 
 describe('path safety', () => {

@@ -3,6 +3,7 @@ import type { AppRoute } from './context.js';
 import { json, empty } from './reply.js';
 import { parseUserPath } from '../files/paths.js';
 import { paginate, fromSorted } from './paging.js';
+import { parseRange } from './job-results.js';
 
 export const routes: AppRoute[] = [
   {
@@ -23,14 +24,17 @@ export const routes: AppRoute[] = [
     auth: 'required',
     handler: async (req) => {
       const path = parseUserPath(req.params.path);
-      const file = await req.app.workspaces.open(req.me.id, path);
+      const file = await req.app.workspaces.open(req.me.id, path, (size) => parseRange(req.header('range'), size));
       const name = path.slice(path.lastIndexOf('/') + 1);
+      const r = file.range;
       return {
-        status: 200,
+        status: r ? 206 : 200,
         stream: file.stream,
-        size: file.size,
+        size: r ? r.end - r.start + 1 : file.size,
         contentType: 'application/octet-stream',
         headers: {
+          'Accept-Ranges': 'bytes',
+          ...(r ? { 'Content-Range': `bytes ${r.start}-${r.end}/${file.size}` } : {}),
           'Last-Modified': file.modified.toUTCString(),
           'Content-Disposition': `attachment; filename*=UTF-8''${encodeURIComponent(name)}`,
         },

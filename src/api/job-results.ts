@@ -201,7 +201,7 @@ export const routes: AppRoute[] = [
       if (range) headers['Content-Range'] = `bytes ${range.start}-${range.end}/${info.size}`;
       let stream;
       try {
-        stream = req.app.jobs.results.read(asset.key, range ?? undefined);
+        stream = await req.app.jobs.results.read(asset.key, range ?? undefined);
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new ApiError('NotFound', {}, 'This result file no longer exists.');
         throw e;

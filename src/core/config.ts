@@ -76,6 +76,11 @@ export interface Config {
   jobBlockCacheBytes: number;
   /** Lifetime of signed result links, seconds. */
   resultLinkTtlSeconds: number;
+  /**
+   * A bucket of an S3-compatible store for user files (files/...) and job results (jobs/...), with
+   * the endpoint, region and credentials of stac.signers.s3; null = both on the local disk.
+   */
+  s3Bucket: string | null;
   /** Failed sign-ins of one account from one address, and from one address in all, before it waits; the window, seconds; the longest wait, seconds. */
   authFailures: { perAccount: number; perAddress: number; windowS: number; maxDelayS: number };
   /** Proxies in front whose X-Forwarded-For and X-Forwarded-Proto are believed (0: none; the client is the connection's address). */
@@ -243,6 +248,7 @@ export function loadConfig(env: Env = process.env): Config {
     jobChunkSize: int(env, 'XEO_JOB_CHUNK_SIZE', 1024, 16),
     jobBlockCacheBytes: int(env, 'XEO_JOB_BLOCK_CACHE_BYTES', 32 * 1024 * 1024, 1024 * 1024),
     resultLinkTtlSeconds: int(env, 'XEO_RESULT_LINK_TTL', 7 * 24 * 3600, 1),
+    s3Bucket: s3Bucket(env),
     authFailures: {
       perAccount: int(env, 'XEO_AUTH_FAILURES_PER_ACCOUNT', 5, 1),
       perAddress: int(env, 'XEO_AUTH_FAILURES_PER_ADDRESS', 50, 1),
@@ -262,17 +268,33 @@ export function loadConfig(env: Env = process.env): Config {
         pcSasUrl: url(env, 'XEO_PC_SAS_URL') ?? 'https://planetarycomputer.microsoft.com/api/sas/v1/token',
         pcSubscriptionKey: env.XEO_PC_SUBSCRIPTION_KEY || null,
         pcBlobEndpoint: url(env, 'XEO_PC_BLOB_ENDPOINT'),
-        s3: {
-          accessKeyId: env.XEO_S3_ACCESS_KEY_ID || env.AWS_ACCESS_KEY_ID || null,
-          secretAccessKey: env.XEO_S3_SECRET_ACCESS_KEY || env.AWS_SECRET_ACCESS_KEY || null,
-          sessionToken: env.XEO_S3_SESSION_TOKEN || (env.XEO_S3_ACCESS_KEY_ID ? null : env.AWS_SESSION_TOKEN) || null,
-          region: env.XEO_S3_REGION || env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1',
-          endpoint: url(env, 'XEO_S3_ENDPOINT'),
-          requesterPays: bool(env, 'XEO_S3_REQUESTER_PAYS', false),
-        },
+        s3: s3Settings(env),
       },
     },
   };
+}
+
+/** The S3 endpoint, region and credentials: of the s3 signer, of s3:// hrefs of imports, and of the blob store. */
+export function s3Settings(env: Env = process.env): SignerConfig['s3'] {
+  return {
+    accessKeyId: env.XEO_S3_ACCESS_KEY_ID || env.AWS_ACCESS_KEY_ID || null,
+    secretAccessKey: env.XEO_S3_SECRET_ACCESS_KEY || env.AWS_SECRET_ACCESS_KEY || null,
+    sessionToken: env.XEO_S3_SESSION_TOKEN || (env.XEO_S3_ACCESS_KEY_ID ? null : env.AWS_SESSION_TOKEN) || null,
+    region: env.XEO_S3_REGION || env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1',
+    endpoint: url(env, 'XEO_S3_ENDPOINT'),
+    requesterPays: bool(env, 'XEO_S3_REQUESTER_PAYS', false),
+  };
+}
+
+/** XEO_S3_BUCKET, checked: a bucket name and, for it, credentials (the store needs them from the start). */
+function s3Bucket(env: Env): string | null {
+  const bucket = env.XEO_S3_BUCKET;
+  if (!bucket) return null;
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) throw new ConfigError(`XEO_S3_BUCKET must be an S3 bucket name (3-63 lower-case letters, digits, dots and hyphens), got '${bucket}'`);
+  if (!(env.XEO_S3_ACCESS_KEY_ID || env.AWS_ACCESS_KEY_ID) || !(env.XEO_S3_SECRET_ACCESS_KEY || env.AWS_SECRET_ACCESS_KEY)) {
+    throw new ConfigError('XEO_S3_BUCKET needs credentials: set XEO_S3_ACCESS_KEY_ID and XEO_S3_SECRET_ACCESS_KEY (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)');
+  }
+  return bucket;
 }
 
 /** The brand word in header form: `Xeo` -> `Xeo`, `openeo` -> `OpenEO`, as openEO clients expect. */

@@ -10,6 +10,7 @@ import { inflate } from 'node:zlib';
 import { promisify } from 'node:util';
 import type { GeoTransform, Grid, SampleType } from '../core/grid.js';
 import { HttpRangeSource } from './range-source.js';
+import { s3HrefSigner } from './stac-signers.js';
 import { checkUrl, OutboundRefused, TRUSTED, type OutboundPolicy } from './outbound.js';
 import { RemoteError } from './http-client.js';
 import { plane } from '../compile/kernels.js';
@@ -100,7 +101,8 @@ export function clearRasterCaches(): void {
 
 // --- opening files ---------------------------------------------------------------------------
 
-const isRemote = (href: string) => /^https?:\/\//i.test(href);
+const isRemote = (href: string) => /^(https?|s3):\/\//i.test(href);
+const isS3 = (href: string) => /^s3:\/\//i.test(href);
 
 /**
  * Opens (or reuses) a reader for an http(s) URL, or for a local path when the policy is trusted
@@ -108,7 +110,10 @@ const isRemote = (href: string) => /^https?:\/\//i.test(href);
  * anything else is refused before any I/O.
  */
 export function openRaster(href: string, policy: OutboundPolicy = TRUSTED): Promise<CogReader> {
-  if (!policy.trusted || isRemote(href)) checkUrl(href, policy);
+  // s3:// hrefs are signed with the operator's credentials (XEO_S3_*): only the administrator's items may name them.
+  if (isS3(href)) {
+    if (!policy.trusted) throw new OutboundRefused(`'${href}' is refused: s3:// hrefs are read only in collections the administrator added`);
+  } else if (!policy.trusted || isRemote(href)) checkUrl(href, policy);
   // A trusted href is an http(s) URL or a local path; another scheme is neither (never a relative path named 's3:').
   else if (/^[a-z][a-z0-9+.-]*:\/\//i.test(href)) throw new OutboundRefused(`'${href}' is refused: only http(s) URLs and local paths are read`);
   // Readers are kept per policy: a user's href never reuses a connection pool without the rules.
@@ -157,7 +162,7 @@ export class CogReader {
   ) {}
 
   static async open(href: string, policy: OutboundPolicy, key: string): Promise<CogReader> {
-    const source = isRemote(href) ? new HttpRangeSource(href, policy) : null;
+    const source = isRemote(href) ? new HttpRangeSource(href, policy, isS3(href) ? (u) => s3HrefSigner().sign(u) : undefined) : null;
     let tiff: GeoTIFF;
     const all: GeoTIFFImage[] = [];
     try {

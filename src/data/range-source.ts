@@ -25,7 +25,26 @@ export class HttpRangeSource {
   constructor(
     readonly url: string,
     private readonly policy: OutboundPolicy,
+    /** Turns `url` into the URL to request, each time (an s3:// href becomes a presigned URL that expires). */
+    private readonly sign?: (url: string) => Promise<string>,
   ) {}
+
+  /** A range of the file; errors name the href, never a presigned URL (it carries a signature). */
+  private async range(start: number, end: number, signal?: AbortSignal): Promise<{ data: Buffer; size: number | null }> {
+    if (!this.sign) return fetchRange(this.url, this.policy, start, end, signal);
+    let signed: string;
+    try {
+      signed = await this.sign(this.url);
+    } catch (e) {
+      throw new RemoteError(this.url, (e as Error).message); // no credentials, say
+    }
+    try {
+      return await fetchRange(signed, this.policy, start, end, signal);
+    } catch (e) {
+      if (e instanceof RemoteError) throw new RemoteError(this.url, e.reason.split(signed).join(this.url));
+      throw e;
+    }
+  }
 
   get fileSize(): number | null {
     return this.size;
@@ -40,7 +59,7 @@ export class HttpRangeSource {
   private headerLength = 0;
 
   private loadHeader(bytes: number): Promise<Buffer> {
-    const p = fetchRange(this.url, this.policy, 0, bytes).then(({ data, size }) => {
+    const p = this.range(0, bytes).then(({ data, size }) => {
       this.size = size;
       this.headerLength = data.length;
       return data;
@@ -81,7 +100,7 @@ export class HttpRangeSource {
       groups.map(async (g) => {
         const start = slices[g[0]].offset;
         const stop = Math.max(...g.map((i) => slices[i].offset + slices[i].length));
-        const { data } = await fetchRange(this.url, this.policy, start, stop, signal);
+        const { data } = await this.range(start, stop, signal);
         if (data.length < stop - start) throw new RemoteError(this.url, `a range request for bytes ${start}-${stop - 1} brought ${data.length} bytes`);
         for (const i of g) out[i] = copy(data, slices[i].offset - start, slices[i].length);
       }),

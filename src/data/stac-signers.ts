@@ -5,7 +5,7 @@
 // A signed href is a plain URL, so the COG reader needs nothing else to read it.
 import { createHash, createHmac } from 'node:crypto';
 import { requestJson } from './http-client.js';
-import type { SignerConfig } from '../core/config.js';
+import { s3Settings, type SignerConfig } from '../core/config.js';
 
 export const SIGNERS = ['none', 'planetary-computer', 's3'] as const;
 export type SignerName = (typeof SIGNERS)[number];
@@ -19,6 +19,12 @@ export class SignerError extends Error {}
 
 /** Tokens must outlive the searches cached with them and the loads that use those (minutes). */
 const TOKEN_MARGIN_MS = 15 * 60_000;
+
+/** The signer of s3:// hrefs in the administrator's own items (`xeo import`), from the process's environment (the same in every thread). */
+let ownS3: Signer | null = null;
+export function s3HrefSigner(): Signer {
+  return (ownS3 ??= new S3Signer(s3Settings()));
+}
 
 export function createSigner(name: SignerName, config: SignerConfig): Signer {
   if (name === 'planetary-computer') return new PlanetaryComputerSigner(config);

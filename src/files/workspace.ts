@@ -37,11 +37,21 @@ export class Workspaces {
     return (await this.blobs.list(userId)).reduce((sum, b) => sum + b.size, 0);
   }
 
-  async open(userId: string, path: string): Promise<{ stream: Readable; size: number; modified: Date }> {
+  /** A file's size and date, then (`range` picks bytes from the size) its bytes. */
+  async open(
+    userId: string,
+    path: string,
+    range?: (size: number) => { start: number; end: number } | null,
+  ): Promise<{ stream: Readable; size: number; modified: Date; range: { start: number; end: number } | null }> {
     const st = await this.guard(path, () => this.blobs.stat(`${userId}/${path}`));
     if (st === 'folder') throw new ApiError('FileOperationUnsupported');
     if (!st) throw new ApiError('FileNotFound', { file: path });
-    return { stream: this.blobs.read(st.key), size: st.size, modified: st.modified };
+    const r = range?.(st.size) ?? null;
+    const stream = await this.guard(path, () => this.blobs.read(st.key, r ?? undefined)).catch((e: unknown) => {
+      // Deleted between the two steps.
+      throw (e as NodeJS.ErrnoException).code === 'ENOENT' ? new ApiError('FileNotFound', { file: path }) : e;
+    });
+    return { stream, size: st.size, modified: st.modified, range: r };
   }
 
   async upload(userId: string, path: string, quota: number, body: AsyncIterable<Buffer>, declaredSize: number | null): Promise<FileRecord> {

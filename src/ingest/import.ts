@@ -22,9 +22,10 @@ export async function importFiles(store: Store, inputs: string[], opts: ImportOp
   const parsed: Parsed[] = [];
   for (let i = 0; i < inputs.length; i++) {
     const input = inputs[i];
-    const remote = /^https?:\/\//i.test(input);
-    if (!remote && /^[a-z][a-z0-9+.-]*:\/\//i.test(input)) throw new ImportError(`${input}: only local paths and http(s) URLs are imported`);
+    const remote = /^(https?|s3):\/\//i.test(input);
+    if (!remote && /^[a-z][a-z0-9+.-]*:\/\//i.test(input)) throw new ImportError(`${input}: only local paths, http(s) and s3:// URLs are imported`);
     const isJson = /\.json$/i.test(input.split('?')[0]);
+    if (isJson && /^s3:/i.test(input)) throw new ImportError(`${input}: STAC Items are imported from local files (their assets may be s3:// hrefs)`);
     const href = remote ? input : path.resolve(input);
     parsed.push(isJson ? await parseStacItem(JSON.parse(await readFile(href, 'utf8')), href, opts) : await itemOfGeoTiff(href, opts));
     opts.progress?.(i + 1, inputs.length, input);

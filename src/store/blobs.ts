@@ -1,5 +1,5 @@
-// Byte storage for user files (and later job results) behind a small interface, with the local
-// disk as the embedded implementation; an S3-compatible store can implement the same methods.
+// Byte storage for user files and job results behind a small interface, with the local disk as the
+// embedded implementation; store/s3-blobs.ts implements the same methods on an S3-compatible store.
 // Keys are `/`-separated relative paths whose segments the caller has validated.
 import { createReadStream, createWriteStream, openSync, constants as fsc } from 'node:fs';
 import type { Stats } from 'node:fs';
@@ -20,7 +20,8 @@ export interface BlobStore {
   stat(key: string): Promise<BlobInfo | 'folder' | null>;
   /** Every file under `prefix` (recursively), sorted by key. */
   list(prefix: string): Promise<BlobInfo[]>;
-  read(key: string, range?: { start: number; end: number }): Readable;
+  /** The bytes of a file (inclusive range); fails with code ENOENT when it is gone. Async: a remote store answers first. */
+  read(key: string, range?: { start: number; end: number }): Promise<Readable>;
   /** Writes atomically: readers see the old bytes or all new ones, never a part. */
   write(key: string, source: AsyncIterable<Buffer>, guard?: (bytesSoFar: number) => void): Promise<BlobInfo>;
   /** Deletes a file and the folders it leaves empty (up to `stopAt`). */
@@ -86,7 +87,7 @@ export class LocalBlobStore implements BlobStore {
     return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 
-  read(key: string, range?: { start: number; end: number }): Readable {
+  async read(key: string, range?: { start: number; end: number }): Promise<Readable> {
     const full = path.resolve(this.root, key);
     if (!full.startsWith(this.root + path.sep)) throw new UnsafePathError(key);
     // O_NOFOLLOW: even a symlink swapped in after stat() is not followed.
