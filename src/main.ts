@@ -166,8 +166,8 @@ export async function startWorker(config: Config): Promise<XeoWorker> {
     throw new ConfigError((e as Error).message);
   }
   const store = openStore(config);
-  const results = new LocalBlobStore(path.join(config.dataDir, 'jobs'), path.join(config.dataDir, 'jobs-tmp'));
-  await results.init();
+  if (!config.s3Bucket) console.warn('[xeo] worker without XEO_S3_BUCKET: results go to this machine\'s disk, where only API nodes sharing its data dir find them');
+  const { results } = await openBlobStores(config);
   const stac = new StacCollections(store.collections, config.stac);
   setSearchHost((req) => stac.search(req));
   const node = nodeId(config.dataDir);

@@ -153,6 +153,7 @@ describeWithTool(hasPostgres && hasRedis && hasRadosgw, 'PostgreSQL 15, Redis 7 
   async function resultPixels(node: TestServer, id: string): Promise<Float32Array> {
     const doc = await http('GET', `${node.base}/jobs/${id}/results`, { headers: auth() });
     expect(doc.status, doc.text).toBe(200);
+    expect(doc.json.assets, doc.text).toHaveProperty(['result.tif']);
     const file = await http('GET', doc.json.assets['result.tif'].href);
     expect(file.status).toBe(200);
     return pixels(file.body);
@@ -222,7 +223,7 @@ describeWithTool(hasPostgres && hasRedis && hasRadosgw, 'PostgreSQL 15, Redis 7 
     expect(doc.json['openeo:status'] ?? doc.json.properties?.['openeo:status']).toBe('canceled');
   });
 
-  it('a job whose chunks keep failing ends in error, with each try in its log', async () => {
+  it('a chunk that fails because of the job itself (its data is gone) ends the job in error at once, naming the cause', async () => {
     // A collection whose file is gone once the job has been planned: every read of it fails.
     const width = 2048;
     const src = path.join(files, 'gone_20240301.tif');
@@ -241,10 +242,33 @@ describeWithTool(hasPostgres && hasRedis && hasRadosgw, 'PostgreSQL 15, Redis 7 
     expect((await http('POST', `${a.base}/jobs/${id}/results`, { headers: auth() })).status).toBe(202);
     const done = await until(b, id, (j) => j.status !== 'queued' && j.status !== 'running', 60_000);
     expect(done.status).toBe('error');
-    const lines = await logs(b, id);
-    expect(lines.some((l) => l.level === 'error')).toBe(true);
+    const errors = (await logs(b, id)).filter((l) => l.level === 'error');
+    expect(errors).toHaveLength(1);
+    expect(errors[0].message).toMatch(/not a readable GeoTIFF/);
     const err = await http('GET', `${b.base}/jobs/${id}/results`, { headers: auth() });
     expect(err.status).toBe(424);
+  });
+
+  it('the store away mid-job: every try is logged, the last ends the job in error; once the store is back, a restart finishes it', async () => {
+    const id = await createJob(a);
+    expect((await http('POST', `${a.base}/jobs/${id}/results`, { headers: auth() })).status).toBe(202);
+    await until(b, id, (j) => j.progress > 0);
+    s3.stopGateway();
+    try {
+      const failed = await until(b, id, (j) => j.status !== 'running', 60_000);
+      expect(failed.status).toBe('error');
+      const lines = (await logs(b, id)).map((l) => l.message);
+      expect(lines.some((m) => /failed on worker .* \(try 1 of 3\).*tried again/.test(m)), lines.join('\n')).toBe(true);
+      expect(lines.some((m) => /failed on worker .* \(try 3 of 3\)/.test(m)), lines.join('\n')).toBe(true);
+      // The operator's addresses stay out of what users read.
+      expect(lines.join('\n')).not.toMatch(/127\.0\.0\.1|ECONNREFUSED/);
+    } finally {
+      await s3.startGateway();
+    }
+    expect((await http('POST', `${a.base}/jobs/${id}/results`, { headers: auth() })).status).toBe(202);
+    const done = await until(b, id, (j) => j.status !== 'queued' && j.status !== 'running');
+    expect(done.status).toBe('finished');
+    expectSamePixels(await resultPixels(a, id), expected);
   });
 
   it("a user's limit of computations at once holds across nodes", async () => {

@@ -82,6 +82,9 @@ export class RunRecords {
       ? this.store.jobs.report(a.jobId, a.run, { usage: outcome.usage, costs: costsOf(values) }, 'canceled')
       : this.store.jobs.transition(a.jobId, ['running'], 'finished', { usage: outcome.usage, costs: costsOf(values), progress: 100 });
     if (!moved) {
+      // The same run kept by another worker first (a task taken over while still running): theirs stands.
+      const now = this.store.jobs.byId(a.jobId);
+      if (now && now.run === a.run && (now.status === (outcome.partial ? 'canceled' : 'finished'))) return;
       this.store.jobResults.delete(a.jobId);
       await this.results.deleteTree(a.jobId);
       return;

@@ -90,8 +90,43 @@ export class JobWorker {
   }
 
   private async process(task: Task): Promise<void> {
+    try {
+      await this.perform(task);
+    } catch (e) {
+      // Storage or records away, say: tried again after a pause; the last try ends the job in error.
+      const { jobId, run } = task.data;
+      const tries = task.attemptsMade + 1;
+      const last = tries >= (task.opts.attempts ?? 1);
+      const job = (() => {
+        try {
+          return this.store.jobs.byId(jobId);
+        } catch {
+          return null;
+        }
+      })();
+      if (job && job.run === run) {
+        const ref = { jobId, run, logLevel: job.logLevel };
+        const what = task.name === 'chunk' ? `chunk ${task.data.index! + 1}` : task.name === 'plan' ? 'planning the job' : 'writing the result';
+        // The cause stays in the worker's log: users are told what failed, not the operator's addresses.
+        if (!(e instanceof ApiError)) console.error(`[xeo] job ${jobId}: ${what} failed (try ${tries}): ${(e as Error).message}`);
+        const reason = e instanceof ApiError ? messageOf(e, 'en').text : 'The job\'s storage or records could not be reached.';
+        try {
+          this.records.log({ id: jobId, logLevel: job.logLevel }, { level: last ? 'error' : 'warning', message: `${what} failed on worker ${this.node} (try ${tries} of ${task.opts.attempts ?? 1}): ${reason}${last ? '' : ' It is tried again.'}` });
+          if (last && this.records.fail(ref, errorToData(new ApiError('StorageFailure')), [], job.status === 'canceled' ? 'canceled' : 'running')) await this.tasks.stop(jobId, run, 'error');
+        } catch {
+          // The records are away too: the job stays as it is until they are back.
+        }
+      }
+      throw e;
+    }
+  }
+
+  private async perform(task: Task): Promise<void> {
     const { jobId, run } = task.data;
-    if (await this.tasks.stopped(jobId, run)) return;
+    const partial = task.name === 'assemble' && task.data.partial === true;
+    // A stopped run's tasks end here, except the assembly of a cancel's partial result.
+    const word = await this.tasks.stopped(jobId, run);
+    if (word && !(partial && word === 'cancel')) return;
     const job = this.store.jobs.byId(jobId);
     if (!job || job.run !== run) return;
     const ref: RunRef = { jobId, run, logLevel: job.logLevel };
@@ -104,7 +139,6 @@ export class JobWorker {
       return this.plan(task, ref);
     }
     if (task.name === 'chunk') return job.status === 'running' ? this.chunk(task, ref) : undefined;
-    const partial = task.data.partial === true;
     if (job.status === (partial ? 'canceled' : 'running')) return this.assemble(ref, partial);
   }
 
@@ -168,7 +202,7 @@ export class JobWorker {
     try {
       for (const [i, w] of windows.entries()) {
         if (!done.has(i)) continue;
-        const { names, planes } = decodeChunk(await readAll(this.results.read(chunkKey(jobId, run, i))));
+        const { names, planes } = decodeChunk(await readAll(await this.results.read(chunkKey(jobId, run, i))));
         sink ??= await cogSink(outDir, 'result.tif', plan.chunks.grid, names, plan.chunks.options);
         await sink.write(w, planes);
       }
