@@ -10,7 +10,7 @@ import { RequestAborted } from '../core/errors.js';
 import { tileConfigOf } from '../tiles/service-types.js';
 import type { TileFormat } from '../tiles/tile-server.js';
 import { viewerPage } from '../tiles/viewer.js';
-import { wmtsCapabilities } from '../tiles/wmts.js';
+import { wmtsCapabilities, type WmtsInput } from '../tiles/wmts.js';
 import type { TileAnswer } from '../tiles/tile-server.js';
 import type { TileCoord } from '../tiles/tile-grid.js';
 
@@ -72,7 +72,13 @@ export function previewLinks(req: AppRequest, id: string): { rel: string; href: 
 }
 
 /** WMTS of a layer: GetCapabilities (the default) and KVP GetTile. */
-function wmts(req: AppRequest, layer: string, tiles: TileSource, notFound: (layer: string) => ApiError, capabilities: () => Parameters<typeof wmtsCapabilities>[0]): Reply | Promise<Reply> {
+function wmts(
+  req: AppRequest,
+  layer: string,
+  tiles: TileSource,
+  notFound: (layer: string) => ApiError,
+  capabilities: () => WmtsInput | Promise<WmtsInput>,
+): Reply | Promise<Reply> {
   const q = new Map([...req.query].map(([k, v]) => [k.toLowerCase(), v]));
   const request = (q.get('request') ?? 'GetCapabilities').toLowerCase();
   if (request === 'gettile') {
@@ -83,7 +89,9 @@ function wmts(req: AppRequest, layer: string, tiles: TileSource, notFound: (laye
     return serveTile(req, tiles, q.get('tilematrix') ?? '', q.get('tilecol') ?? '', `${row}.${format}`);
   }
   if (request !== 'getcapabilities') throw new ApiError('QueryParameterInvalid', { parameter: 'request', reason: 'GetCapabilities or GetTile is expected' });
-  return { status: 200, body: wmtsCapabilities(capabilities()), contentType: 'application/xml; charset=utf-8' };
+  const reply = (w: WmtsInput): Reply => ({ status: 200, body: wmtsCapabilities(w), contentType: 'application/xml; charset=utf-8' });
+  const w = capabilities();
+  return w instanceof Promise ? w.then(reply) : reply(w);
 }
 
 /** An enabled service, or 404 (disabled services answer nothing, as if they did not exist). */
@@ -142,8 +150,8 @@ export const tileRoutes: AppRoute[] = [
     auth: 'none',
     handler: (req) => {
       const id = previewCollection(req);
-      return wmts(req, id, previewTiles(req, id), (layer) => new ApiError('CollectionNotFound', { identifier: layer }), () => {
-        const p = req.app.tiles.preview(id, datetimeOf(req));
+      return wmts(req, id, previewTiles(req, id), (layer) => new ApiError('CollectionNotFound', { identifier: layer }), async () => {
+        const p = await req.app.tiles.preview(id, datetimeOf(req));
         const base = `${req.app.publicUrl()}/previews/${encodeURIComponent(id)}`;
         const dt = datetimeOf(req);
         const query = dt ? `?datetime=${encodeURIComponent(dt)}` : '';
@@ -194,10 +202,10 @@ export const tileRoutes: AppRoute[] = [
 ];
 
 /** The map page of a collection's preview, with a date picker over its dates. */
-function collectionViewer(req: AppRequest): Reply {
+async function collectionViewer(req: AppRequest): Promise<Reply> {
   const id = req.query.get('collection') ?? '';
   const datetime = datetimeOf(req);
-  const p = req.app.tiles.preview(id, datetime);
+  const p = await req.app.tiles.preview(id, datetime);
   const page = viewerPage({
     title: p.title,
     template: `${req.app.publicUrl()}/previews/${encodeURIComponent(id)}/{z}/{x}/{y}.png`,

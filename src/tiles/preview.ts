@@ -4,7 +4,7 @@
 // (a tile coarser than the data's coarsest overview would read far more than it draws), and the
 // process graph that draws it: load_collection, a mosaic of the dates (newest valid pixel first)
 // and a linear stretch to 0..255. The tile server runs that graph like a service's.
-import type { CollectionMeta, ItemMeta } from '../core/catalog.js';
+import type { CollectionMeta, ItemMeta, RemoteSearch } from '../core/catalog.js';
 import type { Graph } from '../core/graph.js';
 import { ApiError } from '../core/errors.js';
 import { MERCATOR_HALF } from './tile-grid.js';
@@ -12,7 +12,7 @@ import type { LonLatBox } from './extent.js';
 
 /** Deepest zoom a preview is drawn at (the services' default). */
 export const PREVIEW_MAX_ZOOM = 22;
-/** A remote collection's newest data without a date: the newest valid pixel of this many days before its extent's end. */
+/** A STAC API collection's newest data without a date: the newest valid pixel of this many days up to its newest item. */
 export const REMOTE_WINDOW_DAYS = 31;
 /**
  * The coarsest overview of a STAC API collection's files, in native pixels, when its items are not
@@ -81,7 +81,7 @@ function instant(v: string, end: boolean): string {
  * The dates of `datetime=`: a date or date-time (the items of that day: items carry their day), or
  * an interval `a/b` (both ends included; `..` or nothing for an open end). Absent: the newest date.
  */
-export function previewDates(meta: CollectionMeta, items: ItemMeta[], datetime: string | null): PreviewDates {
+export function previewDates(meta: CollectionMeta, items: ItemMeta[], datetime: string | null, newestRemote: string | null = null): PreviewDates {
   if (datetime !== null) {
     const v = datetime.trim();
     const parts = v.split('/');
@@ -104,8 +104,9 @@ export function previewDates(meta: CollectionMeta, items: ItemMeta[], datetime: 
     if (!newest) return { interval: [null, null], label: 'newest' };
     return { interval: [`${newest}T00:00:00.000Z`, new Date(Date.parse(`${newest}T00:00:00Z`) + DAY_MS).toISOString()], label: 'newest' };
   }
-  // A STAC API collection's items are not kept here: the newest valid pixel of the last weeks of its extent.
-  const endOf = meta.remote.extent.interval[1];
+  // A STAC API collection's items are not kept here: the newest valid pixel of the weeks up to its
+  // newest item (found by a search, newestRemoteItem), else up to the end of its extent or today.
+  const endOf = newestRemote ?? meta.remote.extent.interval[1];
   const end = endOf && !Number.isNaN(Date.parse(endOf)) ? Date.parse(endOf) : Date.now();
   const day = Math.floor(end / DAY_MS) * DAY_MS + DAY_MS;
   return { interval: [new Date(day - REMOTE_WINDOW_DAYS * DAY_MS).toISOString(), new Date(day).toISOString()], label: 'newest' };
@@ -192,4 +193,35 @@ export function previewGraph(meta: CollectionMeta, style: PreviewStyle, dates: P
     };
   }
   return graph as Graph;
+}
+
+/**
+ * The date of a STAC API collection's newest item in its extent: searches windows back from the end
+ * of its extent (or today), REMOTE_WINDOW_DAYS first, each four times longer, until one holds items
+ * or the extent's start is passed; a window with more items than a search may answer is narrowed
+ * towards its end. A few searches, whatever the size of the collection; null when none found.
+ */
+export async function newestRemoteItem(meta: CollectionMeta, search: (req: RemoteSearch) => Promise<ItemMeta[]>): Promise<string | null> {
+  const r = meta.remote!;
+  const parse = (v: string | null) => (v && !Number.isNaN(Date.parse(v)) ? Date.parse(v) : null);
+  const first = parse(r.extent.interval[0]);
+  let end = (parse(r.extent.interval[1]) ?? Date.now()) + DAY_MS;
+  let span = REMOTE_WINDOW_DAYS * DAY_MS;
+  for (let i = 0; i < 16 && span >= 3_600_000; i++) {
+    const from = first !== null ? Math.max(first, end - span) : end - span;
+    let found: ItemMeta[];
+    try {
+      found = await search({ collection: meta.id, bbox: r.extent.bbox, temporal: [new Date(from).toISOString(), new Date(end).toISOString()], conditions: [], mode: 'tile' });
+    } catch (e) {
+      // More items than one search may hold: the newest are in a shorter window.
+      if ((e as { code?: string }).code !== 'ProcessGraphComplexity') throw e;
+      span /= 8;
+      continue;
+    }
+    if (found.length) return found.map((it) => it.datetime).sort()[found.length - 1];
+    if (first !== null && from <= first) return null;
+    end = from;
+    span *= 4;
+  }
+  return null;
 }

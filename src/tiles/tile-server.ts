@@ -4,6 +4,7 @@
 // compute pool (the same execute() as /result, with the tile as the region every load fills).
 import type { Config } from '../core/config.js';
 import type { Store, ServiceRecord } from '../store/types.js';
+import type { CollectionMeta, ItemMeta, RemoteSearch } from '../core/catalog.js';
 import type { Compute } from '../compute/pool.js';
 import type { Graph } from '../core/graph.js';
 import type { UserProcess } from '../core/graph.js';
@@ -19,7 +20,7 @@ import { tileConfigOf, type TileConfig } from './service-types.js';
 import { serviceExtent, type LonLatBox } from './extent.js';
 import { TileCache, etagOf, type CachedTile } from './cache.js';
 import { ServiceActivity } from './activity.js';
-import { itemsWithin, previewDates, previewExtent, previewGraph, previewMinZoom, previewStyle, PREVIEW_MAX_ZOOM, type PreviewDates, type PreviewStyle } from './preview.js';
+import { itemsWithin, newestRemoteItem, previewDates, previewExtent, previewGraph, previewMinZoom, previewStyle, PREVIEW_MAX_ZOOM, type PreviewDates, type PreviewStyle } from './preview.js';
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 
@@ -51,6 +52,7 @@ interface ServiceState extends LayerState {
 /** A collection's preview for some dates (tiles/preview.ts). */
 interface PreviewState extends LayerState {
   collection: string;
+  meta: CollectionMeta;
   style: PreviewStyle;
   dates: PreviewDates;
   /** Dates of the collection's items (none known for a STAC API collection), for the map page's picker. */
@@ -71,6 +73,8 @@ export interface PreviewInfo {
   temporal: [string | null, string | null];
 }
 
+/** How long the newest item of a STAC API collection is trusted. */
+const NEWEST_TTL_MS = 300_000;
 /** Previews kept at once (one per collection and `datetime`), and stretches per collection, dates and area. */
 const PREVIEW_STATES = 256;
 const PREVIEW_RANGES = 1024;
@@ -95,11 +99,15 @@ export class TileServer {
   private readonly previews = new LRUCache<string, PreviewState>({ max: PREVIEW_STATES });
   /** Stretches of previews, computed once per collection version, dates and overview area (keyed by cache prefix and area). */
   private readonly previewRanges = new LRUCache<string, Promise<[number, number] | null>>({ max: PREVIEW_RANGES });
+  /** The newest item of each STAC API collection (the default date of its preview), found again after NEWEST_TTL_MS. */
+  private readonly newest = new LRUCache<string, { at: number; date: Promise<string | null>; known?: string | null }>({ max: PREVIEW_STATES });
 
   constructor(
     private readonly store: Store,
     private readonly compute: Compute,
     private readonly config: Config,
+    /** Item searches of STAC API collections (data/stac-collections.ts), for the newest date of a preview. */
+    private readonly search: ((req: RemoteSearch) => Promise<ItemMeta[]>) | null = null,
   ) {
     this.cache = new TileCache(config.tileCacheBytes);
     this.activity = new ServiceActivity(store);
@@ -181,7 +189,12 @@ export class TileServer {
    * the same checks, cache, empty tiles and rendering as a service's tile.
    */
   previewTile(collection: string, datetime: string | null, coord: TileCoord, format: TileFormat | null, ifNoneMatch: string | undefined, abortable?: () => AbortSignal): TileAnswer | Promise<TileAnswer> {
-    const st = this.previewState(collection, datetime);
+    const newest = this.newestOf(collection, datetime);
+    if (newest instanceof Promise) return newest.then((n) => this.previewTileOf(this.previewState(collection, datetime, n), coord, format, ifNoneMatch, abortable));
+    return this.previewTileOf(this.previewState(collection, datetime, newest), coord, format, ifNoneMatch, abortable);
+  }
+
+  private previewTileOf(st: PreviewState, coord: TileCoord, format: TileFormat | null, ifNoneMatch: string | undefined, abortable?: () => AbortSignal): TileAnswer | Promise<TileAnswer> {
     if (st.empty) {
       this.checkZoom(st, coord);
       return this.answer(this.empty(st.config.tile_size, format ?? st.config.format), ifNoneMatch);
@@ -191,18 +204,38 @@ export class TileServer {
       // No valid pixel in the whole overview area: nothing to stretch, the tile is empty.
       if (!range) return null;
       const colormap = st.style.colormap === 'rgb' ? 'greys' : st.style.colormap;
-      return { graph: previewGraph(this.collectionMeta(collection), st.style, st.dates, range), options: { colormap, min: 0, max: 255 } };
+      return { graph: previewGraph(st.meta, st.style, st.dates, range), options: { colormap, min: 0, max: 255 } };
     });
   }
 
   /** What the map page and WMTS of a preview show. */
-  preview(collection: string, datetime: string | null): PreviewInfo {
-    const st = this.previewState(collection, datetime);
-    const meta = this.collectionMeta(collection);
-    const temporal: [string | null, string | null] = meta.remote
-      ? meta.remote.extent.interval
-      : [st.itemDates[0] ?? null, st.itemDates[st.itemDates.length - 1] ?? null];
+  async preview(collection: string, datetime: string | null): Promise<PreviewInfo> {
+    const st = this.previewState(collection, datetime, await this.newestOf(collection, datetime));
+    const meta = st.meta;
+    const temporal: [string | null, string | null] = meta.remote ? meta.remote.extent.interval : [st.itemDates[0] ?? null, st.itemDates[st.itemDates.length - 1] ?? null];
     return { title: meta.title || meta.id, extent: st.extent, minZoom: st.config.min_zoom, maxZoom: st.config.max_zoom, legend: st.style.legend, dates: st.dates, itemDates: st.itemDates, temporal };
+  }
+
+  /**
+   * The newest item's date of a STAC API collection when its preview needs it (no `datetime`), at
+   * once when known (cache hits stay synchronous), else the search's promise; null otherwise.
+   */
+  private newestOf(collection: string, datetime: string | null): string | null | Promise<string | null> {
+    if (datetime !== null || !this.search) return null;
+    const meta = this.collectionMeta(collection);
+    if (!meta.remote) return null;
+    const now = Date.now();
+    let e = this.newest.get(collection);
+    if (!e || now - e.at > NEWEST_TTL_MS) {
+      const date = newestRemoteItem(meta, this.search);
+      const entry: { at: number; date: Promise<string | null>; known?: string | null } = { at: now, date };
+      date.then(
+        (d) => (entry.known = d),
+        () => this.newest.get(collection) === entry && this.newest.delete(collection),
+      );
+      this.newest.set(collection, (e = entry));
+    }
+    return e.known !== undefined ? e.known : e.date;
   }
 
   private collectionMeta(id: string) {
@@ -212,14 +245,14 @@ export class TileServer {
   }
 
   /** A collection's preview for `datetime`, kept for a few seconds like a service's state. */
-  private previewState(collection: string, datetime: string | null): PreviewState {
-    const key = `${collection}\n${datetime ?? ''}`;
+  private previewState(collection: string, datetime: string | null, newestRemote: string | null): PreviewState {
+    const key = `${collection}\n${datetime ?? ''}\n${newestRemote ?? ''}`;
     const now = Date.now();
     const st = this.previews.get(key);
     if (st && now - st.loadedAt < STATE_TTL_MS) return st;
     const meta = this.collectionMeta(collection);
     const all = meta.remote ? [] : this.store.collections.items(collection);
-    const dates = previewDates(meta, all, datetime);
+    const dates = previewDates(meta, all, datetime, newestRemote);
     const items = meta.remote ? [] : itemsWithin(all, dates);
     const style = previewStyle(meta);
     const graph = previewGraph(meta, style, dates);
@@ -231,6 +264,7 @@ export class TileServer {
     const extent = previewExtent(meta, items);
     const next: PreviewState = {
       collection,
+      meta,
       style,
       dates,
       itemDates: [...new Set(all.map((it) => it.datetime.slice(0, 10)))],
