@@ -222,11 +222,14 @@ export class TileServer {
    */
   private newestOf(collection: string, datetime: string | null): string | null | Promise<string | null> {
     if (datetime !== null || !this.search) return null;
-    const meta = this.collectionMeta(collection);
-    if (!meta.remote) return null;
+    // A local collection's default preview known at once, without reading its record (cache hits stay cheap).
+    const known = this.previews.get(`${collection}\n\n`);
+    if (known && !known.meta.remote && Date.now() - known.loadedAt < STATE_TTL_MS) return null;
     const now = Date.now();
     let e = this.newest.get(collection);
     if (!e || now - e.at > NEWEST_TTL_MS) {
+      const meta = this.collectionMeta(collection);
+      if (!meta.remote) return null;
       const date = newestRemoteItem(meta, this.search);
       const entry: { at: number; date: Promise<string | null>; known?: string | null } = { at: now, date };
       date.then(
