@@ -46,6 +46,9 @@ beforeAll(async () => {
   // One band from a bare GeoTIFF (no common names): drawn in greys.
   const one = xeo(['import', path.join(dir, 'S2_20240704_A', 'nir.tif'), '--collection', 'single', '--bands', 'B08', '--date', '2024-07-04'], { dataDir });
   expect(one.status, one.stderr).toBe(0);
+  // Collection ids may hold slashes: their links encode them.
+  const slashed = xeo(['import', path.join(dir, 'S2_20240704_A', 'nir.tif'), '--collection', 'team/single', '--bands', 'B08', '--date', '2024-07-04'], { dataDir });
+  expect(slashed.status, slashed.stderr).toBe(0);
   s = await startServer({ XEO_OUTBOUND_ALLOW: '127.0.0.1' }, dataDir);
   demoBox = (await http('GET', `${s.base}/collections/${DEMO_COLLECTION}`)).json.extent.spatial.bbox[0];
 }, 180_000);
@@ -188,7 +191,7 @@ describe('preview tiles', () => {
     expect(interval.body.equals(june.body)).toBe(true);
     const instant = await http('GET', tileUrl(DEMO_COLLECTION, t, `?datetime=${encodeURIComponent('2024-06-21T10:00:00Z')}`));
     expect(instant.body.equals(june.body)).toBe(true);
-    // An interval of several dates is a mosaic, different from each of them.
+    // An interval open at its start (several dates, mosaicked) is taken too.
     const open = await http('GET', tileUrl(DEMO_COLLECTION, t, '?datetime=../2024-06-30'));
     expect(open.status).toBe(200);
     for (const bad of ['2024-13-01', 'yesterday', '2024-06-30/2024-06-01', '2024-01-01/2024-02-01/2024-03-01', '../..', '2024-06-21T25:00:00Z']) {
@@ -256,6 +259,31 @@ describe('preview tiles', () => {
     expectError(await http('GET', `${s.url}/previews/${DEMO_COLLECTION}/13/99999/1.png`), 400, 'TileInvalid');
     expectError(await http('GET', `${s.url}/previews/${DEMO_COLLECTION}/13/1/x.png`), 400, 'TileInvalid');
     expectError(await http('GET', `${s.url}/previews/nothing/13/1/1.png`), 404, 'CollectionNotFound');
+  });
+});
+
+describe('preview requests gone wrong', () => {
+  it('answer clear errors with CORS, never a 500, and ids with slashes work through their encoded links', async () => {
+    const t = tileOf(sceneBox, 14);
+    const links = (await http('GET', `${s.base}/collections/${encodeURIComponent('team/single')}`)).json.links;
+    const xyz = links.find((l: any) => l.rel === 'xyz').href;
+    expect(xyz).toBe(`${s.url}/previews/team%2Fsingle/{z}/{x}/{y}.png`);
+    const slashed = await http('GET', xyz.replace('{z}', t.z).replace('{x}', t.x).replace('{y}', t.y));
+    expect(slashed.status, slashed.text).toBe(200);
+    expect(slashed.body.equals((await http('GET', tileUrl('single', t))).body)).toBe(true);
+    expect((await http('GET', links.find((l: any) => l.rel === 'alternate').href)).status).toBe(200);
+    expectError(await http('GET', `${s.url}/previews/%E0%A4%A/14/1/1.png`), 404, 'CollectionNotFound');
+    expectError(await http('GET', tileUrl(DEMO_COLLECTION, t, `?datetime=${'9'.repeat(5000)}`)), 400, 'QueryParameterInvalid');
+    expectError(await http('GET', `${s.url}/previews/${DEMO_COLLECTION}/wmts?request=GetFeatureInfo`), 400, 'QueryParameterInvalid');
+    expectError(await http('GET', `${s.url}/previews/${DEMO_COLLECTION}/wmts?request=GetTile&layer=other&tilematrix=14&tilecol=1&tilerow=1`), 404, 'CollectionNotFound');
+    expectError(await http('GET', `${s.url}/previews/${DEMO_COLLECTION}/wmts?datetime=2024-02-30`), 400, 'QueryParameterInvalid');
+    expectError(await http('GET', tileUrl(DEMO_COLLECTION, t).replace('.png', '.gif')), 400, 'TileInvalid');
+    const head = await http('HEAD', tileUrl(DEMO_COLLECTION, t));
+    expect(head.status).toBe(200);
+    expect(head.headers['content-type']).toBe('image/png');
+    expect((await http('OPTIONS', tileUrl(DEMO_COLLECTION, t))).status).toBe(204);
+    // A token is not needed, and one sent does not change the answer.
+    expect((await http('GET', tileUrl(DEMO_COLLECTION, t), { token: 'Bearer basic//nonsense' })).status).toBe(200);
   });
 });
 
