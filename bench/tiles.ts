@@ -5,6 +5,9 @@
 //     and headers (bare-server.ts), alternating, so the ratio is our own overhead per tile;
 //  3. a pan-and-zoom replay of a map session (views of 1280 x 800 px, six connections like a
 //     browser) with hundreds of distinct tiles;
+//  1b. the map preview of the demo collection (its xyz link: true colour of the newest date):
+//     cold tiles as in 1, then the same tiles again from the cache, and one cached preview tile
+//     against the bare server as in 2;
 //  4. memory under load: new and cached tiles for a minute (10 s with --quick) with a small tile
 //     cache, sampling the server's RSS against its configured bounds.
 import { spawnSync } from 'node:child_process';
@@ -156,6 +159,29 @@ export async function run(opts: { quick: boolean }): Promise<{ figures: Record<s
     console.log(`cold tiles: ${drawn.length} drawn at zoom 14, p50 ${coldP50} ms, p90 ${round(pct(drawn.map((c) => c.ms), 0.9), 2)} ms`);
     console.log(`  server stages (median ms): read ${stage('read')}, warp ${stage('warp')}, kernel ${stage('kernel')}, encode ${stage('encode')}, total ${stage('total')}`);
 
+    // 1b. The collection's preview through its xyz link: the first tile (the stretch's estimate, and
+    // the kernels of the stretch), a warm-up view, then cold and cached tiles as above.
+    const collection = (await (await fetch(`${xeo.url}/1.2.0/collections/DEMO_S2_L2A`)).json()) as { links: { rel: string; href: string }[] };
+    const previewTemplate = collection.links.find((l) => l.rel === 'xyz')!.href;
+    const previewOf = (t: TileCoord) => previewTemplate.replace('{z}', String(t.z)).replace('{x}', String(t.x)).replace('{y}', String(t.y));
+    const previewWarm = viewTiles(CENTRE.lon, CENTRE.lat, 12);
+    const previewFirst = await getTile(previewOf(previewWarm[0]));
+    if (previewFirst.status !== 200) throw new Error(`the first preview tile answered ${previewFirst.status}`);
+    for (const t of previewWarm.slice(1)) await getTile(previewOf(t));
+    await new Promise((r) => setTimeout(r, 1500));
+    const previewCold: Timed[] = [];
+    for (const t of coldTiles) previewCold.push(await getTile(previewOf(t)));
+    const previewDrawn = previewCold.filter((c) => c.status === 200 && c.stages);
+    if (previewDrawn.length < coldTiles.length / 2) throw new Error(`only ${previewDrawn.length} of ${coldTiles.length} cold preview tiles were drawn`);
+    const previewCached: Timed[] = [];
+    for (const t of coldTiles) previewCached.push(await getTile(previewOf(t)));
+    if (previewCached.some((c) => c.status !== 200 || c.stages)) throw new Error('a preview tile asked again was drawn again, not answered from the cache');
+    const previewStage = (k: string) => round(median(previewDrawn.map((c) => c.stages![k] ?? 0)), 2);
+    const previewColdP50 = round(median(previewDrawn.map((c) => c.ms)), 2);
+    const previewCachedP50 = round(median(previewCached.map((c) => c.ms)), 3);
+    console.log(`preview: first tile ${round(previewFirst.ms, 1)} ms (with the stretch's estimate); ${previewDrawn.length} cold tiles at zoom 14, p50 ${previewColdP50} ms, p90 ${round(pct(previewDrawn.map((c) => c.ms), 0.9), 2)} ms; cached p50 ${previewCachedP50} ms`);
+    console.log(`  server stages (median ms): read ${previewStage('read')}, warp ${previewStage('warp')}, kernel ${previewStage('kernel')}, encode ${previewStage('encode')}, total ${previewStage('total')}`);
+
     // 2. Cached tile against a bare uWS server with the same answer.
     const hot = urlOf(coldTiles[Math.floor(coldTiles.length / 2)]);
     const hotAnswer = await fetch(hot);
@@ -163,7 +189,18 @@ export async function run(opts: { quick: boolean }): Promise<{ figures: Record<s
     const copied = /^(content-type|access-control-.*|etag|cache-control)$/;
     const headers = [...hotAnswer.headers].filter(([k]) => copied.test(k)).sort(([a], [b]) => a.localeCompare(b));
     const hotPath = new URL(hot).pathname;
-    const spec: BareSpec = { routes: { [hotPath]: { status: `200 ${STATUS_CODES[200]}`, headers, bodyBase64: body.toString('base64') } } };
+    // The cached preview tile too (its bytes are RGBA, twice a paletted NDVI tile's), against the same bare server.
+    const previewHot = previewOf(coldTiles[Math.floor(coldTiles.length / 2)]);
+    const previewAnswer = await fetch(previewHot);
+    const previewBody = Buffer.from(await previewAnswer.arrayBuffer());
+    const previewHeaders = [...previewAnswer.headers].filter(([k]) => copied.test(k)).sort(([a], [b]) => a.localeCompare(b));
+    const previewPath = new URL(previewHot).pathname;
+    const spec: BareSpec = {
+      routes: {
+        [hotPath]: { status: `200 ${STATUS_CODES[200]}`, headers, bodyBase64: body.toString('base64') },
+        [previewPath]: { status: `200 ${STATUS_CODES[200]}`, headers: previewHeaders, bodyBase64: previewBody.toString('base64') },
+      },
+    };
     const dir = tempDir('xeo-bench-bare-');
     cleanup.add(() => removeDir(dir));
     writeFileSync(path.join(dir, 'spec.json'), JSON.stringify(spec));
@@ -178,6 +215,15 @@ export async function run(opts: { quick: boolean }): Promise<{ figures: Record<s
         const l = await cannon({ url: base + hotPath, duration: seconds }, p);
         loads[who].push(l);
         console.log(`  cached ${who.padEnd(4)} round ${i + 1}/${rounds}: ${Math.round(l.reqPerSec)} tiles/s, p99 ${l.p99Ms} ms`);
+      }
+    }
+    const previewLoads: Record<'xeo' | 'bare', Load[]> = { xeo: [], bare: [] };
+    for (const base of [xeo.url, bare.url]) await cannon({ url: base + previewPath, duration: 1 });
+    for (let i = 0; i < rounds; i++) {
+      for (const [who, base, p] of [['xeo', xeo.url, pid], ['bare', bare.url, bare.proc.pid]] as const) {
+        const l = await cannon({ url: base + previewPath, duration: seconds }, p);
+        previewLoads[who].push(l);
+        console.log(`  cached preview ${who.padEnd(4)} round ${i + 1}/${rounds}: ${Math.round(l.reqPerSec)} tiles/s, p99 ${l.p99Ms} ms`);
       }
     }
     const rate = (ls: Load[]) => ls.reduce((s, l) => s + l.requests, 0) / ls.reduce((s, l) => s + l.seconds, 0);
@@ -245,6 +291,17 @@ export async function run(opts: { quick: boolean }): Promise<{ figures: Record<s
       cached_cpu_us_per_tile: round(cpuUs(loads.xeo), 1),
       bare_cpu_us_per_tile: round(cpuUs(loads.bare), 1),
       tile_bytes: body.length,
+      preview_first_ms: round(previewFirst.ms, 1),
+      preview_cold_drawn: previewDrawn.length,
+      preview_cold_p50_ms: previewColdP50,
+      preview_cold_p90_ms: round(pct(previewDrawn.map((c) => c.ms), 0.9), 2),
+      preview_server_total_ms: previewStage('total'),
+      preview_cached_p50_ms: previewCachedP50,
+      preview_cached_tiles_per_s: round(rate(previewLoads.xeo)),
+      preview_bare_tiles_per_s: round(rate(previewLoads.bare)),
+      preview_cached_cpu_us_per_tile: round(cpuUs(previewLoads.xeo), 1),
+      preview_bare_cpu_us_per_tile: round(cpuUs(previewLoads.bare), 1),
+      preview_tile_bytes: round(median(previewDrawn.map((c) => c.bytes))),
       replay_distinct_tiles: seen.size,
       replay_requests: requests,
       replay_s: round(replayS, 2),
@@ -260,6 +317,7 @@ export async function run(opts: { quick: boolean }): Promise<{ figures: Record<s
     const ratios = {
       cached_over_bare: round(rate(loads.xeo) / rate(loads.bare), 3),
       cpu_bare_over_xeo: round(cpuUs(loads.bare) / cpuUs(loads.xeo), 3),
+      preview_cached_over_bare: round(rate(previewLoads.xeo) / rate(previewLoads.bare), 3),
       rss_peak_over_bound: round(peak / boundMb, 3),
     };
     console.log();

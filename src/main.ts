@@ -114,7 +114,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
     workspaces: new Workspaces(blobs, config.maxUploadBytes),
     compute,
     userSlots: new UserSlots(store.semaphores, config.userConcurrency),
-    tiles: new TileServer(store, compute, config),
+    tiles: new TileServer(store, compute, config, (req) => stac.search(req)),
     jobs,
     stac,
     routers: new Map(),

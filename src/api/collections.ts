@@ -5,13 +5,16 @@ import { json } from './reply.js';
 import { extentOf, stacCollection, queryables, remoteQueryables, type CollectionExtent } from '../data/stac.js';
 import type { CollectionMeta } from '../core/catalog.js';
 import { paginate, fromSorted } from './paging.js';
+import { previewLinks } from './tiles.js';
 
-const options = (req: AppRequest, full: boolean) => ({
+const options = (req: AppRequest, full: boolean, id: string) => ({
   stacVersion: req.version.stacVersion,
   collectionsUrl: req.url('/collections'),
   rootUrl: req.baseUrl,
   full,
   queryables: req.version.apiVersion === '1.2.0',
+  // The map preview (api/tiles.ts): XYZ, WMTS and the map page, public like the collection.
+  mapLinks: previewLinks(req, id),
 });
 
 /** The extent of a collection: of its items, or as its STAC API announces it. */
@@ -46,7 +49,7 @@ export const routes: AppRoute[] = [
       const all = repo.list().map((m, i) => ({ key: String(i).padStart(8, '0'), meta: m }));
       const { items, links } = paginate(req, fromSorted(all, (c) => c.key), (c) => c.key);
       // STAC API collections are listed as last read (no remote request here: a list must not wait on other servers).
-      const collections = items.map(({ meta }) => stacCollection(meta, extentFor(req, meta), options(req, false)));
+      const collections = items.map(({ meta }) => stacCollection(meta, extentFor(req, meta), options(req, false, meta.id)));
       return json({ collections, links });
     },
   },
@@ -58,7 +61,7 @@ export const routes: AppRoute[] = [
     handler: async (req) => {
       // A STAC API collection is read again from its API once its metadata is older than the TTL.
       const meta = await req.app.stac.fresh(collection(req));
-      return json(stacCollection(meta, extentFor(req, meta), options(req, true)));
+      return json(stacCollection(meta, extentFor(req, meta), options(req, true, meta.id)));
     },
   },
   {

@@ -1,6 +1,8 @@
 // The public side of secondary web services, at the host root (not versioned, no Authorization:
 // map clients cannot send one; the unguessable service id is the key): XYZ tiles, WMTS and the
-// map page. Unknown query parameters are ignored (map clients add cache busters).
+// map page. Unknown query parameters are ignored (map clients add cache busters). The previews of
+// collections are served the same way (public, like the collections themselves), under
+// /previews/{collection_id}, with `datetime=` choosing the dates.
 import type { AppRequest, AppRoute } from './context.js';
 import type { Reply } from './reply.js';
 import { ApiError } from '../core/errors.js';
@@ -8,7 +10,9 @@ import { RequestAborted } from '../core/errors.js';
 import { tileConfigOf } from '../tiles/service-types.js';
 import type { TileFormat } from '../tiles/tile-server.js';
 import { viewerPage } from '../tiles/viewer.js';
-import { wmtsCapabilities } from '../tiles/wmts.js';
+import { wmtsCapabilities, type WmtsInput } from '../tiles/wmts.js';
+import type { TileAnswer } from '../tiles/tile-server.js';
+import type { TileCoord } from '../tiles/tile-grid.js';
 
 const FORMATS: Record<string, TileFormat> = { png: 'png', jpg: 'jpeg', jpeg: 'jpeg' };
 
@@ -17,7 +21,9 @@ function tileNumber(v: string | null | undefined, name: string, tile: string): n
   throw new ApiError('TileInvalid', { tile, reason: `${name} must be a whole number` });
 }
 
-function serveTile(req: AppRequest, id: string, z: string, x: string, yAndExt: string): Reply | Promise<Reply> {
+type TileSource = (coord: TileCoord, format: TileFormat | null, ifNoneMatch: string | undefined, abortable: () => AbortSignal) => TileAnswer | Promise<TileAnswer>;
+
+function serveTile(req: AppRequest, source: TileSource, z: string, x: string, yAndExt: string): Reply | Promise<Reply> {
   const name = `${z}/${x}/${yAndExt}`;
   // One ending at most: `1.png.png` names no tile (and must not reach the code below as a non-match).
   const m = /^([^.]*)(?:\.(\w+))?$/.exec(yAndExt);
@@ -31,7 +37,61 @@ function serveTile(req: AppRequest, id: string, z: string, x: string, yAndExt: s
     req.onAbort(() => ac.abort(new RequestAborted()));
     return ac.signal;
   };
-  return req.app.tiles.tile(id, coord, ext ? FORMATS[ext] : null, req.headers['if-none-match'], abortable);
+  return source(coord, ext ? FORMATS[ext] : null, req.headers['if-none-match'], abortable);
+}
+
+const serviceTiles = (req: AppRequest, id: string): TileSource => (coord, format, inm, abortable) => req.app.tiles.tile(id, coord, format, inm, abortable);
+
+/**
+ * A collection id from the path (URL-decoded: ids may hold slashes). Unknown ids answer 404 from the
+ * tile server (which keeps a preview's state for seconds, so cached tiles need no lookup).
+ */
+function previewCollection(req: AppRequest): string {
+  let id: string;
+  try {
+    id = decodeURIComponent(req.params.collection_id);
+  } catch {
+    throw new ApiError('CollectionNotFound', { identifier: req.params.collection_id });
+  }
+  return id;
+}
+
+/** `datetime=` of a preview: null (the newest date) when absent or empty. */
+const datetimeOf = (req: AppRequest) => req.query.get('datetime') || null;
+
+const previewTiles = (req: AppRequest, id: string): TileSource => (coord, format, inm, abortable) => req.app.tiles.previewTile(id, datetimeOf(req), coord, format, inm, abortable);
+
+/** Where a collection's preview is reached: XYZ tiles, WMTS and the map page (links of the collection's STAC document). */
+export function previewLinks(req: AppRequest, id: string): { rel: string; href: string; type: string; title: string; [k: string]: unknown }[] {
+  const base = `${req.app.publicUrl()}/previews/${encodeURIComponent(id)}`;
+  return [
+    { rel: 'xyz', href: `${base}/{z}/{x}/{y}.png`, type: 'image/png', title: 'Preview tiles (the newest date; add ?datetime= for others)' },
+    { rel: 'wmts', href: `${base}/wmts`, type: 'image/png', title: 'Preview as WMTS (GetCapabilities)', 'wmts:layer': id },
+    { rel: 'alternate', href: `${req.app.publicUrl()}/viewer?collection=${encodeURIComponent(id)}`, type: 'text/html', title: 'The collection on a map' },
+  ];
+}
+
+/** WMTS of a layer: GetCapabilities (the default) and KVP GetTile. */
+function wmts(
+  req: AppRequest,
+  layer: string,
+  tiles: TileSource,
+  notFound: (layer: string) => ApiError,
+  capabilities: () => WmtsInput | Promise<WmtsInput>,
+): Reply | Promise<Reply> {
+  const q = new Map([...req.query].map(([k, v]) => [k.toLowerCase(), v]));
+  const request = (q.get('request') ?? 'GetCapabilities').toLowerCase();
+  if (request === 'gettile') {
+    const asked = q.get('layer');
+    if (asked && asked !== layer) throw notFound(asked);
+    const format = q.get('format') === 'image/jpeg' ? 'jpg' : 'png';
+    const row = q.get('tilerow') ?? '';
+    return serveTile(req, tiles, q.get('tilematrix') ?? '', q.get('tilecol') ?? '', `${row}.${format}`);
+  }
+  if (request !== 'getcapabilities') throw new ApiError('QueryParameterInvalid', { parameter: 'request', reason: 'GetCapabilities or GetTile is expected' });
+  const reply = (w: WmtsInput): Reply => ({ status: 200, body: wmtsCapabilities(w), contentType: 'application/xml; charset=utf-8' });
+  const w = capabilities();
+  return w instanceof Promise ? w.then(reply) : reply(w);
 }
 
 /** An enabled service, or 404 (disabled services answer nothing, as if they did not exist). */
@@ -47,7 +107,7 @@ export const tileRoutes: AppRoute[] = [
     path: '/xyz/{service_id}/{z}/{x}/{y}',
     summary: 'A map tile of an XYZ service ({y} may end in .png or .jpg)',
     auth: 'none',
-    handler: (req) => serveTile(req, req.params.service_id, req.params.z, req.params.x, req.params.y),
+    handler: (req) => serveTile(req, serviceTiles(req, req.params.service_id), req.params.z, req.params.x, req.params.y),
   },
   {
     method: 'GET',
@@ -55,42 +115,68 @@ export const tileRoutes: AppRoute[] = [
     summary: 'WMTS of a service: GetCapabilities (the default) and KVP GetTile',
     auth: 'none',
     handler: (req) => {
-      const q = new Map([...req.query].map(([k, v]) => [k.toLowerCase(), v]));
-      const request = (q.get('request') ?? 'GetCapabilities').toLowerCase();
       const id = req.params.service_id;
-      if (request === 'gettile') {
-        const layer = q.get('layer');
-        if (layer && layer !== id) throw new ApiError('ServiceNotFound', { identifier: layer });
-        const format = q.get('format') === 'image/jpeg' ? 'jpg' : 'png';
-        const row = q.get('tilerow') ?? '';
-        return serveTile(req, id, q.get('tilematrix') ?? '', q.get('tilecol') ?? '', `${row}.${format}`);
-      }
-      if (request !== 'getcapabilities') throw new ApiError('QueryParameterInvalid', { parameter: 'request', reason: 'GetCapabilities or GetTile is expected' });
-      const s = enabledService(req, id);
-      const cfg = tileConfigOf(s.configuration);
-      const root = req.app.publicUrl();
-      const ext = cfg.format === 'jpeg' ? 'jpg' : 'png';
-      const xml = wmtsCapabilities({
-        id: s.id,
-        title: s.title ?? `Service ${s.id}`,
-        abstract: s.description ?? '',
-        endpoint: `${root}/wmts/${s.id}`,
-        tileTemplate: `${root}/xyz/${s.id}/{TileMatrix}/{TileCol}/{TileRow}.${ext}`,
-        format: cfg.format === 'jpeg' ? 'image/jpeg' : 'image/png',
-        extent: req.app.tiles.extentOf(s.id),
-        minZoom: cfg.min_zoom,
-        maxZoom: cfg.max_zoom,
-        tileSize: cfg.tile_size,
+      return wmts(req, id, serviceTiles(req, id), (layer) => new ApiError('ServiceNotFound', { identifier: layer }), () => {
+        const s = enabledService(req, id);
+        const cfg = tileConfigOf(s.configuration);
+        const root = req.app.publicUrl();
+        const ext = cfg.format === 'jpeg' ? 'jpg' : 'png';
+        return {
+          id: s.id,
+          title: s.title ?? `Service ${s.id}`,
+          abstract: s.description ?? '',
+          endpoint: `${root}/wmts/${s.id}`,
+          tileTemplate: `${root}/xyz/${s.id}/{TileMatrix}/{TileCol}/{TileRow}.${ext}`,
+          format: cfg.format === 'jpeg' ? 'image/jpeg' : 'image/png',
+          extent: req.app.tiles.extentOf(s.id),
+          minZoom: cfg.min_zoom,
+          maxZoom: cfg.max_zoom,
+          tileSize: cfg.tile_size,
+        };
       });
-      return { status: 200, body: xml, contentType: 'application/xml; charset=utf-8' };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/previews/{collection_id}/{z}/{x}/{y}',
+    summary: 'A map tile of the preview of a collection ({y} may end in .png or .jpg; datetime= a date, date-time or interval, the newest date by default)',
+    auth: 'none',
+    handler: (req) => serveTile(req, previewTiles(req, previewCollection(req)), req.params.z, req.params.x, req.params.y),
+  },
+  {
+    method: 'GET',
+    path: '/previews/{collection_id}/wmts',
+    summary: 'WMTS of the preview of a collection: GetCapabilities (the default) and KVP GetTile',
+    auth: 'none',
+    handler: (req) => {
+      const id = previewCollection(req);
+      return wmts(req, id, previewTiles(req, id), (layer) => new ApiError('CollectionNotFound', { identifier: layer }), async () => {
+        const p = await req.app.tiles.preview(id, datetimeOf(req));
+        const base = `${req.app.publicUrl()}/previews/${encodeURIComponent(id)}`;
+        const dt = datetimeOf(req);
+        const query = dt ? `?datetime=${encodeURIComponent(dt)}` : '';
+        return {
+          id,
+          title: `${p.title} (preview)`,
+          abstract: p.legend,
+          endpoint: `${base}/wmts${query}`,
+          tileTemplate: `${base}/{TileMatrix}/{TileCol}/{TileRow}.png${query}`,
+          format: 'image/png',
+          extent: p.extent,
+          minZoom: p.minZoom,
+          maxZoom: p.maxZoom,
+          tileSize: 256,
+        };
+      });
     },
   },
   {
     method: 'GET',
     path: '/viewer',
-    summary: 'A map page showing a service (?service=ID)',
+    summary: 'A map page showing a service (?service=ID) or the preview of a collection (?collection=ID, optionally &datetime=)',
     auth: 'none',
     handler: (req) => {
+      if (req.query.get('collection') !== null && req.query.get('service') === null) return collectionViewer(req);
       const s = enabledService(req, req.query.get('service'));
       const cfg = tileConfigOf(s.configuration);
       const range = s.attributes.value_range as { min: number; max: number } | undefined;
@@ -114,3 +200,21 @@ export const tileRoutes: AppRoute[] = [
     },
   },
 ];
+
+/** The map page of a collection's preview, with a date picker over its dates. */
+async function collectionViewer(req: AppRequest): Promise<Reply> {
+  const id = req.query.get('collection') ?? '';
+  const datetime = datetimeOf(req);
+  const p = await req.app.tiles.preview(id, datetime);
+  const page = viewerPage({
+    title: p.title,
+    template: `${req.app.publicUrl()}/previews/${encodeURIComponent(id)}/{z}/{x}/{y}.png`,
+    extent: p.extent,
+    minZoom: p.minZoom,
+    maxZoom: p.maxZoom,
+    tileSize: 256,
+    legend: p.legend,
+    dates: { values: p.itemDates, min: p.temporal[0]?.slice(0, 10) ?? null, max: p.temporal[1]?.slice(0, 10) ?? null, selected: datetime },
+  });
+  return { status: 200, body: page.html, contentType: 'text/html; charset=utf-8', headers: { 'Cache-Control': 'no-cache', 'Content-Security-Policy': page.csp } };
+}

@@ -5,6 +5,7 @@ import type { CollectionMeta, ItemMeta } from '../core/catalog.js';
 export const DATACUBE_EXT = 'https://stac-extensions.github.io/datacube/v2.2.0/schema.json';
 export const EO_EXT = 'https://stac-extensions.github.io/eo/v1.1.0/schema.json';
 export const PROJ_EXT = 'https://stac-extensions.github.io/projection/v1.1.0/schema.json';
+export const WEB_MAP_LINKS_EXT = 'https://stac-extensions.github.io/web-map-links/v1.2.0/schema.json';
 export const QUERYABLES_REL = 'http://www.opengis.net/def/rel/ogc/1.0/queryables';
 
 export interface CollectionExtent {
@@ -37,13 +38,15 @@ export interface StacOptions {
   /** Include summaries and cube:dimensions (the single-collection answer does, lists do not). */
   full: boolean;
   queryables: boolean;
+  /** Links to the collection on a map (rel xyz, wmts, alternate), made by the API that serves them. */
+  mapLinks?: Record<string, unknown>[];
 }
 
 export function stacCollection(meta: CollectionMeta, ext: CollectionExtent, o: StacOptions): Record<string, unknown> {
   const self = `${o.collectionsUrl}/${encodeURIComponent(meta.id)}`;
   const doc: Record<string, unknown> = {
     stac_version: o.stacVersion,
-    stac_extensions: [DATACUBE_EXT, EO_EXT, PROJ_EXT],
+    stac_extensions: [DATACUBE_EXT, EO_EXT, PROJ_EXT, ...(o.mapLinks?.length ? [WEB_MAP_LINKS_EXT] : [])],
     type: 'Collection',
     id: meta.id,
     title: meta.title,
@@ -60,6 +63,7 @@ export function stacCollection(meta: CollectionMeta, ext: CollectionExtent, o: S
       { rel: 'root', href: `${o.rootUrl}/`, type: 'application/json' },
       { rel: 'parent', href: `${o.rootUrl}/`, type: 'application/json' },
       ...(o.queryables ? [{ rel: QUERYABLES_REL, href: `${self}/queryables`, type: 'application/schema+json', title: 'Queryables' }] : []),
+      ...(o.mapLinks ?? []),
       ...(meta.links ?? []),
     ],
   };

@@ -4,6 +4,7 @@
 // compute pool (the same execute() as /result, with the tile as the region every load fills).
 import type { Config } from '../core/config.js';
 import type { Store, ServiceRecord } from '../store/types.js';
+import type { CollectionMeta, ItemMeta, RemoteSearch } from '../core/catalog.js';
 import type { Compute } from '../compute/pool.js';
 import type { Graph } from '../core/graph.js';
 import type { UserProcess } from '../core/graph.js';
@@ -19,27 +20,64 @@ import { tileConfigOf, type TileConfig } from './service-types.js';
 import { serviceExtent, type LonLatBox } from './extent.js';
 import { TileCache, etagOf, type CachedTile } from './cache.js';
 import { ServiceActivity } from './activity.js';
+import { itemsWithin, newestRemoteItem, previewDates, previewExtent, previewGraph, previewMinZoom, previewStyle, PREVIEW_MAX_ZOOM, type PreviewDates, type PreviewStyle } from './preview.js';
 import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 
 /** How long a service's record is trusted before it is read again (changes by other servers, stored processes). */
 const STATE_TTL_MS = 15_000;
 
 export type TileFormat = 'png' | 'jpeg';
 
-interface ServiceState {
-  record: ServiceRecord;
-  /** Cache key prefix: service id and a hash of everything that shapes its tiles. */
+/** What the tiles of a layer (a service, or a collection's preview) are drawn from. */
+interface LayerState {
+  /** Cache key prefix: the layer and a hash of everything that shapes its tiles. */
   prefix: string;
   hash: string;
   config: TileConfig;
+  /** The graph whose result is coloured (a preview's without its stretch). */
   graph: Graph;
   userProcesses: Record<string, UserProcess>;
   extent: LonLatBox | null;
   /** The extent in Web Mercator, for the outside-the-data test. */
   mercator: Box | null;
-  range: Promise<[number, number] | null> | null;
   loadedAt: number;
 }
+
+interface ServiceState extends LayerState {
+  record: ServiceRecord;
+  range: Promise<[number, number] | null> | null;
+}
+
+/** A collection's preview for some dates (tiles/preview.ts). */
+interface PreviewState extends LayerState {
+  collection: string;
+  meta: CollectionMeta;
+  style: PreviewStyle;
+  dates: PreviewDates;
+  /** Dates of the collection's items (none known for a STAC API collection), for the map page's picker. */
+  itemDates: string[];
+  /** A local collection without items at these dates: every tile is empty. */
+  empty: boolean;
+}
+
+/** The page and capabilities of a preview need these. */
+export interface PreviewInfo {
+  title: string;
+  extent: LonLatBox | null;
+  minZoom: number;
+  maxZoom: number;
+  legend: string;
+  dates: PreviewDates;
+  itemDates: string[];
+  temporal: [string | null, string | null];
+}
+
+/** How long the newest item of a STAC API collection is trusted. */
+const NEWEST_TTL_MS = 300_000;
+/** Previews kept at once (one per collection and `datetime`), and stretches per collection, dates and area. */
+const PREVIEW_STATES = 256;
+const PREVIEW_RANGES = 1024;
 
 /** A tile as HTTP wants it: 200 with the image, or 304 when the client's ETag still matches. */
 export interface TileAnswer {
@@ -50,7 +88,7 @@ export interface TileAnswer {
 }
 
 /** What the API asks of the tile server (another implementation may take its place). */
-export type Tiles = Pick<TileServer, 'tile' | 'extentOf' | 'invalidate' | 'prepare' | 'activity' | 'close'>;
+export type Tiles = Pick<TileServer, 'tile' | 'extentOf' | 'invalidate' | 'prepare' | 'activity' | 'close' | 'previewTile' | 'preview'>;
 
 export class TileServer {
   readonly cache: TileCache;
@@ -58,11 +96,18 @@ export class TileServer {
   private readonly states = new Map<string, ServiceState>();
   private readonly empties = new Map<string, CachedTile>();
   private readonly cacheControl: string;
+  private readonly previews = new LRUCache<string, PreviewState>({ max: PREVIEW_STATES });
+  /** Stretches of previews, computed once per collection version, dates and overview area (keyed by cache prefix and area). */
+  private readonly previewRanges = new LRUCache<string, Promise<[number, number] | null>>({ max: PREVIEW_RANGES });
+  /** The newest item of each STAC API collection (the default date of its preview), found again after NEWEST_TTL_MS. */
+  private readonly newest = new LRUCache<string, { at: number; date: Promise<string | null>; known?: string | null }>({ max: PREVIEW_STATES });
 
   constructor(
     private readonly store: Store,
     private readonly compute: Compute,
     private readonly config: Config,
+    /** Item searches of STAC API collections (data/stac-collections.ts), for the newest date of a preview. */
+    private readonly search: ((req: RemoteSearch) => Promise<ItemMeta[]>) | null = null,
   ) {
     this.cache = new TileCache(config.tileCacheBytes);
     this.activity = new ServiceActivity(store);
@@ -132,30 +177,159 @@ export class TileServer {
   tile(id: string, coord: TileCoord, format: TileFormat | null, ifNoneMatch: string | undefined, abortable?: () => AbortSignal): TileAnswer | Promise<TileAnswer> {
     const st = this.state(id);
     if (!st || !st.record.enabled) throw new ApiError('ServiceNotFound', { identifier: id });
+    const cfg = st.config;
+    return this.serve(st, id, coord, format, ifNoneMatch, abortable, async () => {
+      const range = await this.rangeOf(st);
+      return { graph: st.graph, options: { colormap: cfg.colormap, min: range?.[0] ?? null, max: range?.[1] ?? null } };
+    });
+  }
+
+  /**
+   * A tile of a collection's preview (tiles/preview.ts) for `datetime` (null: the newest date):
+   * the same checks, cache, empty tiles and rendering as a service's tile.
+   */
+  previewTile(collection: string, datetime: string | null, coord: TileCoord, format: TileFormat | null, ifNoneMatch: string | undefined, abortable?: () => AbortSignal): TileAnswer | Promise<TileAnswer> {
+    const newest = this.newestOf(collection, datetime);
+    if (newest instanceof Promise) return newest.then((n) => this.previewTileOf(this.previewState(collection, datetime, n), coord, format, ifNoneMatch, abortable));
+    return this.previewTileOf(this.previewState(collection, datetime, newest), coord, format, ifNoneMatch, abortable);
+  }
+
+  private previewTileOf(st: PreviewState, coord: TileCoord, format: TileFormat | null, ifNoneMatch: string | undefined, abortable?: () => AbortSignal): TileAnswer | Promise<TileAnswer> {
+    if (st.empty) {
+      this.checkZoom(st, coord);
+      return this.answer(this.empty(st.config.tile_size, format ?? st.config.format), ifNoneMatch);
+    }
+    return this.serve(st, null, coord, format, ifNoneMatch, abortable, async () => {
+      const range = await this.previewRange(st, coord);
+      // No valid pixel in the whole overview area: nothing to stretch, the tile is empty.
+      if (!range) return null;
+      const colormap = st.style.colormap === 'rgb' ? 'greys' : st.style.colormap;
+      return { graph: previewGraph(st.meta, st.style, st.dates, range), options: { colormap, min: 0, max: 255 } };
+    });
+  }
+
+  /** What the map page and WMTS of a preview show. */
+  async preview(collection: string, datetime: string | null): Promise<PreviewInfo> {
+    const st = this.previewState(collection, datetime, await this.newestOf(collection, datetime));
+    const meta = st.meta;
+    const temporal: [string | null, string | null] = meta.remote ? meta.remote.extent.interval : [st.itemDates[0] ?? null, st.itemDates[st.itemDates.length - 1] ?? null];
+    return { title: meta.title || meta.id, extent: st.extent, minZoom: st.config.min_zoom, maxZoom: st.config.max_zoom, legend: st.style.legend, dates: st.dates, itemDates: st.itemDates, temporal };
+  }
+
+  /**
+   * The newest item's date of a STAC API collection when its preview needs it (no `datetime`), at
+   * once when known (cache hits stay synchronous), else the search's promise; null otherwise.
+   */
+  private newestOf(collection: string, datetime: string | null): string | null | Promise<string | null> {
+    if (datetime !== null || !this.search) return null;
+    // A local collection's default preview known at once, without reading its record (cache hits stay cheap).
+    const known = this.previews.get(`${collection}\n\n`);
+    if (known && !known.meta.remote && Date.now() - known.loadedAt < STATE_TTL_MS) return null;
+    const now = Date.now();
+    let e = this.newest.get(collection);
+    if (!e || now - e.at > NEWEST_TTL_MS) {
+      const meta = this.collectionMeta(collection);
+      if (!meta.remote) return null;
+      const date = newestRemoteItem(meta, this.search);
+      const entry: { at: number; date: Promise<string | null>; known?: string | null } = { at: now, date };
+      date.then(
+        (d) => (entry.known = d),
+        () => this.newest.get(collection) === entry && this.newest.delete(collection),
+      );
+      this.newest.set(collection, (e = entry));
+    }
+    return e.known !== undefined ? e.known : e.date;
+  }
+
+  private collectionMeta(id: string) {
+    const meta = this.store.collections.get(id);
+    if (!meta) throw new ApiError('CollectionNotFound', { identifier: id });
+    return meta;
+  }
+
+  /** A collection's preview for `datetime`, kept for a few seconds like a service's state. */
+  private previewState(collection: string, datetime: string | null, newestRemote: string | null): PreviewState {
+    const key = `${collection}\n${datetime ?? ''}\n${newestRemote ?? ''}`;
+    const now = Date.now();
+    const st = this.previews.get(key);
+    if (st && now - st.loadedAt < STATE_TTL_MS) return st;
+    const meta = this.collectionMeta(collection);
+    const all = meta.remote ? [] : this.store.collections.items(collection);
+    const dates = previewDates(meta, all, datetime, newestRemote);
+    const items = meta.remote ? [] : itemsWithin(all, dates);
+    const style = previewStyle(meta);
+    const graph = previewGraph(meta, style, dates);
+    // The items' ids and dates are in the hash: an import changes the preview.
+    const hash = createHash('sha256')
+      .update(JSON.stringify([meta, graph, items.map((it) => [it.id, it.datetime])]))
+      .digest('base64url')
+      .slice(0, 16);
+    const extent = previewExtent(meta, items);
+    const next: PreviewState = {
+      collection,
+      meta,
+      style,
+      dates,
+      itemDates: [...new Set(all.map((it) => it.datetime.slice(0, 10)))],
+      empty: !meta.remote && items.length === 0,
+      prefix: `preview:${collection}:${hash}:`,
+      hash,
+      config: { tile_size: 256, min_zoom: previewMinZoom(meta, items.length ? items : all), max_zoom: PREVIEW_MAX_ZOOM, format: 'png', colormap: style.colormap, min: null, max: null },
+      graph,
+      userProcesses: {},
+      extent,
+      mercator: extent ? mercatorBox(extent) : null,
+      loadedAt: now,
+    };
+    this.previews.set(key, next);
+    return next;
+  }
+
+  private checkZoom(st: LayerState, coord: TileCoord): void {
     const tileName = `${coord.z}/${coord.x}/${coord.y}`;
     if (!validTile(coord)) throw new ApiError('TileInvalid', { tile: tileName, reason: `at zoom ${coord.z} x and y run from 0 to ${2 ** Math.min(coord.z, 30) - 1}` });
     const cfg = st.config;
     if (coord.z < cfg.min_zoom || coord.z > cfg.max_zoom) {
-      throw new ApiError('TileInvalid', { tile: tileName, reason: `this service draws zoom levels ${cfg.min_zoom} to ${cfg.max_zoom}` });
+      const what = 'collection' in st ? `this preview draws zoom levels ${cfg.min_zoom} to ${cfg.max_zoom} (coarser tiles would read more than the data's coarsest overview)` : `this service draws zoom levels ${cfg.min_zoom} to ${cfg.max_zoom}`;
+      throw new ApiError('TileInvalid', { tile: tileName, reason: what });
     }
+  }
+
+  /**
+   * The answer for one tile of a layer: from the cache, an empty image outside its data, or a render
+   * of `drawing` (the graph and colours; null: an empty tile). `activityId` counts the tile for a
+   * service's logs and usage (previews have none).
+   */
+  private serve(
+    st: LayerState,
+    activityId: string | null,
+    coord: TileCoord,
+    format: TileFormat | null,
+    ifNoneMatch: string | undefined,
+    abortable: (() => AbortSignal) | undefined,
+    drawing: () => Promise<{ graph: Graph; options: Record<string, unknown> } | null>,
+  ): TileAnswer | Promise<TileAnswer> {
+    this.checkZoom(st, coord);
+    const cfg = st.config;
+    const tileName = `${coord.z}/${coord.x}/${coord.y}`;
     const fmt = format ?? cfg.format;
     // The prefix holds a hash of the configuration (the tile size with it); the format may come from the URL.
     const key = `${st.prefix}${fmt}:${tileName}`;
     const hit = this.cache.get(key);
     if (hit) {
-      this.activity.hit(id);
+      if (activityId) this.activity.hit(activityId);
       return this.answer(hit, ifNoneMatch);
     }
     if (st.mercator && !intersects(st.mercator, tileBox(coord))) {
-      this.activity.empty(id);
+      if (activityId) this.activity.empty(activityId);
       return this.answer(this.empty(cfg.tile_size, fmt), ifNoneMatch);
     }
     const signal = abortable?.();
     return this.cache
-      .render(key, (s) => this.render(st, coord, fmt, s), signal, () => this.activity.joined(id))
+      .render(key, (s) => this.render(st, activityId, coord, fmt, s, drawing), signal, () => activityId && this.activity.joined(activityId))
       .then((t) => this.answer(t, ifNoneMatch, true))
       .catch((e) => {
-        if (!signal?.aborted) this.activity.failed(id, e, coord);
+        if (!signal?.aborted && activityId) this.activity.failed(activityId, e, coord);
         throw e;
       });
   }
@@ -167,21 +341,29 @@ export class TileServer {
     return { status: 200, body: t.body, contentType: t.contentType, headers };
   }
 
-  private async render(st: ServiceState, coord: TileCoord, fmt: TileFormat, signal: AbortSignal): Promise<CachedTile> {
-    const range = await this.rangeOf(st);
+  private async render(
+    st: LayerState,
+    activityId: string | null,
+    coord: TileCoord,
+    fmt: TileFormat,
+    signal: AbortSignal,
+    drawing: () => Promise<{ graph: Graph; options: Record<string, unknown> } | null>,
+  ): Promise<CachedTile> {
+    const draw = await drawing();
     const size = st.config.tile_size;
+    if (!draw) return this.empty(size, fmt);
     const started = performance.now();
     const out = await this.compute
       .run(
         {
-          graph: st.graph,
+          graph: draw.graph,
           userProcesses: st.userProcesses,
           maxValues: this.config.syncMaxValues,
-          limitAdvice: 'Narrow the dates or bands of the service, or use a batch job.',
+          limitAdvice: activityId ? 'Narrow the dates or bands of the service, or use a batch job.' : 'Narrow the dates of the preview (datetime=).',
           region: tileGrid(coord, size),
           mode: 'tile',
           parameters: tileParameters(coord, size),
-          output: { format: fmt === 'png' ? 'PNG' : 'JPEG', options: { colormap: st.config.colormap, min: range?.[0] ?? null, max: range?.[1] ?? null } },
+          output: { format: fmt === 'png' ? 'PNG' : 'JPEG', options: draw.options },
         },
         signal,
       )
@@ -191,8 +373,42 @@ export class TileServer {
         throw e;
       });
     if (!out) return this.empty(size, fmt);
-    this.activity.rendered(st.record.id, out.values, out.stages.total, performance.now() - started);
+    if (activityId) this.activity.rendered(activityId, out.values, out.stages.total, performance.now() - started);
     return { body: out.body, contentType: out.mediaType, etag: etagOf(out.body), timing: serverTiming(out.stages) };
+  }
+
+  /**
+   * The stretch of a preview: the 2nd and 98th percentiles of its unstretched result on a 256-pixel
+   * overview of its extent, computed once per collection version and dates and kept (bounded). An
+   * extent wider than one tile of the preview's coarsest zoom (a continent-wide STAC API
+   * collection) is sampled in the coarsest-zoom tile around the tile asked for, so the estimate
+   * reads no more than such a tile does.
+   */
+  private previewRange(st: PreviewState, coord: TileCoord): Promise<[number, number] | null> {
+    let box = st.mercator;
+    const zMin = st.config.min_zoom;
+    const shift = coord.z - zMin;
+    const around = tileBox({ z: zMin, x: Math.floor(coord.x / 2 ** shift), y: Math.floor(coord.y / 2 ** shift) });
+    if (!box || box[2] - box[0] > around[2] - around[0] || box[3] - box[1] > around[3] - around[1]) {
+      box = box ? [Math.max(box[0], around[0]), Math.max(box[1], around[1]), Math.min(box[2], around[2]), Math.min(box[3], around[3])] : around;
+    }
+    const key = `${st.prefix}${box.map((v) => Math.round(v)).join(',')}`;
+    let p = this.previewRanges.get(key);
+    if (!p) {
+      p = this.estimateRange(st.graph, st.userProcesses, box).then(
+        // One value everywhere still needs a scale to draw it.
+        (r) => (r && !(r[1] > r[0]) ? ([r[0], r[0] + 1] as [number, number]) : r),
+        // An overview where the loads find no items has no range (its tiles are empty).
+        (e) => {
+          if ((e as { code?: string }).code === 'NoDataAvailable') return null;
+          throw e;
+        },
+      );
+      // A failed estimate is not kept: the next tile tries again.
+      p.catch(() => this.previewRanges.delete(key));
+      this.previewRanges.set(key, p);
+    }
+    return p;
   }
 
   /**
@@ -206,8 +422,12 @@ export class TileServer {
     const stored = st.record.attributes.value_range as { min: number; max: number; version: string } | undefined;
     if (stored && stored.version === st.hash) return Promise.resolve([min ?? stored.min, max ?? stored.max]);
     if (!st.mercator) return Promise.resolve(null);
-    st.range ??= this.estimateRange(st).then(
-      (r) => (r ? [min ?? r[0], max ?? r[1]] : null),
+    st.range ??= this.estimateRange(st.graph, st.userProcesses, st.mercator).then(
+      (r) => {
+        // Kept with the service, so a restart does not estimate again.
+        if (r) this.keepRange(st, r);
+        return r ? [min ?? r[0], max ?? r[1]] : null;
+      },
       (e) => {
         st.range = null;
         throw e;
@@ -216,13 +436,14 @@ export class TileServer {
     return st.range;
   }
 
-  private async estimateRange(st: ServiceState): Promise<[number, number] | null> {
-    const [x0, y0, x1, y1] = st.mercator!;
+  /** The 2nd and 98th percentiles of a graph's result over `box` (Web Mercator) drawn as one 256-pixel tile. */
+  private async estimateRange(graph: Graph, userProcesses: Record<string, UserProcess>, box: Box): Promise<[number, number] | null> {
+    const [x0, y0, x1, y1] = box;
     const res = Math.max(x1 - x0, y1 - y0) / 256;
     const grid: Grid = gridFor(3857, [x0, y0, x1, y1], res);
     const out = await this.compute.run({
-      graph: st.graph,
-      userProcesses: st.userProcesses,
+      graph,
+      userProcesses,
       maxValues: this.config.syncMaxValues,
       limitAdvice: 'Narrow the dates or bands of the service.',
       region: grid,
@@ -231,15 +452,15 @@ export class TileServer {
       // The percentiles are taken on the compute thread, not on the event loop.
       range: true,
     });
-    if (!out.range) return null;
-    const [lo, hi] = out.range;
-    // Kept with the service, so a restart does not estimate again.
+    return out.range ?? null;
+  }
+
+  private keepRange(st: ServiceState, [lo, hi]: [number, number]): void {
     const fresh = this.store.services.get(st.record.id);
     if (fresh) {
       fresh.attributes = { ...fresh.attributes, value_range: { min: lo, max: hi, version: st.hash } };
       this.store.services.update(fresh);
     }
-    return [lo, hi];
   }
 
   /** A fully transparent PNG (or white JPEG) tile. */

@@ -1,6 +1,7 @@
-// The map page of a service: a small slippy map of our own (no third-party script), showing the
-// service's tiles over its extent. Drag to pan, wheel, double-click or +/- to zoom. The page
-// needs nothing but the tile template, so it works for anyone who has the service id.
+// The map page of a service or of a collection's preview: a small slippy map of our own (no
+// third-party script), showing the tiles over their extent. Drag to pan, wheel, double-click or +/-
+// to zoom; a preview has a date picker. The page needs nothing but the tile template, so it works
+// for anyone who has the service id (or, for a public collection, anyone).
 import { createHash } from 'node:crypto';
 
 export interface ViewerInput {
@@ -14,6 +15,12 @@ export interface ViewerInput {
   tileSize: number;
   /** A short description of the colours (e.g. "ndvi colours, -0.2 .. 0.9"). */
   legend: string;
+  /**
+   * A date picker (a collection's preview): the dates of its items to choose from, or, when none are
+   * known (a STAC API collection), any day from `min` to `max`; `selected` is the `datetime=` shown
+   * (null: the newest). The choice is sent as `datetime=` with every tile.
+   */
+  dates?: { values: string[]; min: string | null; max: string | null; selected: string | null };
 }
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -41,6 +48,9 @@ const STYLE = `
   #zoom button { width: 32px; height: 32px; font-size: 18px; border: 0; background: none; cursor: pointer; }
   #zoom button + button { border-top: 1px solid #ccc; }
   #status { left: 10px; bottom: 10px; font-variant-numeric: tabular-nums; }
+  #dates { right: 56px; top: 10px; }
+  #dates[hidden] { display: none; }
+  #dates label { margin-right: 6px; }
 `;
 
 const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
@@ -58,6 +68,56 @@ const map = document.getElementById('map'), layer = document.getElementById('til
 document.querySelector('#info h1').textContent = cfg.title;
 document.getElementById('legend').textContent = cfg.legend;
 const status = document.getElementById('status');
+
+// A preview's dates: the picker's choice goes with every tile as datetime= (empty: the newest).
+let datetime = cfg.dates ? cfg.dates.selected || '' : '';
+const tileUrl = (z, x, y) => {
+  const url = cfg.template.replace('{z}', z).replace('{x}', x).replace('{y}', y);
+  return datetime ? url + (url.includes('?') ? '&' : '?') + 'datetime=' + encodeURIComponent(datetime) : url;
+};
+if (cfg.dates) {
+  const panel = document.getElementById('dates');
+  let picker;
+  if (cfg.dates.values.length) {
+    picker = document.createElement('select');
+    const newest = document.createElement('option');
+    newest.value = '';
+    newest.textContent = 'newest';
+    picker.appendChild(newest);
+    for (const d of [...cfg.dates.values].reverse()) {
+      const o = document.createElement('option');
+      o.value = d;
+      o.textContent = d;
+      picker.appendChild(o);
+    }
+    if (datetime && !cfg.dates.values.includes(datetime)) {
+      const o = document.createElement('option');
+      o.value = datetime;
+      o.textContent = datetime;
+      picker.appendChild(o);
+    }
+  } else {
+    picker = document.createElement('input');
+    picker.type = 'date';
+    if (cfg.dates.min) picker.min = cfg.dates.min;
+    if (cfg.dates.max) picker.max = cfg.dates.max;
+  }
+  picker.id = 'date';
+  picker.value = datetime;
+  const label = document.createElement('label');
+  label.htmlFor = 'date';
+  label.textContent = 'Date';
+  panel.append(label, picker);
+  panel.hidden = false;
+  picker.addEventListener('change', () => {
+    datetime = picker.value;
+    document.body.dataset.datetime = datetime;
+    for (const img of live.values()) img.remove();
+    live.clear();
+    draw();
+  });
+  document.body.dataset.datetime = datetime;
+}
 
 // The view: the Web Mercator point at the centre of the window and an integer zoom. Tiles are
 // drawn TILE css pixels wide whatever their pixel size, so 512 tiles look sharper, not smaller.
@@ -95,7 +155,7 @@ function draw() {
       img.alt = '';
       img.decoding = 'async';
       img.onload = img.onerror = () => { img.dataset.done = img.naturalWidth > 0 ? 'ok' : 'failed'; report(); };
-      img.src = cfg.template.replace('{z}', view.z).replace('{x}', tx).replace('{y}', ty);
+      img.src = tileUrl(view.z, tx, ty);
       layer.appendChild(img);
       live.set(key, img);
     }
@@ -181,6 +241,7 @@ draw();
 <div id="map"><div id="tiles"></div></div>
 <div id="info" class="panel"><h1></h1><div id="legend"></div></div>
 <div id="zoom" class="panel"><button id="in" title="Zoom in" aria-label="Zoom in">+</button><button id="out" title="Zoom out" aria-label="Zoom out">−</button></div>
+<div id="dates" class="panel" hidden></div>
 <div id="status" class="panel"></div>
 <script>${script}</script>
 </body>
