@@ -12,9 +12,9 @@ import type { BenchOptions, BenchResult } from './run.js';
 
 const X0 = 620000;
 const Y0 = 5320000;
-const SIDE_M = 20480;
+export const SIDE_M = 20480;
 
-const ndvi = (side: number, resolution: number) => ({
+export const ndvi = (side: number, resolution: number) => ({
   l: {
     process_id: 'load_collection',
     arguments: { id: 'DEMO_S2_L2A', spatial_extent: { west: X0, east: X0 + side, north: Y0, south: Y0 - side, crs: 32633 }, temporal_extent: ['2024-06-01', '2024-07-01'], bands: ['B04', 'B08'] },
@@ -44,7 +44,7 @@ function serve(dataDir: string, env: Record<string, string> = {}): Promise<Child
 }
 
 /** Signs in as the bench user. */
-async function signIn(xeo: Child): Promise<string> {
+export async function signIn(xeo: Child): Promise<string> {
   const r = await fetch(`${xeo.url}/1.2.0/credentials/basic`, { headers: { authorization: `Basic ${Buffer.from('bench:bench').toString('base64')}` } });
   if (r.status !== 200) throw new Error(`sign-in failed: ${r.status}`);
   return `Bearer basic//${((await r.json()) as { access_token: string }).access_token}`;
@@ -56,7 +56,7 @@ function addUser(dataDir: string): void {
 }
 
 /** Creates and runs a job to its end; answers the job record and its results document. */
-async function runJob(xeo: Child, token: string, graph: unknown): Promise<{ job: { usage: Record<string, { value: number }> }; doc: { assets: Record<string, { 'file:size': number }> }; wallSeconds: number }> {
+export async function runJob(xeo: Child, token: string, graph: unknown): Promise<{ job: { usage: Record<string, { value: number }> }; doc: { assets: Record<string, { 'file:size': number }> }; wallSeconds: number }> {
   const created = await api(xeo, 'POST', '/jobs', token, { process: { process_graph: graph } });
   if (created.status !== 201) throw new Error(`creating the job failed: ${created.status} ${await created.text()}`);
   const id = created.headers.get('xeo-identifier')!;

@@ -123,6 +123,20 @@ describe('CogStreamWriter: the same bytes as encodeCog', () => {
   }, 60_000);
 });
 
+describe('CogStreamWriter: windows encoded elsewhere (encodeWindow, writeEncoded)', () => {
+  // As on workers of several machines: each window deflated apart, the writer only places them.
+  it.each(cases.filter((c) => c.order === 'shuffled'))('$name: the same bytes as encodeCog', async (c) => {
+    const opts = streamOptions(c.input);
+    const file = path.join(dir, 'encoded.tif');
+    const w = await CogStreamWriter.create(file, opts);
+    const wins = shuffled(windows(c.input.width, c.input.height, (c.cells ?? 1) * CogStreamWriter.chunkAlign(c.input)), 11);
+    const encoded = await Promise.all(wins.map((win) => CogStreamWriter.encodeWindow(opts, win, cut(c.input.bands, c.input.width, win))));
+    for (const e of encoded) await w.writeEncoded(e);
+    await w.finish();
+    expect(readFileSync(file).equals(await encodeCog(c.input))).toBe(true);
+  }, 60_000);
+});
+
 describe('CogStreamWriter: windows are copied', () => {
   it('one reused buffer for every window gives the same file', async () => {
     const input: CogInput = { ...UTM, width: 2500, height: 2200, bands: makeBands(Float32Array, 2500, 2200, 1, NaN), nodata: NaN };

@@ -82,9 +82,10 @@ export class RunRecords {
       ? this.store.jobs.report(a.jobId, a.run, { usage: outcome.usage, costs: costsOf(values) }, 'canceled')
       : this.store.jobs.transition(a.jobId, ['running'], 'finished', { usage: outcome.usage, costs: costsOf(values), progress: 100 });
     if (!moved) {
-      // The same run kept by another worker first (a task taken over while still running): theirs stands.
+      // The same run settled first by another task (one taken over while still running, or a
+      // cancel's partial result): theirs stands. Only a run that is gone takes its files along.
       const now = this.store.jobs.byId(a.jobId);
-      if (now && now.run === a.run && (now.status === (outcome.partial ? 'canceled' : 'finished'))) return;
+      if (now && now.run === a.run) return;
       this.store.jobResults.delete(a.jobId);
       await this.results.deleteTree(a.jobId);
       return;

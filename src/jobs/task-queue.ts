@@ -1,6 +1,6 @@
 // The job queue of an installation on several machines: BullMQ on Redis. A started job becomes a
-// `plan` task; a chunked job's chunks become `chunk` tasks taken by every worker; when the last
-// chunk is in, an `assemble` task writes the COG. A task whose worker dies (its lease not renewed)
+// `plan` task; a chunked job's chunks become `chunk` tasks taken by every worker, and an `assemble`
+// task (on a queue of its own) writes each chunk into the COG as soon as it is done. A task whose worker dies (its lease not renewed)
 // is taken over by another. Beside the queue, Redis keeps each run's state: its chunk plan, the
 // chunks done (a set, so a chunk done twice counts once), values read and CPU spent, and a stop
 // word (cancel, delete) that workers hear at once on a channel and check before every task.
@@ -10,6 +10,8 @@ import { ApiError } from '../core/errors.js';
 import type { ChunkPlan } from './runner.js';
 
 export const QUEUE_NAME = 'xeo-jobs';
+/** Assemblies wait on chunks, so they have their own queue: they can never hold every slot that chunks need. */
+export const ASSEMBLE_QUEUE_NAME = 'xeo-assemble';
 const STOP_CHANNEL = 'xeo:job-stops';
 /** Run state outlives no run by much: a week, renewed as the run goes. */
 const STATE_TTL_S = 7 * 24 * 3600;
@@ -53,6 +55,7 @@ export const redisOptions = (url: string) => ({ url, maxRetriesPerRequest: null,
 
 export class TaskQueue {
   readonly queue: Queue<TaskData, unknown, TaskKind>;
+  readonly assembleQueue: Queue<TaskData, unknown, TaskKind>;
   private readonly redis: Redis;
   private subscriber: Redis | null = null;
 
@@ -65,6 +68,8 @@ export class TaskQueue {
     this.redis.on('error', () => {});
     this.queue = new Queue<TaskData, unknown, TaskKind>(QUEUE_NAME, { connection: redisOptions(url) });
     this.queue.on('error', () => {});
+    this.assembleQueue = new Queue<TaskData, unknown, TaskKind>(ASSEMBLE_QUEUE_NAME, { connection: redisOptions(url) });
+    this.assembleQueue.on('error', () => {});
   }
 
   private key(jobId: string, run: number, what: string): string {
@@ -99,7 +104,7 @@ export class TaskQueue {
   }
 
   async submitAssemble(jobId: string, run: number, partial: boolean): Promise<void> {
-    await this.queue.add('assemble', { jobId, run, partial }, this.opts(`${jobId}.${run}.${partial ? 'partial' : 'assemble'}`, this.attempts));
+    await this.assembleQueue.add('assemble', { jobId, run, partial }, this.opts(`${jobId}.${run}.${partial ? 'partial' : 'assemble'}`, this.attempts));
   }
 
   /** Keeps the first plan of a run (another worker may have planned it first); answers the one kept. */
@@ -163,13 +168,8 @@ export class TaskQueue {
     await this.redis.del(this.key(jobId, run, 'plan'), this.key(jobId, run, 'done'), this.key(jobId, run, 'tally'));
   }
 
-  /** Tasks of the queue by state, for tests and the bench. */
-  async counts(): Promise<Record<string, number>> {
-    return this.queue.getJobCounts('wait', 'active', 'completed', 'failed', 'delayed');
-  }
-
   async close(): Promise<void> {
-    await Promise.allSettled([this.queue.close(), this.subscriber?.quit(), this.redis.quit()]);
+    await Promise.allSettled([this.queue.close(), this.assembleQueue.close(), this.subscriber?.quit(), this.redis.quit()]);
   }
 }
 

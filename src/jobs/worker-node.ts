@@ -25,8 +25,12 @@ import { RunRecords, type RunRef } from './records.js';
 import { planWindows, usageOf } from './runner.js';
 import { cogSink, type CogSink } from './outputs.js';
 import { decodeChunk, encodeChunk } from './chunk-blobs.js';
-import { QUEUE_NAME, redisOptions, TaskQueue, type Task, type TaskData, type TaskKind } from './task-queue.js';
+import { ASSEMBLE_QUEUE_NAME, QUEUE_NAME, redisOptions, TaskQueue, type Task, type TaskData, type TaskKind } from './task-queue.js';
 
+/** Assemblies one worker writes at once (they mostly wait for chunks, and deflate on libuv's pool). */
+const ASSEMBLIES = 2;
+/** How often an assembly looks for chunks done. */
+const ASSEMBLY_POLL_MS = 100;
 /** How long a stop waits for a task's computation to halt before its thread is ended. */
 const STOP_GRACE_MS = 500;
 /** Failures that say nothing about the job: the task is tried again. */
@@ -46,7 +50,7 @@ export class JobWorker {
   private readonly waiting = new Map<string, Waiting>();
   private readonly records: RunRecords;
   private readonly tmpRoot: string;
-  private worker: QueueWorker<TaskData, unknown, TaskKind> | null = null;
+  private readonly queueWorkers: QueueWorker<TaskData, unknown, TaskKind>[] = [];
 
   constructor(
     private readonly store: Store,
@@ -70,21 +74,23 @@ export class JobWorker {
     mkdirSync(this.tmpRoot, { recursive: true });
     await this.tasks.onStop((jobId, run) => this.stopRun(jobId, run));
     const leaseMs = this.config.queueLeaseSeconds * 1000;
-    this.worker = new QueueWorker<TaskData, unknown, TaskKind>(QUEUE_NAME, (task) => this.process(task), {
+    const options = {
       connection: redisOptions(this.tasks.url),
-      concurrency: this.config.jobThreads,
       lockDuration: leaseMs,
       stalledInterval: leaseMs,
       // A task whose worker died this often is not the worker's fault alone: it fails (and is retried as a failure).
       maxStalledCount: 3,
-    });
-    this.worker.on('error', (e) => console.error(`[xeo] worker: ${e.message}`));
-    await this.worker.waitUntilReady();
+    };
+    // One task more than threads: a chunk's planes are stored while the next chunk computes.
+    this.queueWorkers.push(new QueueWorker<TaskData, unknown, TaskKind>(QUEUE_NAME, (task) => this.process(task), { ...options, concurrency: this.config.jobThreads + 1 }));
+    this.queueWorkers.push(new QueueWorker<TaskData, unknown, TaskKind>(ASSEMBLE_QUEUE_NAME, (task) => this.process(task), { ...options, concurrency: ASSEMBLIES }));
+    for (const w of this.queueWorkers) w.on('error', (e) => console.error(`[xeo] worker: ${e.message}`));
+    await Promise.all(this.queueWorkers.map((w) => w.waitUntilReady()));
   }
 
   async close(): Promise<void> {
     // Tasks in flight are not finished: their leases run out and other workers take them over.
-    await this.worker?.close(true).catch(() => {});
+    await Promise.all(this.queueWorkers.map((w) => w.close(true).catch(() => {})));
     await this.threads.close();
     await this.tasks.close();
   }
@@ -162,7 +168,7 @@ export class JobWorker {
     const done = await this.tasks.doneChunks(jobId, run);
     const todo = Array.from({ length: plan.chunks.count }, (_, i) => i).filter((i) => !done.has(i));
     if (todo.length) await this.tasks.submitChunks(jobId, run, todo);
-    else await this.tasks.submitAssemble(jobId, run, false);
+    await this.tasks.submitAssemble(jobId, run, false);
   }
 
   private async chunk(task: Task, ref: RunRef): Promise<void> {
@@ -186,25 +192,44 @@ export class JobWorker {
       this.records.log(job, { level: 'debug', message: `Chunk ${index + 1} of ${count} done on worker ${this.node} (${t.done} of ${count} in all).` });
       if (!this.store.jobs.byId(jobId)) await this.results.deleteTree(chunkPrefix(jobId, run)).catch(() => {});
     }
-    if ((await this.tasks.tally(jobId, run)).done >= count) await this.tasks.submitAssemble(jobId, run, false);
   }
 
-  /** Writes the COG from the chunks done (all, or those of a canceled run), chunk by chunk. */
+  /**
+   * Writes the COG, each chunk as soon as it is done (in whatever order), so that when the last
+   * chunk is in only it and the file's end remain; a canceled run's partial result takes the chunks
+   * done. A stop word ends a full assembly (the cancel's own assembly writes what was done).
+   */
   private async assemble(ref: RunRef, partial: boolean): Promise<void> {
     const { jobId, run } = ref;
     const plan = await this.tasks.getPlan(jobId, run);
     if (!plan) return;
-    const done = await this.tasks.doneChunks(jobId, run);
-    const tally = await this.tasks.tally(jobId, run);
     const windows = planWindows(plan.chunks);
     const outDir = mkdtempSync(path.join(this.tmpRoot, 'assemble-'));
+    const written = new Set<number>();
     let sink: CogSink | null = null;
+    const ms = { read: 0, write: 0 };
+    const clock = () => performance.now();
     try {
-      for (const [i, w] of windows.entries()) {
-        if (!done.has(i)) continue;
-        const { names, planes } = decodeChunk(await readAll(await this.results.read(chunkKey(jobId, run, i))));
-        sink ??= await cogSink(outDir, 'result.tif', plan.chunks.grid, names, plan.chunks.options);
-        await sink.write(w, planes);
+      for (;;) {
+        const done = await this.tasks.doneChunks(jobId, run);
+        for (const i of [...done].sort((x, y) => x - y)) {
+          if (written.has(i)) continue;
+          let t = clock();
+          const { names, planes } = decodeChunk(await readAll(await this.results.read(chunkKey(jobId, run, i))));
+          ms.read += clock() - t;
+          t = clock();
+          sink ??= await cogSink(outDir, 'result.tif', plan.chunks.grid, names, plan.chunks.options);
+          await sink.write(windows[i], planes);
+          ms.write += clock() - t;
+          written.add(i);
+        }
+        if (partial || written.size === windows.length) break;
+        const job = this.store.jobs.byId(jobId);
+        if ((await this.tasks.stopped(jobId, run)) || !job || job.run !== run || job.status !== 'running') {
+          await sink?.abort().catch(() => {});
+          return;
+        }
+        await new Promise((r) => setTimeout(r, ASSEMBLY_POLL_MS));
       }
       if (!sink) {
         if (partial && this.store.jobs.transition(jobId, ['canceled'], 'created')) {
@@ -212,9 +237,15 @@ export class JobWorker {
         }
         return;
       }
+      let t = clock();
       const file = await sink.finish(windows);
+      const finishMs = clock() - t;
       const c = plan.chunks;
+      const tally = await this.tasks.tally(jobId, run);
+      this.records.log({ id: jobId, logLevel: ref.logLevel }, { level: 'debug', message: `Assembled on worker ${this.node}: ${written.size} chunks read in ${Math.round(ms.read)} ms and written in ${Math.round(ms.write)} ms; the file finished in ${Math.round(finishMs)} ms.` });
+      t = clock();
       await this.records.keep(ref, { outputs: [file], partial, bbox: c.bbox, geometry: c.geometry, times: c.times, usage: usageOf(plan.started, tally.cpu, c.grid.width * c.grid.height, tally.values) });
+      this.records.log({ id: jobId, logLevel: ref.logLevel }, { level: 'debug', message: `The result was stored in ${Math.round(clock() - t)} ms.` });
       await this.results.deleteTree(chunkPrefix(jobId, run)).catch(() => {});
       await this.tasks.forget(jobId, run);
     } catch (e) {

@@ -44,6 +44,53 @@ export type { Window };
 
 type State = 'open' | 'finished' | 'aborted' | 'failed';
 
+/**
+ * A window encoded away from the writer (on another machine, say): its deflated tiles of every
+ * level the window covers whole, and the pieces of the levels above that wait for other windows.
+ */
+export interface EncodedWindow {
+  win: Window;
+  tiles: { level: number; index: number; data: Buffer }[];
+  pieces: { level: number; x: number; y: number; raster: Raster }[];
+}
+
+/** Where put() sends a level's tile-aligned region and its unaligned pieces. */
+interface LevelSink {
+  tile(li: number, index: number, r: Raster, x0: number, y0: number, w: number, h: number): Promise<void>;
+  piece(li: number, x: number, y: number, r: Raster): Promise<void>;
+  /** Memory accounting of the halvings (the writer's; nothing for a lone encoding). */
+  hold(bytes: number): void;
+}
+
+/**
+ * Encodes the region `r` at (x, y) of level `li`: tile-aligned regions tile by tile and halved
+ * into the next level; anything unaligned goes to `piece`. The one walk of the pyramid, shared by
+ * the writer and by encodeWindow().
+ */
+async function putLevels(plan: Plan, sizes: Size[], li: number, x: number, y: number, r: Raster, out: LevelSink): Promise<void> {
+  const ts = plan.tileSize;
+  const size = sizes[li]!;
+  const aligned = x % ts === 0 && y % ts === 0 && (r.width % ts === 0 || x + r.width === size.width) && (r.height % ts === 0 || y + r.height === size.height);
+  if (!aligned) return out.piece(li, x, y, r);
+  const across = tilesAcross(size.width, ts);
+  for (let ty = y / ts; ty * ts < y + r.height; ty++) {
+    for (let tx = x / ts; tx * ts < x + r.width; tx++) {
+      const [x0, y0] = [tx * ts, ty * ts];
+      await out.tile(li, ty * across + tx, r, x0 - x, y0 - y, Math.min(ts, size.width - x0), Math.min(ts, size.height - y0));
+    }
+  }
+  if (li + 1 === sizes.length) return;
+  // Halving runs here while zlib compresses the tiles just submitted.
+  const half = halve(r, plan);
+  const bytes = rasterBytes(half);
+  out.hold(bytes);
+  try {
+    await putLevels(plan, sizes, li + 1, x / 2, y / 2, half, out);
+  } finally {
+    out.hold(-bytes);
+  }
+}
+
 function fail(message: string): never {
   throw new Error(`CogStreamWriter: ${message}`);
 }
@@ -113,6 +160,33 @@ export class CogStreamWriter {
     if (raw > maxBytes) throw overLimit(`uncompressed, the COG could take ${raw} bytes`, maxBytes);
     const spill = await TileSpill.create(tempPathFor(file, 'tiles.tmp', opts.tmpDir ?? path.dirname(file)), tiles);
     return new CogStreamWriter(file, plan, spill, maxBytes);
+  }
+
+  /**
+   * Encodes a window for a writer of the same options elsewhere (writeEncoded): the deflating, the
+   * bulk of a COG's cost, is done where the window was computed.
+   */
+  static async encodeWindow(opts: CogStreamOptions, win: Window, bands: TypedArray[]): Promise<EncodedWindow> {
+    const plan = planCog(opts, opts.bandCount, opts.sampleType, fail);
+    const encoder = new TileEncoder(plan);
+    const out: EncodedWindow = { win, tiles: [], pieces: [] };
+    await putLevels(plan, levelSizes(plan), 0, win.col, win.row, { width: win.width, height: win.height, bands }, {
+      tile: (level, index, r, x0, y0, w, h) => encoder.submit(r, x0, y0, w, h, async (data) => void out.tiles.push({ level, index, data })),
+      piece: async (level, x, y, raster) => void out.pieces.push({ level, x, y, raster }),
+      hold: () => {},
+    });
+    await encoder.drain();
+    return out;
+  }
+
+  /** Adds a window encoded by encodeWindow() with the same options, as writeWindow() would have. */
+  writeEncoded(e: EncodedWindow): Promise<void> {
+    return this.serial(async () => {
+      for (const c of this.checkWindow(e.win, null)) this.written[c] = 1;
+      for (const t of e.tiles) await this.spillTile(t.level, t.index, t.data);
+      for (const p of e.pieces) await this.put(p.level, p.x, p.y, p.raster);
+      if (this.encoder.failed) await this.encoder.drain();
+    });
   }
 
   /** Bytes the writer holds now (buffers, overview pieces, tiles in flight); not the caller's windows. */
@@ -192,8 +266,8 @@ export class CogStreamWriter {
     if (this.encoder.failed) await this.encoder.drain();
   }
 
-  /** The grid cells the window covers; throws unless it is aligned, in bounds, new and well-typed. */
-  private checkWindow(win: Window, bands: TypedArray[]): number[] {
+  /** The grid cells the window covers; throws unless it is aligned, in bounds, new and well-typed (bands: when given). */
+  private checkWindow(win: Window, bands: TypedArray[] | null): number[] {
     const { width: W, height: H, spp, sample } = this.plan;
     const A = this.align;
     const { col, row, width, height } = win;
@@ -202,8 +276,8 @@ export class CogStreamWriter {
     if (col < 0 || row < 0 || col + width > W || row + height > H) fail(`${where} is outside the ${W}x${H} raster`);
     if (col % A !== 0 || row % A !== 0) fail(`${where} does not start on the ${A}-pixel grid (chunkAlign)`);
     if ((width % A !== 0 && col + width !== W) || (height % A !== 0 && row + height !== H)) fail(`${where} is not a whole number of ${A}-pixel cells (only the last column and row may be narrower)`);
-    if (bands.length !== spp) fail(`${where} has ${bands.length} bands, expected ${spp}`);
-    for (const [i, b] of bands.entries()) {
+    if (bands && bands.length !== spp) fail(`${where} has ${bands.length} bands, expected ${spp}`);
+    for (const [i, b] of (bands ?? []).entries()) {
       if (sampleTypeOf(b) !== sample.type) fail(`${where}: band ${i} is ${sampleTypeOf(b)}, expected ${sample.type}`);
       if (b.length !== width * height) fail(`${where}: band ${i} has ${b.length} values, expected ${width * height}`);
     }
@@ -224,34 +298,16 @@ export class CogStreamWriter {
    */
   private async put(li: number, x: number, y: number, r: Raster): Promise<void> {
     if (this.encoder.failed) return; // addWindow reports it
-    const ts = this.plan.tileSize;
-    const size = this.sizes[li]!;
-    const aligned = x % ts === 0 && y % ts === 0 && (r.width % ts === 0 || x + r.width === size.width) && (r.height % ts === 0 || y + r.height === size.height);
-    if (!aligned) {
-      for (const tile of this.partials[li]!.add(x, y, r)) {
-        await this.put(li, tile.x, tile.y, tile.raster);
-        this.partials[li]!.release(tile);
-      }
-      return;
-    }
-    const across = tilesAcross(size.width, ts);
-    for (let ty = y / ts; ty * ts < y + r.height; ty++) {
-      for (let tx = x / ts; tx * ts < x + r.width; tx++) {
-        const [x0, y0] = [tx * ts, ty * ts];
-        const index = ty * across + tx;
-        await this.encoder.submit(r, x0 - x, y0 - y, Math.min(ts, size.width - x0), Math.min(ts, size.height - y0), (data) => this.spillTile(li, index, data));
-      }
-    }
-    if (li + 1 === this.sizes.length) return;
-    // Halving runs here while zlib compresses the tiles just submitted.
-    const half = halve(r, this.plan);
-    const bytes = rasterBytes(half);
-    this.hold(bytes);
-    try {
-      await this.put(li + 1, x / 2, y / 2, half);
-    } finally {
-      this.hold(-bytes);
-    }
+    await putLevels(this.plan, this.sizes, li, x, y, r, {
+      tile: (level, index, src, x0, y0, w, h) => this.encoder.submit(src, x0, y0, w, h, (data) => this.spillTile(level, index, data)),
+      piece: async (level, px, py, piece) => {
+        for (const tile of this.partials[level]!.add(px, py, piece)) {
+          await this.put(level, tile.x, tile.y, tile.raster);
+          this.partials[level]!.release(tile);
+        }
+      },
+      hold: (bytes) => this.hold(bytes),
+    });
   }
 
   private async spillTile(li: number, index: number, data: Buffer): Promise<void> {
