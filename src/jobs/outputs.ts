@@ -2,7 +2,7 @@
 // (with running band statistics), or the encoded bytes of another format.
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { CogStreamWriter, type Window } from '../output/cog-stream.js';
+import { CogStreamWriter, type CogStreamOptions, type EncodedWindow, type Window } from '../output/cog-stream.js';
 import { gridBox, type Grid } from '../core/grid.js';
 import { transformBox } from '../data/crs.js';
 import { OUTPUT_FORMATS } from '../output/formats.js';
@@ -24,7 +24,7 @@ export interface OutputFile {
 export const COG_TYPE = OUTPUT_FORMATS.find((f) => f.name === 'GTiff')!.mediaType;
 
 /** Per band: count, sum, sum of squares, min and max of the valid values. */
-class BandStats {
+export class BandStats {
   n = 0;
   sum = 0;
   sq = 0;
@@ -53,6 +53,16 @@ class BandStats {
     this.max = max;
   }
 
+  /** Adds the statistics of values counted elsewhere (another chunk, on another machine). */
+  merge(o: Pick<BandStats, 'n' | 'sum' | 'sq' | 'min' | 'max'>): void {
+    if (o.n === 0) return; // its min and max are not numbers
+    this.n += o.n;
+    this.sum += o.sum;
+    this.sq += o.sq;
+    this.min = Math.min(this.min, o.min);
+    this.max = Math.max(this.max, o.max);
+  }
+
   summary(total: number): Record<string, number> {
     if (this.n === 0) return { valid_percent: 0 };
     const mean = this.sum / this.n;
@@ -66,18 +76,25 @@ class BandStats {
   }
 }
 
+/** A chunk encoded where it was computed: its COG tiles and its band statistics. */
+export interface EncodedChunk {
+  encoded: EncodedWindow;
+  stats: Pick<BandStats, 'n' | 'sum' | 'sq' | 'min' | 'max'>[];
+}
+
 export interface CogSink {
   write(w: Window, planes: Float32Array[]): Promise<void>;
+  /** Places a chunk encoded by encodeChunk() with the same grid, names and options. */
+  writeEncoded(chunk: EncodedChunk): Promise<void>;
   /** Writes no-data into the windows not written yet (for partial results), then the file. */
   finish(all: Window[]): Promise<OutputFile>;
   abort(): Promise<void>;
 }
 
 /** A COG of `grid` with the given band names, written window by window. */
-export async function cogSink(dir: string, name: string, grid: Grid, names: string[], options: Record<string, unknown>): Promise<CogSink> {
-  const file = path.join(dir, name);
-  const tileSize = Number(options.tile_size ?? 256);
-  const writer = await CogStreamWriter.create(file, {
+/** The COG of a job: float32, NaN no-data, the save_result tile size and overview resampling. */
+function cogOptions(grid: Grid, names: string[], options: Record<string, unknown>, dir?: string): CogStreamOptions {
+  return {
     width: grid.width,
     height: grid.height,
     epsg: grid.epsg,
@@ -86,10 +103,25 @@ export async function cogSink(dir: string, name: string, grid: Grid, names: stri
     sampleType: 'float32',
     nodata: NaN,
     descriptions: names,
-    tileSize,
+    tileSize: Number(options.tile_size ?? 256),
     resampling: options.overview_resampling === 'nearest' ? 'nearest' : 'average',
-    tmpDir: dir,
-  }).catch((e: unknown) => {
+    ...(dir ? { tmpDir: dir } : {}),
+  };
+}
+
+/** Encodes a chunk of a job's COG (the writer's cogSink may be on another machine). */
+export async function encodeChunk(grid: Grid, names: string[], options: Record<string, unknown>, w: Window, planes: Float32Array[]): Promise<EncodedChunk> {
+  const stats = planes.map((p) => {
+    const s = new BandStats();
+    s.add(p);
+    return { n: s.n, sum: s.sum, sq: s.sq, min: s.min, max: s.max };
+  });
+  return { encoded: await CogStreamWriter.encodeWindow(cogOptions(grid, names, options), w, planes), stats };
+}
+
+export async function cogSink(dir: string, name: string, grid: Grid, names: string[], options: Record<string, unknown>): Promise<CogSink> {
+  const file = path.join(dir, name);
+  const writer = await CogStreamWriter.create(file, cogOptions(grid, names, options, dir)).catch((e: unknown) => {
     // The writer refuses a file that could pass classic TIFF's 4 GiB before anything is computed.
     const message = e instanceof Error ? e.message : String(e);
     if (/bytes/.test(message) && /limit|beyond/.test(message)) throw new ProcessException('FormatUnsuitable', `GTiff: ${message}`);
@@ -104,6 +136,12 @@ export async function cogSink(dir: string, name: string, grid: Grid, names: stri
       planes.forEach((p, i) => stats[i].add(p));
       await writer.writeWindow(w, planes);
       written.add(key(w));
+    },
+    async writeEncoded(chunk) {
+      if (chunk.stats.length !== names.length) throw new Error(`a chunk has ${chunk.stats.length} bands where the first had ${names.length}`);
+      chunk.stats.forEach((st, i) => stats[i].merge(st));
+      await writer.writeEncoded(chunk.encoded);
+      written.add(key(chunk.encoded.win));
     },
     async finish(all) {
       let empty: Float32Array | null = null;

@@ -30,8 +30,8 @@ export type FromJobThread = About &
     | { type: 'done'; outcome: JobOutcome }
     /** A plan task's answer: done as one piece, or the chunks to compute. */
     | { type: 'planned'; plan: JobPlan }
-    /** A chunk task's answer: its planes (copied out of kernel memory), band names, values read and CPU seconds. */
-    | { type: 'chunk-done'; planes: Float32Array[]; names: string[]; values: number; cpu: number }
+    /** A chunk task's answer: the chunk encoded for the COG (chunk-blobs.ts), values read and CPU seconds. */
+    | { type: 'chunk-done'; blob: Uint8Array; values: number; cpu: number }
     | { type: 'stopped' }
     | { type: 'failed'; error: ErrorData; path: PathEntry[] }
   );

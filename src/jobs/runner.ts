@@ -111,7 +111,7 @@ export function usageOf(started: number, cpuSeconds: number, pixels: number, val
 
 type Forward = (logs: { level: LogLevel; message: string; data?: unknown }[], demote: boolean) => void;
 
-const forwarder =
+export const forwarder =
   (sink: Pick<JobSink, 'log'>): Forward =>
   (logs, demote) => {
     for (const l of logs) sink.log({ level: demote ? 'debug' : l.level, message: l.message, ...(l.data === undefined ? {} : { data: l.data }) });

@@ -24,7 +24,7 @@ import type { FromJobThread, JobTask } from './protocol.js';
 import { RunRecords, type RunRef } from './records.js';
 import { planWindows, usageOf } from './runner.js';
 import { cogSink, type CogSink } from './outputs.js';
-import { decodeChunk, encodeChunk } from './chunk-blobs.js';
+import { readChunkBlob } from './chunk-blobs.js';
 import { ASSEMBLE_QUEUE_NAME, QUEUE_NAME, redisOptions, TaskQueue, type Task, type TaskData, type TaskKind } from './task-queue.js';
 
 /** Assemblies one worker writes at once (they mostly wait for chunks, and deflate on libuv's pool). */
@@ -186,7 +186,7 @@ export class JobWorker {
       if (m.type !== 'chunk-done') return;
       // A stop said while the chunk ran: its planes are not wanted.
       if (await this.tasks.stopped(jobId, run)) return;
-      await this.results.write(chunkKey(jobId, run, index), encodeChunk(m.names, m.planes));
+      await this.results.write(chunkKey(jobId, run, index), oneBuffer(m.blob));
       const t = await this.tasks.markDone(jobId, run, index, m.values, m.cpu);
       this.store.jobs.report(jobId, run, { progress: Math.floor((t.done * 1000) / count) / 10, costs: costsOf(t.values) });
       this.records.log(job, { level: 'debug', message: `Chunk ${index + 1} of ${count} done on worker ${this.node} (${t.done} of ${count} in all).` });
@@ -215,11 +215,11 @@ export class JobWorker {
         for (const i of [...done].sort((x, y) => x - y)) {
           if (written.has(i)) continue;
           let t = clock();
-          const { names, planes } = decodeChunk(await readAll(await this.results.read(chunkKey(jobId, run, i))));
+          const { names, chunk } = readChunkBlob(await readAll(await this.results.read(chunkKey(jobId, run, i))));
           ms.read += clock() - t;
           t = clock();
           sink ??= await cogSink(outDir, 'result.tif', plan.chunks.grid, names, plan.chunks.options);
-          await sink.write(windows[i], planes);
+          await sink.writeEncoded(chunk);
           ms.write += clock() - t;
           written.add(i);
         }
@@ -303,6 +303,10 @@ export class JobWorker {
       if (w.ref.jobId === jobId && w.ref.run === run) void this.threads.stopTicket(ticket, false, STOP_GRACE_MS).catch(() => {});
     }
   }
+}
+
+async function* oneBuffer(bytes: Uint8Array): AsyncIterable<Buffer> {
+  yield Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 async function readAll(stream: AsyncIterable<Buffer>): Promise<Buffer> {

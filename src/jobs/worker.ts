@@ -4,9 +4,10 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { failureData, setupEngineThread } from '../compute/thread.js';
 import { failurePath } from '../graph/evaluate.js';
-import { computeChunk, JobStopped, planJob, runJob, threadCpuSeconds, type JobSink } from './runner.js';
+import { computeChunk, forwarder, JobStopped, planJob, planWindows, runJob, threadCpuSeconds, type JobSink } from './runner.js';
+import { encodeChunk } from './outputs.js';
+import { chunkBlob } from './chunk-blobs.js';
 import type { FromJobThread, JobTask, JobThreadInit, ToJobThread } from './protocol.js';
-import type { LogLevel } from '../core/run-context.js';
 
 const catalog = setupEngineThread(workerData as JobThreadInit);
 let current: { ticket: string; ac: AbortController } | null = null;
@@ -50,17 +51,16 @@ async function perform(task: JobTask, sink: JobSink, signal: AbortSignal, about:
       return post({ type: 'planned', ...about, plan: await planJob(task.spec, catalog(), sink, signal, task.started) });
     case 'chunk': {
       const cpu0 = threadCpuSeconds();
-      let planes: Float32Array[] = [];
-      let names: string[] = [];
-      const forward = (logs: { level: LogLevel; message: string; data?: unknown }[], demote: boolean) => {
-        for (const l of logs) sink.log({ level: demote ? 'debug' : l.level, message: l.message, ...(l.data === undefined ? {} : { data: l.data }) });
-      };
-      const values = await computeChunk(task.spec, task.plan, task.index, task.budgetValues, catalog(), signal, forward, async (p, n) => {
-        // Out of kernel memory, which the next chunk reuses, and handed over without a copy.
-        planes = p.map((x) => x.slice());
-        names = n;
+      let blob: Uint8Array | null = null;
+      const { grid, options } = task.plan;
+      const w = planWindows(task.plan)[task.index]!;
+      const values = await computeChunk(task.spec, task.plan, task.index, task.budgetValues, catalog(), signal, forwarder(sink), async (planes, names) => {
+        // Encoded for the COG here, from kernel memory: the compressing is spread over the workers.
+        blob = chunkBlob(names, await encodeChunk(grid, names, options, w, planes));
       });
-      return post({ type: 'chunk-done', ...about, planes, names, values, cpu: threadCpuSeconds() - cpu0 }, planes.map((p) => p.buffer as ArrayBuffer));
+      const out = blob as Uint8Array | null;
+      if (!out) throw new Error(`chunk ${task.index} gave no planes`);
+      return post({ type: 'chunk-done', ...about, blob: out, values, cpu: threadCpuSeconds() - cpu0 }, [out.buffer as ArrayBuffer]);
     }
   }
 }
