@@ -46,7 +46,7 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
-/** Starts `node script ...args` and waits for its "listening on http://..." line. */
+/** Starts `node script ...args` and waits for its "listening on http(s)://..." line. */
 export async function startChild(script: string, args: string[], env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<Child> {
   const proc = spawn(process.execPath, [...nodeArgs, script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   live.add(proc);
@@ -72,7 +72,7 @@ export async function startChild(script: string, args: string[], env: Record<str
     child.url = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`${path.basename(script)} did not start within 20 s:\n${out}`)), 20000);
       proc.stdout!.on('data', () => {
-        const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+        const m = /listening on (https?:\/\/127\.0\.0\.1:\d+)/.exec(out);
         if (m) {
           clearTimeout(timer);
           resolve(m[1]);

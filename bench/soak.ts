@@ -3,10 +3,14 @@
 // computations (/result: scalar math and a 64 x 64 NDVI) by many users, and polling of batch jobs
 // when the server offers them. Figures: errors (answers that are neither 2xx/3xx nor a deliberate
 // 503 InfrastructureBusy or 429 TooManyRequests, plus socket errors and timeouts), p99 latency,
-// and the growth of the server's RSS from after the warm-up to its peak.
+// and the growth of the server's RSS from after the warm-up to its peak. With --https the server
+// serves TLS with a certificate made for the run, and every connection does its handshake.
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { Agent, setGlobalDispatcher } from 'undici';
+import { selfSignedCertificate, hasOpenssl } from './certificate.js';
 import autocannon from 'autocannon';
-import { CLI, Cleanup, round, rssMb, startXeo, table } from './lib.js';
+import { CLI, Cleanup, round, rssMb, startXeo, table, tempDir, removeDir } from './lib.js';
 import { tileAt } from '../src/tiles/tile-grid.js';
 
 const DEMO = 'DEMO_S2_L2A';
@@ -33,11 +37,21 @@ interface Req {
   body?: string;
 }
 
-export async function run(opts: { quick: boolean }): Promise<{ figures: Record<string, number>; ratios: Record<string, number> }> {
+export async function run(opts: { quick: boolean; https?: boolean }): Promise<{ figures: Record<string, number>; ratios: Record<string, number> }> {
   const cleanup = new Cleanup();
   try {
-    console.log('soak bench: starting Xeo with the demo collection');
-    const xeo = await startXeo({ XEO_DEMO: 'true' });
+    const tls: Record<string, string> = {};
+    if (opts.https) {
+      if (!hasOpenssl) throw new Error('--https needs openssl to make a certificate');
+      const dir = tempDir('xeo-soak-tls-');
+      cleanup.add(() => removeDir(dir));
+      const files = selfSignedCertificate(dir, 'soak');
+      Object.assign(tls, { XEO_TLS_CERT: files.cert, XEO_TLS_KEY: files.key });
+      // fetch (set-up and the check after the load) trusts the certificate; autocannon takes any.
+      setGlobalDispatcher(new Agent({ connect: { ca: readFileSync(files.cert) } }));
+    }
+    console.log(`soak bench: starting Xeo with the demo collection${opts.https ? ', over HTTPS' : ''}`);
+    const xeo = await startXeo({ XEO_DEMO: 'true', ...tls });
     cleanup.add(() => xeo.stop());
     const pid = xeo.proc.pid!;
     const api = `${xeo.url}/1.2.0`;

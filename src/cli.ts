@@ -4,7 +4,7 @@
 import { watchFile } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { loadConfig, ConfigError } from './core/config.js';
-import { startXeo } from './main.js';
+import { startWorker, startXeo } from './main.js';
 import { openStore } from './store/db.js';
 import { hashPassword } from './auth/password.js';
 import { wellKnownPath } from './api/well-known.js';
@@ -22,6 +22,7 @@ const USAGE = `Usage: xeo <command>
 
 Commands:
   serve                                  start the API server
+  worker                                 run batch job tasks from the queue (XEO_REDIS_URL)
   users add NAME [--password PASSWORD]   add a user (password read from stdin when not given)
   users passwd NAME [--password PASSWORD] set a user's password
   users list                             list users
@@ -47,6 +48,28 @@ async function readPassword(given: string | undefined): Promise<string> {
     if (process.stdin.isTTY && String(c).includes('\n')) break;
   }
   return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+}
+
+async function worker(): Promise<void> {
+  const config = loadConfig();
+  const w = await startWorker(config);
+  console.log(`Xeo worker ${w.node} ready: ${config.jobThreads} job thread(s) on the queue of ${redacted(config.redisUrl!)}`);
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    await w.stop();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop());
+  process.on('SIGTERM', () => void stop());
+}
+
+/** A URL without its password, for the log. */
+function redacted(url: string): string {
+  const u = new URL(url);
+  if (u.password) u.password = '***';
+  return u.toString();
 }
 
 async function serve(): Promise<void> {
@@ -224,6 +247,7 @@ class UsageError extends Error {}
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   if (command === 'serve') return serve();
+  if (command === 'worker') return worker();
   if (command === 'users') return users(rest);
   if (command === 'import') return importCommand(rest);
   if (command === 'collections') return collectionsCommand(rest);

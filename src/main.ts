@@ -27,7 +27,9 @@ import { apiRoutes, rootRoutes } from './api/index.js';
 import { ComputePool } from './compute/pool.js';
 import { TileServer } from './tiles/tile-server.js';
 import { UserSlots } from './compute/user-slots.js';
-import { JobService } from './jobs/service.js';
+import { JobService, nodeId } from './jobs/service.js';
+import { TaskQueue } from './jobs/task-queue.js';
+import { JobWorker } from './jobs/worker-node.js';
 import { StacCollections } from './data/stac-collections.js';
 import { setSearchHost } from './data/stac-search-bridge.js';
 
@@ -93,7 +95,8 @@ export async function startXeo(config: Config): Promise<Xeo> {
   // Item searches of STAC API collections run here for every engine thread (spawned below).
   const stac = new StacCollections(store.collections, config.stac);
   setSearchHost((req) => stac.search(req));
-  const jobs = new JobService(store, results, config);
+  const tasks = config.redisUrl ? new TaskQueue(config.redisUrl, config.chunkAttempts) : null;
+  const jobs = new JobService(store, results, config, tasks);
   let publicUrl = config.publicUrl ?? '';
   const compute = new ComputePool({ threads: config.computeThreads, queue: config.computeQueue, dataDir: config.dataDir, databaseUrl: config.databaseUrl, blockCacheBytes: config.blockCacheBytes, outboundAllow: config.outboundAllow, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads });
   const changes = config.databaseUrl ? new PgChanges(config.databaseUrl) : new LocalChanges();
@@ -106,7 +109,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
     auth: new Authenticator(
       store,
       new OidcVerifier(config.oidcProviders, store),
-      new FailureThrottle({ ...config.authFailures, windowMs: config.authFailures.windowS * 1000 }),
+      new FailureThrottle({ ...config.authFailures, windowMs: config.authFailures.windowS * 1000 }, store.authFailures ? { ledger: store.authFailures, feed: changes } : undefined),
     ),
     workspaces: new Workspaces(blobs, config.maxUploadBytes),
     compute,
@@ -143,6 +146,37 @@ export async function startXeo(config: Config): Promise<Xeo> {
       await jobs.close();
       await ctx.compute.close();
       await changes.close();
+      setSearchHost(null);
+      store.close();
+    },
+  };
+}
+
+export interface XeoWorker {
+  node: string;
+  stop(): Promise<void>;
+}
+
+/** `xeo worker`: takes batch job tasks from the queue of XEO_REDIS_URL until stopped. */
+export async function startWorker(config: Config): Promise<XeoWorker> {
+  if (!config.redisUrl || !config.databaseUrl) throw new ConfigError('a worker needs XEO_REDIS_URL and XEO_DATABASE_URL: it shares the job queue and records with the API nodes');
+  try {
+    configureOutbound(config.outboundAllow);
+  } catch (e) {
+    throw new ConfigError((e as Error).message);
+  }
+  const store = openStore(config);
+  const results = new LocalBlobStore(path.join(config.dataDir, 'jobs'), path.join(config.dataDir, 'jobs-tmp'));
+  await results.init();
+  const stac = new StacCollections(store.collections, config.stac);
+  setSearchHost((req) => stac.search(req));
+  const node = nodeId(config.dataDir);
+  const worker = new JobWorker(store, results, config, new TaskQueue(config.redisUrl, config.chunkAttempts), node);
+  await worker.start();
+  return {
+    node,
+    async stop() {
+      await worker.close();
       setSearchHost(null);
       store.close();
     },

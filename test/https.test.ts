@@ -2,7 +2,7 @@
 // openssl, modern protocols only, Strict-Transport-Security, https links, a certificate renewed
 // without a restart, a plain-HTTP door that only redirects, and the official JS client over HTTPS.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { spawnSync, execFileSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
@@ -10,16 +10,7 @@ import tls from 'node:tls';
 import { Agent, request } from 'undici';
 import { addUser, removeDir, ROOT, startServer, tempDir, type TestServer } from './helpers.js';
 import { describeWithTool } from './system-tools.js';
-
-const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
-
-/** A self-signed certificate for 127.0.0.1 and localhost, and its SHA-256 fingerprint. */
-function certificate(dir: string, name: string): { cert: string; key: string } {
-  const cert = path.join(dir, `${name}.pem`);
-  const key = path.join(dir, `${name}.key`);
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1', '-subj', `/CN=${name}`, '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost', '-keyout', key, '-out', cert], { stdio: 'ignore' });
-  return { cert, key };
-}
+import { hasOpenssl, selfSignedCertificate } from '../bench/certificate.js';
 
 const freePort = () =>
   new Promise<number>((resolve) => {
@@ -50,7 +41,7 @@ describeWithTool(hasOpenssl, 'openssl', 'HTTPS', () => {
 
   beforeAll(async () => {
     dir = tempDir('xeo-tls-');
-    files = certificate(dir, 'first');
+    files = selfSignedCertificate(dir, 'first');
     redirectPort = await freePort();
     s = await startServer({ XEO_BRAND: 'openeo', XEO_TLS_CERT: files.cert, XEO_TLS_KEY: files.key, XEO_HTTP_REDIRECT_PORT: String(redirectPort) });
     agent = new Agent({ connect: { ca: readFileSync(files.cert) } });
@@ -83,7 +74,7 @@ describeWithTool(hasOpenssl, 'openssl', 'HTTPS', () => {
     // A connection that stays open across the reload.
     const open = tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false });
     await new Promise((r) => open.once('secureConnect', r));
-    const next = certificate(dir, 'second');
+    const next = selfSignedCertificate(dir, 'second');
     writeFileSync(files.cert, readFileSync(next.cert));
     writeFileSync(files.key, readFileSync(next.key));
     s.proc.kill('SIGHUP');

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { writeCog } from '../src/output/cog-writer.js';
 import { transformBox } from '../src/data/crs.js';
 import { openStore } from '../src/store/db.js';
-import { expectError, http, login, removeDir, startServer, tempDir, xeo, type TestServer } from './helpers.js';
+import { basicHeader, expectError, http, login, removeDir, startServer, tempDir, xeo, type TestServer } from './helpers.js';
 import { hasPostgres, startPostgres, type Postgres } from '../bench/postgres.js';
 import { describeWithTool } from './system-tools.js';
 
@@ -20,7 +20,8 @@ describeWithTool(hasPostgres, 'PostgreSQL 15', 'API nodes sharing PostgreSQL', (
 
   beforeAll(async () => {
     pg = await startPostgres();
-    env = { XEO_DATABASE_URL: pg.database() };
+    // One trusted proxy hop lets the sign-in test speak from addresses of its own.
+    env = { XEO_DATABASE_URL: pg.database(), XEO_TRUST_PROXY: '1', XEO_AUTH_FAILURES_PER_ACCOUNT: '4' };
     // A small raster, imported once: both nodes (and their compute threads) read it from the shared records.
     const width = 64;
     const band = Uint16Array.from({ length: width * width }, (_, i) => 100 + (i % width) + Math.floor(i / width));
@@ -108,6 +109,21 @@ describeWithTool(hasPostgres, 'PostgreSQL 15', 'API nodes sharing PostgreSQL', (
     expect(after.status).toBe(200);
     expect(after.headers.etag).not.toBe(before.headers.etag);
     expect(after.body.equals(before.body)).toBe(false);
+  });
+
+  it('failed sign-ins count on every node together, and a wait decided on one holds on the other', async () => {
+    const signIn = (node: TestServer, password: string, from: string) =>
+      http('GET', `${node.base}/credentials/basic`, { headers: { authorization: basicHeader('alice', password), 'x-forwarded-for': from, origin: 'https://x.example' } });
+    const attacker = '203.0.113.50';
+    // Four failures, two on each node: neither node alone has seen its limit of four.
+    for (const node of [a, b, a, b]) expectError(await signIn(node, 'guess', attacker), 403, 'CredentialsInvalid');
+    const held = await signIn(a, 'guess', attacker);
+    expectError(held, 429, 'TooManyRequests');
+    expect(Number(held.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    // B heard of the wait: even the right password from that address waits there.
+    expectError(await signIn(b, 'secret', attacker), 429, 'TooManyRequests');
+    // The real user, from another address, signs in on either node.
+    for (const node of [a, b]) expect((await signIn(node, 'secret', '198.51.100.70')).status).toBe(200);
   });
 
   it('a node that starts settles only its own interrupted runs, not a run another node is doing', async () => {

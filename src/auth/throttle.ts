@@ -3,9 +3,12 @@
 // limit the answer is 429 with Retry-After, decided before any password hash is computed, and the
 // wait doubles with every further failure (up to a cap). An attacker's failures never lock the
 // real user out: the account is counted per address, so a right password from elsewhere works.
-// Memory is bounded (LRU of keys); the counters are this node's.
+// Memory is bounded (LRU of keys). Nodes sharing a database server count in its ledger and tell
+// each other of every wait through the change feed, so deciding a wait never leaves memory.
 import { LRUCache } from 'lru-cache';
 import { ApiError } from '../core/errors.js';
+import type { FailureLedger } from '../store/auth-failures.js';
+import type { ChangeFeed } from '../store/changes.js';
 
 export interface ThrottleLimits {
   /** Failures of one account from one address in the window before it waits. */
@@ -28,7 +31,21 @@ const MAX_KEYS = 100_000;
 export class FailureThrottle {
   private readonly counts = new LRUCache<string, Count>({ max: MAX_KEYS });
 
-  constructor(private readonly limits: ThrottleLimits) {}
+  constructor(
+    private readonly limits: ThrottleLimits,
+    private readonly shared?: { ledger: FailureLedger; feed: ChangeFeed },
+  ) {
+    if (!shared) return;
+    shared.feed.subscribe('throttle', (notice) => {
+      const cut = notice.indexOf(' ');
+      this.waitUntil(notice.slice(cut + 1), Number(notice.slice(0, cut)));
+    });
+    try {
+      for (const b of shared.ledger.blocked(Date.now(), MAX_KEYS)) this.waitUntil(b.key, b.until);
+    } catch (e) {
+      console.error(`[xeo] could not read the sign-in waits of other nodes: ${(e as Error).message}`);
+    }
+  }
 
   /** Throws 429 TooManyRequests when any of the keys must wait. */
   check(keys: string[], now = Date.now()): void {
@@ -47,8 +64,12 @@ export class FailureThrottle {
       const c = this.counts.get(key) ?? { failures: [], blockedUntil: 0 };
       c.failures = c.failures.filter((t) => t > now - this.limits.windowMs);
       c.failures.push(now);
-      const over = c.failures.length - limit;
-      if (over >= 0) c.blockedUntil = now + Math.min(this.limits.maxDelayS, 2 ** Math.min(over, 30)) * 1000;
+      const failures = this.sharedCount(key, now) ?? c.failures.length;
+      const over = failures - limit;
+      if (over >= 0) {
+        c.blockedUntil = Math.max(c.blockedUntil, now + Math.min(this.limits.maxDelayS, 2 ** Math.min(over, 30)) * 1000);
+        this.tellOthers(key, c.blockedUntil);
+      }
       this.counts.set(key, c);
     }
   }
@@ -56,6 +77,41 @@ export class FailureThrottle {
   /** A right password: that account's count from that address starts again (the address's does not). */
   forget(key: string): void {
     this.counts.delete(key);
+    if (!this.shared) return;
+    try {
+      this.shared.ledger.forget(key);
+    } catch {
+      // The ledger's rows age out of the window on their own.
+    }
+  }
+
+  /** The failures of `key` in the window on every node, or null when counting alone (or the ledger is away). */
+  private sharedCount(key: string, now: number): number | null {
+    if (!this.shared) return null;
+    try {
+      return this.shared.ledger.record(key, now, now - this.limits.windowMs);
+    } catch (e) {
+      console.error(`[xeo] counting a failed sign-in on this node only: ${(e as Error).message}`);
+      return null;
+    }
+  }
+
+  private tellOthers(key: string, until: number): void {
+    if (!this.shared) return;
+    try {
+      this.shared.ledger.block(key, until);
+    } catch {
+      // The notice below still reaches the nodes that are up.
+    }
+    void this.shared.feed.publish('throttle', `${until} ${key}`);
+  }
+
+  private waitUntil(key: string, until: number): void {
+    if (!key || !Number.isFinite(until) || until <= Date.now()) return;
+    const c = this.counts.get(key) ?? { failures: [], blockedUntil: 0 };
+    if (until <= c.blockedUntil) return;
+    c.blockedUntil = until;
+    this.counts.set(key, c);
   }
 
   signInKeys(account: string, address: string): { account: string; address: string } {

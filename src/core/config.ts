@@ -21,6 +21,12 @@ export interface Config {
   dataDir: string;
   /** PostgreSQL for the records instead of the SQLite file in dataDir (postgres://...); null = SQLite. */
   databaseUrl: string | null;
+  /** Redis of the job queue (redis://...): batch jobs run on `xeo worker` processes; null = on this node's threads. */
+  redisUrl: string | null;
+  /** Seconds a worker holds a queue task without renewing it before another takes it over (its process died). */
+  queueLeaseSeconds: number;
+  /** Tries of one chunk that fails for a reason other than the job itself, before the job ends in error. */
+  chunkAttempts: number;
   brand: string;
   /** Base of every link we hand out, without trailing slash; null = derived from host and bound port. */
   publicUrl: string | null;
@@ -179,6 +185,14 @@ function databaseUrl(env: Env): string | null {
   return url;
 }
 
+function redisUrl(env: Env): string | null {
+  const url = env.XEO_REDIS_URL;
+  if (!url) return null;
+  if (!/^rediss?:\/\/./.test(url)) throw new ConfigError('XEO_REDIS_URL must be a redis:// or rediss:// URL');
+  if (!env.XEO_DATABASE_URL) throw new ConfigError('XEO_REDIS_URL needs XEO_DATABASE_URL: workers and API nodes share the job records');
+  return url;
+}
+
 function tlsFiles(env: Env): { cert: string; key: string } | null {
   const cert = env.XEO_TLS_CERT;
   const key = env.XEO_TLS_KEY;
@@ -199,6 +213,9 @@ export function loadConfig(env: Env = process.env): Config {
     port: int(env, 'XEO_PORT', 8080),
     dataDir: path.resolve(env.XEO_DATA_DIR || './data'),
     databaseUrl: databaseUrl(env),
+    redisUrl: redisUrl(env),
+    queueLeaseSeconds: int(env, 'XEO_QUEUE_LEASE', 30, 1),
+    chunkAttempts: int(env, 'XEO_CHUNK_ATTEMPTS', 3, 1),
     brand,
     publicUrl,
     production: bool(env, 'XEO_PRODUCTION', false),

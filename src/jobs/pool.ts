@@ -1,11 +1,12 @@
 // The batch job threads: a fixed number, separate from the compute threads of /result and tiles
-// (so tiles stay fast while jobs run), each running one job at a time. Stopping a job asks its
+// (so tiles stay fast while jobs run), each running one task at a time (a whole job; or, on a
+// worker, the plan of a job or one of its chunks), known by its ticket. Stopping a job asks its
 // thread first and terminates the thread when the work has not halted within the grace time, so a
 // stop never waits on a long computation. A thread that dies is replaced.
 import { Worker } from 'node:worker_threads';
 import { searchPortForThread } from '../data/stac-search-bridge.js';
 import { ApiError, errorToData } from '../core/errors.js';
-import type { FromJobThread, JobThreadInit, ToJobThread } from './protocol.js';
+import { isFinal, type FromJobThread, type JobTask, type JobThreadInit, type ToJobThread } from './protocol.js';
 import type { JobSpec } from './runner.js';
 
 export interface JobThreadEvents {
@@ -15,7 +16,7 @@ export interface JobThreadEvents {
 
 interface Slot {
   worker: Worker;
-  job: { jobId: string; run: number } | null;
+  job: { jobId: string; run: number; ticket: string } | null;
   /** Set while a stop waits for the thread to halt. */
   halted?: () => void;
   terminating?: boolean;
@@ -39,9 +40,9 @@ export class JobThreads {
     const slot: Slot = { worker, job: null };
     worker.on('message', (m: FromJobThread) => {
       const j = slot.job;
-      if (!j || j.jobId !== m.jobId || j.run !== m.run) return;
+      if (!j || j.ticket !== m.ticket) return;
       if (m.type === 'halted') slot.halted?.();
-      if (m.type === 'done' || m.type === 'stopped' || m.type === 'failed') {
+      if (isFinal(m)) {
         slot.job = null;
         slot.halted?.();
       }
@@ -71,12 +72,17 @@ export class JobThreads {
     return this.closed ? 0 : this.slots.filter((s) => !s.job && !s.terminating).length;
   }
 
-  /** Starts a job on an idle thread; false when none is idle. */
+  /** Starts a whole job on an idle thread (its ticket is `jobId.run`); false when none is idle. */
   start(spec: JobSpec): boolean {
+    return this.startTask({ type: 'run', ticket: `${spec.jobId}.${spec.run}`, spec });
+  }
+
+  /** Starts a task on an idle thread; false when none is idle. */
+  startTask(task: JobTask): boolean {
     const slot = this.slots.find((s) => !s.job && !s.terminating);
     if (!slot || this.closed) return false;
-    slot.job = { jobId: spec.jobId, run: spec.run };
-    slot.worker.postMessage({ type: 'run', spec } satisfies ToJobThread);
+    slot.job = { jobId: task.spec.jobId, run: task.spec.run, ticket: task.ticket };
+    slot.worker.postMessage(task satisfies ToJobThread);
     return true;
   }
 
@@ -90,9 +96,15 @@ export class JobThreads {
    */
   async stop(jobId: string, keepPartial: boolean, graceMs: number): Promise<'halted' | 'terminated' | 'idle'> {
     const slot = this.slots.find((s) => s.job?.jobId === jobId);
+    return slot?.job ? this.stopTicket(slot.job.ticket, keepPartial, graceMs) : 'idle';
+  }
+
+  /** Stops the task of a ticket, the same way. */
+  async stopTicket(ticket: string, keepPartial: boolean, graceMs: number): Promise<'halted' | 'terminated' | 'idle'> {
+    const slot = this.slots.find((s) => s.job?.ticket === ticket);
     if (!slot || !slot.job) return 'idle';
     const halted = new Promise<void>((resolve) => (slot.halted = resolve));
-    slot.worker.postMessage({ type: 'stop', jobId, run: slot.job.run, keepPartial } satisfies ToJobThread);
+    slot.worker.postMessage({ type: 'stop', ticket, keepPartial } satisfies ToJobThread);
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), graceMs)));
     const first = await Promise.race([halted.then(() => 'halted' as const), late]);

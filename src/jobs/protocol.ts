@@ -1,16 +1,24 @@
-// The messages between the main thread and a batch job thread.
+// The messages between the main thread and a batch job thread. A whole job runs on one thread
+// (`run`); on workers of several machines a job is planned on one (`plan`) and its chunks are
+// computed on any (`chunk`). Every message carries the ticket of the task it is about.
 import type { ErrorData } from '../core/errors.js';
 import type { PathEntry } from '../graph/evaluate.js';
 import type { ThreadInit } from '../compute/thread.js';
-import type { JobOutcome, JobSpec, RunLog } from './runner.js';
+import type { ChunkPlan, JobOutcome, JobPlan, JobSpec, RunLog } from './runner.js';
 
 export type JobThreadInit = ThreadInit;
 
-export type ToJobThread = { type: 'run'; spec: JobSpec } | { type: 'stop'; jobId: string; run: number; keepPartial: boolean };
+export type JobTask =
+  | { type: 'run'; ticket: string; spec: JobSpec }
+  | { type: 'plan'; ticket: string; spec: JobSpec; started: number }
+  | { type: 'chunk'; ticket: string; spec: JobSpec; plan: ChunkPlan; index: number; budgetValues: number | null };
+
+export type ToJobThread = JobTask | { type: 'stop'; ticket: string; keepPartial: boolean };
 
 interface About {
   jobId: string;
   run: number;
+  ticket: string;
 }
 
 export type FromJobThread = About &
@@ -20,6 +28,13 @@ export type FromJobThread = About &
     /** The computation stopped on request after `done` chunks (a partial result may follow). */
     | { type: 'halted'; done: number }
     | { type: 'done'; outcome: JobOutcome }
+    /** A plan task's answer: done as one piece, or the chunks to compute. */
+    | { type: 'planned'; plan: JobPlan }
+    /** A chunk task's answer: its planes (copied out of kernel memory), band names, values read and CPU seconds. */
+    | { type: 'chunk-done'; planes: Float32Array[]; names: string[]; values: number; cpu: number }
     | { type: 'stopped' }
     | { type: 'failed'; error: ErrorData; path: PathEntry[] }
   );
+
+/** The messages that end a task. */
+export const isFinal = (m: FromJobThread): boolean => ['done', 'planned', 'chunk-done', 'stopped', 'failed'].includes(m.type);

@@ -5,18 +5,18 @@
 // other graph runs as one piece (under the batch limit) and is written by the usual encoders.
 // Knows nothing of threads or the database: it reports through a sink.
 import { readFileSync } from 'node:fs';
-import { execute, type ExecuteRequest } from '../compute/execute.js';
+import { execute } from '../compute/execute.js';
 import { withArena } from '../compile/kernels.js';
 import { type UserProcess } from '../core/graph.js';
 import type { CatalogSource } from '../core/catalog.js';
 import type { Graph } from '../core/graph.js';
 import type { LogLevel } from '../core/run-context.js';
-import type { LoadPlan } from '../datacube/lazy.js';
+import type { Grid } from '../core/grid.js';
 import { predefined } from '../processes/registry.js';
 import { ApiError } from '../core/errors.js';
 import { CogStreamWriter } from '../output/cog-stream.js';
 import { chunkWindows, classifyGraph, savedFormats, windowGrid, type Window } from './chunking.js';
-import { bytesOutput, cogSink, footprint, type OutputFile } from './outputs.js';
+import { bytesOutput, cogSink, footprint, type CogSink, type OutputFile } from './outputs.js';
 import type { Usage } from '../store/types.js';
 
 export interface JobSpec {
@@ -69,7 +69,7 @@ export class JobStopped extends Error {
 const LIMIT_ADVICE = 'Narrow the extent, dates or bands of the job (for pixel-wise graphs the limit holds per output chunk).';
 
 /** CPU seconds of the calling thread (Linux); compression in the shared zlib pool is not included. */
-function threadCpuSeconds(): number {
+export function threadCpuSeconds(): number {
   try {
     const f = readFileSync('/proc/thread-self/stat', 'utf8').split(') ')[1].split(' ');
     return (Number(f[11]) + Number(f[12])) / 100;
@@ -79,28 +79,78 @@ function threadCpuSeconds(): number {
   }
 }
 
-export async function runJob(spec: JobSpec, catalog: CatalogSource, sink: JobSink, signal: AbortSignal): Promise<JobOutcome> {
-  const started = performance.now();
-  const cpu0 = threadCpuSeconds();
-  const base = { graph: spec.graph, userProcesses: spec.userProcesses, maxValues: spec.maxValues, limitAdvice: LIMIT_ADVICE, mode: 'job' as const };
-  const forward = (logs: { level: LogLevel; message: string; data?: unknown }[], demote: boolean) => {
+/** A job cut into chunks of its output grid: what every chunk, and the assembly, need to know. */
+export interface ChunkPlan {
+  grid: Grid;
+  /** Chunk side in pixels (aligned for the COG writer). */
+  size: number;
+  /** Number of chunks (windows of `grid`, row by row). */
+  count: number;
+  times: string[];
+  bbox: [number, number, number, number] | null;
+  geometry: unknown;
+  /** The save_result options (tile size, overview resampling). */
+  options: Record<string, unknown>;
+}
+
+/** After the dry run: the job is done already (it ran as one piece), or runs in chunks. */
+export type JobPlan = { kind: 'done'; outcome: JobOutcome } | { kind: 'chunked'; chunks: ChunkPlan };
+
+/** The windows of a chunk plan, in chunk order. */
+export const planWindows = (plan: ChunkPlan): Window[] => chunkWindows(plan.grid.width, plan.grid.height, plan.size);
+
+/** Measures a run: wall time since `started`, CPU of this thread since `cpu0`. */
+export function usageOf(started: number, cpuSeconds: number, pixels: number, values: number): Usage {
+  return {
+    cpu: { value: round(cpuSeconds, 2), unit: 'cpu-seconds' },
+    duration: { value: round((Date.now() - started) / 1000, 3), unit: 'seconds' },
+    pixels: { value: pixels, unit: 'pixels' },
+    values_read: { value: values, unit: 'values' },
+  };
+}
+
+type Forward = (logs: { level: LogLevel; message: string; data?: unknown }[], demote: boolean) => void;
+
+const forwarder =
+  (sink: Pick<JobSink, 'log'>): Forward =>
+  (logs, demote) => {
     for (const l of logs) sink.log({ level: demote ? 'debug' : l.level, message: l.message, ...(l.data === undefined ? {} : { data: l.data }) });
   };
 
-  const dry = await execute({ ...base, probe: true, budgetValues: spec.budgetValues ?? undefined }, catalog, signal);
-  const usage = (pixels: number, values: number): Usage => ({
-    cpu: { value: round(threadCpuSeconds() - cpu0, 2), unit: 'cpu-seconds' },
-    duration: { value: round((performance.now() - started) / 1000, 3), unit: 'seconds' },
-    pixels: { value: pixels, unit: 'pixels' },
-    values_read: { value: values, unit: 'values' },
-  });
+const baseOf = (spec: JobSpec) => ({ graph: spec.graph, userProcesses: spec.userProcesses, maxValues: spec.maxValues, limitAdvice: LIMIT_ADVICE, mode: 'job' as const });
 
+export async function runJob(spec: JobSpec, catalog: CatalogSource, sink: JobSink, signal: AbortSignal): Promise<JobOutcome> {
+  const started = Date.now();
+  const cpu0 = threadCpuSeconds();
+  const plan = await planJob(spec, catalog, sink, signal, started);
+  if (plan.kind === 'done') return plan.outcome;
+  return runChunked(spec, plan.chunks, catalog, sink, signal, (outputs, partial, values) => ({
+    outputs,
+    partial,
+    bbox: plan.chunks.bbox,
+    geometry: plan.chunks.geometry,
+    times: plan.chunks.times,
+    usage: usageOf(started, threadCpuSeconds() - cpu0, plan.chunks.grid.width * plan.chunks.grid.height, values),
+  }));
+}
+
+/**
+ * The dry run finds the output grid; a graph whose processes are all pixel-wise and that saves
+ * one GTiff is then planned in chunks, any other runs here as one piece (its outcome returned).
+ */
+export async function planJob(spec: JobSpec, catalog: CatalogSource, sink: JobSink, signal: AbortSignal, started = Date.now()): Promise<JobPlan> {
+  const cpu0 = threadCpuSeconds();
+  const base = baseOf(spec);
+  const forward = forwarder(sink);
+  const usage = (pixels: number, values: number) => usageOf(started, threadCpuSeconds() - cpu0, pixels, values);
+
+  const dry = await execute({ ...base, probe: true, budgetValues: spec.budgetValues ?? undefined }, catalog, signal);
   if (!dry.probe) {
     // Nothing to load: the dry run was the whole run, and its answer is the result.
     forward(dry.logs, false);
     const out = await bytesOutput(spec.outDir, dry.body, dry.mediaType, dry.extension);
     sink.progress(1, 1, 0);
-    return { outputs: [out], partial: false, bbox: null, geometry: null, times: [], usage: usage(0, 0) };
+    return { kind: 'done', outcome: { outputs: [out], partial: false, bbox: null, geometry: null, times: [], usage: usage(0, 0) } };
   }
   const plan = dry.probe;
   const verdict = classifyGraph(spec.graph, {
@@ -115,15 +165,18 @@ export async function runJob(spec: JobSpec, catalog: CatalogSource, sink: JobSin
     message: `The output grid is ${g.width} x ${g.height} pixels in EPSG:${g.epsg} at ${round(Math.abs(g.transform[1]), 6)} units per pixel; ${plan.times.length} dates and ${plan.bands.length} bands of ${plan.collection} are read.`,
   });
   const place = footprint(g);
-  const finish = (outputs: OutputFile[], partial: boolean, pixels: number, values: number): JobOutcome => ({
-    outputs,
-    partial,
-    ...place,
-    times: plan.times,
-    usage: usage(pixels, values),
+  const finish = (outputs: OutputFile[], pixels: number, values: number): JobPlan => ({
+    kind: 'done',
+    outcome: { outputs, partial: false, ...place, times: plan.times, usage: usage(pixels, values) },
   });
 
-  if (verdict.local && cog) return runChunked(spec, base, plan, catalog, sink, signal, forward, finish);
+  if (verdict.local && cog) {
+    const options = savedOptions(spec.graph);
+    const size = alignedChunk(spec.chunkSize, options);
+    const count = chunkWindows(g.width, g.height, size).length;
+    sink.log({ level: 'info', message: `Every process is pixel-wise: the job runs as ${count} chunk${count === 1 ? '' : 's'} of up to ${size} x ${size} pixels.` });
+    return { kind: 'chunked', chunks: { grid: g, size, count, times: plan.times, ...place, options } };
+  }
 
   sink.log({
     level: 'info',
@@ -144,7 +197,9 @@ export async function runJob(spec: JobSpec, catalog: CatalogSource, sink: JobSin
         for (const w of windows) await writer.write(w, planes.map((p) => cut(p, grid.width, w)));
         const file = await writer.finish(windows);
         sink.progress(1, 1, out.values);
-        return { ...finish([file], false, grid.width * grid.height, out.values), ...footprint(grid) };
+        const done = finish([file], grid.width * grid.height, out.values);
+        if (done.kind === 'done') Object.assign(done.outcome, footprint(grid));
+        return done;
       } catch (e) {
         await writer.abort().catch(() => {});
         throw e;
@@ -152,57 +207,61 @@ export async function runJob(spec: JobSpec, catalog: CatalogSource, sink: JobSin
     }
     const file = await bytesOutput(spec.outDir, out.body, out.mediaType, out.extension);
     sink.progress(1, 1, out.values);
-    return finish([file], false, 0, out.values);
+    return finish([file], 0, out.values);
+  });
+}
+
+/** What one chunk gave: its planes (kernel memory: valid only during `use`) and band names. */
+export type ChunkUse = (planes: Float32Array[], names: string[]) => Promise<void>;
+
+/**
+ * Computes chunk `index` of a plan, handing its planes to `use` inside the chunk's arena scope
+ * (the planes are reused by the next chunk after it returns). Answers the raster values read.
+ */
+export async function computeChunk(spec: JobSpec, plan: ChunkPlan, index: number, budgetValues: number | null, catalog: CatalogSource, signal: AbortSignal, forward: Forward, use: ChunkUse): Promise<number> {
+  const w = planWindows(plan)[index];
+  if (!w) throw new Error(`the job has no chunk ${index}`);
+  return withArena(async () => {
+    const r = await execute({ ...baseOf(spec), region: windowGrid(plan.grid, w), raw: true, budgetValues: budgetValues ?? undefined }, catalog, signal);
+    if (!r.raw) throw new ApiError('ProcessParameterInvalid', { process: 'save_result', parameter: 'data', reason: 'the saved data is not a raster data cube' });
+    forward(r.logs, index > 0);
+    await use(r.raw.planes, r.raw.names);
+    return r.values;
   });
 }
 
 async function runChunked(
   spec: JobSpec,
-  base: Pick<ExecuteRequest, 'graph' | 'userProcesses' | 'maxValues' | 'limitAdvice' | 'mode'>,
-  plan: LoadPlan,
+  plan: ChunkPlan,
   catalog: CatalogSource,
   sink: JobSink,
   signal: AbortSignal,
-  forward: (logs: { level: LogLevel; message: string; data?: unknown }[], demote: boolean) => void,
-  finish: (outputs: OutputFile[], partial: boolean, pixels: number, values: number) => JobOutcome,
+  finish: (outputs: OutputFile[], partial: boolean, values: number) => JobOutcome,
 ): Promise<JobOutcome> {
-  const grid = plan.grid;
-  const options = savedOptions(spec.graph);
-  const size = alignedChunk(spec.chunkSize, options);
-  const windows = chunkWindows(grid.width, grid.height, size);
-  sink.log({ level: 'info', message: `Every process is pixel-wise: the job runs as ${windows.length} chunk${windows.length === 1 ? '' : 's'} of up to ${size} x ${size} pixels.` });
-  let out = null as Awaited<ReturnType<typeof cogSink>> | null;
+  const windows = planWindows(plan);
+  const forward = forwarder(sink);
+  let out = null as CogSink | null;
   let values = 0;
   let done = 0;
-  const pixels = grid.width * grid.height;
   try {
-    for (const w of windows) {
+    for (const [i, w] of windows.entries()) {
       if (signal.aborted) throw signal.reason;
       const t0 = performance.now();
-      // One arena scope per chunk: its planes are written from kernel memory, then reused by the next chunk.
-      const r = await withArena(async () => {
-        const r = await execute(
-          { ...base, region: windowGrid(grid, w), raw: true, budgetValues: spec.budgetValues === null ? undefined : spec.budgetValues - values },
-          catalog,
-          signal,
-        );
-        if (!r.raw) throw new ApiError('ProcessParameterInvalid', { process: 'save_result', parameter: 'data', reason: 'the saved data is not a raster data cube' });
-        forward(r.logs, done > 0);
-        out ??= await cogSink(spec.outDir, 'result.tif', grid, r.raw.names, r.raw.options);
-        await out.write(w, r.raw.planes);
-        return r;
+      // Each chunk's planes are written from kernel memory, then reused by the next chunk.
+      values += await computeChunk(spec, plan, i, spec.budgetValues === null ? null : spec.budgetValues - values, catalog, signal, forward, async (planes, names) => {
+        out ??= await cogSink(spec.outDir, 'result.tif', plan.grid, names, plan.options);
+        await out.write(w, planes);
       });
-      values += r.values;
       done++;
       sink.log({ level: 'debug', message: `Chunk ${done} of ${windows.length} (${w.width} x ${w.height} px at column ${w.col}, row ${w.row}) took ${Math.round(performance.now() - t0)} ms.` });
       sink.progress(done, windows.length, values);
     }
-    return finish([await out!.finish(windows)], false, pixels, values);
+    return finish([await out!.finish(windows)], false, values);
   } catch (e) {
     if (e instanceof JobStopped) sink.halted(done);
     if (e instanceof JobStopped && e.keepPartial && out && done > 0) {
       sink.log({ level: 'info', message: `Stopped after ${done} of ${windows.length} chunks; the rest of the result is no-data.` });
-      return finish([await out.finish(windows)], true, pixels, values);
+      return finish([await out.finish(windows)], true, values);
     }
     await out?.abort().catch(() => {});
     throw e;

@@ -13,21 +13,16 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../core/config.js';
 import type { BlobStore } from '../store/blobs.js';
-import type { JobAsset, JobRecord, LogEntry, Store } from '../store/types.js';
+import type { JobRecord, LogEntry, Store } from '../store/types.js';
 import type { LogLevel } from '../core/run-context.js';
-import { levelRank } from '../store/logs.js';
-import { errorFromData } from '../core/errors.js';
-import { messageOf } from '../core/messages.js';
-import type { Graph } from '../core/graph.js';
-import { userProcessesOf } from '../graph/user-processes.js';
-import { costsOf, valuesFor } from '../compute/costs.js';
+import { costsOf } from '../compute/costs.js';
 import { JobThreads } from './pool.js';
 import { LinkSigner } from './signing.js';
 import type { FromJobThread } from './protocol.js';
-import type { JobOutcome } from './runner.js';
+import { jobLogOwner, RunRecords } from './records.js';
+import type { TaskQueue } from './task-queue.js';
 
-/** The log of a job in the log store. */
-export const jobLogOwner = (id: string) => `job:${id}`;
+export { jobLogOwner };
 /** Restarts of one run after the server died under it, before the job is given up. */
 export const MAX_INTERRUPTIONS = 2;
 /** How long a stop waits for the computation to halt before terminating its thread. */
@@ -56,6 +51,7 @@ export class JobService {
   private closed = false;
   /** Signs the links of result documents and files. */
   readonly links: LinkSigner;
+  private readonly records: RunRecords;
   /** This node's id (kept in its data dir): the runs it claims are its to settle after a restart. */
   private readonly node: string;
 
@@ -64,15 +60,20 @@ export class JobService {
     /** Where finished result files live, under `<job id>/<asset>`. */
     readonly results: BlobStore,
     private readonly config: Config,
+    /** The queue of `xeo worker` processes: when given, jobs run there, not on this node's threads. */
+    private readonly tasks: TaskQueue | null = null,
   ) {
     this.runRoot = path.join(config.dataDir, 'jobs-tmp');
     this.links = LinkSigner.open(store.secrets, config.dataDir);
+    this.records = new RunRecords(store, results, config);
     this.node = nodeId(config.dataDir);
-    this.threads = new JobThreads(config.jobThreads, { dataDir: config.dataDir, databaseUrl: config.databaseUrl, blockCacheBytes: config.jobBlockCacheBytes, outboundAllow: config.outboundAllow, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads }, { message: (m) => this.onMessage(m) });
+    this.threads = new JobThreads(tasks ? 0 : config.jobThreads, { dataDir: config.dataDir, databaseUrl: config.databaseUrl, blockCacheBytes: config.jobBlockCacheBytes, outboundAllow: config.outboundAllow, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads }, { message: (m) => this.onMessage(m) });
   }
 
   /** Settles what a previous server left behind, then starts queued jobs. */
   async init(): Promise<void> {
+    // With workers, runs are the queue's: a node that starts has nothing of its own to settle.
+    if (this.tasks) return;
     // Only this node's runs: another node sharing the database may be running its own right now.
     for (const job of this.store.jobs.withStatus('running').filter((j) => j.node === this.node || j.node === null)) {
       const interruptions = job.interruptions + 1;
@@ -116,8 +117,7 @@ export class JobService {
 
   /** Adds a log entry when its level reaches the job's log level. */
   log(job: { id: string; logLevel: LogLevel }, entry: Omit<LogEntry, 'id' | 'time'>): void {
-    if (levelRank(entry.level) > levelRank(job.logLevel)) return;
-    this.store.logs.append(jobLogOwner(job.id), entry);
+    this.records.log(job, entry);
   }
 
   create(id: string, userId: string, fields: JobFields): JobRecord {
@@ -138,6 +138,15 @@ export class JobService {
     if (this.store.jobResults.delete(job.id) || restart) await this.results.deleteTree(job.id);
     const run = job.run + 1;
     if (!this.store.jobQueue.enqueue(job.id, { run, progress: 0, costs: 0, usage: null, interruptions: 0 })) return false;
+    if (this.tasks) {
+      try {
+        await this.tasks.guard(this.tasks.submitPlan(job.id, run));
+      } catch (e) {
+        // Not queued after all: the job stays as a retry will find it.
+        this.store.jobQueue.withdraw(job.id);
+        throw e;
+      }
+    }
     this.log(job, {
       level: 'info',
       message: `${restart ? `Restarted from status ${job.status}; the results of the previous run are discarded. ` : ''}Queued (run ${run}); ${this.store.jobQueue.size()} job(s) wait.`,
@@ -157,6 +166,7 @@ export class JobService {
       return;
     }
     if (job.status !== 'running') return;
+    if (this.tasks) return this.cancelOnWorkers(job);
     const a = this.active.get(job.id);
     if (!a) {
       this.store.jobs.transition(job.id, ['running'], 'created');
@@ -170,8 +180,27 @@ export class JobService {
     }
   }
 
+  /**
+   * Cancels a run on the workers: every worker hears the stop at once and ends the run's tasks
+   * (within half a second, or their threads are ended); chunks done become a partial result
+   * assembled by one of them, or the job is back to created when none was done.
+   */
+  private async cancelOnWorkers(job: JobRecord): Promise<void> {
+    const tasks = this.tasks!;
+    await tasks.guard(tasks.stop(job.id, job.run, 'cancel'));
+    const { done } = await tasks.guard(tasks.tally(job.id, job.run));
+    if (done === 0) {
+      if (this.store.jobs.transition(job.id, ['running'], 'created')) this.log(job, { level: 'info', message: 'Canceled before any part of the result was written; the job is back to created.' });
+      return;
+    }
+    if (!this.store.jobs.transition(job.id, ['running'], 'canceled')) return;
+    this.log(job, { level: 'info', message: `Canceled after ${done} chunk(s). Their partial result (no-data elsewhere) is written now and then listed by GET /jobs/{job_id}/results?partial=true.` });
+    await tasks.guard(tasks.submitAssemble(job.id, job.run, true));
+  }
+
   /** Deletes a job: stops its computation, then its records and files. */
   async remove(job: JobRecord): Promise<void> {
+    if (this.tasks && (job.status === 'running' || job.status === 'queued' || job.status === 'canceled')) await this.tasks.guard(this.tasks.stop(job.id, job.run, 'delete'));
     const a = this.active.get(job.id);
     if (a) {
       a.stop = 'delete';
@@ -199,18 +228,8 @@ export class JobService {
     const ended = new Promise<void>((r) => (end = r));
     const a: Active = { jobId: job.id, run: job.run, logLevel: job.logLevel, runDir, ended, end };
     this.active.set(job.id, a);
-    const graph = job.process.process_graph as Graph;
     this.log(job, { level: 'info', message: `Running (run ${job.run}).` });
-    this.threads.start({
-      jobId: job.id,
-      run: job.run,
-      graph,
-      userProcesses: userProcessesOf(this.store.processGraphs, job.userId, graph),
-      maxValues: this.config.batchMaxValues,
-      chunkSize: this.config.jobChunkSize,
-      budgetValues: job.budget === null ? null : valuesFor(job.budget),
-      outDir: runDir,
-    });
+    this.threads.start(this.records.spec(job, runDir));
   }
 
   private onMessage(m: FromJobThread): void {
@@ -226,17 +245,14 @@ export class JobService {
       case 'halted':
         return this.halted(a, m.done);
       case 'done':
-        return void this.settle(a, () => this.keep(a, m.outcome));
+        return void this.settle(a, () => this.records.keep(a, m.outcome));
       case 'stopped':
         return void this.settle(a, async () => this.stoppedEmpty(a));
       case 'failed':
         return void this.settle(a, async () => {
           // A failure after a stop request (the computation cut short) is the stop's outcome.
           if (a.stop) return this.stoppedEmpty(a);
-          const e = m.error;
-          const message = messageOf(errorFromData(e), 'en').text;
-          this.store.jobs.transition(a.jobId, ['running'], 'error');
-          this.log(job, { level: 'error', code: e.code, message, ...(m.path.length ? { path: m.path } : {}) });
+          this.records.fail(a, m.error, m.path);
         });
     }
   }
@@ -278,41 +294,6 @@ export class JobService {
     }
   }
 
-  /** Moves a run's files into the result store and records them: finished, or canceled with partial results. */
-  private async keep(a: Active, outcome: JobOutcome): Promise<void> {
-    const assets: Record<string, JobAsset> = {};
-    for (const out of outcome.outputs) {
-      const key = `${a.jobId}/${out.name}`;
-      const info = await this.results.adopt(key, out.file);
-      assets[out.name] = { key, type: out.type, bytes: info.size, title: out.title, roles: out.roles, fields: out.fields };
-    }
-    this.store.jobResults.put(a.jobId, {
-      run: a.run,
-      partial: outcome.partial,
-      assets,
-      bbox: outcome.bbox,
-      geometry: outcome.geometry,
-      times: outcome.times,
-      created: new Date().toISOString(),
-    });
-    const values = outcome.usage.values_read?.value ?? 0;
-    // A partial result belongs to a job set to canceled when it halted; it stays canceled.
-    const moved = outcome.partial
-      ? this.store.jobs.report(a.jobId, a.run, { usage: outcome.usage, costs: costsOf(values) }, 'canceled')
-      : this.store.jobs.transition(a.jobId, ['running'], 'finished', { usage: outcome.usage, costs: costsOf(values), progress: 100 });
-    if (!moved) {
-      this.store.jobResults.delete(a.jobId);
-      await this.results.deleteTree(a.jobId);
-      return;
-    }
-    const bytes = Object.values(assets).reduce((s, x) => s + x.bytes, 0);
-    const u = outcome.usage;
-    this.log({ id: a.jobId, logLevel: a.logLevel }, {
-      level: 'info',
-      message: `${outcome.partial ? 'The partial result is written' : 'Finished'}: ${Object.keys(assets).join(', ')} (${bytes} bytes) in ${u.duration.value} s, ${u.cpu.value} CPU seconds, ${u.pixels.value} pixels, ${values} values read.`,
-    });
-  }
-
   /** Stops the job threads; running jobs are queued again (they start over on the next start). */
   async close(): Promise<void> {
     this.closed = true;
@@ -329,11 +310,12 @@ export class JobService {
       a.end();
     }
     this.active.clear();
+    await this.tasks?.close();
   }
 }
 
 /** A random id made once per data dir, so a node keeps it across restarts. */
-function nodeId(dataDir: string): string {
+export function nodeId(dataDir: string): string {
   const file = path.join(dataDir, 'node-id');
   mkdirSync(dataDir, { recursive: true });
   try {

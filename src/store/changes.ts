@@ -3,8 +3,9 @@
 // more than its own listeners; nodes sharing PostgreSQL hear each other through LISTEN/NOTIFY.
 import pg from 'pg';
 
-/** What changes are told about: the topic and the record's id. */
-export type ChangeTopic = 'service';
+/** What changes are told about: the topic and the record's id (a service; a sign-in key's wait). */
+export type ChangeTopic = 'service' | 'throttle';
+const TOPICS: readonly string[] = ['service', 'throttle'] satisfies ChangeTopic[];
 
 export interface ChangeFeed {
   /** Tells this node's listeners at once, and the other nodes' as soon as the database relays it. */
@@ -85,7 +86,7 @@ export class PgChanges extends LocalChanges {
     c.on('end', lost);
     c.on('notification', (n) => {
       const [topic, ...rest] = (n.payload ?? '').split(':');
-      if (topic === 'service' && rest.length) this.tell(topic, rest.join(':'));
+      if (TOPICS.includes(topic) && rest.length) this.tell(topic as ChangeTopic, rest.join(':'));
     });
     try {
       await c.connect();

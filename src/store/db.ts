@@ -17,6 +17,7 @@ import { SqlJobs, SqlJobQueue } from './jobs.js';
 import { SqlJobResults } from './job-results.js';
 import { SqlSecrets } from './secrets.js';
 import { LocalSemaphores, PgSemaphores } from './semaphores.js';
+import { SqlFailureLedger } from './auth-failures.js';
 
 /** Where records live: a data dir (SQLite), unless a PostgreSQL URL is given. */
 export interface StoreLocation {
@@ -54,6 +55,7 @@ export function openStore(where: StoreLocation | string): Store {
     jobResults: new SqlJobResults(db),
     secrets: new SqlSecrets(db),
     semaphores: db.dialect === 'postgres' ? new PgSemaphores(db) : new LocalSemaphores(),
+    authFailures: db.dialect === 'postgres' ? new SqlFailureLedger(db) : null,
     close: () => db.close(),
   };
 }

@@ -199,6 +199,11 @@ export class SqlJobQueue implements JobQueue {
     return r ? toRecord(r) : null;
   }
 
+  claimRun(id: string, run: number, node: string): JobRecord | null {
+    const r = this.db.get<Row>(`UPDATE jobs SET status = 'running', updated = ?, node = ? WHERE id = ? AND run = ? AND status = 'queued' RETURNING *`, now(), node, id, run);
+    return r ? toRecord(r) : null;
+  }
+
   size(): number {
     return this.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM jobs WHERE status = 'queued'`)!.n;
   }

@@ -104,6 +104,17 @@ const MIGRATIONS: string[] = [
    );`,
   // Which node runs a job: a node settles only its own interrupted runs, never another's running ones.
   `ALTER TABLE jobs ADD COLUMN node TEXT;`,
+  // Failed sign-ins counted by every node together (used on a database server only; see auth-failures.ts).
+  `CREATE TABLE auth_failures (
+     key TEXT NOT NULL,
+     at INTEGER NOT NULL
+   );
+   CREATE INDEX auth_failures_by_key ON auth_failures (key, at);
+   CREATE INDEX auth_failures_by_age ON auth_failures (at);
+   CREATE TABLE auth_blocks (
+     key TEXT PRIMARY KEY,
+     until INTEGER NOT NULL
+   );`,
 ];
 
 /** The same statements in PostgreSQL's words. */

@@ -3,6 +3,7 @@
 import type { CollectionMeta, ItemMeta } from '../core/catalog.js';
 import type { LogLevel, RunLog } from '../core/run-context.js';
 import type { Semaphores } from './semaphores.js';
+import type { FailureLedger } from './auth-failures.js';
 
 export interface User {
   id: string;
@@ -190,6 +191,8 @@ export interface JobQueue {
   withdraw(id: string): boolean;
   /** The next queued job, now running on `node`; null when none waits. */
   claim(node: string): JobRecord | null;
+  /** That job's run `run`, if still queued, now running on `node` (a worker taking the task of the queue). */
+  claimRun(id: string, run: number, node: string): JobRecord | null;
   /** Jobs that wait. */
   size(): number;
 }
@@ -243,5 +246,7 @@ export interface Store {
   secrets: SecretRepo;
   /** Counted slots that hold across every node sharing this store. */
   semaphores: Semaphores;
+  /** Failed sign-ins counted by every node together; null when one process counts alone (SQLite). */
+  authFailures: FailureLedger | null;
   close(): void;
 }

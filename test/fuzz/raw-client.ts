@@ -6,6 +6,12 @@
 // sent keep-alive and its answer read as framed: a server that answers early may then skip the
 // rest of the body instead of closing on unread data, whose reset could discard the answer.
 import net from 'node:net';
+import tls from 'node:tls';
+
+/** A connection to the server on loopback, plain or TLS (any certificate: the test made it). */
+export function connectTo(port: number, secure: boolean): net.Socket {
+  return secure ? tls.connect({ port, host: '127.0.0.1', rejectUnauthorized: false }) : net.connect(port, '127.0.0.1');
+}
 
 export interface RawRequest {
   method: string;
@@ -128,10 +134,10 @@ export function parseResponse(method: string, data: Buffer, ms: number): RawResp
  * 401) and close before reading a body, and writing on would only provoke a reset that can discard
  * the answer.
  */
-export function send(port: number, req: RawRequest, timeoutMs = 20_000): Promise<RawResponse> {
+export function send(port: number, req: RawRequest, timeoutMs = 20_000, secure = false): Promise<RawResponse> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const sock = net.connect(port, '127.0.0.1');
+    const sock = connectTo(port, secure);
     const chunks: Buffer[] = [];
     let done = false;
     const finish = (err?: Error) => {
@@ -166,6 +172,6 @@ export function send(port: number, req: RawRequest, timeoutMs = 20_000): Promise
         if (!err) setImmediate(pump);
       });
     };
-    sock.once('connect', pump);
+    sock.once(secure ? 'secureConnect' : 'connect', pump);
   });
 }

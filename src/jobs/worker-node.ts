@@ -1,0 +1,247 @@
+// `xeo worker`: runs batch job work taken from the queue (task-queue.ts) on this machine's job
+// threads, with the records in the shared database and files in the shared result store. Any
+// number of workers on any number of machines take tasks side by side: a job is planned by one,
+// its chunks computed by all (each chunk's planes kept in the result store until the assembly),
+// and its COG assembled by one, streamed chunk by chunk as on a single machine.
+//
+// Failures: a chunk that fails because of the job itself (its graph, its data, its budget) ends
+// the job in error at once; any other failure (a thread that died, storage away) is tried again,
+// up to XEO_CHUNK_ATTEMPTS, then ends the job in error with the last reason in its log. A worker
+// that dies loses nothing: its task's lease runs out and another worker takes the task over.
+import { mkdtempSync, mkdirSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import { Worker as QueueWorker } from 'bullmq';
+import type { Config } from '../core/config.js';
+import { ApiError, errorFromData, errorToData, type ErrorData } from '../core/errors.js';
+import { messageOf } from '../core/messages.js';
+import type { BlobStore } from '../store/blobs.js';
+import type { Store } from '../store/types.js';
+import { costsOf, valuesFor } from '../compute/costs.js';
+import type { PathEntry } from '../graph/evaluate.js';
+import { JobThreads } from './pool.js';
+import type { FromJobThread, JobTask } from './protocol.js';
+import { RunRecords, type RunRef } from './records.js';
+import { planWindows, usageOf } from './runner.js';
+import { cogSink, type CogSink } from './outputs.js';
+import { decodeChunk, encodeChunk } from './chunk-blobs.js';
+import { QUEUE_NAME, redisOptions, TaskQueue, type Task, type TaskData, type TaskKind } from './task-queue.js';
+
+/** How long a stop waits for a task's computation to halt before its thread is ended. */
+const STOP_GRACE_MS = 500;
+/** Failures that say nothing about the job: the task is tried again. */
+const TRANSIENT = new Set(['Internal', 'StorageFailure', 'InfrastructureBusy', 'CollectionUnavailable']);
+
+/** Where a run's chunk planes wait for the assembly, in the result store. */
+export const chunkPrefix = (jobId: string, run: number) => `${jobId}/run-${run}`;
+const chunkKey = (jobId: string, run: number, index: number) => `${chunkPrefix(jobId, run)}/chunk-${index}`;
+
+interface Waiting {
+  ref: RunRef;
+  resolve(m: FromJobThread): void;
+}
+
+export class JobWorker {
+  private readonly threads: JobThreads;
+  private readonly waiting = new Map<string, Waiting>();
+  private readonly records: RunRecords;
+  private readonly tmpRoot: string;
+  private worker: QueueWorker<TaskData, unknown, TaskKind> | null = null;
+
+  constructor(
+    private readonly store: Store,
+    private readonly results: BlobStore,
+    private readonly config: Config,
+    private readonly tasks: TaskQueue,
+    /** This worker's id, recorded on the runs it plans. */
+    readonly node: string,
+  ) {
+    this.records = new RunRecords(store, results, config);
+    this.tmpRoot = path.join(config.dataDir, 'worker-tmp');
+    this.threads = new JobThreads(
+      config.jobThreads,
+      { dataDir: config.dataDir, databaseUrl: config.databaseUrl, blockCacheBytes: config.jobBlockCacheBytes, outboundAllow: config.outboundAllow, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads },
+      { message: (m) => this.onMessage(m) },
+    );
+  }
+
+  async start(): Promise<void> {
+    await rm(this.tmpRoot, { recursive: true, force: true });
+    mkdirSync(this.tmpRoot, { recursive: true });
+    await this.tasks.onStop((jobId, run) => this.stopRun(jobId, run));
+    const leaseMs = this.config.queueLeaseSeconds * 1000;
+    this.worker = new QueueWorker<TaskData, unknown, TaskKind>(QUEUE_NAME, (task) => this.process(task), {
+      connection: redisOptions(this.tasks.url),
+      concurrency: this.config.jobThreads,
+      lockDuration: leaseMs,
+      stalledInterval: leaseMs,
+      // A task whose worker died this often is not the worker's fault alone: it fails (and is retried as a failure).
+      maxStalledCount: 3,
+    });
+    this.worker.on('error', (e) => console.error(`[xeo] worker: ${e.message}`));
+    await this.worker.waitUntilReady();
+  }
+
+  async close(): Promise<void> {
+    // Tasks in flight are not finished: their leases run out and other workers take them over.
+    await this.worker?.close(true).catch(() => {});
+    await this.threads.close();
+    await this.tasks.close();
+  }
+
+  private async process(task: Task): Promise<void> {
+    const { jobId, run } = task.data;
+    if (await this.tasks.stopped(jobId, run)) return;
+    const job = this.store.jobs.byId(jobId);
+    if (!job || job.run !== run) return;
+    const ref: RunRef = { jobId, run, logLevel: job.logLevel };
+    if (task.name === 'plan') {
+      if (job.status === 'queued') {
+        const claimed = this.store.jobQueue.claimRun(jobId, run, this.node);
+        if (!claimed) return;
+        this.records.log(claimed, { level: 'info', message: `Running (run ${run}) on worker ${this.node}.` });
+      } else if (job.status !== 'running') return;
+      return this.plan(task, ref);
+    }
+    if (task.name === 'chunk') return job.status === 'running' ? this.chunk(task, ref) : undefined;
+    const partial = task.data.partial === true;
+    if (job.status === (partial ? 'canceled' : 'running')) return this.assemble(ref, partial);
+  }
+
+  private async plan(task: Task, ref: RunRef): Promise<void> {
+    const { jobId, run } = ref;
+    let plan = await this.tasks.getPlan(jobId, run);
+    if (!plan) {
+      const outDir = mkdtempSync(path.join(this.tmpRoot, 'plan-'));
+      try {
+        const started = Date.now();
+        const job = this.store.jobs.byId(jobId)!;
+        const m = await this.onThread({ type: 'plan', ticket: `${jobId}.${run}.plan`, spec: this.records.spec(job, outDir), started }, ref);
+        if (m.type === 'failed') return this.failed(task, ref, m.error, m.path, 'planning the job');
+        if (m.type !== 'planned') return;
+        if (m.plan.kind === 'done') return await this.records.keep(ref, m.plan.outcome);
+        plan = await this.tasks.putPlan(jobId, run, { chunks: m.plan.chunks, started });
+      } finally {
+        await rm(outDir, { recursive: true, force: true });
+      }
+    }
+    const done = await this.tasks.doneChunks(jobId, run);
+    const todo = Array.from({ length: plan.chunks.count }, (_, i) => i).filter((i) => !done.has(i));
+    if (todo.length) await this.tasks.submitChunks(jobId, run, todo);
+    else await this.tasks.submitAssemble(jobId, run, false);
+  }
+
+  private async chunk(task: Task, ref: RunRef): Promise<void> {
+    const { jobId, run } = ref;
+    const index = task.data.index!;
+    const plan = await this.tasks.getPlan(jobId, run);
+    if (!plan) throw new Error(`chunk ${index} of job ${jobId} came before its plan`);
+    const count = plan.chunks.count;
+    const job = this.store.jobs.byId(jobId)!;
+    const before = await this.tasks.tally(jobId, run);
+    if (!(await this.tasks.doneChunks(jobId, run)).has(index)) {
+      const budget = job.budget === null ? null : valuesFor(job.budget) - before.values;
+      const m = await this.onThread({ type: 'chunk', ticket: `${jobId}.${run}.c${index}`, spec: this.records.spec(job, ''), plan: plan.chunks, index, budgetValues: budget }, ref);
+      if (m.type === 'failed') return this.failed(task, ref, m.error, m.path, `chunk ${index + 1} of ${count}`);
+      if (m.type !== 'chunk-done') return;
+      // A stop said while the chunk ran: its planes are not wanted.
+      if (await this.tasks.stopped(jobId, run)) return;
+      await this.results.write(chunkKey(jobId, run, index), encodeChunk(m.names, m.planes));
+      const t = await this.tasks.markDone(jobId, run, index, m.values, m.cpu);
+      this.store.jobs.report(jobId, run, { progress: Math.floor((t.done * 1000) / count) / 10, costs: costsOf(t.values) });
+      this.records.log(job, { level: 'debug', message: `Chunk ${index + 1} of ${count} done on worker ${this.node} (${t.done} of ${count} in all).` });
+      if (!this.store.jobs.byId(jobId)) await this.results.deleteTree(chunkPrefix(jobId, run)).catch(() => {});
+    }
+    if ((await this.tasks.tally(jobId, run)).done >= count) await this.tasks.submitAssemble(jobId, run, false);
+  }
+
+  /** Writes the COG from the chunks done (all, or those of a canceled run), chunk by chunk. */
+  private async assemble(ref: RunRef, partial: boolean): Promise<void> {
+    const { jobId, run } = ref;
+    const plan = await this.tasks.getPlan(jobId, run);
+    if (!plan) return;
+    const done = await this.tasks.doneChunks(jobId, run);
+    const tally = await this.tasks.tally(jobId, run);
+    const windows = planWindows(plan.chunks);
+    const outDir = mkdtempSync(path.join(this.tmpRoot, 'assemble-'));
+    let sink: CogSink | null = null;
+    try {
+      for (const [i, w] of windows.entries()) {
+        if (!done.has(i)) continue;
+        const { names, planes } = decodeChunk(await readAll(this.results.read(chunkKey(jobId, run, i))));
+        sink ??= await cogSink(outDir, 'result.tif', plan.chunks.grid, names, plan.chunks.options);
+        await sink.write(w, planes);
+      }
+      if (!sink) {
+        if (partial && this.store.jobs.transition(jobId, ['canceled'], 'created')) {
+          this.records.log({ id: jobId, logLevel: ref.logLevel }, { level: 'info', message: 'Canceled before any part of the result was written; the job is back to created.' });
+        }
+        return;
+      }
+      const file = await sink.finish(windows);
+      const c = plan.chunks;
+      await this.records.keep(ref, { outputs: [file], partial, bbox: c.bbox, geometry: c.geometry, times: c.times, usage: usageOf(plan.started, tally.cpu, c.grid.width * c.grid.height, tally.values) });
+      await this.results.deleteTree(chunkPrefix(jobId, run)).catch(() => {});
+      await this.tasks.forget(jobId, run);
+    } catch (e) {
+      await sink?.abort().catch(() => {});
+      throw e;
+    } finally {
+      await rm(outDir, { recursive: true, force: true });
+    }
+  }
+
+  /** A failed task: the job's own fault ends it now; anything else is tried again, up to the limit. */
+  private async failed(task: Task, ref: RunRef, error: ErrorData, where: PathEntry[], what: string): Promise<void> {
+    const tries = task.attemptsMade + 1;
+    const last = tries >= (task.opts.attempts ?? 1);
+    const job = { id: ref.jobId, logLevel: ref.logLevel };
+    if (TRANSIENT.has(error.code)) {
+      const reason = messageOf(errorFromData(error), 'en').text;
+      this.records.log(job, { level: 'warning', message: `${what} failed on worker ${this.node} (try ${tries}): ${reason}${last ? '' : ' It is tried again.'}` });
+      if (!last) throw new Error(`${what}: ${reason}`);
+    }
+    if (this.records.fail(ref, error, where)) await this.tasks.stop(ref.jobId, ref.run, 'error');
+  }
+
+  /** Runs a task on a job thread; answers its last message. */
+  private async onThread(task: JobTask, ref: RunRef): Promise<FromJobThread> {
+    // As many tasks run at once as there are threads; a thread still being replaced is waited for.
+    while (this.threads.idle() === 0) await new Promise((r) => setTimeout(r, 20));
+    return new Promise((resolve) => {
+      this.waiting.set(task.ticket, { ref, resolve });
+      if (!this.threads.startTask(task)) {
+        this.waiting.delete(task.ticket);
+        resolve({ type: 'failed', jobId: ref.jobId, run: ref.run, ticket: task.ticket, error: errorToData(new ApiError('Internal', {}, 'No job thread was free.')), path: [] });
+      }
+    });
+  }
+
+  private onMessage(m: FromJobThread): void {
+    const w = this.waiting.get(m.ticket);
+    if (!w) return;
+    const job = { id: w.ref.jobId, logLevel: w.ref.logLevel };
+    if (m.type === 'log') return this.records.log(job, m.entry);
+    if (m.type === 'progress') {
+      // A job planned as one piece reports its own progress; chunks are counted by the queue.
+      if (m.ticket.endsWith('.plan')) this.store.jobs.report(w.ref.jobId, w.ref.run, { progress: Math.floor((m.done * 1000) / m.total) / 10, costs: costsOf(m.values) });
+      return;
+    }
+    if (m.type === 'halted') return;
+    this.waiting.delete(m.ticket);
+    w.resolve(m);
+  }
+
+  /** A stop word (cancel, delete, error): the run's tasks on this worker's threads stop now. */
+  private stopRun(jobId: string, run: number): void {
+    for (const [ticket, w] of this.waiting) {
+      if (w.ref.jobId === jobId && w.ref.run === run) void this.threads.stopTicket(ticket, false, STOP_GRACE_MS).catch(() => {});
+    }
+  }
+}
+
+async function readAll(stream: AsyncIterable<Buffer>): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const p of stream) parts.push(p);
+  return Buffer.concat(parts);
+}

@@ -1,0 +1,53 @@
+// Failed sign-ins counted across every node of an installation on a database server. One row per
+// failure (so nodes counting at the same moment never lose a count) and one row per key that must
+// wait. Rows older than the window are swept as failures arrive. The embedded store has no ledger:
+// one process counts in its own memory, and nothing needs to outlive it.
+import type { SqlDb } from './sql.js';
+
+export interface FailureLedger {
+  /** Records a failure of `key`; answers how many it has had since `since` (this one included). */
+  record(key: string, now: number, since: number): number;
+  /** `key` waits until `until` (a later wait already recorded stays). */
+  block(key: string, until: number): void;
+  /** Forgets `key`'s failures and wait (a right password). */
+  forget(key: string): void;
+  /** Every wait not yet over, for a node that starts. */
+  blocked(now: number, limit: number): { key: string; until: number }[];
+}
+
+/** How often, at most, the whole table is swept of old failures. */
+const SWEEP_MS = 60_000;
+
+export class SqlFailureLedger implements FailureLedger {
+  private lastSweep = 0;
+
+  constructor(private readonly db: SqlDb) {}
+
+  record(key: string, now: number, since: number): number {
+    if (now - this.lastSweep > SWEEP_MS) {
+      this.lastSweep = now;
+      this.db.run('DELETE FROM auth_failures WHERE at <= ?', since);
+      this.db.run('DELETE FROM auth_blocks WHERE until <= ?', now);
+    }
+    this.db.run('INSERT INTO auth_failures (key, at) VALUES (?, ?)', key, now);
+    return Number(this.db.get<{ n: number | string }>('SELECT count(*) AS n FROM auth_failures WHERE key = ? AND at > ?', key, since)?.n ?? 0);
+  }
+
+  block(key: string, until: number): void {
+    const later = this.db.dialect === 'postgres' ? 'GREATEST(auth_blocks.until, excluded.until)' : 'max(auth_blocks.until, excluded.until)';
+    this.db.run(`INSERT INTO auth_blocks (key, until) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET until = ${later}`, key, until);
+  }
+
+  forget(key: string): void {
+    this.db.transaction(() => {
+      this.db.run('DELETE FROM auth_failures WHERE key = ?', key);
+      this.db.run('DELETE FROM auth_blocks WHERE key = ?', key);
+    });
+  }
+
+  blocked(now: number, limit: number): { key: string; until: number }[] {
+    return this.db
+      .all<{ key: string; until: number | string }>('SELECT key, until FROM auth_blocks WHERE until > ? ORDER BY until DESC LIMIT ?', now, limit)
+      .map((r) => ({ key: r.key, until: Number(r.until) }));
+  }
+}

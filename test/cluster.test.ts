@@ -1,0 +1,285 @@
+// Xeo on several machines, on loopback: two API nodes and two `xeo worker` processes, each with a
+// data dir of its own, sharing only PostgreSQL (records), Redis (the job queue) and a Ceph RADOS
+// Gateway (files and results). Files cross nodes; a job's chunks are done by both workers and its
+// COG equals /result pixel for pixel; a worker killed mid-job loses nothing; a cancel stops every
+// worker within a second; chunks that keep failing end the job in error; a user's limit holds
+// across nodes; the queue going away gives 503s, and work resumes when it is back.
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { copyFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { fromArrayBuffer } from 'geotiff';
+import { CLI, expectError, http, login, removeDir, startServer, tempDir, xeo, type TestServer } from './helpers.js';
+import { DEMO_COLLECTION, demoDataDir } from './demo-data.js';
+import { openStore } from '../src/store/db.js';
+import { hasPostgres, startPostgres, type Postgres } from '../bench/postgres.js';
+import { hasRedis, startRedis, type RedisServer } from '../bench/redis.js';
+import { hasRadosgw, startRadosGateway, type RadosGateway } from '../bench/radosgw.js';
+import { describeWithTool } from './system-tools.js';
+
+interface WorkerProc {
+  id: string;
+  proc: ChildProcess;
+  dataDir: string;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+async function startWorkerProc(env: Record<string, string>): Promise<WorkerProc> {
+  const dataDir = tempDir('xeo-worker-');
+  const proc = spawn(process.execPath, [CLI, 'worker'], { env: { ...process.env, ...env, XEO_DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  proc.stdout!.on('data', (d) => (out += d));
+  proc.stderr!.on('data', (d) => (out += d));
+  const id = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`worker did not start:\n${out}`)), 30_000);
+    proc.stdout!.on('data', () => {
+      const m = /Xeo worker (\S+) ready/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`worker exited with ${code}:\n${out}`));
+    });
+  });
+  return {
+    id,
+    proc,
+    dataDir,
+    output: () => out,
+    async stop() {
+      if (proc.exitCode === null && proc.signalCode === null) {
+        const exited = new Promise((r) => proc.once('exit', r));
+        proc.kill('SIGTERM');
+        await exited;
+      }
+      removeDir(dataDir);
+    },
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Season maximum of the NDVI over the demo collection: pixel-wise, 9 chunks of 1024 px. */
+const SEASON_MAX = {
+  l: { process_id: 'load_collection', arguments: { id: DEMO_COLLECTION, spatial_extent: null, temporal_extent: null, bands: ['B04', 'B08'] } },
+  n: { process_id: 'ndvi', arguments: { data: { from_node: 'l' } } },
+  r: { process_id: 'reduce_dimension', arguments: { data: { from_node: 'n' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'max', arguments: { data: { from_parameter: 'data' } }, result: true } } } } },
+  s: { process_id: 'save_result', arguments: { data: { from_node: 'r' }, format: 'GTiff' }, result: true },
+};
+
+async function pixels(bytes: Buffer): Promise<Float32Array> {
+  const tiff = await fromArrayBuffer(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer);
+  const [band] = (await (await tiff.getImage()).readRasters({ interleave: false })) as unknown as Float32Array[];
+  return band;
+}
+
+/** Equal pixel for pixel, no-data (NaN) in the same places. */
+function expectSamePixels(a: Float32Array, b: Float32Array): void {
+  expect(a.length).toBe(b.length);
+  let differ = 0;
+  for (let i = 0; i < a.length; i++) if (!(a[i] === b[i] || (Number.isNaN(a[i]) && Number.isNaN(b[i])))) differ++;
+  expect(differ, 'pixels that differ').toBe(0);
+}
+
+describeWithTool(hasPostgres && hasRedis && hasRadosgw, 'PostgreSQL 15, Redis 7 and the RADOS Gateway', 'two API nodes and two workers', () => {
+  let pg: Postgres;
+  let redis: RedisServer;
+  let s3: RadosGateway;
+  let env: Record<string, string>;
+  let a: TestServer;
+  let b: TestServer;
+  const workers: WorkerProc[] = [];
+  let token: string;
+  let expected: Float32Array;
+  const files = tempDir('xeo-cluster-files-');
+
+  beforeAll(async () => {
+    [pg, redis, s3] = await Promise.all([startPostgres(), startRedis(), startRadosGateway('xeo-cluster')]);
+    // Short leases, so a dead worker's task is taken over in seconds, not the default 30.
+    env = { XEO_DATABASE_URL: pg.database(), XEO_REDIS_URL: redis.url, ...s3.env, XEO_QUEUE_LEASE: '2', XEO_JOB_THREADS: '1', XEO_SYNC_MAX_VALUES: '200000000', XEO_USER_CONCURRENCY: '1' };
+    // The demo collection's records, copied into the shared database (its COGs are read where they are).
+    const local = openStore(await demoDataDir());
+    const shared = openStore({ dataDir: files, databaseUrl: env.XEO_DATABASE_URL });
+    shared.collections.put(local.collections.get(DEMO_COLLECTION)!);
+    shared.collections.putItems(DEMO_COLLECTION, local.collections.items(DEMO_COLLECTION));
+    local.close();
+    shared.close();
+    const add = xeo(['users', 'add', 'alice', '--password', 'secret'], { dataDir: tempDir(), env });
+    expect(add.status, add.stderr).toBe(0);
+    [a, b] = await Promise.all([startServer(env), startServer(env)]);
+    workers.push(...(await Promise.all([startWorkerProc(env), startWorkerProc(env)])));
+    token = await login(a, 'alice', 'secret');
+    // What every job of SEASON_MAX must give: the same graph computed at once on node A.
+    const r = await http('POST', `${a.base}/result`, { headers: auth(), body: JSON.stringify({ process: { process_graph: SEASON_MAX } }) });
+    expect(r.status, r.text).toBe(200);
+    expected = await pixels(r.body);
+  }, 240_000);
+
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop(), ...workers.map((w) => w.stop())]);
+    for (const s of [a, b]) if (s) removeDir(s.dataDir);
+    s3?.stop();
+    redis?.remove();
+    pg?.remove();
+    removeDir(files);
+  });
+
+  const auth = () => ({ authorization: token, 'content-type': 'application/json' });
+  const job = (node: TestServer, id: string) => http('GET', `${node.base}/jobs/${id}`, { headers: auth() }).then((r) => r.json);
+  const logs = async (node: TestServer, id: string) => (await http('GET', `${node.base}/jobs/${id}/logs?level=debug&limit=1000`, { headers: auth() })).json.logs as { time: string; level: string; message: string }[];
+
+  async function createJob(node: TestServer, graph: object = SEASON_MAX): Promise<string> {
+    const r = await http('POST', `${node.base}/jobs`, { headers: auth(), body: JSON.stringify({ process: { process_graph: graph }, log_level: 'debug' }) });
+    expect(r.status, r.text).toBe(201);
+    return r.headers['xeo-identifier'];
+  }
+
+  async function until(node: TestServer, id: string, ok: (j: any) => boolean, ms = 90_000): Promise<any> {
+    const end = Date.now() + ms;
+    for (;;) {
+      const j = await job(node, id);
+      if (ok(j)) return j;
+      if (Date.now() > end) throw new Error(`job ${id} is still ${j.status} at ${j.progress}%:\n${(await logs(node, id)).map((l) => l.message).join('\n')}`);
+      await sleep(100);
+    }
+  }
+
+  /** The job's COG, fetched through its signed link on `node`. */
+  async function resultPixels(node: TestServer, id: string): Promise<Float32Array> {
+    const doc = await http('GET', `${node.base}/jobs/${id}/results`, { headers: auth() });
+    expect(doc.status, doc.text).toBe(200);
+    const file = await http('GET', doc.json.assets['result.tif'].href);
+    expect(file.status).toBe(200);
+    return pixels(file.body);
+  }
+
+  it('a file uploaded through node A downloads identically from node B', async () => {
+    const bytes = randomBytes(3 * 1024 * 1024 + 17);
+    const put = await http('PUT', `${a.base}/files/shared/data.bin`, { headers: { authorization: token, 'content-type': 'application/octet-stream' }, body: bytes });
+    expect(put.status, put.text).toBe(200);
+    const got = await http('GET', `${b.base}/files/shared/data.bin`, { headers: { authorization: token } });
+    expect(got.status).toBe(200);
+    expect(Buffer.compare(got.body, bytes)).toBe(0);
+  });
+
+  it('a job started on A runs with chunks done by both workers; its COG, read through B, equals /result pixel for pixel', async () => {
+    const id = await createJob(a);
+    expect((await http('POST', `${a.base}/jobs/${id}/results`, { headers: auth() })).status).toBe(202);
+    const done = await until(b, id, (j) => j.status !== 'queued' && j.status !== 'running');
+    expect(done.status).toBe('finished');
+    const chunkLines = (await logs(b, id)).filter((l) => /^Chunk \d+ of 9 done on worker/.test(l.message));
+    expect(chunkLines).toHaveLength(9);
+    for (const w of workers) expect(chunkLines.some((l) => l.message.includes(`worker ${w.id} `)), `chunks done by worker ${w.id}`).toBe(true);
+    expectSamePixels(await resultPixels(b, id), expected);
+    // The chunk planes were only kept until the assembly.
+    const again = await http('GET', `${b.base}/jobs/${id}/results`, { headers: auth() });
+    expect(Object.keys(again.json.assets)).toEqual(['result.tif']);
+  });
+
+  it('a worker killed with SIGKILL mid-job: its chunk runs again on the other, nothing is lost, the COG is right', async () => {
+    const id = await createJob(b);
+    expect((await http('POST', `${b.base}/jobs/${id}/results`, { headers: auth() })).status).toBe(202);
+    await until(a, id, (j) => j.progress > 0);
+    const victim = workers.shift()!;
+    victim.proc.kill('SIGKILL');
+    await new Promise((r) => victim.proc.once('exit', r));
+    await victim.stop();
+    const done = await until(a, id, (j) => j.status !== 'queued' && j.status !== 'running');
+    expect(done.status).toBe('finished');
+    expect(done.progress).toBe(100);
+    expectSamePixels(await resultPixels(a, id), expected);
+    // Each chunk counted once, however often it ran.
+    expect((await logs(a, id)).filter((l) => /^Finished/.test(l.message))).toHaveLength(1);
+    workers.push(await startWorkerProc(env));
+  });
+
+  it('a cancel reaches every worker within a second; the chunks done become the partial result', async () => {
+    const id = await createJob(a);
+    expect((await http('POST', `${a.base}/jobs/${id}/results`, { headers: auth() })).status).toBe(202);
+    await until(b, id, (j) => j.progress > 0);
+    const canceledAt = Date.now();
+    expect((await http('DELETE', `${b.base}/jobs/${id}/results`, { headers: auth() })).status).toBe(204);
+    const answered = Date.now() - canceledAt;
+    expect(answered).toBeLessThan(5000);
+    expect((await job(a, id)).status).toBe('canceled');
+    // No worker finishes a chunk of the run later than a second after the cancel.
+    await sleep(2500);
+    const late = (await logs(a, id)).filter((l) => /done on worker/.test(l.message) && Date.parse(l.time) > canceledAt + 1000);
+    expect(late).toEqual([]);
+    const partial = await until(a, id, () => true);
+    expect(partial.status).toBe('canceled');
+    const doc = await http('GET', `${a.base}/jobs/${id}/results?partial=true`, { headers: auth() });
+    for (let i = 0; i < 100 && !doc.json.assets?.['result.tif']; i++) {
+      await sleep(100);
+      Object.assign(doc, await http('GET', `${a.base}/jobs/${id}/results?partial=true`, { headers: auth() }));
+    }
+    expect(Object.keys(doc.json.assets)).toEqual(['result.tif']);
+    expect(doc.json['openeo:status'] ?? doc.json.properties?.['openeo:status']).toBe('canceled');
+  });
+
+  it('a job whose chunks keep failing ends in error, with each try in its log', async () => {
+    // A collection whose file is gone once the job has been planned: every read of it fails.
+    const width = 2048;
+    const src = path.join(files, 'gone_20240301.tif');
+    const { writeCog } = await import('../src/output/cog-writer.js');
+    await writeCog(src, { width, height: width, epsg: 32633, transform: [600000, 10, 0, 5300000, 0, -10], bands: [new Uint16Array(width * width).fill(7)], nodata: 0 });
+    const copy = path.join(files, 'copy_20240301.tif');
+    copyFileSync(src, copy);
+    const imp = xeo(['import', '--collection', 'GONE', copy], { dataDir: tempDir(), env });
+    expect(imp.status, imp.stderr).toBe(0);
+    rmSync(copy);
+    const graph = {
+      l: { process_id: 'load_collection', arguments: { id: 'GONE', spatial_extent: null, temporal_extent: null } },
+      s: { process_id: 'save_result', arguments: { data: { from_node: 'l' }, format: 'GTiff' }, result: true },
+    };
+    const id = await createJob(a, graph);
+    expect((await http('POST', `${a.base}/jobs/${id}/results`, { headers: auth() })).status).toBe(202);
+    const done = await until(b, id, (j) => j.status !== 'queued' && j.status !== 'running', 60_000);
+    expect(done.status).toBe('error');
+    const lines = await logs(b, id);
+    expect(lines.some((l) => l.level === 'error')).toBe(true);
+    const err = await http('GET', `${b.base}/jobs/${id}/results`, { headers: auth() });
+    expect(err.status).toBe(424);
+  });
+
+  it("a user's limit of computations at once holds across nodes", async () => {
+    // One slot (XEO_USER_CONCURRENCY=1): while A computes for Alice, B refuses her a second one.
+    const slow = http('POST', `${a.base}/result`, { headers: auth(), body: JSON.stringify({ process: { process_graph: SEASON_MAX } }) });
+    let refused = null;
+    for (let i = 0; i < 50 && !refused; i++) {
+      await sleep(20);
+      const r = await http('POST', `${b.base}/result`, { headers: { ...auth(), origin: 'https://x.example' }, body: JSON.stringify({ process: { process_graph: { x: { process_id: 'add', arguments: { x: 1, y: 2 }, result: true } } } }) });
+      if (r.status === 429) refused = r;
+    }
+    expect(refused, 'B refused a second computation while A ran one').not.toBeNull();
+    expectError(refused!, 429, 'TooManyRequests');
+    expect((await slow).status).toBe(200);
+  });
+
+  it('without the queue: starting a job answers 503 with Retry-After and changes nothing; then work resumes', async () => {
+    const id = await createJob(a);
+    redis.stop();
+    try {
+      const r = await http('POST', `${a.base}/jobs/${id}/results`, { headers: { ...auth(), origin: 'https://x.example' } });
+      expectError(r, 503, 'InfrastructureBusy');
+      expect(Number(r.headers['retry-after'])).toBeGreaterThan(0);
+      expect((await job(b, id)).status).toBe('created');
+    } finally {
+      redis.start();
+    }
+    // The workers reconnect on their own; the job starts and finishes.
+    let started = 0;
+    for (let i = 0; i < 50 && started !== 202; i++) {
+      started = (await http('POST', `${a.base}/jobs/${id}/results`, { headers: auth() })).status;
+      if (started !== 202) await sleep(200);
+    }
+    expect(started).toBe(202);
+    const done = await until(b, id, (j) => j.status !== 'queued' && j.status !== 'running');
+    expect(done.status).toBe('finished');
+  });
+});
