@@ -168,7 +168,7 @@ export class JobWorker {
     try {
       for (const [i, w] of windows.entries()) {
         if (!done.has(i)) continue;
-        const { names, planes } = decodeChunk(await readAll(this.results.read(chunkKey(jobId, run, i))));
+        const { names, planes } = decodeChunk(await readAll(await this.results.read(chunkKey(jobId, run, i))));
         sink ??= await cogSink(outDir, 'result.tif', plan.chunks.grid, names, plan.chunks.options);
         await sink.write(w, planes);
       }
