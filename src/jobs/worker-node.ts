@@ -91,7 +91,9 @@ export class JobWorker {
 
   private async process(task: Task): Promise<void> {
     const { jobId, run } = task.data;
-    if (await this.tasks.stopped(jobId, run)) return;
+    // A canceled run stops its plan and chunks, but the assembly of its partial result is what the cancel asked for.
+    const stop = await this.tasks.stopped(jobId, run);
+    if (stop && !(stop === 'cancel' && task.name === 'assemble' && task.data.partial === true)) return;
     const job = this.store.jobs.byId(jobId);
     if (!job || job.run !== run) return;
     const ref: RunRef = { jobId, run, logLevel: job.logLevel };
