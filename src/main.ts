@@ -56,26 +56,26 @@ export function backendVersion(): string {
  * or, with XEO_S3_BUCKET, in that bucket under files/ and jobs/. Runs write under DATA_DIR/jobs-tmp
  * either way (a COG is finished on disk, then adopted); it is cleared at each start.
  */
-async function openBlobStores(config: Config): Promise<{ blobs: BlobStore; results: BlobStore }> {
+async function openBlobStore(config: Config, use: 'files' | 'results'): Promise<BlobStore> {
   if (!config.s3Bucket) {
-    const blobs = new LocalBlobStore(path.join(config.dataDir, 'files'), path.join(config.dataDir, 'tmp'));
-    await blobs.init();
-    const results = new LocalBlobStore(path.join(config.dataDir, 'jobs'), path.join(config.dataDir, 'jobs-tmp'));
-    await results.init();
-    return { blobs, results };
+    const local = use === 'files' ? new LocalBlobStore(path.join(config.dataDir, 'files'), path.join(config.dataDir, 'tmp')) : new LocalBlobStore(path.join(config.dataDir, 'jobs'), path.join(config.dataDir, 'jobs-tmp'));
+    await local.init();
+    return local;
   }
   const s3 = config.stac.signers.s3;
   const client = s3Client({ ...s3, accessKeyId: s3.accessKeyId!, secretAccessKey: s3.secretAccessKey!, bucket: config.s3Bucket });
-  const blobs = new S3BlobStore(client, config.s3Bucket, 'files/');
+  const store = new S3BlobStore(client, config.s3Bucket, use === 'files' ? 'files/' : 'jobs/');
   try {
-    await blobs.init();
+    await store.init();
   } catch (e) {
     throw new ConfigError(`XEO_S3_BUCKET: ${(e as Error).message}`);
   }
-  const runs = path.join(config.dataDir, 'jobs-tmp');
-  await rm(runs, { recursive: true, force: true });
-  await mkdir(runs, { recursive: true });
-  return { blobs, results: new S3BlobStore(client, config.s3Bucket, 'jobs/') };
+  if (use === 'results') {
+    const runs = path.join(config.dataDir, 'jobs-tmp');
+    await rm(runs, { recursive: true, force: true });
+    await mkdir(runs, { recursive: true });
+  }
+  return store;
 }
 
 export async function startXeo(config: Config): Promise<Xeo> {
@@ -91,7 +91,8 @@ export async function startXeo(config: Config): Promise<Xeo> {
   if (config.demo && store.collections.list().length === 0) {
     await generateDemo(store, path.join(config.dataDir, 'collections', DEMO_ID), (line) => console.log(line));
   }
-  const { blobs, results } = await openBlobStores(config);
+  const blobs = await openBlobStore(config, 'files');
+  const results = await openBlobStore(config, 'results');
   // Item searches of STAC API collections run here for every engine thread (spawned below).
   const stac = new StacCollections(store.collections, config.stac);
   setSearchHost((req) => stac.search(req));
@@ -167,7 +168,8 @@ export async function startWorker(config: Config): Promise<XeoWorker> {
   }
   const store = openStore(config);
   if (!config.s3Bucket) console.warn('[xeo] worker without XEO_S3_BUCKET: results go to this machine\'s disk, where only API nodes sharing its data dir find them');
-  const { results } = await openBlobStores(config);
+  // With a bucket, the chunks and COGs a worker stores are seen by the other workers and every API node.
+  const results = await openBlobStore(config, 'results');
   const stac = new StacCollections(store.collections, config.stac);
   setSearchHost((req) => stac.search(req));
   const node = nodeId(config.dataDir);

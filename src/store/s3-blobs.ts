@@ -20,6 +20,8 @@ import {
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { createReadStream } from 'node:fs';
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
 import { unlink } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import type { BlobInfo, BlobStore } from './blobs.js';
@@ -30,6 +32,9 @@ import { ApiError } from '../core/errors.js';
 export const PART_BYTES = 8 * 1024 * 1024;
 /** Parts uploading while the next one fills: bounds the memory of one upload to (1 + this) parts. */
 const PARTS_IN_FLIGHT = 1;
+
+/** Connections to the store at once (streamed downloads hold one each while their clients read). */
+const MAX_STORE_CONNECTIONS = 256;
 
 export interface S3Settings {
   endpoint: string | null;
@@ -53,8 +58,15 @@ export function s3Client(s: S3Settings): S3Client {
     credentials: { accessKeyId: s.accessKeyId, secretAccessKey: s.secretAccessKey, ...(s.sessionToken ? { sessionToken: s.sessionToken } : {}) },
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
-    // A store that does not answer is unavailable, not a request that hangs.
-    requestHandler: { connectionTimeout: 5_000, requestTimeout: 60_000 },
+    // A store that does not answer is unavailable, not a request that hangs. Every download that
+    // streams through us holds a connection to the store while its client reads: more than the
+    // SDK's default of 50 at once.
+    requestHandler: {
+      connectionTimeout: 5_000,
+      requestTimeout: 60_000,
+      httpAgent: new HttpAgent({ keepAlive: true, maxSockets: MAX_STORE_CONNECTIONS }),
+      httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets: MAX_STORE_CONNECTIONS }),
+    },
     maxAttempts: 3,
   });
 }
