@@ -25,8 +25,13 @@ import type { TaskQueue } from './task-queue.js';
 export { jobLogOwner };
 /** Restarts of one run after the server died under it, before the job is given up. */
 export const MAX_INTERRUPTIONS = 2;
-/** How long a stop waits for the computation to halt before terminating its thread. */
+/** How long a delete or shutdown waits for the computation to halt before terminating its thread. */
 const STOP_GRACE_MS = 800;
+/**
+ * A cancel waits longer: the chunks done are kept as a partial result only if the computation
+ * halts at a chunk's end, and on a loaded machine one chunk can take seconds.
+ */
+const CANCEL_GRACE_MS = 3000;
 
 interface Active {
   jobId: string;
@@ -156,8 +161,8 @@ export class JobService {
   }
 
   /**
-   * Cancels: a queued job goes back to created. A running one stops computing within a second
-   * and answers then: it becomes canceled when chunks were done (their partial result, no-data
+   * Cancels: a queued job goes back to created. A running one stops computing at the end of the
+   * chunk under way (or its thread is ended after CANCEL_GRACE_MS) and answers then: it becomes canceled when chunks were done (their partial result, no-data
    * elsewhere, is written next and listed once written), else created. Other statuses: nothing.
    */
   async cancel(job: JobRecord): Promise<void> {
@@ -173,9 +178,9 @@ export class JobService {
       return;
     }
     a.stop ??= 'cancel';
-    const how = await this.threads.stop(job.id, true, STOP_GRACE_MS);
+    const how = await this.threads.stop(job.id, true, CANCEL_GRACE_MS);
     if (how === 'terminated') {
-      this.log(job, { level: 'warning', message: `The computation did not halt within ${STOP_GRACE_MS} ms, so its thread was ended.` });
+      this.log(job, { level: 'warning', message: `The computation did not halt within ${CANCEL_GRACE_MS} ms, so its thread was ended.` });
       await a.ended;
     }
   }
