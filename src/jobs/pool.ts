@@ -17,6 +17,8 @@ export interface JobThreadEvents {
 interface Slot {
   worker: Worker;
   job: { jobId: string; run: number; ticket: string } | null;
+  /** The ticket of the task it ran last. */
+  last?: string;
   /** Set while a stop waits for the thread to halt. */
   halted?: () => void;
   terminating?: boolean;
@@ -82,8 +84,20 @@ export class JobThreads {
     const slot = this.slots.find((s) => !s.job && !s.terminating);
     if (!slot || this.closed) return false;
     slot.job = { jobId: task.spec.jobId, run: task.spec.run, ticket: task.ticket };
+    slot.last = task.ticket;
     slot.worker.postMessage(task satisfies ToJobThread);
     return true;
+  }
+
+  /**
+   * Replaces the thread that ran `ticket` (now idle) with a fresh one: after a failure of our own
+   * making, nothing the task left behind in that thread may spoil the next task.
+   */
+  recycle(ticket: string): void {
+    const slot = this.slots.find((s) => s.last === ticket && !s.job && !s.terminating);
+    if (!slot || this.closed) return;
+    slot.terminating = true;
+    void slot.worker.terminate();
   }
 
   isRunning(jobId: string): boolean {

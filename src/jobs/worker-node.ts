@@ -99,6 +99,8 @@ export class JobWorker {
     try {
       await this.perform(task);
     } catch (e) {
+      // Told the job's log already (a computation that failed): only tried again.
+      if (e instanceof Logged) throw e;
       // Storage or records away, say: tried again after a pause; the last try ends the job in error.
       const { jobId, run } = task.data;
       const tries = task.attemptsMade + 1;
@@ -156,7 +158,7 @@ export class JobWorker {
       try {
         const started = Date.now();
         const job = this.store.jobs.byId(jobId)!;
-        const m = await this.onThread({ type: 'plan', ticket: `${jobId}.${run}.plan`, spec: this.records.spec(job, outDir), started }, ref);
+        const m = await this.onThread({ type: 'plan', ticket: threadTicket(task), spec: this.records.spec(job, outDir), started }, ref);
         if (m.type === 'failed') return this.failed(task, ref, m.error, m.path, 'planning the job');
         if (m.type !== 'planned') return;
         if (m.plan.kind === 'done') return await this.records.keep(ref, m.plan.outcome);
@@ -181,7 +183,7 @@ export class JobWorker {
     const before = await this.tasks.tally(jobId, run);
     if (!(await this.tasks.doneChunks(jobId, run)).has(index)) {
       const budget = job.budget === null ? null : valuesFor(job.budget) - before.values;
-      const m = await this.onThread({ type: 'chunk', ticket: `${jobId}.${run}.c${index}`, spec: this.records.spec(job, ''), plan: plan.chunks, index, budgetValues: budget }, ref);
+      const m = await this.onThread({ type: 'chunk', ticket: threadTicket(task), spec: this.records.spec(job, ''), plan: plan.chunks, index, budgetValues: budget }, ref);
       if (m.type === 'failed') return this.failed(task, ref, m.error, m.path, `chunk ${index + 1} of ${count}`);
       if (m.type !== 'chunk-done') return;
       // A stop said while the chunk ran: its planes are not wanted.
@@ -258,13 +260,14 @@ export class JobWorker {
 
   /** A failed task: the job's own fault ends it now; anything else is tried again, up to the limit. */
   private async failed(task: Task, ref: RunRef, error: ErrorData, where: PathEntry[], what: string): Promise<void> {
+    if (error.code === 'Internal') this.threads.recycle(threadTicket(task));
     const tries = task.attemptsMade + 1;
     const last = tries >= (task.opts.attempts ?? 1);
     const job = { id: ref.jobId, logLevel: ref.logLevel };
     if (TRANSIENT.has(error.code)) {
       const reason = messageOf(errorFromData(error), 'en').text;
-      this.records.log(job, { level: 'warning', message: `${what} failed on worker ${this.node} (try ${tries}): ${reason}${last ? '' : ' It is tried again.'}` });
-      if (!last) throw new Error(`${what}: ${reason}`);
+      this.records.log(job, { level: 'warning', message: `${what} failed on worker ${this.node} (try ${tries} of ${task.opts.attempts ?? 1}): ${reason}${last ? '' : ' It is tried again.'}` });
+      if (!last) throw new Logged(`${what}: ${reason}`);
     }
     if (this.records.fail(ref, error, where)) await this.tasks.stop(ref.jobId, ref.run, 'error');
   }
@@ -303,6 +306,15 @@ export class JobWorker {
       if (w.ref.jobId === jobId && w.ref.run === run) void this.threads.stopTicket(ticket, false, STOP_GRACE_MS).catch(() => {});
     }
   }
+}
+
+/** A failure already in the job's log. */
+class Logged extends Error {}
+
+/** The ticket a task runs under on a job thread. */
+function threadTicket(task: Task): string {
+  const { jobId, run, index } = task.data;
+  return task.name === 'chunk' ? `${jobId}.${run}.c${index}` : `${jobId}.${run}.${task.name}`;
 }
 
 async function* oneBuffer(bytes: Uint8Array): AsyncIterable<Buffer> {

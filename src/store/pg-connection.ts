@@ -26,16 +26,18 @@ async function connected(): Promise<pg.Client> {
 }
 
 function answer(reply: PgReply): void {
+  // Posted before the flag is raised: the caller, once woken, finds it on the port.
   port.postMessage(reply);
   Atomics.store(flag, 0, 1);
   Atomics.notify(flag, 0);
 }
 
 port.on('message', async (req: PgRequest) => {
+  const seq = req.seq;
   if ('close' in req) {
     await client?.end().catch(() => {});
     client = null;
-    answer({ rows: [], changes: 0 });
+    answer({ rows: [], changes: 0, seq });
     port.close();
     return;
   }
@@ -44,13 +46,13 @@ port.on('message', async (req: PgRequest) => {
     const r = await c.query({ text: req.sql, values: req.params });
     // A multi-statement text (migrations) answers one result per statement.
     const last = Array.isArray(r) ? r[r.length - 1] : r;
-    answer({ rows: last?.rows ?? [], changes: last?.rowCount ?? 0 });
+    answer({ rows: last?.rows ?? [], changes: last?.rowCount ?? 0, seq });
   } catch (e) {
     const err = e as { message?: string; code?: string };
     if (unreachable(err.code)) {
       await client?.end().catch(() => {});
       client = null;
     }
-    answer({ error: err.message ?? String(e), code: err.code });
+    answer({ error: err.message ?? String(e), code: err.code, seq });
   }
 });

@@ -10,9 +10,9 @@ import { ApiError } from '../core/errors.js';
 import { UniqueViolation, type Param, type SqlDb } from './sql.js';
 
 /** What the connection thread is asked. */
-export type PgRequest = { sql: string; params: Param[] } | { close: true };
-/** What it answers: rows and the count of changed rows, or the driver's error. */
-export type PgReply = { rows: unknown[]; changes: number } | { error: string; code?: string };
+export type PgRequest = ({ sql: string; params: Param[] } | { close: true }) & { seq: number };
+/** What it answers (for request `seq`): rows and the count of changed rows, or the driver's error. */
+export type PgReply = ({ rows: unknown[]; changes: number } | { error: string; code?: string }) & { seq: number };
 
 /** The built connection thread: beside this file (dist), or in dist/src/store when running from src (tests). */
 function connectionFile(): URL {
@@ -61,6 +61,8 @@ export class PgDb implements SqlDb {
   private readonly worker: Worker;
   private depth = 0;
   private closed = false;
+  /** Numbers requests, so the late answer of one given up on is never taken for the next one's. */
+  private seq = 0;
   /** `?` placeholders become `$1, $2, ...` once per statement text. */
   private readonly translated = new Map<string, string>();
 
@@ -130,14 +132,21 @@ export class PgDb implements SqlDb {
     return reply;
   }
 
-  private exchange(req: PgRequest): PgReply {
+  private exchange(req: Omit<PgRequest, 'seq'>): PgReply {
+    const seq = ++this.seq;
     Atomics.store(this.flag, 0, 0);
-    this.port.postMessage(req);
+    this.port.postMessage({ ...req, seq });
     // The connection thread has its own timeout per statement; this one only guards against a thread that died.
-    const woke = Atomics.wait(this.flag, 0, 0, STATEMENT_TIMEOUT_MS + 5000);
-    const got = receiveMessageOnPort(this.port);
-    if (!got) throw new StoreUnavailable(woke === 'timed-out' ? 'the record store did not answer in time' : 'the record store connection ended');
-    return got.message as PgReply;
+    const deadline = Date.now() + STATEMENT_TIMEOUT_MS + 5000;
+    for (;;) {
+      const woke = Atomics.wait(this.flag, 0, 0, Math.max(0, deadline - Date.now()));
+      Atomics.store(this.flag, 0, 0);
+      // Answers of requests given up on before are dropped; ours is the one with our number.
+      for (let got = receiveMessageOnPort(this.port); got; got = receiveMessageOnPort(this.port)) {
+        if ((got.message as PgReply).seq === seq) return got.message as PgReply;
+      }
+      if (woke === 'timed-out' || Date.now() >= deadline) throw new StoreUnavailable('the record store did not answer in time');
+    }
   }
 
   private placeholders(sql: string): string {
