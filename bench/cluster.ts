@@ -55,6 +55,15 @@ async function tilesPerSecond(nodes: Child[], paths: string[], seconds: number):
   return results.reduce((s, r) => s + r.requests.total / r.duration, 0);
 }
 
+/** A job on the cluster; when it fails, the workers' own output says why. */
+async function clusterJob(node: Child, token: string, graph: unknown, workers: Child[]): Promise<{ wallSeconds: number }> {
+  try {
+    return await runJob(node, token, graph);
+  } catch (e) {
+    throw new Error(`${(e as Error).message}\n${workers.map((w) => `--- worker output:\n${w.output().slice(-4000)}`).join('\n')}`);
+  }
+}
+
 export async function run(opts: BenchOptions): Promise<BenchResult> {
   if (!hasPostgres || !hasRedis || !hasRadosgw) throw new Error('the cluster bench needs PostgreSQL 15, Redis 7 and the RADOS Gateway (see .ci/run)');
   const cleanup = new Cleanup();
@@ -108,18 +117,18 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     const embeddedToken = await signIn(embedded);
     const clusterToken = await signIn(a);
     // Warm-up of the worker path (its kernels are on disk, its caches are not).
-    await runJob(a, clusterToken, ndvi(1280, resolution));
+    await clusterJob(a, clusterToken, ndvi(1280, resolution), [w1]);
     for (let r = 0; r < rounds; r++) {
       times.embedded.push((await runJob(embedded, embeddedToken, job)).wallSeconds);
-      times.one.push((await runJob(a, clusterToken, job)).wallSeconds);
+      times.one.push((await clusterJob(a, clusterToken, job, [w1])).wallSeconds);
       console.log(`  round ${r + 1}: embedded ${times.embedded[r].toFixed(2)} s, one worker ${times.one[r].toFixed(2)} s`);
     }
     await embedded.stop();
     const w2 = await work(workerDirs[1], shared);
     cleanup.add(() => w2.stop());
-    await runJob(b, clusterToken, ndvi(1280, resolution));
+    await clusterJob(b, clusterToken, ndvi(1280, resolution), [w1, w2]);
     for (let r = 0; r < rounds; r++) {
-      times.two.push((await runJob(b, clusterToken, job)).wallSeconds);
+      times.two.push((await clusterJob(b, clusterToken, job, [w1, w2])).wallSeconds);
       console.log(`  round ${r + 1}: two workers ${times.two[r].toFixed(2)} s`);
     }
     await Promise.all([w1.stop(), w2.stop()]);

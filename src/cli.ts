@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The `xeo` command: serve the API, and manage basic-auth users. Configuration comes from the
 // environment (see README), the same for every command.
-import { watchFile } from 'node:fs';
+import { existsSync, watchFile } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { loadConfig, ConfigError } from './core/config.js';
 import { startWorker, startXeo } from './main.js';
@@ -9,6 +9,7 @@ import { openStore } from './store/db.js';
 import { hashPassword } from './auth/password.js';
 import { wellKnownPath } from './api/well-known.js';
 import { importFiles } from './ingest/import.js';
+import { migrateInstallation } from './ingest/migrate.js';
 import { ImportError } from './data/items.js';
 import { RasterFormatError } from './data/cog-reader.js';
 import { RemoteError } from './data/http-client.js';
@@ -23,6 +24,8 @@ const USAGE = `Usage: xeo <command>
 Commands:
   serve                                  start the API server
   worker                                 run batch job tasks from the queue (XEO_REDIS_URL)
+  migrate FROM_DATA_DIR                  move an embedded installation's records (and, with
+                                         XEO_S3_BUCKET, its files and results) to XEO_DATABASE_URL
   users add NAME [--password PASSWORD]   add a user (password read from stdin when not given)
   users passwd NAME [--password PASSWORD] set a user's password
   users list                             list users
@@ -48,6 +51,14 @@ async function readPassword(given: string | undefined): Promise<string> {
     if (process.stdin.isTTY && String(c).includes('\n')) break;
   }
   return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+}
+
+async function migrate(args: string[]): Promise<void> {
+  const [from, ...extra] = args;
+  if (!from || extra.length) throw new UsageError(`migrate takes the data dir of the embedded installation\n\n${USAGE}`);
+  if (!existsSync(path.join(from, 'xeo.sqlite'))) throw new UsageError(`${from} holds no xeo.sqlite: give the XEO_DATA_DIR of the embedded installation`);
+  const config = loadConfig();
+  await migrateInstallation(path.resolve(from), config, (line) => console.log(line));
 }
 
 async function worker(): Promise<void> {
@@ -248,6 +259,7 @@ async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   if (command === 'serve') return serve();
   if (command === 'worker') return worker();
+  if (command === 'migrate') return migrate(rest);
   if (command === 'users') return users(rest);
   if (command === 'import') return importCommand(rest);
   if (command === 'collections') return collectionsCommand(rest);

@@ -6,9 +6,7 @@ import { brandHeaderWord, ConfigError, type Config } from './core/config.js';
 import type { AppContext } from './api/context.js';
 import { openStore } from './store/db.js';
 import { LocalChanges, PgChanges } from './store/changes.js';
-import { LocalBlobStore, type BlobStore } from './store/blobs.js';
-import { S3BlobStore, s3Client } from './store/s3-blobs.js';
-import { mkdir, rm } from 'node:fs/promises';
+import { openBlobStore } from './store/open-blobs.js';
 import { Workspaces } from './files/workspace.js';
 import { Authenticator } from './auth/authenticate.js';
 import { FailureThrottle } from './auth/throttle.js';
@@ -49,33 +47,6 @@ export interface Xeo {
 export function backendVersion(): string {
   const pkgPath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../package.json');
   return (JSON.parse(readFileSync(pkgPath, 'utf8')) as { version: string }).version;
-}
-
-/**
- * User files and job results: on the local disk (DATA_DIR/files/<user>/..., DATA_DIR/jobs/<job>/...)
- * or, with XEO_S3_BUCKET, in that bucket under files/ and jobs/. Runs write under DATA_DIR/jobs-tmp
- * either way (a COG is finished on disk, then adopted); it is cleared at each start.
- */
-async function openBlobStore(config: Config, use: 'files' | 'results'): Promise<BlobStore> {
-  if (!config.s3Bucket) {
-    const local = use === 'files' ? new LocalBlobStore(path.join(config.dataDir, 'files'), path.join(config.dataDir, 'tmp')) : new LocalBlobStore(path.join(config.dataDir, 'jobs'), path.join(config.dataDir, 'jobs-tmp'));
-    await local.init();
-    return local;
-  }
-  const s3 = config.stac.signers.s3;
-  const client = s3Client({ ...s3, accessKeyId: s3.accessKeyId!, secretAccessKey: s3.secretAccessKey!, bucket: config.s3Bucket });
-  const store = new S3BlobStore(client, config.s3Bucket, use === 'files' ? 'files/' : 'jobs/');
-  try {
-    await store.init();
-  } catch (e) {
-    throw new ConfigError(`XEO_S3_BUCKET: ${(e as Error).message}`);
-  }
-  if (use === 'results') {
-    const runs = path.join(config.dataDir, 'jobs-tmp');
-    await rm(runs, { recursive: true, force: true });
-    await mkdir(runs, { recursive: true });
-  }
-  return store;
 }
 
 export async function startXeo(config: Config): Promise<Xeo> {

@@ -64,6 +64,13 @@ async function startWorkerProc(env: Record<string, string>): Promise<WorkerProc>
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Runs `xeo ARGS` with a data dir and environment; answers its output, failing on a non-zero exit. */
+function xeoOk(args: string[], dataDir: string, env: Record<string, string>): string {
+  const r = xeo(args, { dataDir, env });
+  expect(r.status, r.stderr).toBe(0);
+  return r.stdout;
+}
+
 /** Season maximum of the NDVI over the demo collection: pixel-wise, 9 chunks of 1024 px. */
 const SEASON_MAX = {
   l: { process_id: 'load_collection', arguments: { id: DEMO_COLLECTION, spatial_extent: null, temporal_extent: null, bands: ['B04', 'B08'] } },
@@ -283,6 +290,55 @@ describeWithTool(hasPostgres && hasRedis && hasRadosgw, 'PostgreSQL 15, Redis 7 
     expect(refused, 'B refused a second computation while A ran one').not.toBeNull();
     expectError(refused!, 429, 'TooManyRequests');
     expect((await slow).status).toBe(200);
+  });
+
+  it('an embedded installation moved with `xeo migrate`: its users, stored processes, files and job results, served from PostgreSQL and the bucket', async () => {
+    const embedded = await startServer({}, await demoDataDir());
+    let moved: TestServer | null = null;
+    try {
+      xeoOk(['users', 'add', 'bob', '--password', 'pw'], embedded.dataDir, {});
+      const bob = await login(embedded, 'bob', 'pw');
+      const h = { authorization: bob, 'content-type': 'application/json' };
+      const graph = { process_graph: { x: { process_id: 'add', arguments: { x: 20, y: 22 }, result: true } } };
+      expect((await http('PUT', `${embedded.base}/process_graphs/mine`, { headers: h, body: JSON.stringify(graph) })).status).toBe(200);
+      const file = randomBytes(100_000);
+      expect((await http('PUT', `${embedded.base}/files/notes/a.bin`, { headers: { authorization: bob, 'content-type': 'application/octet-stream' }, body: file })).status).toBe(200);
+      const created = await http('POST', `${embedded.base}/jobs`, { headers: h, body: JSON.stringify({ process: graph, title: 'before the move' }) });
+      const id = created.headers['xeo-identifier'];
+      expect((await http('POST', `${embedded.base}/jobs/${id}/results`, { headers: h })).status).toBe(202);
+      for (let i = 0; i < 300 && (await http('GET', `${embedded.base}/jobs/${id}`, { headers: h })).json.status !== 'finished'; i++) await sleep(100);
+      const doc = await http('GET', `${embedded.base}/jobs/${id}/results`, { headers: h });
+      const [asset] = Object.entries<any>(doc.json.assets);
+      const before = await http('GET', asset[1].href);
+      await embedded.stop();
+
+      // Into an empty database and the cluster's bucket; no queue: this node runs its own jobs.
+      const target = { XEO_DATABASE_URL: pg.database(), ...s3.env };
+      const out = xeoOk(['migrate', embedded.dataDir], tempDir(), target);
+      expect(out).toMatch(/records: .*1 users.*1 process_graphs.*1 jobs/);
+      expect(out).toMatch(/1 user files and 1 result files/);
+      expect(xeo(['migrate', embedded.dataDir], { dataDir: tempDir(), env: target }).status, 'a second move into a database with records').toBe(2);
+
+      moved = await startServer(target);
+      const bob2 = await login(moved, 'bob', 'pw');
+      const h2 = { authorization: bob2 };
+      expect((await http('GET', `${moved.base}/process_graphs/mine`, { headers: h2 })).json.process_graph).toEqual(graph.process_graph);
+      const got = await http('GET', `${moved.base}/files/notes/a.bin`, { headers: h2 });
+      expect(Buffer.compare(got.body, file)).toBe(0);
+      const doc2 = await http('GET', `${moved.base}/jobs/${id}/results`, { headers: h2 });
+      expect(doc2.status).toBe(200);
+      const after = await http('GET', doc2.json.assets[asset[0]].href);
+      expect(after.status).toBe(200);
+      expect(Buffer.compare(after.body, before.body)).toBe(0);
+      expect((await http('GET', `${moved.base}/jobs/${id}`, { headers: h2 })).json.status).toBe('finished');
+    } finally {
+      await embedded.stop();
+      removeDir(embedded.dataDir);
+      if (moved) {
+        await moved.stop();
+        removeDir(moved.dataDir);
+      }
+    }
   });
 
   it('without the queue: starting a job answers 503 with Retry-After and changes nothing; then work resumes', async () => {

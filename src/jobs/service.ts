@@ -77,8 +77,13 @@ export class JobService {
 
   /** Settles what a previous server left behind, then starts queued jobs. */
   async init(): Promise<void> {
-    // With workers, runs are the queue's: a node that starts has nothing of its own to settle.
-    if (this.tasks) return;
+    // With workers, runs are the queue's: a node that starts has nothing of its own to settle. A
+    // queued job whose task is missing (records moved from an embedded installation, a queue
+    // that lost its data) gets it; a task still there is not added twice.
+    if (this.tasks) {
+      for (const job of this.store.jobs.withStatus('queued')) await this.tasks.submitPlan(job.id, job.run).catch(() => {});
+      return;
+    }
     // Only this node's runs: another node sharing the database may be running its own right now.
     for (const job of this.store.jobs.withStatus('running').filter((j) => j.node === this.node || j.node === null)) {
       const interruptions = job.interruptions + 1;
