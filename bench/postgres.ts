@@ -4,9 +4,9 @@
 // system user, which PostgreSQL requires.
 import { spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { tmpdir } from 'node:os';
+import { freePort } from './ports.js';
 
 const BIN = '/usr/lib/postgresql/15/bin';
 export const hasPostgres = existsSync(path.join(BIN, 'initdb')) && existsSync(path.join(BIN, 'pg_ctl'));
@@ -18,17 +18,6 @@ export interface Postgres {
   stop(): void;
   start(): void;
   remove(): void;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 function asPostgres(cmd: string, args: string[]): void {

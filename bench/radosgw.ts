@@ -6,10 +6,10 @@
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { tmpdir } from 'node:os';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { freePort, portFree } from './ports.js';
 
 const TOOLS = ['radosgw', 'radosgw-admin', 'ceph-mon', 'ceph-osd', 'ceph', 'monmaptool', 'ceph-authtool'];
 const onPath = (cmd: string) => (process.env.PATH ?? '/usr/bin:/bin').split(':').some((d) => existsSync(path.join(d, cmd)));
@@ -31,24 +31,6 @@ export interface RadosGateway {
   /** Stops every daemon this helper started and removes its files. */
   stop(): void;
 }
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-const portFree = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const s = createServer();
-    s.once('error', () => resolve(false));
-    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
-  });
 
 /** A gateway port whose monitor ports (+10, +11, as in the recipe) are free too. */
 async function freePorts(): Promise<number> {

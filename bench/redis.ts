@@ -3,9 +3,9 @@
 // stopped (only this server) at the end.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { tmpdir } from 'node:os';
+import { freePort } from './ports.js';
 
 const BIN = '/usr/bin/redis-server';
 export const hasRedis = existsSync(BIN) && existsSync('/usr/bin/redis-cli');
@@ -16,17 +16,6 @@ export interface RedisServer {
   stop(): void;
   start(): void;
   remove(): void;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 export async function startRedis(): Promise<RedisServer> {

@@ -4,21 +4,13 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import tls from 'node:tls';
 import { Agent, request } from 'undici';
 import { addUser, removeDir, ROOT, startServer, tempDir, type TestServer } from './helpers.js';
 import { describeWithTool } from './system-tools.js';
 import { hasOpenssl, selfSignedCertificate } from '../bench/certificate.js';
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
+import { freePort } from '../bench/ports.js';
 
 /** The certificate the server shows to a connection, and the protocol agreed. */
 function handshake(port: number, opts: tls.ConnectionOptions = {}): Promise<{ cn: string; protocol: string | null }> {

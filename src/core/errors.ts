@@ -140,6 +140,24 @@ export class ProcessException extends ApiError {
   }
 }
 
+/**
+ * A server we depend on (the record store, the file store, the job queue) cannot be reached: the
+ * request answers 503 with Retry-After. Why goes to the log, at most once per 10 s per server
+ * (while it is away every request fails alike), never to the client.
+ */
+export class ServerUnavailable extends ApiError {
+  private static lastLog = new Map<string, number>();
+
+  constructor(what: string, reason: string) {
+    super('InfrastructureBusy', {}, `The ${what} cannot be reached right now. Please retry shortly.`);
+    this.headers = { 'Retry-After': '5' };
+    const now = Date.now();
+    if (now - (ServerUnavailable.lastLog.get(what) ?? 0) < 10_000) return;
+    ServerUnavailable.lastLog.set(what, now);
+    console.error(`[xeo] ${what} unavailable: ${reason}`);
+  }
+}
+
 /** The one mapping of any failure to an API error: anything unexpected is logged and becomes Internal. */
 export function toApiError(e: unknown, where = 'request'): ApiError {
   if (e instanceof ApiError) return e;

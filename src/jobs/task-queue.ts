@@ -6,7 +6,7 @@
 // word (cancel, delete) that workers hear at once on a channel and check before every task.
 import { Queue, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
-import { ApiError } from '../core/errors.js';
+import { ApiError, ServerUnavailable } from '../core/errors.js';
 import type { ChunkPlan } from './runner.js';
 
 export const QUEUE_NAME = 'xeo-jobs';
@@ -44,10 +44,9 @@ export interface RunTally {
 }
 
 /** The queue is unreachable: the request answers 503 with Retry-After; nothing was changed. */
-export class QueueUnavailable extends ApiError {
-  constructor() {
-    super('InfrastructureBusy', {}, 'The job queue cannot be reached right now. Please retry shortly.');
-    this.headers = { 'Retry-After': '5' };
+export class QueueUnavailable extends ServerUnavailable {
+  constructor(reason: string) {
+    super('job queue', reason);
   }
 }
 
@@ -80,11 +79,10 @@ export class TaskQueue {
   async guard<T>(work: Promise<T>): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
     try {
-      return await Promise.race([work, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new QueueUnavailable()), REQUEST_TIMEOUT_MS)))]);
+      return await Promise.race([work, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new QueueUnavailable(`no answer within ${REQUEST_TIMEOUT_MS} ms`)), REQUEST_TIMEOUT_MS)))]);
     } catch (e) {
       if (e instanceof ApiError) throw e;
-      console.error(`[xeo] job queue unavailable: ${(e as Error).message}`);
-      throw new QueueUnavailable();
+      throw new QueueUnavailable((e as Error).message);
     } finally {
       clearTimeout(timer);
     }

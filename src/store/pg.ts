@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
-import { ApiError } from '../core/errors.js';
+import { ServerUnavailable } from '../core/errors.js';
 import { UniqueViolation, type Param, type SqlDb } from './sql.js';
 
 /** What the connection thread is asked. */
@@ -37,21 +37,10 @@ const STATEMENT_TIMEOUT_MS = 30_000;
  * were: a statement that did not reach the server changed nothing, a transaction without its
  * COMMIT is rolled back). Why is logged here, not told to the client.
  */
-export class StoreUnavailable extends ApiError {
+export class StoreUnavailable extends ServerUnavailable {
   constructor(reason: string) {
-    super('InfrastructureBusy', {}, 'The record store cannot be reached right now. Please retry shortly.');
-    this.headers = { 'Retry-After': '5' };
-    logOutage(reason);
+    super('record store', reason);
   }
-}
-
-/** While the database is away every request fails alike: one log line per 10 s says so. */
-let lastOutageLog = 0;
-function logOutage(reason: string): void {
-  const now = Date.now();
-  if (now - lastOutageLog < 10_000) return;
-  lastOutageLog = now;
-  console.error(`[xeo] record store unavailable: ${reason}`);
 }
 
 export class PgDb implements SqlDb {

@@ -26,7 +26,7 @@ import { unlink } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import type { BlobInfo, BlobStore } from './blobs.js';
 import { UnsafePathError } from './blobs.js';
-import { ApiError } from '../core/errors.js';
+import { ApiError, ServerUnavailable } from '../core/errors.js';
 
 /** Size of the parts of a multipart upload (S3 wants at least 5 MiB for all but the last). */
 export const PART_BYTES = 8 * 1024 * 1024;
@@ -72,20 +72,10 @@ export function s3Client(s: S3Settings): S3Client {
 }
 
 /** The store cannot be reached: 503 with Retry-After; the reason goes to the log, not the client. */
-export class BlobStoreUnavailable extends ApiError {
+export class BlobStoreUnavailable extends ServerUnavailable {
   constructor(reason: string) {
-    super('InfrastructureBusy', {}, 'The file store cannot be reached right now. Please retry shortly.');
-    this.headers = { 'Retry-After': '5' };
-    logOutage(reason);
+    super('file store', reason);
   }
-}
-
-let lastOutageLog = 0;
-function logOutage(reason: string): void {
-  const now = Date.now();
-  if (now - lastOutageLog < 10_000) return;
-  lastOutageLog = now;
-  console.error(`[xeo] file store unavailable: ${reason}`);
 }
 
 interface SdkError {
