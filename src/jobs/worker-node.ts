@@ -1,8 +1,8 @@
 // `xeo worker`: runs batch job work taken from the queue (task-queue.ts) on this machine's job
 // threads, with the records in the shared database and files in the shared result store. Any
 // number of workers on any number of machines take tasks side by side: a job is planned by one,
-// its chunks computed by all (each chunk's planes kept in the result store until the assembly),
-// and its COG assembled by one, streamed chunk by chunk as on a single machine.
+// its chunks computed and encoded for the COG by all (each kept in the result store until the
+// assembly), and its COG assembled by one, placing each chunk's tiles as soon as it is done.
 //
 // Failures: a chunk that fails because of the job itself (its graph, its data, its budget) ends
 // the job in error at once; any other failure (a thread that died, storage away) is tried again,
@@ -81,7 +81,7 @@ export class JobWorker {
       // A task whose worker died this often is not the worker's fault alone: it fails (and is retried as a failure).
       maxStalledCount: 3,
     };
-    // One task more than threads: a chunk's planes are stored while the next chunk computes.
+    // One task more than threads: a chunk is stored while the next one computes.
     this.queueWorkers.push(new QueueWorker<TaskData, unknown, TaskKind>(QUEUE_NAME, (task) => this.process(task), { ...options, concurrency: this.config.jobThreads + 1 }));
     this.queueWorkers.push(new QueueWorker<TaskData, unknown, TaskKind>(ASSEMBLE_QUEUE_NAME, (task) => this.process(task), { ...options, concurrency: ASSEMBLIES }));
     for (const w of this.queueWorkers) w.on('error', (e) => console.error(`[xeo] worker: ${e.message}`));
@@ -119,7 +119,7 @@ export class JobWorker {
         if (!(e instanceof ApiError)) console.error(`[xeo] job ${jobId}: ${what} failed (try ${tries}): ${(e as Error).message}`);
         const reason = e instanceof ApiError ? messageOf(e, 'en').text : 'The job\'s storage or records could not be reached.';
         try {
-          this.records.log({ id: jobId, logLevel: job.logLevel }, { level: last ? 'error' : 'warning', message: `${what} failed on worker ${this.node} (try ${tries} of ${task.opts.attempts ?? 1}): ${reason}${last ? '' : ' It is tried again.'}` });
+          this.logTry(task, ref, what, reason, last ? 'error' : 'warning');
           if (last && this.records.fail(ref, errorToData(new ApiError('StorageFailure')), [], job.status === 'canceled' ? 'canceled' : 'running')) await this.tasks.stop(jobId, run, 'error');
         } catch {
           // The records are away too: the job stays as it is until they are back.
@@ -261,15 +261,20 @@ export class JobWorker {
   /** A failed task: the job's own fault ends it now; anything else is tried again, up to the limit. */
   private async failed(task: Task, ref: RunRef, error: ErrorData, where: PathEntry[], what: string): Promise<void> {
     if (error.code === 'Internal') this.threads.recycle(threadTicket(task));
-    const tries = task.attemptsMade + 1;
-    const last = tries >= (task.opts.attempts ?? 1);
-    const job = { id: ref.jobId, logLevel: ref.logLevel };
     if (TRANSIENT.has(error.code)) {
       const reason = messageOf(errorFromData(error), 'en').text;
-      this.records.log(job, { level: 'warning', message: `${what} failed on worker ${this.node} (try ${tries} of ${task.opts.attempts ?? 1}): ${reason}${last ? '' : ' It is tried again.'}` });
-      if (!last) throw new Logged(`${what}: ${reason}`);
+      if (!this.logTry(task, ref, what, reason, 'warning')) throw new Logged(`${what}: ${reason}`);
     }
     if (this.records.fail(ref, error, where)) await this.tasks.stop(ref.jobId, ref.run, 'error');
+  }
+
+  /** One line in the job's log for a failed try; answers whether it was the last. */
+  private logTry(task: Task, ref: RunRef, what: string, reason: string, level: 'warning' | 'error'): boolean {
+    const tries = task.attemptsMade + 1;
+    const attempts = task.opts.attempts ?? 1;
+    const last = tries >= attempts;
+    this.records.log({ id: ref.jobId, logLevel: ref.logLevel }, { level, message: `${what} failed on worker ${this.node} (try ${tries} of ${attempts}): ${reason}${last ? '' : ' It is tried again.'}` });
+    return last;
   }
 
   /** Runs a task on a job thread; answers its last message. */
