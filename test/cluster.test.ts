@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { copyFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fromArrayBuffer } from 'geotiff';
-import { CLI, expectError, http, login, removeDir, startServer, tempDir, xeo, type TestServer } from './helpers.js';
+import { CLI, expectError, http, login, removeDir, startServer, stopChild, tempDir, xeo, type TestServer } from './helpers.js';
 import { DEMO_COLLECTION, demoDataDir } from './demo-data.js';
 import { openStore } from '../src/store/db.js';
 import { hasPostgres, startPostgres, type Postgres } from '../bench/postgres.js';
@@ -52,11 +52,7 @@ async function startWorkerProc(env: Record<string, string>): Promise<WorkerProc>
     dataDir,
     output: () => out,
     async stop() {
-      if (proc.exitCode === null && proc.signalCode === null) {
-        const exited = new Promise((r) => proc.once('exit', r));
-        proc.kill('SIGTERM');
-        await exited;
-      }
+      await stopChild(proc);
       removeDir(dataDir);
     },
   };

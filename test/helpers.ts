@@ -59,14 +59,16 @@ export async function startServer(env: Record<string, string> = {}, dataDir = te
     env: fullEnv,
     proc,
     output: () => out,
-    async stop() {
-      if (proc.exitCode === null && proc.signalCode === null) {
-        const exited = new Promise((r) => proc.once('exit', r));
-        proc.kill('SIGTERM');
-        await exited;
-      }
-    },
+    stop: () => stopChild(proc),
   };
+}
+
+/** Ends a child process we started (SIGTERM) and waits for it; nothing when it has ended already. */
+export async function stopChild(proc: ChildProcess): Promise<void> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return;
+  const exited = new Promise((r) => proc.once('exit', r));
+  proc.kill('SIGTERM');
+  await exited;
 }
 
 export function removeDir(dir: string): void {
