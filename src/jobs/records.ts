@@ -12,9 +12,15 @@ import { userProcessesOf } from '../graph/user-processes.js';
 import { costsOf, valuesFor } from '../compute/costs.js';
 import type { PathEntry } from '../graph/evaluate.js';
 import type { JobOutcome, JobSpec } from './runner.js';
+import type { JobThreadInit } from './protocol.js';
 
 /** The log of a job in the log store. */
 export const jobLogOwner = (id: string) => `job:${id}`;
+
+/** What a job thread needs of the configuration (on an API node and on a worker alike). */
+export function jobThreadInit(config: Config): JobThreadInit {
+  return { dataDir: config.dataDir, databaseUrl: config.databaseUrl, blockCacheBytes: config.jobBlockCacheBytes, outboundAllow: config.outboundAllow, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads };
+}
 
 /** A run of a job, as the records know it. */
 export interface RunRef {
@@ -50,6 +56,13 @@ export class RunRecords {
       budgetValues: job.budget === null ? null : valuesFor(job.budget),
       outDir,
     };
+  }
+
+  /** A canceled run with nothing done: back to created (from `from`), said in its log. */
+  canceledEmpty(a: RunRef, from: 'running' | 'canceled'): boolean {
+    if (!this.store.jobs.transition(a.jobId, [from], 'created')) return false;
+    this.log({ id: a.jobId, logLevel: a.logLevel }, { level: 'info', message: 'Canceled before any part of the result was written; the job is back to created.' });
+    return true;
   }
 
   /** The run failed: error, with the failure (and where in the graph) in the log. */

@@ -19,7 +19,7 @@ import { costsOf } from '../compute/costs.js';
 import { JobThreads } from './pool.js';
 import { LinkSigner } from './signing.js';
 import type { FromJobThread } from './protocol.js';
-import { jobLogOwner, RunRecords } from './records.js';
+import { jobLogOwner, jobThreadInit, RunRecords } from './records.js';
 import type { TaskQueue } from './task-queue.js';
 
 export { jobLogOwner };
@@ -72,7 +72,7 @@ export class JobService {
     this.links = LinkSigner.open(store.secrets, config.dataDir);
     this.records = new RunRecords(store, results, config);
     this.node = nodeId(config.dataDir);
-    this.threads = new JobThreads(tasks ? 0 : config.jobThreads, { dataDir: config.dataDir, databaseUrl: config.databaseUrl, blockCacheBytes: config.jobBlockCacheBytes, outboundAllow: config.outboundAllow, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads }, { message: (m) => this.onMessage(m) });
+    this.threads = new JobThreads(tasks ? 0 : config.jobThreads, jobThreadInit(config), { message: (m) => this.onMessage(m) });
   }
 
   /** Settles what a previous server left behind, then starts queued jobs. */
@@ -167,7 +167,8 @@ export class JobService {
 
   /**
    * Cancels: a queued job goes back to created. A running one stops computing at the end of the
-   * chunk under way (or its thread is ended after CANCEL_GRACE_MS) and answers then: it becomes canceled when chunks were done (their partial result, no-data
+   * chunk under way (or its thread is ended after CANCEL_GRACE_MS) and answers then: it becomes
+   * canceled when chunks were done (their partial result, no-data
    * elsewhere, is written next and listed once written), else created. Other statuses: nothing.
    */
   async cancel(job: JobRecord): Promise<void> {
@@ -199,10 +200,7 @@ export class JobService {
     const tasks = this.tasks!;
     await tasks.guard(tasks.stop(job.id, job.run, 'cancel'));
     const { done } = await tasks.guard(tasks.tally(job.id, job.run));
-    if (done === 0) {
-      if (this.store.jobs.transition(job.id, ['running'], 'created')) this.log(job, { level: 'info', message: 'Canceled before any part of the result was written; the job is back to created.' });
-      return;
-    }
+    if (done === 0) return void this.records.canceledEmpty({ jobId: job.id, run: job.run, logLevel: job.logLevel }, 'running');
     if (!this.store.jobs.transition(job.id, ['running'], 'canceled')) return;
     this.log(job, { level: 'info', message: `Canceled after ${done} chunk(s). Their partial result (no-data elsewhere) is written now and then listed by GET /jobs/{job_id}/results?partial=true.` });
     await tasks.guard(tasks.submitAssemble(job.id, job.run, true));
@@ -279,11 +277,8 @@ export class JobService {
   /** A canceled run that left nothing (or could not write its partial result): back to created. */
   private stoppedEmpty(a: Active): void {
     if (a.stop !== 'cancel') return;
-    const job = { id: a.jobId, logLevel: a.logLevel };
-    if (this.store.jobs.transition(a.jobId, ['running'], 'created')) {
-      this.log(job, { level: 'info', message: 'Canceled before any part of the result was written; the job is back to created.' });
-    } else if (this.store.jobs.transition(a.jobId, ['canceled'], 'created')) {
-      this.log(job, { level: 'warning', message: 'The partial result could not be written; the job is back to created.' });
+    if (!this.records.canceledEmpty(a, 'running') && this.store.jobs.transition(a.jobId, ['canceled'], 'created')) {
+      this.log({ id: a.jobId, logLevel: a.logLevel }, { level: 'warning', message: 'The partial result could not be written; the job is back to created.' });
     }
   }
 

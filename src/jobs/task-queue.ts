@@ -88,21 +88,21 @@ export class TaskQueue {
     }
   }
 
-  private opts(id: string, attempts: number) {
+  private opts(id: string) {
     // Task ids are stable: the same task added twice (a plan taken over after a crash) is one task.
-    return { jobId: id, attempts, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: { age: 3600 }, removeOnFail: { age: 24 * 3600 } };
+    return { jobId: id, attempts: this.attempts, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: { age: 3600 }, removeOnFail: { age: 24 * 3600 } };
   }
 
   async submitPlan(jobId: string, run: number): Promise<void> {
-    await this.queue.add('plan', { jobId, run }, this.opts(`${jobId}.${run}.plan`, this.attempts));
+    await this.queue.add('plan', { jobId, run }, this.opts(`${jobId}.${run}.plan`));
   }
 
   async submitChunks(jobId: string, run: number, indexes: number[]): Promise<void> {
-    await this.queue.addBulk(indexes.map((index) => ({ name: 'chunk' as const, data: { jobId, run, index }, opts: this.opts(`${jobId}.${run}.c${index}`, this.attempts) })));
+    await this.queue.addBulk(indexes.map((index) => ({ name: 'chunk' as const, data: { jobId, run, index }, opts: this.opts(`${jobId}.${run}.c${index}`) })));
   }
 
   async submitAssemble(jobId: string, run: number, partial: boolean): Promise<void> {
-    await this.assembleQueue.add('assemble', { jobId, run, partial }, this.opts(`${jobId}.${run}.${partial ? 'partial' : 'assemble'}`, this.attempts));
+    await this.assembleQueue.add('assemble', { jobId, run, partial }, this.opts(`${jobId}.${run}.${partial ? 'partial' : 'assemble'}`));
   }
 
   /** Keeps the first plan of a run (another worker may have planned it first); answers the one kept. */

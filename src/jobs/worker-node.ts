@@ -16,12 +16,12 @@ import type { Config } from '../core/config.js';
 import { ApiError, errorFromData, errorToData, type ErrorData } from '../core/errors.js';
 import { messageOf } from '../core/messages.js';
 import type { BlobStore } from '../store/blobs.js';
-import type { Store } from '../store/types.js';
+import type { JobRecord, Store } from '../store/types.js';
 import { costsOf, valuesFor } from '../compute/costs.js';
 import type { PathEntry } from '../graph/evaluate.js';
 import { JobThreads } from './pool.js';
 import type { FromJobThread, JobTask } from './protocol.js';
-import { RunRecords, type RunRef } from './records.js';
+import { jobThreadInit, RunRecords, type RunRef } from './records.js';
 import { planWindows, usageOf } from './runner.js';
 import { cogSink, type CogSink } from './outputs.js';
 import { readChunkBlob } from './chunk-blobs.js';
@@ -62,11 +62,7 @@ export class JobWorker {
   ) {
     this.records = new RunRecords(store, results, config);
     this.tmpRoot = path.join(config.dataDir, 'worker-tmp');
-    this.threads = new JobThreads(
-      config.jobThreads,
-      { dataDir: config.dataDir, databaseUrl: config.databaseUrl, blockCacheBytes: config.jobBlockCacheBytes, outboundAllow: config.outboundAllow, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads },
-      { message: (m) => this.onMessage(m) },
-    );
+    this.threads = new JobThreads(config.jobThreads, jobThreadInit(config), { message: (m) => this.onMessage(m) });
   }
 
   async start(): Promise<void> {
@@ -144,20 +140,19 @@ export class JobWorker {
         if (!claimed) return;
         this.records.log(claimed, { level: 'info', message: `Running (run ${run}) on worker ${this.node}.` });
       } else if (job.status !== 'running') return;
-      return this.plan(task, ref);
+      return this.plan(task, ref, job);
     }
-    if (task.name === 'chunk') return job.status === 'running' ? this.chunk(task, ref) : undefined;
+    if (task.name === 'chunk') return job.status === 'running' ? this.chunk(task, ref, job) : undefined;
     if (job.status === (partial ? 'canceled' : 'running')) return this.assemble(ref, partial);
   }
 
-  private async plan(task: Task, ref: RunRef): Promise<void> {
+  private async plan(task: Task, ref: RunRef, job: JobRecord): Promise<void> {
     const { jobId, run } = ref;
     let plan = await this.tasks.getPlan(jobId, run);
     if (!plan) {
       const outDir = mkdtempSync(path.join(this.tmpRoot, 'plan-'));
       try {
         const started = Date.now();
-        const job = this.store.jobs.byId(jobId)!;
         const m = await this.onThread({ type: 'plan', ticket: threadTicket(task), spec: this.records.spec(job, outDir), started }, ref);
         if (m.type === 'failed') return this.failed(task, ref, m.error, m.path, 'planning the job');
         if (m.type !== 'planned') return;
@@ -173,13 +168,12 @@ export class JobWorker {
     await this.tasks.submitAssemble(jobId, run, false);
   }
 
-  private async chunk(task: Task, ref: RunRef): Promise<void> {
+  private async chunk(task: Task, ref: RunRef, job: JobRecord): Promise<void> {
     const { jobId, run } = ref;
     const index = task.data.index!;
     const plan = await this.tasks.getPlan(jobId, run);
     if (!plan) throw new Error(`chunk ${index} of job ${jobId} came before its plan`);
     const count = plan.chunks.count;
-    const job = this.store.jobs.byId(jobId)!;
     const before = await this.tasks.tally(jobId, run);
     if (!(await this.tasks.doneChunks(jobId, run)).has(index)) {
       const budget = job.budget === null ? null : valuesFor(job.budget) - before.values;
@@ -234,9 +228,7 @@ export class JobWorker {
         await new Promise((r) => setTimeout(r, ASSEMBLY_POLL_MS));
       }
       if (!sink) {
-        if (partial && this.store.jobs.transition(jobId, ['canceled'], 'created')) {
-          this.records.log({ id: jobId, logLevel: ref.logLevel }, { level: 'info', message: 'Canceled before any part of the result was written; the job is back to created.' });
-        }
+        if (partial) this.records.canceledEmpty(ref, 'canceled');
         return;
       }
       let t = clock();
