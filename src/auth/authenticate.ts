@@ -2,7 +2,7 @@
 // and HTTP Basic sign-in. Both slow down whoever keeps failing (throttle.ts).
 import type { Store, User } from '../store/types.js';
 import { ApiError } from '../core/errors.js';
-import { signInBasic, parseBasicHeader, userOfBasicToken } from './basic.js';
+import { verifyBasic, issueBasicToken, parseBasicHeader, userOfBasicToken } from './basic.js';
 import type { OidcVerifier } from './oidc.js';
 import type { FailureThrottle } from './throttle.js';
 
@@ -20,11 +20,12 @@ export class Authenticator {
   async user(header: string | undefined, address: string): Promise<User> {
     if (!header) throw new ApiError('AuthenticationRequired');
     const key = `tokens:${address}`;
-    this.throttle.check([key]);
+    const arrivedAt = Date.now();
+    this.throttle.check([key], arrivedAt);
     try {
       return await this.bearer(header);
     } catch (e) {
-      if (e instanceof ApiError && (e.code === 'TokenInvalid' || e.code === 'AuthenticationSchemeInvalid')) this.throttle.fail([[key, this.throttle.perAddress]]);
+      if (e instanceof ApiError && (e.code === 'TokenInvalid' || e.code === 'AuthenticationSchemeInvalid')) this.throttle.fail([[key, this.throttle.perAddress]], arrivedAt);
       throw e;
     }
   }
@@ -33,20 +34,25 @@ export class Authenticator {
   async signIn(header: string | undefined, address: string, ttlSeconds: number): Promise<{ token: string; user: User }> {
     const { name } = parseBasicHeader(header);
     const keys = this.throttle.signInKeys(name, address);
-    this.throttle.check([keys.account, keys.address]);
+    const arrivedAt = Date.now();
+    this.throttle.check([keys.account, keys.address], arrivedAt);
+    let user: User;
     try {
-      const out = await signInBasic(this.store, header, ttlSeconds);
-      this.throttle.forget(keys.account);
-      return out;
+      user = await verifyBasic(this.store, header);
     } catch (e) {
       if (e instanceof ApiError && e.code === 'CredentialsInvalid') {
-        this.throttle.fail([
-          [keys.account, this.throttle.perAccount],
-          [keys.address, this.throttle.perAddress],
-        ]);
+        this.throttle.fail(
+          [
+            [keys.account, this.throttle.perAccount],
+            [keys.address, this.throttle.perAddress],
+          ],
+          arrivedAt,
+        );
       }
       throw e;
     }
+    this.throttle.passed(keys, arrivedAt);
+    return issueBasicToken(this.store, user, ttlSeconds);
   }
 
   private async bearer(header: string): Promise<User> {

@@ -18,12 +18,18 @@ export function parseBasicHeader(header: string | undefined): { name: string; pa
   return { name: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
 
-export async function signInBasic(store: Store, header: string | undefined, ttlSeconds: number): Promise<{ token: string; user: User }> {
+/** The user whose name and password the header carries; throws CredentialsInvalid otherwise. */
+export async function verifyBasic(store: Store, header: string | undefined): Promise<User> {
   const { name, password } = parseBasicHeader(header);
   const user = store.users.byId(name);
   // Verify against a dummy hash for unknown users too, so timing does not reveal who exists.
   const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_HASH);
   if (!user || !user.passwordHash || !ok) throw new ApiError('CredentialsInvalid');
+  return user;
+}
+
+/** A new access token for `user`, valid `ttlSeconds`. */
+export function issueBasicToken(store: Store, user: User, ttlSeconds: number): { token: string; user: User } {
   const token = randomBytes(32).toString('base64url');
   const now = Date.now();
   store.tokens.add(tokenHash(token), user.id, now + ttlSeconds * 1000);

@@ -4,7 +4,8 @@
 // wait doubles with every further failure (up to a cap). An attacker's failures never lock the
 // real user out: the account is counted per address, so a right password from elsewhere works.
 // Memory is bounded (LRU of keys). Nodes sharing a database server count in its ledger and tell
-// each other of every wait through the change feed, so deciding a wait never leaves memory.
+// each other of every wait through the change feed, so a valid request never leaves memory; a
+// failure or a right password also reads the ledger, so a notice on its way lets no guess through.
 import { LRUCache } from 'lru-cache';
 import { ApiError } from '../core/errors.js';
 import type { FailureLedger } from '../store/auth-failures.js';
@@ -47,35 +48,59 @@ export class FailureThrottle {
     }
   }
 
-  /** Throws 429 TooManyRequests when any of the keys must wait. */
+  /** Throws 429 TooManyRequests when any of the keys must wait (memory only: valid requests pay nothing). */
   check(keys: string[], now = Date.now()): void {
     let until = 0;
     for (const k of keys) until = Math.max(until, this.counts.get(k)?.blockedUntil ?? 0);
-    if (until > now) {
-      const e = new ApiError('TooManyRequests', {}, 'Too many failed sign-ins from here. Wait before trying again.');
-      e.headers = { 'Retry-After': String(Math.ceil((until - now) / 1000)) };
-      throw e;
-    }
+    if (until > now) throw tooMany(until, now);
   }
 
-  /** Records a failure under each key; a key past its limit waits 1 s, then 2, 4, ... up to the cap. */
-  fail(keys: [key: string, limit: number][], now = Date.now()): void {
+  /**
+   * Records a failure under each key; a key past its limit waits 1 s, then 2, 4, ... up to the cap.
+   * With a shared ledger, throws 429 when a key already waited when the request arrived: another
+   * node decided that wait and its notice had not reached this node yet.
+   */
+  fail(keys: [key: string, limit: number][], arrivedAt = Date.now()): void {
+    const now = Date.now();
+    let waited = 0;
+    let until = 0;
     for (const [key, limit] of keys) {
       const c = this.counts.get(key) ?? { failures: [], blockedUntil: 0 };
       c.failures = c.failures.filter((t) => t > now - this.limits.windowMs);
       c.failures.push(now);
-      const failures = this.sharedCount(key, now) ?? c.failures.length;
-      const over = failures - limit;
+      const shared = this.sharedCount(key, now);
+      if (shared) c.blockedUntil = Math.max(c.blockedUntil, shared.until);
+      waited = Math.max(waited, shared?.until ?? 0);
+      const over = (shared?.failures ?? c.failures.length) - limit;
       if (over >= 0) {
         c.blockedUntil = Math.max(c.blockedUntil, now + Math.min(this.limits.maxDelayS, 2 ** Math.min(over, 30)) * 1000);
         this.tellOthers(key, c.blockedUntil);
       }
       this.counts.set(key, c);
+      until = Math.max(until, c.blockedUntil);
     }
+    if (waited > arrivedAt) throw tooMany(until, now);
   }
 
-  /** A right password: that account's count from that address starts again (the address's does not). */
-  forget(key: string): void {
+  /**
+   * A right password. With a shared ledger, throws 429 when a key waited when the request arrived
+   * (a wait of another node not heard of yet); otherwise that account's count from that address
+   * starts again (the address's does not).
+   */
+  passed(keys: { account: string; address: string }, arrivedAt = Date.now()): void {
+    if (this.shared) {
+      let until = 0;
+      try {
+        until = this.shared.ledger.waiting([keys.account, keys.address]);
+      } catch (e) {
+        console.error(`[xeo] a sign-in not checked against the waits of other nodes: ${(e as Error).message}`);
+      }
+      if (until > arrivedAt) throw tooMany(until, Date.now());
+    }
+    this.forget(keys.account);
+  }
+
+  private forget(key: string): void {
     this.counts.delete(key);
     if (!this.shared) return;
     try {
@@ -85,8 +110,8 @@ export class FailureThrottle {
     }
   }
 
-  /** The failures of `key` in the window on every node, or null when counting alone (or the ledger is away). */
-  private sharedCount(key: string, now: number): number | null {
+  /** The failures of `key` in the window on every node and its recorded wait, or null when counting alone (or the ledger is away). */
+  private sharedCount(key: string, now: number): { failures: number; until: number } | null {
     if (!this.shared) return null;
     try {
       return this.shared.ledger.record(key, now, now - this.limits.windowMs);
@@ -125,4 +150,10 @@ export class FailureThrottle {
   get perAddress(): number {
     return this.limits.perAddress;
   }
+}
+
+function tooMany(until: number, now: number): ApiError {
+  const e = new ApiError('TooManyRequests', {}, 'Too many failed sign-ins from here. Wait before trying again.');
+  e.headers = { 'Retry-After': String(Math.max(1, Math.ceil((until - now) / 1000))) };
+  return e;
 }

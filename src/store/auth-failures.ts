@@ -5,8 +5,11 @@
 import type { SqlDb } from './sql.js';
 
 export interface FailureLedger {
-  /** Records a failure of `key`; answers how many it has had since `since` (this one included). */
-  record(key: string, now: number, since: number): number;
+  /** Records a failure of `key`; answers how many it has had since `since` (this one included),
+   *  and until when it already waits (0: it does not). */
+  record(key: string, now: number, since: number): { failures: number; until: number };
+  /** The latest wait recorded for any of `keys` (0: none). */
+  waiting(keys: string[]): number;
   /** `key` waits until `until` (a later wait already recorded stays). */
   block(key: string, until: number): void;
   /** Forgets `key`'s failures and wait (a right password). */
@@ -23,14 +26,26 @@ export class SqlFailureLedger implements FailureLedger {
 
   constructor(private readonly db: SqlDb) {}
 
-  record(key: string, now: number, since: number): number {
+  record(key: string, now: number, since: number): { failures: number; until: number } {
     if (now - this.lastSweep > SWEEP_MS) {
       this.lastSweep = now;
       this.db.run('DELETE FROM auth_failures WHERE at <= ?', since);
       this.db.run('DELETE FROM auth_blocks WHERE until <= ?', now);
     }
     this.db.run('INSERT INTO auth_failures (key, at) VALUES (?, ?)', key, now);
-    return Number(this.db.get<{ n: number | string }>('SELECT count(*) AS n FROM auth_failures WHERE key = ? AND at > ?', key, since)?.n ?? 0);
+    const row = this.db.get<{ n: number | string; until: number | string | null }>(
+      'SELECT (SELECT count(*) FROM auth_failures WHERE key = ? AND at > ?) AS n, (SELECT until FROM auth_blocks WHERE key = ?) AS until',
+      key,
+      since,
+      key,
+    );
+    return { failures: Number(row?.n ?? 0), until: Number(row?.until ?? 0) };
+  }
+
+  waiting(keys: string[]): number {
+    if (keys.length === 0) return 0;
+    const row = this.db.get<{ until: number | string | null }>(`SELECT max(until) AS until FROM auth_blocks WHERE key IN (${keys.map(() => '?').join(', ')})`, ...keys);
+    return Number(row?.until ?? 0);
   }
 
   block(key: string, until: number): void {
