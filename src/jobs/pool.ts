@@ -27,6 +27,8 @@ interface Slot {
 export class JobThreads {
   private readonly slots: Slot[] = [];
   private closed = false;
+  /** Callers waiting for a thread to become idle. */
+  private idleWaiters: (() => void)[] = [];
 
   constructor(
     private readonly threads: number,
@@ -49,6 +51,7 @@ export class JobThreads {
         slot.halted?.();
       }
       this.events.message(m);
+      if (isFinal(m)) this.wakeIdleWaiters();
     });
     worker.on('error', (e) => console.error('[xeo] job thread failed:', e));
     worker.on('exit', () => {
@@ -64,6 +67,7 @@ export class JobThreads {
       }
       const i = this.slots.indexOf(slot);
       if (i >= 0) this.slots[i] = this.spawn();
+      this.wakeIdleWaiters();
     });
     worker.unref();
     return slot;
@@ -72,6 +76,18 @@ export class JobThreads {
   /** Threads without a job. */
   idle(): number {
     return this.closed ? 0 : this.slots.filter((s) => !s.job && !s.terminating).length;
+  }
+
+  /** Resolves when a thread may have become idle (a task ended, a thread was replaced, or closing). */
+  threadFreed(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private wakeIdleWaiters(): void {
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const w of waiters) w();
   }
 
   /** Starts a whole job on an idle thread (its ticket is `jobId.run`); false when none is idle. */
@@ -132,6 +148,7 @@ export class JobThreads {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.wakeIdleWaiters();
     await Promise.all(this.slots.map((s) => s.worker.terminate()));
   }
 }

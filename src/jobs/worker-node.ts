@@ -12,6 +12,7 @@ import { mkdtempSync, mkdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Worker as QueueWorker } from 'bullmq';
+import { LRUCache } from 'lru-cache';
 import type { Config } from '../core/config.js';
 import { ApiError, errorFromData, errorToData, type ErrorData } from '../core/errors.js';
 import { messageOf } from '../core/messages.js';
@@ -33,6 +34,8 @@ const ASSEMBLIES = 2;
 const ASSEMBLY_POLL_MS = 100;
 /** How long a stop waits for a task's computation to halt before its thread is ended. */
 const STOP_GRACE_MS = 500;
+/** Memory for the chunks this worker keeps for its own assemblies. */
+const OWN_CHUNK_BYTES = 256 * 1024 * 1024;
 /** Failures that say nothing about the job: the task is tried again. */
 const TRANSIENT = new Set(['Internal', 'StorageFailure', 'InfrastructureBusy', 'CollectionUnavailable']);
 
@@ -51,6 +54,12 @@ export class JobWorker {
   private readonly records: RunRecords;
   private readonly tmpRoot: string;
   private readonly queueWorkers: QueueWorker<TaskData, unknown, TaskKind>[] = [];
+  /**
+   * The chunks this worker stored lately, as stored: when it also assembles their run, it places
+   * them without reading them back from the result store (the store's copy is what other workers,
+   * and a worker taking over, read).
+   */
+  private readonly ownChunks = new LRUCache<string, Uint8Array>({ maxSize: OWN_CHUNK_BYTES, sizeCalculation: (b) => b.byteLength });
 
   constructor(
     private readonly store: Store,
@@ -182,7 +191,9 @@ export class JobWorker {
       if (m.type !== 'chunk-done') return;
       // A stop said while the chunk ran: its planes are not wanted.
       if (await this.tasks.stopped(jobId, run)) return;
-      await this.results.write(chunkKey(jobId, run, index), oneBuffer(m.blob));
+      const key = chunkKey(jobId, run, index);
+      await this.results.write(key, oneBuffer(m.blob));
+      this.ownChunks.set(key, m.blob);
       const t = await this.tasks.markDone(jobId, run, index, m.values, m.cpu);
       this.store.jobs.report(jobId, run, { progress: Math.floor((t.done * 1000) / count) / 10, costs: costsOf(t.values) });
       this.records.log(job, { level: 'debug', message: `Chunk ${index + 1} of ${count} done on worker ${this.node} (${t.done} of ${count} in all).` });
@@ -211,7 +222,10 @@ export class JobWorker {
         for (const i of [...done].sort((x, y) => x - y)) {
           if (written.has(i)) continue;
           let t = clock();
-          const { names, chunk } = readChunkBlob(await readAll(await this.results.read(chunkKey(jobId, run, i))));
+          const key = chunkKey(jobId, run, i);
+          const own = this.ownChunks.get(key);
+          this.ownChunks.delete(key);
+          const { names, chunk } = readChunkBlob(own ? Buffer.from(own.buffer, own.byteOffset, own.byteLength) : await readAll(await this.results.read(key)));
           ms.read += clock() - t;
           t = clock();
           sink ??= await cogSink(outDir, 'result.tif', plan.chunks.grid, names, plan.chunks.options);
@@ -272,7 +286,7 @@ export class JobWorker {
   /** Runs a task on a job thread; answers its last message. */
   private async onThread(task: JobTask, ref: RunRef): Promise<FromJobThread> {
     // As many tasks run at once as there are threads; a thread still being replaced is waited for.
-    while (this.threads.idle() === 0) await new Promise((r) => setTimeout(r, 20));
+    while (this.threads.idle() === 0) await this.threads.threadFreed();
     return new Promise((resolve) => {
       this.waiting.set(task.ticket, { ref, resolve });
       if (!this.threads.startTask(task)) {
@@ -299,6 +313,8 @@ export class JobWorker {
 
   /** A stop word (cancel, delete, error): the run's tasks on this worker's threads stop now. */
   private stopRun(jobId: string, run: number): void {
+    const prefix = `${chunkPrefix(jobId, run)}/`;
+    for (const key of [...this.ownChunks.keys()]) if (key.startsWith(prefix)) this.ownChunks.delete(key);
     for (const [ticket, w] of this.waiting) {
       if (w.ref.jobId === jobId && w.ref.run === run) void this.threads.stopTicket(ticket, false, STOP_GRACE_MS).catch(() => {});
     }

@@ -32,6 +32,8 @@ import { ApiError, ServerUnavailable } from '../core/errors.js';
 export const PART_BYTES = 8 * 1024 * 1024;
 /** Parts uploading while the next one fills: bounds the memory of one upload to (1 + this) parts. */
 const PARTS_IN_FLIGHT = 1;
+/** The same for a finished local file (a job's result): its upload is the last step before the job ends. */
+const FILE_PARTS_IN_FLIGHT = 3;
 
 /** Connections to the store at once (streamed downloads hold one each while their clients read). */
 const MAX_STORE_CONNECTIONS = 256;
@@ -204,7 +206,7 @@ export class S3BlobStore implements BlobStore {
   }
 
   /** Streams `source` to `k`: one PUT when it fits a part, else a multipart upload (aborted on any failure). */
-  private async upload(key: string, k: string, source: AsyncIterable<Buffer>, guard?: (bytesSoFar: number) => void): Promise<BlobInfo> {
+  private async upload(key: string, k: string, source: AsyncIterable<Buffer>, guard?: (bytesSoFar: number) => void, partsInFlight = PARTS_IN_FLIGHT): Promise<BlobInfo> {
     let uploadId: string | undefined;
     const parts: { PartNumber: number; ETag: string }[] = [];
     const inFlight = new Set<Promise<void>>();
@@ -226,8 +228,8 @@ export class S3BlobStore implements BlobStore {
       );
       const tracked = p.finally(() => inFlight.delete(tracked));
       inFlight.add(tracked);
-      // Wait for room: at most PARTS_IN_FLIGHT parts upload while the next one fills.
-      while (inFlight.size > PARTS_IN_FLIGHT) await Promise.race(inFlight);
+      // Wait for room: at most `partsInFlight` parts upload while the next one fills.
+      while (inFlight.size > partsInFlight) await Promise.race(inFlight);
       if (failure) throw failure;
     };
     try {
@@ -243,7 +245,8 @@ export class S3BlobStore implements BlobStore {
           await sendPart(all.subarray(0, PART_BYTES));
         }
       }
-      const rest = Buffer.concat(buffered, bufferedBytes);
+      // One piece (a job's chunk, say) goes as it is: no copy.
+      const rest = buffered.length === 1 ? buffered[0]! : Buffer.concat(buffered, bufferedBytes);
       if (uploadId === undefined) {
         await this.send(() => this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: k, Body: rest, ContentLength: rest.length })));
       } else {
@@ -277,7 +280,7 @@ export class S3BlobStore implements BlobStore {
   }
 
   async adopt(key: string, file: string): Promise<BlobInfo> {
-    const info = await this.upload(key, this.objectKey(key), createReadStream(file, { highWaterMark: 1024 * 1024 }));
+    const info = await this.upload(key, this.objectKey(key), createReadStream(file, { highWaterMark: 1024 * 1024 }), undefined, FILE_PARTS_IN_FLIGHT);
     await unlink(file).catch(() => {});
     return info;
   }
