@@ -2,10 +2,14 @@
 // nodes and `xeo worker` processes each with a data dir of its own. The large NDVI job of the batch
 // bench (16 chunks with --quick) runs on the embedded path (one job thread), on one worker and on
 // two (one job thread each); cached tiles are pulled through one API node and through two; and a
-// worker's cold start is timed. Ratios: two_workers_over_one (job time; two processes on this
-// 2-core machine), distributed_over_embedded (one worker against the embedded thread: the cost of
-// the queue and of chunk planes going through the object store), tiles_two_nodes_over_one.
+// worker's cold start is timed. Each worker stands for a machine: it is confined to a core of its
+// own (taskset), and so is the embedded server it is compared with; the database, the queue, the
+// store and the API nodes run on any core. --shared-cores leaves every process on both cores.
+// Ratios: two_workers_over_one (job time), distributed_over_embedded (one worker against the
+// embedded server on the same one core: the cost of the queue and of chunks going through the
+// object store), tiles_two_nodes_over_one.
 import { spawnSync } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { cpSync, existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
@@ -37,6 +41,15 @@ function addUser(env: Record<string, string>, dataDir: string): void {
 /** The kernels a data dir compiled, copied to another (as on any machine that ran the graph before). */
 function copyKernels(from: string, to: string): void {
   if (existsSync(path.join(from, 'kernels'))) cpSync(path.join(from, 'kernels'), path.join(to, 'kernels'), { recursive: true });
+}
+
+/**
+ * Confines a process, every thread it has and will start, to one core (a machine of one core);
+ * false where that cannot be done (no taskset, a single core).
+ */
+function confine(child: Child, core: number): boolean {
+  const r = spawnSync('taskset', ['-a', '-p', '-c', String(core), String(child.proc.pid)], { encoding: 'utf8' });
+  return r.status === 0 && availableParallelism() > core;
 }
 
 /** Cached tiles per second through the given nodes, the connections shared among them. */
@@ -82,6 +95,8 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     addUser({}, embeddedDir);
     const embedded = await serve(embeddedDir, { XEO_DEMO: 'true' });
     cleanup.add(() => embedded.stop());
+    // Confined after the demo is made, which is not measured.
+    const pin = (child: Child, core: number): boolean => !opts.sharedCores && confine(child, core);
     const resolution = opts.quick ? 5 : 2.5;
     const job = ndvi(SIDE_M, resolution);
     await runJob(embedded, await signIn(embedded), ndvi(1280, resolution));
@@ -112,6 +127,8 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     const coldStartMs = performance.now() - t0;
     cleanup.add(() => w1.stop());
 
+    const confined = pin(embedded, 0) && pin(w1, 0);
+    if (!opts.sharedCores && !confined) console.log('  (could not confine processes to cores: every process runs on all of them)');
     const rounds = opts.quick ? 1 : 3;
     const times = { embedded: [] as number[], one: [] as number[], two: [] as number[] };
     const embeddedToken = await signIn(embedded);
@@ -126,6 +143,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     await embedded.stop();
     const w2 = await work(workerDirs[1], shared);
     cleanup.add(() => w2.stop());
+    if (confined) pin(w2, 1);
     await clusterJob(b, clusterToken, ndvi(1280, resolution), [w1, w2]);
     for (let r = 0; r < rounds; r++) {
       times.two.push((await clusterJob(b, clusterToken, job, [w1, w2])).wallSeconds);
@@ -156,9 +174,9 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     console.log(
       table([
         ['run', 'job s (median)', 'tiles/s'],
-        ['embedded (1 job thread)', round(e, 2), ''],
-        ['1 worker (1 job thread)', round(one, 2), ''],
-        ['2 workers (1 job thread each)', round(two, 2), ''],
+        [`embedded (1 job thread${confined ? ', 1 core' : ''})`, round(e, 2), ''],
+        [`1 worker (1 job thread${confined ? ', 1 core' : ''})`, round(one, 2), ''],
+        [`2 workers (1 job thread${confined ? ', 1 core' : ''} each)`, round(two, 2), ''],
         ['cached tiles, 1 API node', '', round(oneNode, 0)],
         ['cached tiles, 2 API nodes', '', round(twoNodes, 0)],
       ]),
@@ -166,6 +184,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     return {
       figures: {
         resolution_m: resolution,
+        one_core_per_worker: confined ? 1 : 0,
         embedded_s: round(e, 3),
         one_worker_s: round(one, 3),
         two_workers_s: round(two, 3),

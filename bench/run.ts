@@ -1,4 +1,4 @@
-// Bench runner: `node dist/bench/run.js NAME [--quick] [--https]` runs bench/NAME.ts and prints, as its very
+// Bench runner: `node dist/bench/run.js NAME [--quick] [--https] [--shared-cores]` runs bench/NAME.ts and prints, as its very
 // last line, one JSON object {"bench", "figures", "ratios"} for scripts to pick up.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -8,6 +8,8 @@ export interface BenchOptions {
   quick: boolean;
   /** Serve over HTTPS (benches that offer it: soak). */
   https: boolean;
+  /** Leave every process on all cores (the cluster bench confines each worker to a core of its own). */
+  sharedCores: boolean;
 }
 export interface BenchResult {
   figures: Record<string, number>;
@@ -15,7 +17,7 @@ export interface BenchResult {
 }
 
 const DIR = path.dirname(fileURLToPath(import.meta.url));
-const FLAGS = new Set(['--quick', '--https']);
+const FLAGS = new Set(['--quick', '--https', '--shared-cores']);
 
 /** Compiled modules next to this one that export `run`; helpers (lib, bare-server) do not. */
 function available(): string[] {
@@ -27,7 +29,7 @@ function available(): string[] {
 }
 
 function usage(message: string): never {
-  console.error(`${message}\nUsage: npm run bench -- NAME [--quick] [--https]\nBenches: ${available().join(', ') || '(none)'}`);
+  console.error(`${message}\nUsage: npm run bench -- NAME [--quick] [--https] [--shared-cores]\nBenches: ${available().join(', ') || '(none)'}`);
   process.exit(2);
 }
 
@@ -42,7 +44,7 @@ async function main(argv: string[]): Promise<void> {
   if (!available().includes(name)) usage(`unknown bench '${name}'`);
 
   const mod = (await import(`./${name}.js`)) as { run: (opts: BenchOptions) => Promise<BenchResult> };
-  const { figures, ratios } = await mod.run({ quick: flags.includes('--quick'), https: flags.includes('--https') });
+  const { figures, ratios } = await mod.run({ quick: flags.includes('--quick'), https: flags.includes('--https'), sharedCores: flags.includes('--shared-cores') });
   // Written last and with a callback, so nothing follows it and the exit does not cut it off.
   process.stdout.write(`${JSON.stringify({ bench: name, figures, ratios })}\n`, () => process.exit(0));
 }
