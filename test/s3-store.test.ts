@@ -118,15 +118,20 @@ function blobContract(name: string, open: () => Promise<BlobStore>, leftovers: (
     });
 
     it('adopts a finished local file and removes it', async () => {
-      const f = path.join(tempDir('xeo-adopt-'), 'r.tif');
+      const dir = tempDir('xeo-adopt-');
+      const f = path.join(dir, 'r.tif');
       const bytes = pattern(PART_BYTES + 1000, 3);
       writeFileSync(f, bytes);
-      const info = await b.adopt('job1/r.tif', f);
-      expect(info.size).toBe(bytes.length);
-      expect(sha(await readAll(await b.read('job1/r.tif')))).toBe(sha(bytes));
-      const { existsSync } = await import('node:fs');
-      expect(existsSync(f)).toBe(false);
-      await b.deleteTree('job1');
+      try {
+        const info = await b.adopt('job1/r.tif', f);
+        expect(info.size).toBe(bytes.length);
+        expect(sha(await readAll(await b.read('job1/r.tif')))).toBe(sha(bytes));
+        const { existsSync } = await import('node:fs');
+        expect(existsSync(f)).toBe(false);
+        await b.deleteTree('job1');
+      } finally {
+        removeDir(dir);
+      }
     });
   });
 }
