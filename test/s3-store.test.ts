@@ -10,7 +10,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { ListMultipartUploadsCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, ListMultipartUploadsCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { addUser, expectError, http, login, removeDir, startServer, tempDir, xeo, type TestServer } from './helpers.js';
 import { demoDataDir } from './demo-data.js';
 import { describeWithTool, hasGdal, run } from './system-tools.js';
@@ -21,6 +21,7 @@ import { PART_BYTES, S3BlobStore, s3Client } from '../src/store/s3-blobs.js';
 import { writeCog } from '../src/output/cog-writer.js';
 import { openRaster } from '../src/data/cog-reader.js';
 import { ON_USERS_BEHALF } from '../src/data/outbound.js';
+import { openStore } from '../src/store/db.js';
 
 const MB = 1024 * 1024;
 
@@ -176,6 +177,55 @@ describeWithTool(hasRadosgw, 'the RADOS Gateway (Debian radosgw, ceph-mon, ceph-
       expect(err).toMatch(why);
     }
   });
+
+  // Left by a crash, or by a store that was away when a job was deleted: files no record accounts for.
+  for (const where of ['the local disk', 'the bucket'] as const) {
+    it(`sweeps job files no record accounts for from ${where} when a node starts, and only those`, async () => {
+      const dataDir = tempDir();
+      const bucket = 'xeo-sweep';
+      let env: Record<string, string> = {};
+      let results: BlobStore;
+      if (where === 'the bucket') {
+        await client.send(new CreateBucketCommand({ Bucket: bucket })).catch(() => {});
+        env = { ...gw.env, XEO_S3_BUCKET: bucket };
+        results = new S3BlobStore(s3Client({ endpoint: gw.endpoint, region: 'us-east-1', accessKeyId: gw.env.XEO_S3_ACCESS_KEY_ID, secretAccessKey: gw.env.XEO_S3_SECRET_ACCESS_KEY, sessionToken: null, bucket }), bucket, 'jobs/');
+      } else {
+        const store = new LocalBlobStore(path.join(dataDir, 'jobs'), path.join(dataDir, 'jobs-tmp'));
+        await store.init();
+        results = store;
+      }
+      addUser(dataDir, 'alice', 'secret');
+      const records = openStore(dataDir);
+      // Each job runs on a node: one that stopped long ago, or another one still at work.
+      const ran = (id: string, node: string) => {
+        records.jobs.create({ id, userId: 'alice', title: null, description: null, process: { process_graph: {} }, plan: 'free', budget: null, logLevel: 'info' });
+        records.jobQueue.enqueue(id);
+        expect(records.jobQueue.claim(node)?.id).toBe(id);
+      };
+      ran('fin', 'old-node');
+      records.jobs.transition('fin', ['running'], 'finished');
+      const asset = { key: 'fin/result.tif', type: 'image/tiff; application=geotiff', bytes: 4, title: 'result', roles: ['data'], fields: {} };
+      records.jobResults.put('fin', { run: 1, partial: false, assets: { 'result.tif': asset }, bbox: null, geometry: null, times: [], created: new Date().toISOString() });
+      ran('err', 'old-node');
+      records.jobs.transition('err', ['running'], 'error');
+      ran('busy', 'another-node');
+      records.close();
+      const keys = ['gone/result.tif', 'gone/run-2/chunk-0', 'fin/result.tif', 'fin/run-1/chunk-3', 'err/run-1/chunk-2', 'busy/run-1/chunk-0'];
+      for (const key of keys) await results.write(key, (async function* () { yield Buffer.from(key); })());
+      const s = await startServer(env, dataDir);
+      try {
+        for (let i = 0; i < 100 && !/removed \d+ job file/.test(s.output()); i++) await new Promise((r) => setTimeout(r, 100));
+        expect(s.output()).toContain('removed 4 job file(s) that no record accounts for');
+        // The finished job keeps its result, the job another node runs keeps its chunk; the rest is gone.
+        expect((await results.list('')).map((b) => b.key)).toEqual(['busy/run-1/chunk-0', 'fin/result.tif']);
+      } finally {
+        await s.stop();
+        await results.deleteTree('busy');
+        await results.deleteTree('fin');
+        removeDir(dataDir);
+      }
+    });
+  }
 
   describe('through the API', () => {
     let s: TestServer;

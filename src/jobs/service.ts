@@ -7,7 +7,7 @@
 // warning in its log. After MAX_INTERRUPTIONS such restarts of one run it is set to `error`
 // instead, so a job that brings the server down cannot do so forever. An orderly stop queues
 // running jobs again too, without counting it against them.
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -20,6 +20,7 @@ import { JobThreads } from './pool.js';
 import { LinkSigner } from './signing.js';
 import type { FromJobThread } from './protocol.js';
 import { jobLogOwner, jobThreadInit, RunRecords } from './records.js';
+import { sweepJobFiles } from './orphans.js';
 import type { TaskQueue } from './task-queue.js';
 
 export { jobLogOwner };
@@ -82,6 +83,7 @@ export class JobService {
     // that lost its data) gets it; a task still there is not added twice.
     if (this.tasks) {
       for (const job of this.store.jobs.withStatus('queued')) await this.tasks.submitPlan(job.id, job.run).catch(() => {});
+      this.sweep();
       return;
     }
     // Only this node's runs: another node sharing the database may be running its own right now.
@@ -101,7 +103,7 @@ export class JobService {
         this.log(job, { level: 'warning', message: 'The server stopped before the partial result of the canceled run was written; the job is back to created.' });
       }
     }
-    await this.sweepOrphans();
+    this.sweep();
     mkdirSync(this.runRoot, { recursive: true });
     this.pump();
   }
@@ -112,17 +114,12 @@ export class JobService {
     return errors[errors.length - 1] ?? null;
   }
 
-  /** Result folders without a job or without results (left by a crash between two steps). */
-  private async sweepOrphans(): Promise<void> {
-    let dirs: string[] = [];
-    try {
-      dirs = readdirSync(path.join(this.config.dataDir, 'jobs'));
-    } catch {
-      return;
-    }
-    for (const id of dirs) {
-      if (!this.store.jobResults.get(id)) await this.results.deleteTree(id).catch(() => {});
-    }
+  /** Job files no record accounts for (orphans.ts), swept in the background: a large bucket takes a while to list. */
+  private sweep(): void {
+    sweepJobFiles(this.store, this.results).then(
+      (n) => n > 0 && console.log(`[xeo] removed ${n} job file(s) that no record accounts for`),
+      (e: unknown) => console.error(`[xeo] could not sweep the job files: ${(e as Error).message}`),
+    );
   }
 
   /** Adds a log entry when its level reaches the job's log level. */

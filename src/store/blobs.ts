@@ -18,7 +18,7 @@ export interface BlobInfo {
 export interface BlobStore {
   /** A file, 'folder' for a key that is a prefix of other keys, or null. */
   stat(key: string): Promise<BlobInfo | 'folder' | null>;
-  /** Every file under `prefix` (recursively), sorted by key. */
+  /** Every file under `prefix` (recursively; '' for the whole store), sorted by key. */
   list(prefix: string): Promise<BlobInfo[]>;
   /** The bytes of a file (inclusive range); fails with code ENOENT when it is gone. Async: a remote store answers first. */
   read(key: string, range?: { start: number; end: number }): Promise<Readable>;
@@ -71,7 +71,7 @@ export class LocalBlobStore implements BlobStore {
 
   async list(prefix: string): Promise<BlobInfo[]> {
     const out: BlobInfo[] = [];
-    const base = await this.resolve(prefix);
+    const base = prefix === '' ? this.root : await this.resolve(prefix);
     const walk = async (dir: string, rel: string): Promise<void> => {
       const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
       for (const e of entries) {

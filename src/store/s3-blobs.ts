@@ -165,7 +165,7 @@ export class S3BlobStore implements BlobStore {
   }
 
   async list(prefix: string): Promise<BlobInfo[]> {
-    const base = `${this.objectKey(prefix)}/`;
+    const base = prefix === '' ? this.prefix : `${this.objectKey(prefix)}/`;
     const out: BlobInfo[] = [];
     let token: string | undefined;
     do {
