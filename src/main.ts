@@ -83,7 +83,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
       new OidcVerifier(config.oidcProviders, store),
       new FailureThrottle({ ...config.authFailures, windowMs: config.authFailures.windowS * 1000 }, store.authFailures ? { ledger: store.authFailures, feed: changes } : undefined),
     ),
-    workspaces: new Workspaces(blobs, config.maxUploadBytes),
+    workspaces: new Workspaces(blobs, config.maxUploadBytes, store.uploads),
     compute,
     userSlots: new UserSlots(store.semaphores, config.userConcurrency),
     tiles: new TileServer(store, compute, config, (req) => stac.search(req)),

@@ -100,11 +100,13 @@ describeWithTool(hasPostgres && hasRedis && hasRadosgw, 'PostgreSQL 15, Redis 7 
   let token: string;
   let expected: Float32Array;
   const files = tempDir('xeo-cluster-files-');
+  const MB = 1024 * 1024;
+  const QUOTA = 24 * MB;
 
   beforeAll(async () => {
     [pg, redis, s3] = await Promise.all([startPostgres(), startRedis(), startRadosGateway('xeo-cluster')]);
     // Short leases, so a dead worker's task is taken over in seconds, not the default 30.
-    env = { XEO_DATABASE_URL: pg.database(), XEO_REDIS_URL: redis.url, ...s3.env, XEO_QUEUE_LEASE: '2', XEO_JOB_THREADS: '1', XEO_SYNC_MAX_VALUES: '200000000', XEO_USER_CONCURRENCY: '1' };
+    env = { XEO_DATABASE_URL: pg.database(), XEO_REDIS_URL: redis.url, ...s3.env, XEO_QUEUE_LEASE: '2', XEO_JOB_THREADS: '1', XEO_SYNC_MAX_VALUES: '200000000', XEO_USER_CONCURRENCY: '1', XEO_USER_QUOTA_BYTES: String(QUOTA) };
     // The demo collection's records, copied into the shared database (its COGs are read where they are).
     const local = openStore(await demoDataDir());
     const shared = openStore({ dataDir: files, databaseUrl: env.XEO_DATABASE_URL });
@@ -169,6 +171,45 @@ describeWithTool(hasPostgres && hasRedis && hasRadosgw, 'PostgreSQL 15, Redis 7 
     const got = await http('GET', `${b.base}/files/shared/data.bin`, { headers: { authorization: token } });
     expect(got.status).toBe(200);
     expect(Buffer.compare(got.body, bytes)).toBe(0);
+  });
+
+  it('uploads in progress on both nodes count against one quota together', async () => {
+    const upload = (node: TestServer, name: string, body: Buffer | AsyncIterable<Uint8Array>) =>
+      http('PUT', `${node.base}/files/${name}`, { headers: { authorization: token, 'content-type': 'application/octet-stream' }, body });
+    const sizes = async () => ((await http('GET', `${b.base}/files`, { headers: auth() })).json.files as { path: string; size: number }[]).map((f) => [f.path, f.size] as const);
+    const before = await sizes();
+    const free = QUOTA - before.reduce((n, [, size]) => n + size, 0);
+    // A 12 MB upload through A that stops after 10 MB until told to go on.
+    let goOn!: () => void;
+    const told = new Promise<void>((resolve) => (goOn = resolve));
+    const first = upload(a, 'first.bin', (async function* () {
+      for (let i = 0; i < 12; i++) {
+        if (i === 10) await told;
+        yield Buffer.alloc(MB, i);
+      }
+    })());
+    // Until A holds its 10 MB in the shared ledger (a probe of no bytes reads the user's total).
+    const records = openStore({ dataDir: files, databaseUrl: env.XEO_DATABASE_URL });
+    let held = 0;
+    for (let i = 0; i < 200 && held < 10 * MB; i++) {
+      held = records.uploads.reserve('probe', 'alice', 0, Date.now());
+      if (held < 10 * MB) await sleep(50);
+    }
+    records.uploads.release('probe');
+    records.close();
+    expect(held).toBeGreaterThanOrEqual(10 * MB);
+    try {
+      // Alone it would fit; beside A's upload it passes the quota: refused.
+      expectError(await upload(b, 'second.bin', Buffer.alloc(free - 8 * MB, 7)), 400, 'StorageQuotaExceeded');
+      // What fits beside A's whole upload is taken.
+      expect((await upload(b, 'third.bin', Buffer.alloc(free - 13 * MB, 8))).status).toBe(200);
+    } finally {
+      goOn();
+    }
+    const done = await first;
+    expect(done.status, done.text).toBe(200);
+    expect(await sizes()).toEqual([...before, ['first.bin', 12 * MB], ['third.bin', free - 13 * MB]].sort());
+    for (const name of ['first.bin', 'third.bin']) expect((await http('DELETE', `${a.base}/files/${name}`, { headers: auth() })).status).toBe(204);
   });
 
   it('a job started on A runs with chunks done by both workers; its COG, read through B, equals /result pixel for pixel', async () => {

@@ -1,9 +1,18 @@
 // Each user's file workspace: a folder in the blob store named after the user id, a quota, and
-// uploads that count against it while they stream (including other uploads still in flight).
+// uploads that count against it while they stream, together with the user's other uploads in
+// progress on any node: each reserves its bytes in the store's upload ledger before writing them.
+import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { BlobInfo, BlobStore } from '../store/blobs.js';
 import { UnsafePathError } from '../store/blobs.js';
 import { ApiError } from '../core/errors.js';
+import type { UploadLedger } from '../store/upload-ledger.js';
+
+/**
+ * An upload reserves in steps of this many bytes (one ledger write per step on a database server),
+ * so it holds at most one step more than it wrote; near the quota it holds exactly what it wrote.
+ */
+const RESERVE_STEP = 1024 * 1024;
 
 export interface FileRecord {
   path: string;
@@ -21,12 +30,11 @@ const toRecord = (prefix: string, b: BlobInfo): FileRecord => ({
 export type Files = Pick<Workspaces, 'list' | 'usage' | 'open' | 'upload' | 'remove'>;
 
 export class Workspaces {
-  /** Bytes of uploads in progress, per user. */
-  private readonly inFlight = new Map<string, number>();
-
   constructor(
     private readonly blobs: BlobStore,
     private readonly maxUploadBytes: number,
+    /** Bytes of uploads in progress, per user, on every node. */
+    private readonly uploads: UploadLedger,
   ) {}
 
   async list(userId: string): Promise<FileRecord[]> {
@@ -59,25 +67,45 @@ export class Workspaces {
     const existing = await this.guard(path, () => this.blobs.stat(key));
     if (existing === 'folder') throw new ApiError('FolderOperationUnsupported');
     const replaced = existing ? existing.size : 0;
-    const used = (await this.usage(userId)) - replaced + (this.inFlight.get(userId) ?? 0);
-    const room = Math.min(quota - used, this.maxUploadBytes);
+    const stored = (await this.usage(userId)) - replaced;
     const tooBig = (n: number): never => {
       throw n > this.maxUploadBytes ? new ApiError('FileSizeExceeded', { size: this.maxUploadBytes }) : new ApiError('StorageQuotaExceeded');
     };
-    if (declaredSize !== null && declaredSize > room) tooBig(declaredSize);
-    let counted = 0;
-    const count = (n: number) => {
-      if (n > room) tooBig(n);
-      this.inFlight.set(userId, (this.inFlight.get(userId) ?? 0) + n - counted);
-      counted = n;
+    const id = randomUUID();
+    let reserved = 0;
+    /** What the user's uploads held at this one's last reservation. */
+    let held = 0;
+    /** Holds `n` bytes in all (the bytes written so far, or the declared size) before they are written. */
+    const hold = (n: number, step: number): void => {
+      if (n > this.maxUploadBytes) tooBig(n);
+      if (n <= reserved) return;
+      // Near the quota, just the bytes: a step there could refuse another upload for bytes never written.
+      const more = stored + held + step > quota ? n - reserved : Math.max(step, n - reserved);
+      held = this.uploads.reserve(id, userId, more, Date.now());
+      reserved += more;
+      if (stored + held <= quota) return;
+      if (reserved > n) {
+        // The step passed the quota where the bytes themselves may not: hold just those, then judge.
+        held = this.uploads.reserve(id, userId, n - reserved, Date.now());
+        reserved = n;
+      }
+      if (stored + held > quota) tooBig(n);
     };
     try {
-      const info = await this.guard(path, () => this.blobs.write(key, body, count));
+      if (declaredSize !== null) hold(declaredSize, 0);
+      const info = await this.guard(path, () => this.blobs.write(key, body, (n) => hold(n, RESERVE_STEP)));
       return toRecord(userId, info);
     } finally {
-      const left = (this.inFlight.get(userId) ?? 0) - counted;
-      if (left > 0) this.inFlight.set(userId, left);
-      else this.inFlight.delete(userId);
+      if (reserved > 0) this.release(id);
+    }
+  }
+
+  private release(id: string): void {
+    try {
+      this.uploads.release(id);
+    } catch (e) {
+      // The records are away: the reservation stops counting once it is stale.
+      console.error(`[xeo] an upload's reservation was not released: ${(e as Error).message}`);
     }
   }
 

@@ -18,6 +18,7 @@ import { SqlJobResults } from './job-results.js';
 import { SqlSecrets } from './secrets.js';
 import { LocalSemaphores, PgSemaphores } from './semaphores.js';
 import { SqlFailureLedger } from './auth-failures.js';
+import { LocalUploadLedger, SqlUploadLedger } from './upload-ledger.js';
 
 /** Where records live: a data dir (SQLite), unless a PostgreSQL URL is given. */
 export interface StoreLocation {
@@ -56,6 +57,7 @@ export function openStore(where: StoreLocation | string): Store {
     secrets: new SqlSecrets(db),
     semaphores: db.dialect === 'postgres' ? new PgSemaphores(db) : new LocalSemaphores(),
     authFailures: db.dialect === 'postgres' ? new SqlFailureLedger(db) : null,
+    uploads: db.dialect === 'postgres' ? new SqlUploadLedger(db) : new LocalUploadLedger(),
     close: () => db.close(),
   };
 }

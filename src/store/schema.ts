@@ -115,6 +115,14 @@ const MIGRATIONS: string[] = [
      key TEXT PRIMARY KEY,
      until INTEGER NOT NULL
    );`,
+  // Bytes that uploads in progress hold against their user's quota, on every node (used on a database server only; see upload-ledger.ts).
+  `CREATE TABLE upload_reservations (
+     id TEXT PRIMARY KEY,
+     user_id TEXT NOT NULL,
+     bytes INTEGER NOT NULL,
+     updated INTEGER NOT NULL
+   );
+   CREATE INDEX upload_reservations_by_user ON upload_reservations (user_id, updated);`,
 ];
 
 /** The same statements in PostgreSQL's words. */

@@ -4,6 +4,7 @@ import type { CollectionMeta, ItemMeta } from '../core/catalog.js';
 import type { LogLevel, RunLog } from '../core/run-context.js';
 import type { Semaphores } from './semaphores.js';
 import type { FailureLedger } from './auth-failures.js';
+import type { UploadLedger } from './upload-ledger.js';
 
 export interface User {
   id: string;
@@ -248,5 +249,7 @@ export interface Store {
   semaphores: Semaphores;
   /** Failed sign-ins counted by every node together; null when one process counts alone (SQLite). */
   authFailures: FailureLedger | null;
+  /** Bytes of uploads in progress, per user (shared by every node on a database server). */
+  uploads: UploadLedger;
   close(): void;
 }
