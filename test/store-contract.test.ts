@@ -9,6 +9,7 @@ import { StoreUnavailable } from '../src/store/pg.js';
 import type { Store, JobRecord } from '../src/store/types.js';
 import type { CollectionMeta, ItemMeta } from '../src/core/catalog.js';
 import { LinkSigner } from '../src/jobs/signing.js';
+import { RESERVATION_STALE_MS } from '../src/store/upload-ledger.js';
 import { removeDir, tempDir } from './helpers.js';
 import { hasPostgres, startPostgres, type Postgres } from '../bench/postgres.js';
 import { describeWithTool } from './system-tools.js';
@@ -151,6 +152,21 @@ function contract(open: () => Store) {
     three!();
   });
 
+  it('upload reservations: the user holds the sum of its uploads, each given back once, stale ones not counted', () => {
+    const now = Date.now();
+    expect(s.uploads.reserve('up1', 'u', 5, now)).toBe(5);
+    expect(s.uploads.reserve('up2', 'u', 7, now)).toBe(12);
+    expect(s.uploads.reserve('up3', 'v', 1, now)).toBe(1);
+    expect(s.uploads.reserve('up1', 'u', -2, now)).toBe(10);
+    s.uploads.release('up2');
+    s.uploads.release('up2');
+    expect(s.uploads.reserve('up1', 'u', 0, now)).toBe(3);
+    s.uploads.release('up1');
+    s.uploads.release('up3');
+    expect(s.uploads.reserve('probe', 'u', 0, now)).toBe(0);
+    s.uploads.release('probe');
+  });
+
   it('the queue: first in first out, withdraw, claim each job once', () => {
     for (const id of ['q1', 'q2', 'q3']) s.jobs.create(job(id));
     expect(s.jobQueue.enqueue('q2', { run: 1 })).toBe(true);
@@ -220,6 +236,15 @@ describeWithTool(hasPostgres, 'PostgreSQL 15', 'record store on PostgreSQL', () 
       expect(b.semaphores.take('dave', 2)).toBeNull();
       held[0]();
       expect(b.semaphores.take('dave', 2)).not.toBeNull();
+      // Uploads in progress on one node count on the other; a reservation of a node gone quiet does not.
+      const now = Date.now();
+      a.uploads.reserve('on-a', 'dave', 100, now);
+      expect(b.uploads.reserve('on-b', 'dave', 50, now)).toBe(150);
+      a.uploads.reserve('stale', 'dave', 1000, now - RESERVATION_STALE_MS - 1);
+      expect(b.uploads.reserve('on-b', 'dave', 0, now)).toBe(150);
+      a.uploads.release('on-a');
+      expect(b.uploads.reserve('on-b', 'dave', 0, now)).toBe(50);
+      b.uploads.release('on-b');
       // Result links signed by one node verify on the other (each with its own data dir).
       const [sa, sb] = [LinkSigner.open(a.secrets, tempDir()), LinkSigner.open(b.secrets, tempDir())];
       expect(sb.verify('job', 'result.tif', 123, sa.sign('job', 'result.tif', 123))).toBe(true);
