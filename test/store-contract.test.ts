@@ -152,7 +152,7 @@ function contract(open: () => Store) {
     three!();
   });
 
-  it('upload reservations: the user holds the sum of its uploads, each given back once, stale ones not counted', () => {
+  it('upload reservations: a user holds the sum of its uploads in progress, each given back once', () => {
     const now = Date.now();
     expect(s.uploads.reserve('up1', 'u', 5, now)).toBe(5);
     expect(s.uploads.reserve('up2', 'u', 7, now)).toBe(12);
