@@ -208,24 +208,21 @@ export async function run(opts: { quick: boolean }): Promise<{ figures: Record<s
     cleanup.add(() => bare.stop());
     const rounds = opts.quick ? 2 : 4;
     const seconds = opts.quick ? 2 : 5;
-    const loads: Record<'xeo' | 'bare', Load[]> = { xeo: [], bare: [] };
-    for (const base of [xeo.url, bare.url]) await cannon({ url: base + hotPath, duration: 1 });
-    for (let i = 0; i < rounds; i++) {
-      for (const [who, base, p] of [['xeo', xeo.url, pid], ['bare', bare.url, bare.proc.pid]] as const) {
-        const l = await cannon({ url: base + hotPath, duration: seconds }, p);
-        loads[who].push(l);
-        console.log(`  cached ${who.padEnd(4)} round ${i + 1}/${rounds}: ${Math.round(l.reqPerSec)} tiles/s, p99 ${l.p99Ms} ms`);
+    /** One cached tile under load, Xeo and the bare server alternating round by round. */
+    const alternate = async (tilePath: string, label: string): Promise<Record<'xeo' | 'bare', Load[]>> => {
+      const out: Record<'xeo' | 'bare', Load[]> = { xeo: [], bare: [] };
+      for (const base of [xeo.url, bare.url]) await cannon({ url: base + tilePath, duration: 1 });
+      for (let i = 0; i < rounds; i++) {
+        for (const [who, base, p] of [['xeo', xeo.url, pid], ['bare', bare.url, bare.proc.pid]] as const) {
+          const l = await cannon({ url: base + tilePath, duration: seconds }, p);
+          out[who].push(l);
+          console.log(`  ${label} ${who.padEnd(4)} round ${i + 1}/${rounds}: ${Math.round(l.reqPerSec)} tiles/s, p99 ${l.p99Ms} ms`);
+        }
       }
-    }
-    const previewLoads: Record<'xeo' | 'bare', Load[]> = { xeo: [], bare: [] };
-    for (const base of [xeo.url, bare.url]) await cannon({ url: base + previewPath, duration: 1 });
-    for (let i = 0; i < rounds; i++) {
-      for (const [who, base, p] of [['xeo', xeo.url, pid], ['bare', bare.url, bare.proc.pid]] as const) {
-        const l = await cannon({ url: base + previewPath, duration: seconds }, p);
-        previewLoads[who].push(l);
-        console.log(`  cached preview ${who.padEnd(4)} round ${i + 1}/${rounds}: ${Math.round(l.reqPerSec)} tiles/s, p99 ${l.p99Ms} ms`);
-      }
-    }
+      return out;
+    };
+    const loads = await alternate(hotPath, 'cached');
+    const previewLoads = await alternate(previewPath, 'cached preview');
     const rate = (ls: Load[]) => ls.reduce((s, l) => s + l.requests, 0) / ls.reduce((s, l) => s + l.seconds, 0);
     const cpuUs = (ls: Load[]) => (ls.some((l) => l.serverCpuS === null) ? NaN : (1e6 * ls.reduce((s, l) => s + l.serverCpuS!, 0)) / ls.reduce((s, l) => s + l.requests, 0));
 

@@ -65,15 +65,20 @@ async function worker(): Promise<void> {
   const config = loadConfig();
   const w = await startWorker(config);
   console.log(`Xeo worker ${w.node} ready: ${config.jobThreads} job thread(s) on the queue of ${redacted(config.redisUrl!)}`);
+  stopOnSignals(() => w.stop());
+}
+
+/** SIGINT or SIGTERM: an orderly stop, once, then exit. */
+function stopOnSignals(stop: () => Promise<void>): void {
   let stopping = false;
-  const stop = async () => {
+  const once = async () => {
     if (stopping) return;
     stopping = true;
-    await w.stop();
+    await stop();
     process.exit(0);
   };
-  process.on('SIGINT', () => void stop());
-  process.on('SIGTERM', () => void stop());
+  process.on('SIGINT', () => void once());
+  process.on('SIGTERM', () => void once());
 }
 
 /** A URL without its password, for the log. */
@@ -105,15 +110,7 @@ async function serve(): Promise<void> {
       });
     }
   }
-  let stopping = false;
-  const stop = async () => {
-    if (stopping) return;
-    stopping = true;
-    await xeo.stop();
-    process.exit(0);
-  };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+  stopOnSignals(() => xeo.stop());
 }
 
 async function users(args: string[]): Promise<void> {

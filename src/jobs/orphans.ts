@@ -15,7 +15,9 @@ export async function sweepJobFiles(store: Store, results: BlobStore): Promise<n
     const cut = key.indexOf('/');
     if (cut <= 0) continue;
     const jobId = key.slice(0, cut);
-    byJob.set(jobId, [...(byJob.get(jobId) ?? []), key]);
+    const keys = byJob.get(jobId);
+    if (keys) keys.push(key);
+    else byJob.set(jobId, [key]);
   }
   let deleted = 0;
   for (const [jobId, keys] of byJob) {

@@ -131,6 +131,10 @@ export class TaskQueue {
     return { done, values: Number(t.values ?? 0), cpu: Number(t.cpu ?? 0) };
   }
 
+  async isDone(jobId: string, run: number, index: number): Promise<boolean> {
+    return (await this.redis.sismember(this.key(jobId, run, 'done'), String(index))) === 1;
+  }
+
   async doneChunks(jobId: string, run: number): Promise<Set<number>> {
     return new Set((await this.redis.smembers(this.key(jobId, run, 'done'))).map(Number));
   }

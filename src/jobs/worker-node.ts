@@ -11,6 +11,7 @@
 import { mkdtempSync, mkdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
+import { buffer } from 'node:stream/consumers';
 import { Worker as QueueWorker } from 'bullmq';
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../core/config.js';
@@ -183,9 +184,8 @@ export class JobWorker {
     const plan = await this.tasks.getPlan(jobId, run);
     if (!plan) throw new Error(`chunk ${index} of job ${jobId} came before its plan`);
     const count = plan.chunks.count;
-    const before = await this.tasks.tally(jobId, run);
-    if (!(await this.tasks.doneChunks(jobId, run)).has(index)) {
-      const budget = job.budget === null ? null : valuesFor(job.budget) - before.values;
+    if (!(await this.tasks.isDone(jobId, run, index))) {
+      const budget = job.budget === null ? null : valuesFor(job.budget) - (await this.tasks.tally(jobId, run)).values;
       const m = await this.onThread({ type: 'chunk', ticket: threadTicket(task), spec: this.records.spec(job, ''), plan: plan.chunks, index, budgetValues: budget }, ref);
       if (m.type === 'failed') return this.failed(task, ref, m.error, m.path, `chunk ${index + 1} of ${count}`);
       if (m.type !== 'chunk-done') return;
@@ -225,7 +225,7 @@ export class JobWorker {
           const key = chunkKey(jobId, run, i);
           const own = this.ownChunks.get(key);
           this.ownChunks.delete(key);
-          const { names, chunk } = readChunkBlob(own ? Buffer.from(own.buffer, own.byteOffset, own.byteLength) : await readAll(await this.results.read(key)));
+          const { names, chunk } = readChunkBlob(own ? Buffer.from(own.buffer, own.byteOffset, own.byteLength) : await buffer(await this.results.read(key)));
           ms.read += clock() - t;
           t = clock();
           sink ??= await cogSink(outDir, 'result.tif', plan.chunks.grid, names, plan.chunks.options);
@@ -334,8 +334,3 @@ async function* oneBuffer(bytes: Uint8Array): AsyncIterable<Buffer> {
   yield Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
-async function readAll(stream: AsyncIterable<Buffer>): Promise<Buffer> {
-  const parts: Buffer[] = [];
-  for await (const p of stream) parts.push(p);
-  return Buffer.concat(parts);
-}
