@@ -101,12 +101,12 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     await runJob(embedded, await signIn(embedded), ndvi(1280, resolution));
     for (let i = 0; i < 300 && !(existsSync(path.join(embeddedDir, 'kernels')) && readdirSync(path.join(embeddedDir, 'kernels')).length); i++) await new Promise((r) => setTimeout(r, 100));
     {
-      const local = openStore(embeddedDir);
-      const store = openStore({ dataDir: tempDir(), databaseUrl: shared.XEO_DATABASE_URL });
-      store.collections.put(local.collections.get(DEMO)!);
-      store.collections.putItems(DEMO, local.collections.items(DEMO));
-      local.close();
-      store.close();
+      const local = await openStore(embeddedDir);
+      const store = await openStore({ dataDir: tempDir(), databaseUrl: shared.XEO_DATABASE_URL });
+      await store.collections.put((await local.collections.get(DEMO))!);
+      await store.collections.putItems(DEMO, await local.collections.items(DEMO));
+      await local.close();
+      await store.close();
     }
 
     const nodeDirs = [tempDir('xeo-bench-node-a-'), tempDir('xeo-bench-node-b-')];

@@ -113,7 +113,7 @@ function cubeOf(w: Workload, data: Float32Array): DataCube {
 }
 
 async function timeEngine(w: Workload, cube: DataCube, kernels: 'off' | 0 | 1): Promise<number> {
-  const run: RunContext = { catalog: { collections: { get: () => null, items: () => [] } }, maxValues: Infinity, limitAdvice: '', results: [], log: () => {}, stats: { values: 0 }, kernels };
+  const run: RunContext = { catalog: { collections: { get: async () => null, items: async () => [] } }, maxValues: Infinity, limitAdvice: '', results: [], log: () => {}, stats: { values: 0 }, kernels };
   const graph = { a: { process_id: 'reduce_dimension', arguments: { data: { from_parameter: 'cube' }, dimension: 'bands', reducer: { process_graph: w.child } }, result: true } };
   // One arena scope per run, as execute() opens per request: its result plane is freed at the end.
   return withArena(async () => {

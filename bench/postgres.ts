@@ -3,7 +3,7 @@
 // databases, and stop (only this server) at the end. As root, the server runs as the postgres
 // system user, which PostgreSQL requires.
 import { spawnSync } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { tmpdir } from 'node:os';
 import { freePort } from './ports.js';
@@ -17,7 +17,28 @@ export interface Postgres {
   database(): string;
   stop(): void;
   start(): void;
+  /** Stops the server's processes where they are (SIGSTOP), as a hung server or a cut network looks: connections stay open, nothing answers. */
+  freeze(): void;
+  /** Lets a frozen server go on (SIGCONT). */
+  thaw(): void;
   remove(): void;
+}
+
+/** The postmaster of a data dir and every process it started. */
+function serverProcesses(data: string): number[] {
+  const main = Number(readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const children = spawnSync('pgrep', ['-P', String(main)], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map(Number);
+  return [main, ...children];
+}
+
+function signalAll(data: string, signal: NodeJS.Signals): void {
+  for (const pid of serverProcesses(data)) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      /* ended meanwhile */
+    }
+  }
 }
 
 function asPostgres(cmd: string, args: string[]): void {
@@ -52,7 +73,14 @@ export async function startPostgres(): Promise<Postgres> {
     },
     stop,
     start,
+    freeze: () => signalAll(data, 'SIGSTOP'),
+    thaw: () => signalAll(data, 'SIGCONT'),
     remove() {
+      try {
+        signalAll(data, 'SIGCONT');
+      } catch {
+        /* not running */
+      }
       try {
         stop();
       } catch {

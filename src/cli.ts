@@ -116,7 +116,7 @@ async function serve(): Promise<void> {
 async function users(args: string[]): Promise<void> {
   const { values, positionals } = parseArgs({ args, options: { password: { type: 'string' } }, allowPositionals: true });
   const [action, name] = positionals;
-  const store = openStore(loadConfig());
+  const store = await openStore(loadConfig());
   try {
     switch (action) {
       case 'add':
@@ -126,28 +126,28 @@ async function users(args: string[]): Promise<void> {
         if (password.length < 1) throw new UsageError('the password must not be empty');
         const hash = await hashPassword(password);
         if (action === 'add') {
-          if (store.users.byId(name)) throw new UsageError(`user '${name}' exists already`);
-          store.users.create({ id: name, name, passwordHash: hash, oidcIssuer: null, oidcSubject: null, quotaBytes: null });
+          if (await store.users.byId(name)) throw new UsageError(`user '${name}' exists already`);
+          await store.users.create({ id: name, name, passwordHash: hash, oidcIssuer: null, oidcSubject: null, quotaBytes: null });
           console.log(`added user ${name}`);
         } else {
-          if (!store.users.byId(name)) throw new UsageError(`there is no user '${name}'`);
-          store.users.setPassword(name, hash);
+          if (!(await store.users.byId(name))) throw new UsageError(`there is no user '${name}'`);
+          await store.users.setPassword(name, hash);
           console.log(`changed the password of ${name}`);
         }
         return;
       }
       case 'list':
-        for (const u of store.users.list()) console.log(`${u.id}\t${u.oidcIssuer ? `oidc ${u.oidcIssuer}` : 'basic'}\t${u.created}`);
+        for (const u of await store.users.list()) console.log(`${u.id}\t${u.oidcIssuer ? `oidc ${u.oidcIssuer}` : 'basic'}\t${u.created}`);
         return;
       case 'delete':
-        if (!name || !store.users.delete(name)) throw new UsageError(`there is no user '${name ?? ''}'`);
+        if (!name || !(await store.users.delete(name))) throw new UsageError(`there is no user '${name ?? ''}'`);
         console.log(`deleted user ${name}`);
         return;
       default:
         throw new UsageError(USAGE);
     }
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -165,7 +165,7 @@ async function importCommand(args: string[]): Promise<void> {
     allowPositionals: true,
   });
   if (!values.collection) throw new UsageError('give the collection id with --collection ID');
-  const store = openStore(loadConfig());
+  const store = await openStore(loadConfig());
   try {
     const { collection, items } = await importFiles(store, positionals, {
       collection: values.collection,
@@ -181,7 +181,7 @@ async function importCommand(args: string[]): Promise<void> {
     if (e instanceof ImportError || e instanceof RasterFormatError || e instanceof RemoteError || e instanceof OutboundRefused) throw new UsageError(e.message);
     throw e;
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -192,7 +192,7 @@ async function collectionsCommand(args: string[]): Promise<void> {
     allowPositionals: true,
   });
   const [action, ...rest] = positionals;
-  const store = openStore(loadConfig().dataDir);
+  const store = await openStore(loadConfig());
   try {
     switch (action) {
       case 'add-stac': {
@@ -207,7 +207,7 @@ async function collectionsCommand(args: string[]): Promise<void> {
           if (!Number.isSafeInteger(maxItems) || maxItems < 1) throw new UsageError(`--max-items must be a whole number >= 1, got '${values['max-items']}'`);
         }
         const id = values.id ?? remoteId;
-        const existing = store.collections.get(id);
+        const existing = await store.collections.get(id);
         if (existing && !existing.remote) throw new UsageError(`collection '${id}' exists and holds imported items; choose another id with --id`);
         let meta;
         try {
@@ -216,20 +216,20 @@ async function collectionsCommand(args: string[]): Promise<void> {
           if (e instanceof StacApiError) throw new UsageError(`cannot add the collection: ${e.message}`);
           throw e;
         }
-        store.collections.put(meta);
+        await store.collections.put(meta);
         const names = meta.bands.map((b) => (b.common_name && b.common_name !== b.name ? `${b.name} (${b.common_name})` : b.name));
         console.log(`${existing ? 'updated' : 'added'} ${meta.id}: ${remoteId} of ${meta.remote!.api} (bands ${names.join(', ')}; signer ${signer}; ${maxItems ? `at most ${maxItems} items per load` : 'default item caps'})`);
         return;
       }
       case 'list':
-        for (const c of store.collections.list()) {
+        for (const c of await store.collections.list()) {
           if (c.remote) console.log(`${c.id}\tstac-api ${c.remote.api} ${c.remote.collection}\tsigner ${c.remote.signer}\t${c.remote.maxItems ?? 'default'} items\t${c.title}`);
-          else console.log(`${c.id}\timported ${store.collections.stats(c.id).count} items\t\t\t${c.title}`);
+          else console.log(`${c.id}\timported ${(await store.collections.stats(c.id)).count} items\t\t\t${c.title}`);
         }
         return;
       case 'remove': {
         const [id] = rest;
-        if (!id || !store.collections.delete(id)) throw new UsageError(`there is no collection '${id ?? ''}'`);
+        if (!id || !(await store.collections.delete(id))) throw new UsageError(`there is no collection '${id ?? ''}'`);
         console.log(`removed collection ${id}`);
         return;
       }
@@ -237,7 +237,7 @@ async function collectionsCommand(args: string[]): Promise<void> {
         throw new UsageError(USAGE);
     }
   } finally {
-    store.close();
+    await store.close();
   }
 }
 

@@ -26,6 +26,7 @@ import { ComputePool } from './compute/pool.js';
 import { TileServer } from './tiles/tile-server.js';
 import { UserSlots } from './compute/user-slots.js';
 import { JobService, nodeId } from './jobs/service.js';
+import { LinkSigner } from './jobs/signing.js';
 import { TaskQueue } from './jobs/task-queue.js';
 import { JobWorker } from './jobs/worker-node.js';
 import { StacCollections } from './data/stac-collections.js';
@@ -57,9 +58,9 @@ export async function startXeo(config: Config): Promise<Xeo> {
   } catch (e) {
     throw new ConfigError((e as Error).message);
   }
-  const store = openStore(config);
+  const store = await openStore(config);
   configureBlockCache(config.blockCacheBytes);
-  if (config.demo && store.collections.list().length === 0) {
+  if (config.demo && (await store.collections.list()).length === 0) {
     await generateDemo(store, path.join(config.dataDir, 'collections', DEMO_ID), (line) => console.log(line));
   }
   const blobs = await openBlobStore(config, 'files');
@@ -68,10 +69,10 @@ export async function startXeo(config: Config): Promise<Xeo> {
   const stac = new StacCollections(store.collections, config.stac);
   setSearchHost((req) => stac.search(req));
   const tasks = config.redisUrl ? new TaskQueue(config.redisUrl, config.chunkAttempts) : null;
-  const jobs = new JobService(store, results, config, tasks);
+  const jobs = new JobService(store, results, config, await LinkSigner.open(store.secrets, config.dataDir), tasks);
   let publicUrl = config.publicUrl ?? '';
-  const compute = new ComputePool({ threads: config.computeThreads, queue: config.computeQueue, dataDir: config.dataDir, databaseUrl: config.databaseUrl, blockCacheBytes: config.blockCacheBytes, outboundAllow: config.outboundAllow, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads });
-  const changes = config.databaseUrl ? new PgChanges(config.databaseUrl) : new LocalChanges();
+  const compute = new ComputePool({ threads: config.computeThreads, queue: config.computeQueue, dataDir: config.dataDir, databaseUrl: config.databaseUrl, database: config.database, blockCacheBytes: config.blockCacheBytes, outboundAllow: config.outboundAllow, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads });
+  const changes = config.databaseUrl ? new PgChanges(config.databaseUrl, config.database.timeoutMs) : new LocalChanges();
   const ctx: AppContext = {
     config,
     brandWord: brandHeaderWord(config.brand),
@@ -114,12 +115,12 @@ export async function startXeo(config: Config): Promise<Xeo> {
     async stop() {
       redirect?.close();
       server.close();
-      ctx.tiles.close();
+      await ctx.tiles.close();
       await jobs.close();
       await ctx.compute.close();
       await changes.close();
       setSearchHost(null);
-      store.close();
+      await store.close();
     },
   };
 }
@@ -137,7 +138,7 @@ export async function startWorker(config: Config): Promise<XeoWorker> {
   } catch (e) {
     throw new ConfigError((e as Error).message);
   }
-  const store = openStore(config);
+  const store = await openStore(config);
   if (!config.s3Bucket) console.warn('[xeo] worker without XEO_S3_BUCKET: results go to this machine\'s disk, where only API nodes sharing its data dir find them');
   // With a bucket, the chunks and COGs a worker stores are seen by the other workers and every API node.
   const results = await openBlobStore(config, 'results');
@@ -151,7 +152,7 @@ export async function startWorker(config: Config): Promise<XeoWorker> {
     async stop() {
       await worker.close();
       setSearchHost(null);
-      store.close();
+      await store.close();
     },
   };
 }

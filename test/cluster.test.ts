@@ -108,12 +108,12 @@ describeWithTool(hasPostgres && hasRedis && hasRadosgw, 'PostgreSQL 15, Redis 7 
     // Short leases, so a dead worker's task is taken over in seconds, not the default 30.
     env = { XEO_DATABASE_URL: pg.database(), XEO_REDIS_URL: redis.url, ...s3.env, XEO_QUEUE_LEASE: '2', XEO_JOB_THREADS: '1', XEO_SYNC_MAX_VALUES: '200000000', XEO_USER_CONCURRENCY: '1', XEO_USER_QUOTA_BYTES: String(QUOTA) };
     // The demo collection's records, copied into the shared database (its COGs are read where they are).
-    const local = openStore(await demoDataDir());
-    const shared = openStore({ dataDir: files, databaseUrl: env.XEO_DATABASE_URL });
-    shared.collections.put(local.collections.get(DEMO_COLLECTION)!);
-    shared.collections.putItems(DEMO_COLLECTION, local.collections.items(DEMO_COLLECTION));
-    local.close();
-    shared.close();
+    const local = await openStore(await demoDataDir());
+    const shared = await openStore({ dataDir: files, databaseUrl: env.XEO_DATABASE_URL });
+    await shared.collections.put((await local.collections.get(DEMO_COLLECTION))!);
+    await shared.collections.putItems(DEMO_COLLECTION, await local.collections.items(DEMO_COLLECTION));
+    await local.close();
+    await shared.close();
     const add = xeo(['users', 'add', 'alice', '--password', 'secret'], { dataDir: tempDir(), env });
     expect(add.status, add.stderr).toBe(0);
     [a, b] = await Promise.all([startServer(env), startServer(env)]);
@@ -189,14 +189,14 @@ describeWithTool(hasPostgres && hasRedis && hasRadosgw, 'PostgreSQL 15, Redis 7 
       }
     })());
     // Until A holds its 10 MB in the shared ledger (a probe of no bytes reads the user's total).
-    const records = openStore({ dataDir: files, databaseUrl: env.XEO_DATABASE_URL });
+    const records = await openStore({ dataDir: files, databaseUrl: env.XEO_DATABASE_URL });
     let held = 0;
     for (let i = 0; i < 200 && held < 10 * MB; i++) {
-      held = records.uploads.reserve('probe', 'alice', 0, Date.now());
+      held = await records.uploads.reserve('probe', 'alice', 0, Date.now());
       if (held < 10 * MB) await sleep(50);
     }
-    records.uploads.release('probe');
-    records.close();
+    await records.uploads.release('probe');
+    await records.close();
     expect(held).toBeGreaterThanOrEqual(10 * MB);
     try {
       // Alone it would fit; beside A's upload it passes the quota: refused.

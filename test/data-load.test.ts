@@ -6,10 +6,9 @@ import { createReadStream, readFileSync, statSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { openStore } from '../src/store/db.js';
-import type { Store } from '../src/store/types.js';
-import type { ItemMeta } from '../src/core/catalog.js';
+import type { CatalogSnapshot, ItemMeta } from '../src/core/catalog.js';
 import { openRaster, clearBlockCache } from '../src/data/cog-reader.js';
-import { loadChunk, planGrid } from '../src/data/load.js';
+import { fixedSnapshot, loadChunk, planGrid } from '../src/data/load.js';
 import { transformBox } from '../src/data/crs.js';
 import { demoDataDir } from './demo-data.js';
 import { removeDir, tempDir } from './helpers.js';
@@ -17,15 +16,17 @@ import { hasGdal, describeWithTool, run } from './system-tools.js';
 
 const DEMO = 'DEMO_S2_L2A';
 let dataDir: string;
-let store: Store;
+/** The demo collection as a load holds it (read from the records once). */
+let store: CatalogSnapshot;
 let items: ItemMeta[];
 beforeAll(async () => {
   dataDir = await demoDataDir();
-  store = openStore(dataDir);
-  items = store.collections.items(DEMO);
+  const records = await openStore(dataDir);
+  items = await records.collections.items(DEMO);
+  store = fixedSnapshot(undefined, (await records.collections.get(DEMO))!, items);
+  await records.close();
 }, 120_000);
 afterAll(() => {
-  store.close();
   removeDir(dataDir);
 });
 

@@ -28,8 +28,8 @@ async function sharedDemoDir(): Promise<string> {
     try {
       mkdirSync(lock);
     } catch {
-      // Someone else generates it; a lock older than two minutes is a crashed run's.
-      if (waited > 120_000 || Date.now() - statSync(lock).mtimeMs > 120_000) throw new Error(`demo data lock ${lock} is stale; remove it`);
+      // Someone else generates it; a lock older than five minutes is a crashed run's.
+      if (waited > 300_000 || Date.now() - statSync(lock).mtimeMs > 300_000) throw new Error(`demo data lock ${lock} is stale; remove it`);
       await new Promise((r) => setTimeout(r, 250));
       continue;
     }
@@ -88,9 +88,9 @@ export function useDemoServer(opts: { env?: Record<string, string>; users: Recor
       addUser(server.dataDir, name, password);
       tokens[name] = await login(server, name, password);
     }
-    const records = openStore(server.dataDir);
-    const items = records.collections.items(DEMO_COLLECTION);
-    records.close();
+    const records = await openStore(server.dataDir);
+    const items = await records.collections.items(DEMO_COLLECTION);
+    await records.close();
     world = { server, tokens, items, work: tempDir() };
     await ready(world);
   }, 180_000);

@@ -38,7 +38,7 @@ export async function startServer(env: Record<string, string> = {}, dataDir = te
     const timer = setTimeout(() => {
       proc.kill('SIGKILL');
       reject(new Error(`server did not start:\n${out}`));
-    }, 20000);
+    }, 90_000);
     const check = () => {
       const m = /listening on (https?:\/\/\S+)/.exec(out);
       if (m) {

@@ -137,9 +137,9 @@ describe('the results document', () => {
     expectError(await http('GET', href.replace('/result.tif?', '/other.tif?')), 404, 'NotFound');
     expectError(await http('GET', href.replace(`/download/${id}/`, '/download/j-someone-else/')), 404, 'NotFound');
     // a link signed with the server's key that expired a minute ago
-    const records = openStore(s.dataDir);
-    const key = Buffer.from(records.secrets.getOrCreate('result-links', () => 'the server made none'), 'hex');
-    records.close();
+    const records = await openStore(s.dataDir);
+    const key = Buffer.from(await records.secrets.getOrCreate('result-links', () => 'the server made none'), 'hex');
+    await records.close();
     const past = Math.floor(Date.now() / 1000) - 60;
     const signature = createHmac('sha256', key).update(`xeo-result-link\n${id}\nresult.tif\n${past}`).digest('base64url');
     const expired = await http('GET', `${s.base}/download/${id}/result.tif?expires=${past}&signature=${signature}`);

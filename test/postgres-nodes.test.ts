@@ -127,11 +127,11 @@ describeWithTool(hasPostgres, 'PostgreSQL 15', 'API nodes sharing PostgreSQL', (
   });
 
   it('a node that starts settles only its own interrupted runs, not a run another node is doing', async () => {
-    const records = openStore({ dataDir: tempDir(), databaseUrl: env.XEO_DATABASE_URL });
-    records.jobs.create({ id: 'elsewhere-job', userId: 'alice', title: null, description: null, process: { process_graph: {} }, plan: 'free', budget: null, logLevel: 'info' });
-    records.jobQueue.enqueue('elsewhere-job');
-    expect(records.jobQueue.claim('another-node')?.id).toBe('elsewhere-job');
-    records.close();
+    const records = await openStore({ dataDir: tempDir(), databaseUrl: env.XEO_DATABASE_URL });
+    await records.jobs.create({ id: 'elsewhere-job', userId: 'alice', title: null, description: null, process: { process_graph: {} }, plan: 'free', budget: null, logLevel: 'info' });
+    await records.jobQueue.enqueue('elsewhere-job');
+    expect((await records.jobQueue.claim('another-node'))?.id).toBe('elsewhere-job');
+    await records.close();
     const c = await startServer(env);
     try {
       const job = await http('GET', `${c.base}/jobs/elsewhere-job`, { headers: auth() });

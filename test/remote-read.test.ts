@@ -55,9 +55,9 @@ describe('remote COGs over HTTP', () => {
 
   beforeAll(async () => {
     const demo = await demoDataDir();
-    const store = openStore(demo);
-    const june = store.collections.items('DEMO_S2_L2A').find((i) => i.datetime.startsWith('2024-06-21'))!;
-    store.close();
+    const store = await openStore(demo);
+    const june = (await store.collections.items('DEMO_S2_L2A')).find((i) => i.datetime.startsWith('2024-06-21'))!;
+    await store.close();
     removeDir(demo);
     cogs = await new RangeServer().file('/cogs/B04.tif', june.assets.B04.href).file('/cogs/B08.tif', june.assets.B08.href).start();
     work = tempDir('xeo-remote-read-');

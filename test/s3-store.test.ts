@@ -195,21 +195,21 @@ describeWithTool(hasRadosgw, 'the RADOS Gateway (Debian radosgw, ceph-mon, ceph-
         results = store;
       }
       addUser(dataDir, 'alice', 'secret');
-      const records = openStore(dataDir);
+      const records = await openStore(dataDir);
       // Each job runs on a node: one that stopped long ago, or another one still at work.
       const ran = (id: string, node: string) => {
-        records.jobs.create({ id, userId: 'alice', title: null, description: null, process: { process_graph: {} }, plan: 'free', budget: null, logLevel: 'info' });
-        records.jobQueue.enqueue(id);
-        expect(records.jobQueue.claim(node)?.id).toBe(id);
+        await records.jobs.create({ id, userId: 'alice', title: null, description: null, process: { process_graph: {} }, plan: 'free', budget: null, logLevel: 'info' });
+        await records.jobQueue.enqueue(id);
+        expect((await records.jobQueue.claim(node))?.id).toBe(id);
       };
       ran('fin', 'old-node');
-      records.jobs.transition('fin', ['running'], 'finished');
+      await records.jobs.transition('fin', ['running'], 'finished');
       const asset = { key: 'fin/result.tif', type: 'image/tiff; application=geotiff', bytes: 4, title: 'result', roles: ['data'], fields: {} };
-      records.jobResults.put('fin', { run: 1, partial: false, assets: { 'result.tif': asset }, bbox: null, geometry: null, times: [], created: new Date().toISOString() });
+      await records.jobResults.put('fin', { run: 1, partial: false, assets: { 'result.tif': asset }, bbox: null, geometry: null, times: [], created: new Date().toISOString() });
       ran('err', 'old-node');
-      records.jobs.transition('err', ['running'], 'error');
+      await records.jobs.transition('err', ['running'], 'error');
       ran('busy', 'another-node');
-      records.close();
+      await records.close();
       const keys = ['gone/result.tif', 'gone/run-2/chunk-0', 'fin/result.tif', 'fin/run-1/chunk-3', 'err/run-1/chunk-2', 'busy/run-1/chunk-0'];
       for (const key of keys) await results.write(key, (async function* () { yield Buffer.from(key); })());
       const s = await startServer(env, dataDir);

@@ -18,13 +18,13 @@ const options = (req: AppRequest, full: boolean, id: string) => ({
 });
 
 /** The extent of a collection: of its items, or as its STAC API announces it. */
-function extentFor(req: AppRequest, meta: CollectionMeta): CollectionExtent {
+async function extentFor(req: AppRequest, meta: CollectionMeta): Promise<CollectionExtent> {
   const r = meta.remote;
-  if (!r) return extentOf(req.app.store.collections.items(meta.id));
+  if (!r) return extentOf(await req.app.store.collections.items(meta.id));
   return { native: null, wgs84: r.extent.bbox, start: r.extent.interval[0], end: r.extent.interval[1], dates: [] };
 }
 
-function collection(req: AppRequest) {
+async function collection(req: AppRequest): Promise<CollectionMeta> {
   // Collection ids may hold slashes (^[\w\-.~/]+$), so the path parameter is URL-decoded.
   let id: string;
   try {
@@ -32,7 +32,7 @@ function collection(req: AppRequest) {
   } catch {
     throw new ApiError('CollectionNotFound', { identifier: req.params.collection_id });
   }
-  const meta = req.app.store.collections.get(id);
+  const meta = await req.app.store.collections.get(id);
   if (!meta) throw new ApiError('CollectionNotFound', { identifier: id });
   return meta;
 }
@@ -43,13 +43,13 @@ export const routes: AppRoute[] = [
     path: '/collections',
     summary: 'Collections of EO data',
     auth: 'optional',
-    handler: (req) => {
+    handler: async (req) => {
       const repo = req.app.store.collections;
       // Catalog order (the demo collection first), paged by position in that order.
-      const all = repo.list().map((m, i) => ({ key: String(i).padStart(8, '0'), meta: m }));
-      const { items, links } = paginate(req, fromSorted(all, (c) => c.key), (c) => c.key);
+      const all = (await repo.list()).map((m, i) => ({ key: String(i).padStart(8, '0'), meta: m }));
+      const { items, links } = await paginate(req, fromSorted(all, (c) => c.key), (c) => c.key);
       // STAC API collections are listed as last read (no remote request here: a list must not wait on other servers).
-      const collections = items.map(({ meta }) => stacCollection(meta, extentFor(req, meta), options(req, false, meta.id)));
+      const collections = await Promise.all(items.map(async ({ meta }) => stacCollection(meta, await extentFor(req, meta), options(req, false, meta.id))));
       return json({ collections, links });
     },
   },
@@ -60,8 +60,8 @@ export const routes: AppRoute[] = [
     auth: 'optional',
     handler: async (req) => {
       // A STAC API collection is read again from its API once its metadata is older than the TTL.
-      const meta = await req.app.stac.fresh(collection(req));
-      return json(stacCollection(meta, extentFor(req, meta), options(req, true, meta.id)));
+      const meta = await req.app.stac.fresh(await collection(req));
+      return json(stacCollection(meta, await extentFor(req, meta), options(req, true, meta.id)));
     },
   },
   {
@@ -71,9 +71,9 @@ export const routes: AppRoute[] = [
     auth: 'optional',
     versions: ['1.2.0'],
     handler: async (req) => {
-      const meta = await req.app.stac.fresh(collection(req));
+      const meta = await req.app.stac.fresh(await collection(req));
       const url = req.url(`/collections/${encodeURIComponent(meta.id)}/queryables`);
-      const doc = meta.remote ? remoteQueryables(meta, url) : queryables(meta, req.app.store.collections.items(meta.id), url);
+      const doc = meta.remote ? remoteQueryables(meta, url) : queryables(meta, await req.app.store.collections.items(meta.id), url);
       return { ...json(doc), contentType: 'application/schema+json' };
     },
   },

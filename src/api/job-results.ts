@@ -67,7 +67,7 @@ function documentReply(req: AppRequest, item: Record<string, unknown>, expires: 
 }
 
 /** A signed link's job, after checking signature and expiry: a bad signature is 404 (it reveals nothing), an old one 410. */
-function signedJob(req: AppRequest, asset: string | null): { job: JobRecord; expires: number } {
+async function signedJob(req: AppRequest, asset: string | null): Promise<{ job: JobRecord; expires: number }> {
   const jobId = req.params.job_id;
   const expires = Number(req.query.get('expires'));
   const signature = req.query.get('signature') ?? '';
@@ -75,7 +75,7 @@ function signedJob(req: AppRequest, asset: string | null): { job: JobRecord; exp
     throw new ApiError('NotFound', {}, 'This link is not valid. Request the job results again for working links.');
   }
   if (expires * 1000 < Date.now()) throw new ApiError('ResultLinkExpired');
-  const job = req.app.store.jobs.byId(jobId);
+  const job = await req.app.store.jobs.byId(jobId);
   if (!job) throw new ApiError('NotFound', {}, 'The job of this link no longer exists.');
   return { job, expires };
 }
@@ -115,18 +115,18 @@ export const routes: AppRoute[] = [
     path: '/jobs/{job_id}/results',
     summary: 'Results of a batch job: a STAC Item with signed links',
     auth: 'required',
-    handler: (req) => {
-      const job = jobOf(req);
+    handler: async (req) => {
+      const job = await jobOf(req);
       // `?partial` alone counts as true (the parameter allows an empty value).
       const partial = req.query.has('partial') && /^(true|1|)$/i.test(req.query.get('partial')!);
       if (job.status === 'error' && !partial) {
-        const entry = req.app.jobs.lastError(job.id) ?? { id: '0', level: 'error', message: 'The job failed.' };
+        const entry = (await req.app.jobs.lastError(job.id)) ?? { id: '0', level: 'error', message: 'The job failed.' };
         return json(entry, 424);
       }
       const ready = job.status === 'finished' || (partial && job.status !== 'created' && job.status !== 'queued');
       if (!ready) throw new ApiError('JobNotFinished');
       const expires = expiry(req);
-      const item = resultsItem(req, job, req.app.store.jobResults.get(job.id), expires, req.url(req.path) + (req.rawQuery ? `?${req.rawQuery}` : ''));
+      const item = resultsItem(req, job, await req.app.store.jobResults.get(job.id), expires, req.url(req.path) + (req.rawQuery ? `?${req.rawQuery}` : ''));
       return documentReply(req, item, expires);
     },
   },
@@ -137,7 +137,7 @@ export const routes: AppRoute[] = [
     auth: 'required',
     status: 202,
     handler: async (req) => {
-      const job = jobOf(req);
+      const job = await jobOf(req);
       if (job.status !== 'queued' && job.status !== 'running' && job.budget !== null) {
         // A graph that fails its dry run is queued all the same: it fails as a job, with its log.
         const est = await estimateJob(job, req.app.store, req.app.compute, req.app.config).catch(() => null);
@@ -156,7 +156,7 @@ export const routes: AppRoute[] = [
     auth: 'required',
     status: 204,
     handler: async (req) => {
-      await req.app.jobs.cancel(jobOf(req));
+      await req.app.jobs.cancel(await jobOf(req));
       return empty(204);
     },
   },
@@ -166,9 +166,9 @@ export const routes: AppRoute[] = [
     summary: 'Results document of a batch job, by signed link',
     auth: 'none',
     listed: false,
-    handler: (req) => {
-      const { job, expires } = signedJob(req, null);
-      const results = req.app.store.jobResults.get(job.id);
+    handler: async (req) => {
+      const { job, expires } = await signedJob(req, null);
+      const results = await req.app.store.jobResults.get(job.id);
       if (!results) throw new ApiError('NotFound', {}, 'The job has no results (any more).');
       return documentReply(req, resultsItem(req, job, results, expires, signedUrl(req, job.id, null, expires)), expires);
     },
@@ -187,8 +187,8 @@ export const routes: AppRoute[] = [
         // Bad percent-encoding (`%u002e`) names no asset a link was signed for.
         throw new ApiError('NotFound', {}, 'This link is not valid. Request the job results again for working links.');
       }
-      const { job } = signedJob(req, name);
-      const asset = req.app.store.jobResults.get(job.id)?.assets[name];
+      const { job } = await signedJob(req, name);
+      const asset = (await req.app.store.jobResults.get(job.id))?.assets[name];
       const info = asset ? await req.app.jobs.results.stat(asset.key) : null;
       if (!asset || !info || info === 'folder') throw new ApiError('NotFound', {}, 'This result file no longer exists.');
       const range = parseRange(req.header('range'), info.size);

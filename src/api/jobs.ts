@@ -17,7 +17,7 @@ import { logsReply } from './logs.js';
 import { estimateJob } from '../jobs/estimate.js';
 
 /** The job of the path, if it is the user's. */
-export const jobOf = (req: AppRequest): JobRecord => ownedRecord(req, 'job_id', 'JobNotFound', (id) => req.app.store.jobs.get(req.me.id, id));
+export const jobOf = (req: AppRequest): Promise<JobRecord> => ownedRecord(req, 'job_id', 'JobNotFound', (id) => req.app.store.jobs.get(req.me.id, id));
 
 /** A job as the API shows it; lists leave out the process. */
 export function jobJson(req: AppRequest, job: JobRecord, full: boolean): Record<string, unknown> {
@@ -58,9 +58,9 @@ export const routes: AppRoute[] = [
     path: '/jobs',
     summary: 'Your batch jobs',
     auth: 'required',
-    handler: (req) => {
+    handler: async (req) => {
       const repo = req.app.store.jobs;
-      const { items, links } = paginate(req, (after, n) => repo.list(req.me.id, after, n), (j) => j.id);
+      const { items, links } = await paginate(req, (after, n) => repo.list(req.me.id, after, n), (j) => j.id);
       return json({ jobs: items.map((j) => jobJson(req, j, false)), links });
     },
   },
@@ -73,9 +73,9 @@ export const routes: AppRoute[] = [
     status: 201,
     handler: async (req) => {
       const body = await req.jsonObject();
-      const held = req.app.store.jobs.count(req.me.id);
+      const held = await req.app.store.jobs.count(req.me.id);
       if (held >= req.app.config.maxJobsPerUser) throw new ApiError('JobQuotaExceeded', { jobs: held });
-      const process = storedProcessOf(req, body);
+      const process = await storedProcessOf(req, body);
       checkBilling(body);
       const fields: JobFields = {
         title: text(body, 'title'),
@@ -87,7 +87,7 @@ export const routes: AppRoute[] = [
       };
       // 128 random bits: the id cannot be guessed.
       const id = `j-${randomBytes(16).toString('hex')}`;
-      req.app.jobs.create(id, req.me.id, fields);
+      await req.app.jobs.create(id, req.me.id, fields);
       return empty(201, { Location: req.url(`/jobs/${id}`), [`${req.app.brandWord}-Identifier`]: id });
     },
   },
@@ -96,7 +96,7 @@ export const routes: AppRoute[] = [
     path: '/jobs/{job_id}',
     summary: 'One batch job',
     auth: 'required',
-    handler: (req) => json(jobJson(req, jobOf(req), true)),
+    handler: async (req) => json(jobJson(req, await jobOf(req), true)),
   },
   {
     method: 'PATCH',
@@ -106,7 +106,7 @@ export const routes: AppRoute[] = [
     body: 'json',
     status: 204,
     handler: async (req) => {
-      const job = jobOf(req);
+      const job = await jobOf(req);
       const body = await req.jsonObject();
       const keys = Object.keys(body);
       // An update that changes nothing succeeds as a no-op, also on a job locked for edits.
@@ -117,13 +117,14 @@ export const routes: AppRoute[] = [
       const change: JobEdit = {};
       if ('title' in body) change.title = text(body, 'title');
       if ('description' in body) change.description = text(body, 'description');
-      if (body.process !== undefined || body.process_graph !== undefined) change.process = storedProcessOf(req, body);
+      if (body.process !== undefined || body.process_graph !== undefined) change.process = await storedProcessOf(req, body);
       // A null plan keeps the plan; a null budget means no limit.
       if (typeof body.plan === 'string') change.plan = DEFAULT_PLAN;
       if ('budget' in body) change.budget = typeof body.budget === 'number' ? body.budget : null;
       if ('log_level' in body) change.logLevel = logLevelOf(body.log_level);
       // The status does not change; results of an earlier run stay until the job is started again.
-      req.app.store.jobs.edit(job.id, change);
+      // Started since it was read: locked after all.
+      if (!(await req.app.store.jobs.edit(job.id, change))) throw new ApiError('JobLocked');
       return empty(204);
     },
   },
@@ -134,7 +135,7 @@ export const routes: AppRoute[] = [
     auth: 'required',
     status: 204,
     handler: async (req) => {
-      await req.app.jobs.remove(jobOf(req));
+      await req.app.jobs.remove(await jobOf(req));
       return empty(204);
     },
   },
@@ -144,7 +145,7 @@ export const routes: AppRoute[] = [
     summary: 'Costs, duration and size a batch job is expected to take',
     auth: 'required',
     handler: async (req) => {
-      const { values: _values, ...estimate } = await estimateJob(jobOf(req), req.app.store, req.app.compute, req.app.config);
+      const { values: _values, ...estimate } = await estimateJob(await jobOf(req), req.app.store, req.app.compute, req.app.config);
       return json(estimate);
     },
   },
@@ -153,8 +154,8 @@ export const routes: AppRoute[] = [
     path: '/jobs/{job_id}/logs',
     summary: 'Log of a batch job',
     auth: 'required',
-    handler: (req) => {
-      const job = jobOf(req);
+    handler: async (req) => {
+      const job = await jobOf(req);
       return logsReply(req, jobLogOwner(job.id), job.logLevel);
     },
   },

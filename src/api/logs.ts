@@ -15,7 +15,7 @@ const PAGE = 1000;
 const badQuery: Invalid = (parameter, reason) => new ApiError('QueryParameterInvalid', { parameter, reason });
 
 /** `stored`: the lowest level the owner keeps (its log_level). */
-export function logsReply(req: AppRequest, owner: string, stored: LogLevel): Reply {
+export async function logsReply(req: AppRequest, owner: string, stored: LogLevel): Promise<Reply> {
   const q = req.query;
   const requested = q.get('level') ? logLevelMember(q.get('level'), 'level', badQuery) : 'debug';
   const offset = q.get('offset') || null;
@@ -25,7 +25,7 @@ export function logsReply(req: AppRequest, owner: string, stored: LogLevel): Rep
   const limit = parseLimit(req) ?? PAGE;
   // The effective level is the more severe of what is kept and what is asked for.
   const level = levelRank(requested) < levelRank(stored) ? requested : stored;
-  const entries = req.app.store.logs.page(owner, offset, level, limit + 1);
+  const entries = await req.app.store.logs.page(owner, offset, level, limit + 1);
   const logs = entries.slice(0, limit);
   const links: Link[] = [];
   if (entries.length > limit) {

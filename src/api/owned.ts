@@ -6,9 +6,9 @@ import type { AppRequest } from './context.js';
 
 const ID = /^[\w\-.~]+$/;
 
-export function ownedRecord<T extends { userId: string }>(req: AppRequest, param: string, notFound: ErrorCode, get: (id: string) => T | null): T {
+export async function ownedRecord<T extends { userId: string }>(req: AppRequest, param: string, notFound: ErrorCode, get: (id: string) => Promise<T | null>): Promise<T> {
   const id = req.params[param];
-  const record = ID.test(id) ? get(id) : null;
+  const record = ID.test(id) ? await get(id) : null;
   if (!record || record.userId !== req.me.id) throw new ApiError(notFound, { identifier: id });
   return record;
 }

@@ -25,14 +25,14 @@ export function parseLimit(req: AppRequest): number | null {
  * One page of a list. `fetch(after, count)` returns up to `count` items ordered by key, with keys
  * greater than `after`.
  */
-export function paginate<T>(
+export async function paginate<T>(
   req: AppRequest,
-  fetch: (after: string | null, count: number) => T[],
+  fetch: (after: string | null, count: number) => T[] | Promise<T[]>,
   keyOf: (item: T) => string,
-): { items: T[]; links: Link[] } {
+): Promise<{ items: T[]; links: Link[] }> {
   const limit = parseLimit(req);
   const after = req.query.get('after') || null;
-  const got = fetch(after, limit === null ? Number.MAX_SAFE_INTEGER : limit + 1);
+  const got = await fetch(after, limit === null ? Number.MAX_SAFE_INTEGER : limit + 1);
   const links: Link[] = [{ rel: 'self', href: req.url(req.path), type: 'application/json' }];
   if (limit !== null && got.length > limit) {
     const items = got.slice(0, limit);

@@ -69,9 +69,9 @@ function pathId(req: AppRequest): string {
   return id;
 }
 
-function stored(req: AppRequest) {
+async function stored(req: AppRequest) {
   const id = pathId(req);
-  const found = req.app.store.processGraphs.get(req.me.id, id);
+  const found = await req.app.store.processGraphs.get(req.me.id, id);
   if (!found) throw new ApiError('ProcessGraphNotFound', { identifier: id });
   return found;
 }
@@ -82,9 +82,9 @@ export const routes: AppRoute[] = [
     path: '/process_graphs',
     summary: 'Your stored processes',
     auth: 'required',
-    handler: (req) => {
+    handler: async (req) => {
       const repo = req.app.store.processGraphs;
-      const { items, links } = paginate(req, (after, n) => repo.list(req.me.id, after, n), (p) => p.id);
+      const { items, links } = await paginate(req, (after, n) => repo.list(req.me.id, after, n), (p) => p.id);
       const processes = items.map((p) => {
         const meta: Record<string, unknown> = { id: p.id };
         for (const k of LIST_MEMBERS) if (p.process[k] !== undefined) meta[k] = p.process[k];
@@ -103,7 +103,7 @@ export const routes: AppRoute[] = [
     handler: async (req) => {
       const body = await req.jsonObject();
       const id = `pg_${randomBytes(8).toString('hex')}`;
-      req.app.store.processGraphs.put(req.me.id, id, normalise(req, id, body));
+      await req.app.store.processGraphs.put(req.me.id, id, normalise(req, id, body));
       return empty(201, { Location: req.url(`/process_graphs/${id}`), [`${req.app.brandWord}-Identifier`]: id });
     },
   },
@@ -112,7 +112,7 @@ export const routes: AppRoute[] = [
     path: '/process_graphs/{process_graph_id}',
     summary: 'One stored process',
     auth: 'required',
-    handler: (req) => json(stored(req).process),
+    handler: async (req) => json((await stored(req)).process),
   },
   {
     method: 'PUT',
@@ -125,7 +125,7 @@ export const routes: AppRoute[] = [
       if (!ID.test(id)) throw new ApiError('ProcessInvalid', { reason: 'the id may hold only letters, digits and underscores' });
       if (predefined.has(id)) throw new ApiError('PredefinedProcessExists', { identifier: id });
       const body = await req.jsonObject();
-      req.app.store.processGraphs.put(req.me.id, id, normalise(req, id, body));
+      await req.app.store.processGraphs.put(req.me.id, id, normalise(req, id, body));
       return empty(200);
     },
   },
@@ -137,14 +137,14 @@ export const routes: AppRoute[] = [
     body: 'json',
     status: 204,
     handler: async (req) => {
-      const current = stored(req);
+      const current = await stored(req);
       const body = await req.jsonObject();
       const keys = Object.keys(body);
       // An update that changes nothing succeeds as a no-op.
       if (keys.length === 0) return empty(204);
       for (const k of keys) if (!EDITABLE.has(k)) throw new ApiError('PropertyNotEditable', { property: k });
       const merged = { ...current.process, ...body };
-      req.app.store.processGraphs.put(req.me.id, current.id, normalise(req, current.id, merged));
+      await req.app.store.processGraphs.put(req.me.id, current.id, normalise(req, current.id, merged));
       return empty(204);
     },
   },
@@ -154,9 +154,9 @@ export const routes: AppRoute[] = [
     summary: 'Delete a stored process',
     auth: 'required',
     status: 204,
-    handler: (req) => {
+    handler: async (req) => {
       const id = pathId(req);
-      if (!req.app.store.processGraphs.delete(req.me.id, id)) throw new ApiError('ProcessGraphNotFound', { identifier: id });
+      if (!(await req.app.store.processGraphs.delete(req.me.id, id))) throw new ApiError('ProcessGraphNotFound', { identifier: id });
       return empty(204);
     },
   },

@@ -6,6 +6,8 @@ import { predefined } from '../processes/registry.js';
 import { shapeProblems, validateProcessGraph, type ValidationEnv } from '../graph/validate.js';
 import { messageOf } from '../core/messages.js';
 import { parseLimit } from './paging.js';
+import { userProcessesOf } from '../graph/user-processes.js';
+import type { UserProcess } from '../core/graph.js';
 
 /** The process graph of a request body: the 1.x form (the process itself, or `process`) or the interface spec's. */
 export function processOfBody(body: Record<string, unknown>): Record<string, unknown> {
@@ -20,21 +22,34 @@ export function processOfBody(body: Record<string, unknown>): Record<string, unk
  * interface spec's form only its `process_graph` (not the record's other members). `provided`:
  * parameters the runner passes (a service's tile extent, say).
  */
-export function storedProcessOf(req: AppRequest, body: Record<string, unknown>, provided: string[] = []): Record<string, unknown> {
+export async function storedProcessOf(req: AppRequest, body: Record<string, unknown>, provided: string[] = []): Promise<Record<string, unknown>> {
   const proc = processOfBody(body);
   const stored = proc === body ? { process_graph: body.process_graph } : proc;
-  requireValidGraph(req, stored, undefined, provided);
+  await requireValidGraph(req, stored, undefined, provided);
   return stored;
 }
 
-export function validationEnv(req: AppRequest): ValidationEnv {
-  const user = req.user;
+/** What validation knows without records: the predefined processes, the version's rules, the limits. */
+function baseEnv(req: AppRequest): ValidationEnv {
   return {
     predefined: (id) => predefined.get(id),
-    userProcess: (id) => (user ? ((req.app.store.processGraphs.get(user.id, id)?.process as ReturnType<ValidationEnv['userProcess']>) ?? null) : null),
+    userProcess: () => null,
     allowNamespace: req.version.nodeNamespace,
     limits: { nodes: req.app.config.maxGraphNodes, depth: req.app.config.maxGraphDepth },
   };
+}
+
+/**
+ * What validation of `graph` needs, with the user's stored processes it calls (read once, before
+ * it starts; answered with the environment so a run can use them too). A graph unsound in shape
+ * or size is refused before anything is read.
+ */
+export async function validationEnv(req: AppRequest, graph: unknown): Promise<{ env: ValidationEnv; userProcesses: Record<string, UserProcess> }> {
+  const env = baseEnv(req);
+  throwFirst(shapeProblems(graph, env));
+  const userProcesses = await userProcessesOf(req.app.store.processGraphs, req.user?.id ?? null, graph);
+  env.userProcess = (id) => (Object.hasOwn(userProcesses, id) ? (userProcesses[id] as ReturnType<ValidationEnv['userProcess']>) : null);
+  return { env, userProcesses };
 }
 
 /** The parameter names a process declares, or null when it declares none (then any name may come later). */
@@ -46,8 +61,8 @@ export function declaredOf(proc: Record<string, unknown>): string[] | null {
  * Checks a graph and throws its first problem (the message lists all of them). `self` is a stored
  * process being written: it may call itself.
  */
-export function requireValidGraph(req: AppRequest, proc: Record<string, unknown>, self?: string, provided: string[] = []): void {
-  const env = validationEnv(req);
+export async function requireValidGraph(req: AppRequest, proc: Record<string, unknown>, self?: string, provided: string[] = []): Promise<Record<string, UserProcess>> {
+  const { env, userProcesses } = await validationEnv(req, proc.process_graph);
   if (self) {
     const base = env.userProcess;
     env.userProcess = (id) => (id === self ? (proc as ReturnType<ValidationEnv['userProcess']>) : base(id));
@@ -55,11 +70,12 @@ export function requireValidGraph(req: AppRequest, proc: Record<string, unknown>
   // Parameters a runner provides (a service's tile extent, say) are declared for the graph too.
   const declared = provided.length ? [...(declaredOf(proc) ?? []), ...provided] : declaredOf(proc);
   throwFirst(validateProcessGraph(proc.process_graph, env, declared));
+  return userProcesses;
 }
 
 /** Checks only what makes a graph unsound in structure and size (a stored draft); the rest waits for /validation and the run. */
 export function requireSoundGraph(req: AppRequest, proc: Record<string, unknown>): void {
-  throwFirst(shapeProblems(proc.process_graph, validationEnv(req)));
+  throwFirst(shapeProblems(proc.process_graph, baseEnv(req)));
 }
 
 /** Throws the first of the problems, its message listing all of them. */
@@ -95,7 +111,7 @@ export const routes: AppRoute[] = [
       let problems: ApiError[];
       try {
         const proc = processOfBody(body);
-        problems = validateProcessGraph(proc.process_graph, validationEnv(req), declaredOf(proc));
+        problems = validateProcessGraph(proc.process_graph, (await validationEnv(req, proc.process_graph)).env, declaredOf(proc));
       } catch (e) {
         if (!(e instanceof ApiError) || e.code !== 'ProcessGraphMissing') throw e;
         problems = [e];

@@ -4,7 +4,6 @@ import type { AppRoute } from './context.js';
 import { ApiError } from '../core/errors.js';
 import { RequestAborted } from '../core/errors.js';
 import type { Graph } from '../core/graph.js';
-import { userProcessesOf } from '../graph/user-processes.js';
 import { processOfBody, requireValidGraph } from './processes.js';
 import { DEFAULT_PLAN } from './capabilities.js';
 
@@ -27,7 +26,7 @@ export const routes: AppRoute[] = [
       const body = await req.jsonObject();
       const proc = processOfBody(body);
       checkBilling(body);
-      requireValidGraph(req, proc);
+      const userProcesses = await requireValidGraph(req, proc);
       const cfg = req.app.config;
       const budget = typeof body.budget === 'number' ? body.budget : null;
       // A budget in credits pays for this many raster values.
@@ -35,13 +34,13 @@ export const routes: AppRoute[] = [
       // A client that goes away cancels its computation.
       const ac = new AbortController();
       req.onAbort(() => ac.abort(new RequestAborted()));
-      const release = req.app.userSlots.acquire(req.me.id);
+      const release = await req.app.userSlots.acquire(req.me.id);
       let out;
       try {
         out = await req.app.compute.run(
           {
             graph: proc.process_graph as Graph,
-            userProcesses: userProcessesOf(req.app.store.processGraphs, req.user?.id ?? null, proc.process_graph),
+            userProcesses,
             maxValues: cfg.syncMaxValues,
             limitAdvice: 'Run it as a batch job (POST /jobs), or narrow the extent, dates or bands.',
             budgetValues,

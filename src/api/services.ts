@@ -82,9 +82,9 @@ export const routes: AppRoute[] = [
     path: '/services',
     summary: 'Your secondary web services',
     auth: 'required',
-    handler: (req) => {
+    handler: async (req) => {
       const repo = req.app.store.services;
-      const { items, links } = paginate(req, (after, n) => repo.list(req.me.id, after, n), (s) => s.id);
+      const { items, links } = await paginate(req, (after, n) => repo.list(req.me.id, after, n), (s) => s.id);
       return json({ services: items.map((s) => present(req, s, false)), links });
     },
   },
@@ -103,7 +103,7 @@ export const routes: AppRoute[] = [
       const configuration = checkConfiguration(type, body.configuration ?? body.parameters);
       checkBilling(body);
       if (body.enabled !== undefined && typeof body.enabled !== 'boolean') throw invalid('enabled', 'true or false is expected');
-      const process = processOf(req, body, type);
+      const process = await processOf(req, body, type);
       const now = new Date().toISOString();
       const record: ServiceRecord = {
         id: randomBytes(16).toString('base64url'),
@@ -121,8 +121,8 @@ export const routes: AppRoute[] = [
         created: now,
         updated: now,
       };
-      req.app.store.services.create(record);
-      req.app.store.logs.append(serviceLogOwner(record.id), { level: 'info', message: `${type} service created` });
+      await req.app.store.services.create(record);
+      await req.app.store.logs.append(serviceLogOwner(record.id), { level: 'info', message: `${type} service created` });
       req.app.tiles.prepare(record.id);
       return empty(201, { Location: req.url(`/services/${record.id}`), [`${req.app.brandWord}-Identifier`]: record.id });
     },
@@ -132,7 +132,7 @@ export const routes: AppRoute[] = [
     path: '/services/{service_id}',
     summary: 'One secondary web service',
     auth: 'required',
-    handler: (req) => json(present(req, owned(req), true)),
+    handler: async (req) => json(present(req, await owned(req), true)),
   },
   {
     method: 'PATCH',
@@ -142,7 +142,7 @@ export const routes: AppRoute[] = [
     body: 'json',
     status: 204,
     handler: async (req) => {
-      const current = owned(req);
+      const current = await owned(req);
       const body = await req.jsonObject();
       const keys = Object.keys(body);
       // An update that changes nothing succeeds as a no-op.
@@ -156,16 +156,16 @@ export const routes: AppRoute[] = [
         next.enabled = body.enabled;
       }
       if ('configuration' in body || 'parameters' in body) next.configuration = checkConfiguration(current.type, body.configuration ?? body.parameters);
-      if ('process' in body || 'process_graph' in body) next.process = processOf(req, body, current.type);
+      if ('process' in body || 'process_graph' in body) next.process = await processOf(req, body, current.type);
       checkBilling(body);
       // plan: null keeps the plan; budget: null removes the limit.
       if ('budget' in body) next.budget = typeof body.budget === 'number' ? body.budget : null;
       if ('log_level' in body) next.logLevel = logLevelOf(body.log_level);
-      req.app.store.services.update(next);
+      await req.app.store.services.update(next);
       await req.app.changes.publish('service', current.id);
       req.app.tiles.prepare(current.id);
       const changed = keys.join(', ');
-      req.app.store.logs.append(serviceLogOwner(current.id), { level: 'info', message: `service changed: ${changed}` });
+      await req.app.store.logs.append(serviceLogOwner(current.id), { level: 'info', message: `service changed: ${changed}` });
       return empty(204);
     },
   },
@@ -176,9 +176,9 @@ export const routes: AppRoute[] = [
     auth: 'required',
     status: 204,
     handler: async (req) => {
-      const s = owned(req);
-      req.app.store.services.delete(s.id);
-      req.app.store.logs.deleteOwner(serviceLogOwner(s.id));
+      const s = await owned(req);
+      await req.app.store.services.delete(s.id);
+      await req.app.store.logs.deleteOwner(serviceLogOwner(s.id));
       req.app.tiles.activity.forget(s.id);
       await req.app.changes.publish('service', s.id);
       return empty(204);
@@ -189,9 +189,9 @@ export const routes: AppRoute[] = [
     path: '/services/{service_id}/logs',
     summary: 'Logs of a secondary web service',
     auth: 'required',
-    handler: (req) => {
-      const s = owned(req);
-      req.app.tiles.activity.flush(s.id);
+    handler: async (req) => {
+      const s = await owned(req);
+      await req.app.tiles.activity.flush(s.id);
       return logsReply(req, serviceLogOwner(s.id), s.logLevel);
     },
   },

@@ -95,8 +95,8 @@ function wmts(
 }
 
 /** An enabled service, or 404 (disabled services answer nothing, as if they did not exist). */
-function enabledService(req: AppRequest, id: string | null) {
-  const s = id ? req.app.store.services.get(id) : null;
+async function enabledService(req: AppRequest, id: string | null) {
+  const s = id ? await req.app.store.services.get(id) : null;
   if (!s || !s.enabled) throw new ApiError('ServiceNotFound', { identifier: id ?? '' });
   return s;
 }
@@ -116,8 +116,8 @@ export const tileRoutes: AppRoute[] = [
     auth: 'none',
     handler: (req) => {
       const id = req.params.service_id;
-      return wmts(req, id, serviceTiles(req, id), (layer) => new ApiError('ServiceNotFound', { identifier: layer }), () => {
-        const s = enabledService(req, id);
+      return wmts(req, id, serviceTiles(req, id), (layer) => new ApiError('ServiceNotFound', { identifier: layer }), async () => {
+        const s = await enabledService(req, id);
         const cfg = tileConfigOf(s.configuration);
         const root = req.app.publicUrl();
         const ext = cfg.format === 'jpeg' ? 'jpg' : 'png';
@@ -128,7 +128,7 @@ export const tileRoutes: AppRoute[] = [
           endpoint: `${root}/wmts/${s.id}`,
           tileTemplate: `${root}/xyz/${s.id}/{TileMatrix}/{TileCol}/{TileRow}.${ext}`,
           format: cfg.format === 'jpeg' ? 'image/jpeg' : 'image/png',
-          extent: req.app.tiles.extentOf(s.id),
+          extent: await req.app.tiles.extentOf(s.id),
           minZoom: cfg.min_zoom,
           maxZoom: cfg.max_zoom,
           tileSize: cfg.tile_size,
@@ -175,9 +175,9 @@ export const tileRoutes: AppRoute[] = [
     path: '/viewer',
     summary: 'A map page showing a service (?service=ID) or the preview of a collection (?collection=ID, optionally &datetime=)',
     auth: 'none',
-    handler: (req) => {
+    handler: async (req) => {
       if (req.query.get('collection') !== null && req.query.get('service') === null) return collectionViewer(req);
-      const s = enabledService(req, req.query.get('service'));
+      const s = await enabledService(req, req.query.get('service'));
       const cfg = tileConfigOf(s.configuration);
       const range = s.attributes.value_range as { min: number; max: number } | undefined;
       const lo = cfg.min ?? range?.min;
@@ -190,7 +190,7 @@ export const tileRoutes: AppRoute[] = [
         title: s.title ?? `Service ${s.id}`,
         // The service version makes browsers fetch fresh tiles after a change.
         template: `${req.app.publicUrl()}/xyz/${s.id}/{z}/{x}/{y}.${cfg.format === 'jpeg' ? 'jpg' : 'png'}?v=${encodeURIComponent(s.updated)}`,
-        extent: req.app.tiles.extentOf(s.id),
+        extent: await req.app.tiles.extentOf(s.id),
         minZoom: cfg.min_zoom,
         maxZoom: cfg.max_zoom,
         tileSize: cfg.tile_size,

@@ -1,15 +1,25 @@
 // Turns the Authorization header into a user: `Bearer basic//TOKEN` or `Bearer oidc/PROVIDER/JWT`;
-// and HTTP Basic sign-in. Both slow down whoever keeps failing (throttle.ts).
+// and HTTP Basic sign-in. Both slow down whoever keeps failing (throttle.ts). A basic token once
+// found is kept in memory for a short while (never past its expiry), so a busy client does not
+// cost a record read per request, and its requests that need no records work while they are away.
+import { LRUCache } from 'lru-cache';
 import type { Store, User } from '../store/types.js';
 import { ApiError } from '../core/errors.js';
-import { verifyBasic, issueBasicToken, parseBasicHeader, userOfBasicToken } from './basic.js';
+import { verifyBasic, issueBasicToken, parseBasicHeader, tokenHash, userOfBasicToken } from './basic.js';
 import type { OidcVerifier } from './oidc.js';
 import type { FailureThrottle } from './throttle.js';
 
 /** Who a request's Authorization header names, and sign-in. */
 export type Auth = Pick<Authenticator, 'user' | 'signIn'>;
 
+/** How long a token found in the records is trusted from memory, and how many are kept. */
+const TOKEN_MEMORY_MS = 30_000;
+const TOKENS_KEPT = 10_000;
+
 export class Authenticator {
+  /** Users of basic tokens by the token's hash, until `until` (ms since epoch). */
+  private readonly known = new LRUCache<string, { user: User; until: number }>({ max: TOKENS_KEPT });
+
   constructor(
     private readonly store: Store,
     private readonly oidc: OidcVerifier,
@@ -25,7 +35,7 @@ export class Authenticator {
     try {
       return await this.bearer(header);
     } catch (e) {
-      if (e instanceof ApiError && (e.code === 'TokenInvalid' || e.code === 'AuthenticationSchemeInvalid')) this.throttle.fail([[key, this.throttle.perAddress]], arrivedAt);
+      if (e instanceof ApiError && (e.code === 'TokenInvalid' || e.code === 'AuthenticationSchemeInvalid')) await this.throttle.fail([[key, this.throttle.perAddress]], arrivedAt);
       throw e;
     }
   }
@@ -41,7 +51,7 @@ export class Authenticator {
       user = await verifyBasic(this.store, header);
     } catch (e) {
       if (e instanceof ApiError && e.code === 'CredentialsInvalid') {
-        this.throttle.fail(
+        await this.throttle.fail(
           [
             [keys.account, this.throttle.perAccount],
             [keys.address, this.throttle.perAddress],
@@ -51,7 +61,7 @@ export class Authenticator {
       }
       throw e;
     }
-    this.throttle.passed(keys, arrivedAt);
+    await this.throttle.passed(keys, arrivedAt);
     return issueBasicToken(this.store, user, ttlSeconds);
   }
 
@@ -68,9 +78,14 @@ export class Authenticator {
     if (!token) throw new ApiError('TokenInvalid');
     if (method === 'basic') {
       if (provider !== '') throw new ApiError('TokenInvalid');
-      const user = userOfBasicToken(this.store, token);
-      if (!user) throw new ApiError('TokenInvalid');
-      return user;
+      const hash = tokenHash(token);
+      const now = Date.now();
+      const kept = this.known.get(hash);
+      if (kept && kept.until > now) return kept.user;
+      const found = await userOfBasicToken(this.store, token);
+      if (!found) throw new ApiError('TokenInvalid');
+      this.known.set(hash, { user: found.user, until: Math.min(found.expiresAt, now + TOKEN_MEMORY_MS) });
+      return found.user;
     }
     if (method === 'oidc') return this.oidc.userOf(provider, token);
     throw new ApiError('AuthenticationSchemeInvalid');

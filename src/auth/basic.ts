@@ -21,7 +21,7 @@ export function parseBasicHeader(header: string | undefined): { name: string; pa
 /** The user whose name and password the header carries; throws CredentialsInvalid otherwise. */
 export async function verifyBasic(store: Store, header: string | undefined): Promise<User> {
   const { name, password } = parseBasicHeader(header);
-  const user = store.users.byId(name);
+  const user = await store.users.byId(name);
   // Verify against a dummy hash for unknown users too, so timing does not reveal who exists.
   const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_HASH);
   if (!user || !user.passwordHash || !ok) throw new ApiError('CredentialsInvalid');
@@ -29,17 +29,20 @@ export async function verifyBasic(store: Store, header: string | undefined): Pro
 }
 
 /** A new access token for `user`, valid `ttlSeconds`. */
-export function issueBasicToken(store: Store, user: User, ttlSeconds: number): { token: string; user: User } {
+export async function issueBasicToken(store: Store, user: User, ttlSeconds: number): Promise<{ token: string; user: User }> {
   const token = randomBytes(32).toString('base64url');
   const now = Date.now();
-  store.tokens.add(tokenHash(token), user.id, now + ttlSeconds * 1000);
-  store.tokens.deleteExpired(now);
+  await store.tokens.add(tokenHash(token), user.id, now + ttlSeconds * 1000);
+  // Expired tokens go in the background: the answer does not wait for the sweep.
+  store.tokens.deleteExpired(now).catch(() => {});
   return { token, user };
 }
 
-export function userOfBasicToken(store: Store, token: string): User | null {
-  const id = store.tokens.userOf(tokenHash(token), Date.now());
-  return id ? store.users.byId(id) : null;
+/** The user of a live token and when the token expires (ms since epoch), or null. */
+export async function userOfBasicToken(store: Store, token: string): Promise<{ user: User; expiresAt: number } | null> {
+  const live = await store.tokens.userOf(tokenHash(token), Date.now());
+  const user = live ? await store.users.byId(live.userId) : null;
+  return user ? { user, expiresAt: live!.expiresAt } : null;
 }
 
 // A valid scrypt hash of a random password nobody knows.

@@ -1,9 +1,11 @@
 // OpenID Connect bearer tokens: `Bearer oidc/PROVIDER/JWT`. The access token must be a JWT signed by
 // the provider; its keys come from the provider's JWKS (found through its discovery document) and
-// are cached by jose. A user is identified by (issuer, subject) and created on first sight.
+// are cached by jose. A user is identified by (issuer, subject) and created on first sight; its
+// record is kept in memory for a short while, so a busy client does not cost a read per request.
 import { createHash } from 'node:crypto';
 import { createRemoteJWKSet, jwtVerify, errors as joseErrors, type JWTVerifyGetKey } from 'jose';
 import { request } from 'undici';
+import { LRUCache } from 'lru-cache';
 import type { OidcProviderConfig } from '../core/config.js';
 import type { Store, User } from '../store/types.js';
 import { ApiError } from '../core/errors.js';
@@ -13,8 +15,12 @@ interface Keys {
   jwks: JWTVerifyGetKey;
 }
 
+/** How long a user record found by (issuer, subject) is used from memory. */
+const USER_MEMORY_MS = 30_000;
+
 export class OidcVerifier {
   private readonly keys = new Map<string, Promise<Keys>>();
+  private readonly users = new LRUCache<string, User>({ max: 10_000, ttl: USER_MEMORY_MS });
 
   constructor(
     private readonly providers: OidcProviderConfig[],
@@ -52,16 +58,22 @@ export class OidcVerifier {
     return this.userFor(issuer, payload.sub, p.id, payload as Record<string, unknown>);
   }
 
-  private userFor(issuer: string, subject: string, providerId: string, claims: Record<string, unknown>): User {
-    const existing = this.store.users.byOidc(issuer, subject);
-    if (existing) return existing;
+  private async userFor(issuer: string, subject: string, providerId: string, claims: Record<string, unknown>): Promise<User> {
+    const key = `${issuer}\n${subject}`;
+    const kept = this.users.get(key);
+    if (kept) return kept;
+    const existing = await this.store.users.byOidc(issuer, subject);
+    if (existing) {
+      this.users.set(key, existing);
+      return existing;
+    }
     // `~` never occurs in basic user names, so these ids cannot collide with them.
     const id = /^[\w\-.]{1,64}$/.test(subject)
       ? `${providerId}~${subject}`
       : `${providerId}~${createHash('sha256').update(subject).digest('hex').slice(0, 24)}`;
     const name = [claims.preferred_username, claims.name, claims.email].find((v) => typeof v === 'string') as string | undefined;
     try {
-      return this.store.users.create({
+      return await this.store.users.create({
         id,
         name: name ?? subject,
         passwordHash: null,
@@ -71,7 +83,7 @@ export class OidcVerifier {
       });
     } catch {
       // Two first requests of a new user raced; the other one created the record.
-      const again = this.store.users.byOidc(issuer, subject);
+      const again = await this.store.users.byOidc(issuer, subject);
       if (again) return again;
       throw new ApiError('Internal', {}, 'could not create the user record');
     }

@@ -41,11 +41,10 @@ export class FailureThrottle {
       const cut = notice.indexOf(' ');
       this.waitUntil(notice.slice(cut + 1), Number(notice.slice(0, cut)));
     });
-    try {
-      for (const b of shared.ledger.blocked(Date.now(), MAX_KEYS)) this.waitUntil(b.key, b.until);
-    } catch (e) {
-      console.error(`[xeo] could not read the sign-in waits of other nodes: ${(e as Error).message}`);
-    }
+    shared.ledger.blocked(Date.now(), MAX_KEYS).then(
+      (waits) => waits.forEach((b) => this.waitUntil(b.key, b.until)),
+      (e: unknown) => console.error(`[xeo] could not read the sign-in waits of other nodes: ${(e as Error).message}`),
+    );
   }
 
   /** Throws 429 TooManyRequests when any of the keys must wait (memory only: valid requests pay nothing). */
@@ -60,15 +59,23 @@ export class FailureThrottle {
    * With a shared ledger, throws 429 when a key already waited when the request arrived: another
    * node decided that wait and its notice had not reached this node yet.
    */
-  fail(keys: [key: string, limit: number][], arrivedAt = Date.now()): void {
+  async fail(keys: [key: string, limit: number][], arrivedAt = Date.now()): Promise<void> {
     const now = Date.now();
     let waited = 0;
     let until = 0;
-    for (const [key, limit] of keys) {
-      const c = this.counts.get(key) ?? { failures: [], blockedUntil: 0 };
+    // Every key's count first (memory, at once), then the shared ledger's for all keys together.
+    const counted = keys.map(([key]) => {
+      let c = this.counts.get(key);
+      if (!c) this.counts.set(key, (c = { failures: [], blockedUntil: 0 }));
       c.failures = c.failures.filter((t) => t > now - this.limits.windowMs);
       c.failures.push(now);
-      const shared = this.sharedCount(key, now);
+      return c;
+    });
+    const shareds = await Promise.all(keys.map(([key]) => this.sharedCount(key, now)));
+    for (let i = 0; i < keys.length; i++) {
+      const [key, limit] = keys[i];
+      const c = counted[i];
+      const shared = shareds[i];
       if (shared) c.blockedUntil = Math.max(c.blockedUntil, shared.until);
       waited = Math.max(waited, shared?.until ?? 0);
       const over = (shared?.failures ?? c.failures.length) - limit;
@@ -76,6 +83,7 @@ export class FailureThrottle {
         c.blockedUntil = Math.max(c.blockedUntil, now + Math.min(this.limits.maxDelayS, 2 ** Math.min(over, 30)) * 1000);
         this.tellOthers(key, c.blockedUntil);
       }
+      // Set again: forgotten meanwhile (a right password), the failure still counts.
       this.counts.set(key, c);
       until = Math.max(until, c.blockedUntil);
     }
@@ -87,11 +95,11 @@ export class FailureThrottle {
    * (a wait of another node not heard of yet); otherwise that account's count from that address
    * starts again (the address's does not).
    */
-  passed(keys: { account: string; address: string }, arrivedAt = Date.now()): void {
+  async passed(keys: { account: string; address: string }, arrivedAt = Date.now()): Promise<void> {
     if (this.shared) {
       let until = 0;
       try {
-        until = this.shared.ledger.waiting([keys.account, keys.address]);
+        until = await this.shared.ledger.waiting([keys.account, keys.address]);
       } catch (e) {
         console.error(`[xeo] a sign-in not checked against the waits of other nodes: ${(e as Error).message}`);
       }
@@ -102,19 +110,15 @@ export class FailureThrottle {
 
   private forget(key: string): void {
     this.counts.delete(key);
-    if (!this.shared) return;
-    try {
-      this.shared.ledger.forget(key);
-    } catch {
-      // The ledger's rows age out of the window on their own.
-    }
+    // The ledger's rows age out of the window on their own if this does not reach it.
+    this.shared?.ledger.forget(key).catch(() => {});
   }
 
   /** The failures of `key` in the window on every node and its recorded wait, or null when counting alone (or the ledger is away). */
-  private sharedCount(key: string, now: number): { failures: number; until: number } | null {
+  private async sharedCount(key: string, now: number): Promise<{ failures: number; until: number } | null> {
     if (!this.shared) return null;
     try {
-      return this.shared.ledger.record(key, now, now - this.limits.windowMs);
+      return await this.shared.ledger.record(key, now, now - this.limits.windowMs);
     } catch (e) {
       console.error(`[xeo] counting a failed sign-in on this node only: ${(e as Error).message}`);
       return null;
@@ -123,11 +127,8 @@ export class FailureThrottle {
 
   private tellOthers(key: string, until: number): void {
     if (!this.shared) return;
-    try {
-      this.shared.ledger.block(key, until);
-    } catch {
-      // The notice below still reaches the nodes that are up.
-    }
+    // If the ledger cannot be reached, the notice still reaches the nodes that are up.
+    this.shared.ledger.block(key, until).catch(() => {});
     void this.shared.feed.publish('throttle', `${until} ${key}`);
   }
 

@@ -7,8 +7,7 @@
 // could not run (its module or memory had not arrived) is run by the engine thread; a helper that
 // does not report within RESCUE_MS has its bands run again by the engine thread (kernels are pure:
 // the same values are written twice).
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { builtFile } from '../core/built-file.js';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { alloc, kernelMemory, memoryGeneration, u32 } from './kernels.js';
 import { C, CTRL_WORDS, MAX_BANDS, claim, type HelperMessage } from './kernel-threads-protocol.js';
@@ -66,10 +65,7 @@ export function stopKernelThreads(): void {
 }
 
 /** The built helper file: beside this file (dist), or dist/src/compile when running from src. */
-function helperFile(): URL | null {
-  const candidates = [new URL('./kernel-helper.js', import.meta.url), new URL('../../dist/src/compile/kernel-helper.js', import.meta.url)];
-  return candidates.find((u) => u.protocol === 'file:' && existsSync(fileURLToPath(u))) ?? null;
-}
+const helperFile = (): URL | null => builtFile(import.meta.url, './kernel-helper.js');
 
 function start(): boolean {
   if (ctrl) return true;

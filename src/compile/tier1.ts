@@ -21,10 +21,10 @@
 // from its TypeScript source (vitest), the built copy in dist/src/compile is used (so `npm test`,
 // which builds first, or `npx tsc -p .` before vitest); without either, compiles run in the calling
 // thread (slower to answer, same result), with one warning.
-import { existsSync, mkdirSync, readFileSync, unlinkSync } from 'node:fs';
+import { mkdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { rename, writeFile, mkdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { builtFile } from '../core/built-file.js';
 import { Worker } from 'node:worker_threads';
 import { LRUCache } from 'lru-cache';
 import { createHash } from 'node:crypto';
@@ -294,10 +294,7 @@ const jobs = new Map<number, { resolve: (b: Uint8Array) => void; reject: (e: Err
 let warnedInThread = false;
 
 /** The built worker file: beside this file (dist), or dist/src/compile when running from src. */
-function workerFile(): URL | null {
-  const candidates = [new URL('./asc-worker.js', import.meta.url), new URL('../../dist/src/compile/asc-worker.js', import.meta.url)];
-  return candidates.find((u) => u.protocol === 'file:' && existsSync(fileURLToPath(u))) ?? null;
-}
+const workerFile = (): URL | null => builtFile(import.meta.url, './asc-worker.js');
 
 function failAll(e: Error): void {
   const pending = [...jobs.values()];

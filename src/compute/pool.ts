@@ -47,7 +47,7 @@ export class ComputePool {
   private spawn(): Slot {
     const searchPort = searchPortForThread();
     const worker = new Worker(new URL('./worker.js', import.meta.url), {
-      workerData: { dataDir: this.opts.dataDir, databaseUrl: this.opts.databaseUrl, blockCacheBytes: this.opts.blockCacheBytes, outboundAllow: this.opts.outboundAllow, arenaKeepBytes: this.opts.arenaKeepBytes, kernelThreads: this.opts.kernelThreads, searchPort } satisfies WorkerInit,
+      workerData: { dataDir: this.opts.dataDir, databaseUrl: this.opts.databaseUrl, database: this.opts.database, blockCacheBytes: this.opts.blockCacheBytes, outboundAllow: this.opts.outboundAllow, arenaKeepBytes: this.opts.arenaKeepBytes, kernelThreads: this.opts.kernelThreads, searchPort } satisfies WorkerInit,
       transferList: searchPort ? [searchPort] : [],
     });
     const slot: Slot = { worker, task: null };

@@ -1,9 +1,9 @@
 // What every engine thread needs before it can run graphs (the compute threads of /result and
 // tiles, and the batch job threads): its own block cache, the tier-1 kernels installed, its own
-// record store connection (one per thread), and failures turned into data that can cross to the main
+// connection to the catalogue's records (asynchronous, like the main thread's), and failures turned into data that can cross to the main
 // thread. Shared so both kinds of thread stay alike.
 import path from 'node:path';
-import { openStore } from '../store/db.js';
+import { openCatalog } from '../store/db.js';
 import { configureBlockCache } from '../data/cog-reader.js';
 import { configureOutbound } from '../data/outbound.js';
 import { errorToData, toApiError, type ErrorData } from '../core/errors.js';
@@ -19,6 +19,8 @@ export interface ThreadInit {
   dataDir: string;
   /** The records' PostgreSQL, or null for the SQLite file in dataDir. */
   databaseUrl: string | null;
+  /** PostgreSQL's statement deadline (the catalogue is read on a small pool of the thread's own). */
+  database?: { poolSize: number; timeoutMs: number };
   blockCacheBytes: number;
   /** XEO_OUTBOUND_ALLOW (validated by the main thread). */
   outboundAllow: string;
@@ -41,7 +43,7 @@ export function setupEngineThread(init: ThreadInit): () => CatalogSource {
   setTier1(createTier1({ cacheDir: path.join(init.dataDir, 'kernels'), maxEntries: 256 }));
   const search = init.searchPort ? searchOverPort(init.searchPort) : undefined;
   let catalog: CatalogSource | null = null;
-  return () => (catalog ??= { collections: openStore(init).collections, search });
+  return () => (catalog ??= { collections: openCatalog(init).collections, search });
 }
 
 /** A failure as data that can cross to the main thread. */

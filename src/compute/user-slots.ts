@@ -14,8 +14,8 @@ export class UserSlots {
   ) {}
 
   /** Takes a slot for the user; the returned function gives it back (once). */
-  acquire(userId: string): () => void {
-    const give = this.semaphores.take(`user-computations:${userId}`, this.perUser);
+  async acquire(userId: string): Promise<() => void> {
+    const give = await this.semaphores.take(`user-computations:${userId}`, this.perUser);
     if (!give) {
       const e = new ApiError('TooManyRequests', { running: this.perUser });
       e.headers = { 'Retry-After': '1' };
@@ -25,7 +25,7 @@ export class UserSlots {
     return () => {
       if (released) return;
       released = true;
-      give();
+      void give();
     };
   }
 }

@@ -81,7 +81,7 @@ async function drawTile(href: string): Promise<void> {
       bbox4326: transformBox(bbox, 32633, 4326),
       assets: { red: { href, sample: 0 }, nir: { href, sample: 1 } },
     };
-    const catalog: CatalogSource = { collections: { get: (id) => (id === ID ? meta : null), items: (id) => (id === ID ? [item] : []) } };
+    const catalog: CatalogSource = { collections: { get: async (id) => (id === ID ? meta : null), items: async (id) => (id === ID ? [item] : []) } };
     const m = transformBox(bbox, 32633, 3857);
     const res = (m[2] - m[0]) / 256;
     await execute(

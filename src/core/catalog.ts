@@ -94,14 +94,28 @@ export interface SourceAccess {
   parameter: string;
 }
 
-/** What a load reads of the catalogue. */
-export interface CatalogSource {
+/**
+ * What one load holds of the catalogue once its records have been read: its collection and the
+ * items it may use, in memory, so planning and reading a cube never wait for the record store.
+ */
+export interface CatalogSnapshot {
   /** Absent: the administrator's catalogue (trusted, reported against load_collection's id). */
   access?: SourceAccess;
   collections: {
     get(id: string): CollectionMeta | null;
     /** Items of a collection ordered by datetime, optionally within [start, end) (ISO strings). */
     items(collectionId: string, start?: string | null, end?: string | null): ItemMeta[];
+  };
+}
+
+/** What a load reads of the catalogue (the record store, or a user's STAC document read into memory). */
+export interface CatalogSource {
+  /** Absent: the administrator's catalogue (trusted, reported against load_collection's id). */
+  access?: SourceAccess;
+  collections: {
+    get(id: string): Promise<CollectionMeta | null>;
+    /** Items of a collection ordered by datetime, optionally within [start, end) (ISO strings). */
+    items(collectionId: string, start?: string | null, end?: string | null): Promise<ItemMeta[]>;
   };
   /** Items of a collection backed by a STAC API (`remote` in its record), found by an item search. */
   search?: (req: RemoteSearch) => Promise<ItemMeta[]>;

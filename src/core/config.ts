@@ -21,6 +21,8 @@ export interface Config {
   dataDir: string;
   /** PostgreSQL for the records instead of the SQLite file in dataDir (postgres://...); null = SQLite. */
   databaseUrl: string | null;
+  /** PostgreSQL: connections of each process (an API node, a worker), and the longest wait for one statement (ms) before the request answers 503. */
+  database: { poolSize: number; timeoutMs: number };
   /** Redis of the job queue (redis://...): batch jobs run on `xeo worker` processes; null = on this node's threads. */
   redisUrl: string | null;
   /** Seconds a worker holds a queue task without renewing it before another takes it over (its process died). */
@@ -213,6 +215,7 @@ export function loadConfig(env: Env = process.env): Config {
     port: int(env, 'XEO_PORT', 8080),
     dataDir: path.resolve(env.XEO_DATA_DIR || './data'),
     databaseUrl: databaseUrl(env),
+    database: { poolSize: int(env, 'XEO_DATABASE_POOL', 10, 1), timeoutMs: int(env, 'XEO_DATABASE_TIMEOUT', 10, 1) * 1000 },
     redisUrl: redisUrl(env),
     queueLeaseSeconds: int(env, 'XEO_QUEUE_LEASE', 30, 1),
     chunkAttempts: int(env, 'XEO_CHUNK_ATTEMPTS', 3, 1),

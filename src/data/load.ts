@@ -4,7 +4,7 @@
 // resolution are warped, aligned ones are copied straight from the decoded blocks. The cube is a
 // plane of the kernels' arena (src/compile/kernels.ts) in an arena scope: blocks are decoded into
 // it and the warp writes into it, so the kernels read it where it is.
-import type { CatalogSource, CollectionMeta, ItemMeta, SourceAccess } from '../core/catalog.js';
+import type { CatalogSnapshot, CatalogSource, CollectionMeta, ItemMeta, SourceAccess } from '../core/catalog.js';
 import { ApiError } from '../core/errors.js';
 import { transformBox, transformer } from './crs.js';
 import { gridBox, type Box, type Grid } from '../core/grid.js';
@@ -53,11 +53,39 @@ export interface CubeChunk {
   data: Float32Array;
 }
 
-/** Where collections and their items come from: the SQLite catalog, or a STAC catalog read by load_stac. */
-export function collectionOf(store: CatalogSource, id: string): CollectionMeta {
+/** The collection of a load, from what it holds in memory. */
+export function collectionOf(store: CatalogSnapshot, id: string): CollectionMeta {
   const meta = store.collections.get(id);
   if (!meta) throw new ApiError('CollectionNotFound', { identifier: id });
   return meta;
+}
+
+/** A collection of the catalogue (the record store, or a STAC catalog read by load_stac). */
+export async function findCollection(source: CatalogSource, id: string): Promise<CollectionMeta> {
+  const meta = await source.collections.get(id);
+  if (!meta) throw new ApiError('CollectionNotFound', { identifier: id });
+  return meta;
+}
+
+/**
+ * What a load of `meta` holds in memory: the collection and its items within `temporal` (all
+ * when null), read from the catalogue once, so planning and reading never wait for records.
+ */
+export async function snapshotOf(source: CatalogSource, meta: CollectionMeta, temporal: LoadRequest['temporal'] | null): Promise<CatalogSnapshot> {
+  const start = temporal?.[0] ? toInstant(temporal[0]) : null;
+  const end = temporal?.[1] ? toInstant(temporal[1]) : null;
+  return fixedSnapshot(source.access, meta, await source.collections.items(meta.id, start, end));
+}
+
+/** A snapshot of one collection with these items (ordered by datetime). */
+export function fixedSnapshot(access: SourceAccess | undefined, meta: CollectionMeta, items: ItemMeta[]): CatalogSnapshot {
+  return {
+    access,
+    collections: {
+      get: (x) => (x === meta.id ? meta : null),
+      items: (x, start, end) => (x !== meta.id ? [] : !start && !end ? items : items.filter((it) => (!start || it.datetime >= start) && (!end || it.datetime < end))),
+    },
+  };
 }
 
 /** The target grid of a load: the extent in the target CRS, snapped to the target resolution. */
@@ -103,7 +131,7 @@ function intersects(a: Box, b: Box): boolean {
 }
 
 /** Items of the request, grouped by acquisition time (several items of one time are mosaicked). */
-export function itemsByTime(store: CatalogSource, meta: CollectionMeta, extent: Extent, temporal?: LoadRequest['temporal']): Map<string, ItemMeta[]> {
+export function itemsByTime(store: CatalogSnapshot, meta: CollectionMeta, extent: Extent, temporal?: LoadRequest['temporal']): Map<string, ItemMeta[]> {
   const wgs = transformBox([extent.west, extent.south, extent.east, extent.north], extent.crs ?? 4326, 4326);
   const start = temporal?.[0] ? toInstant(temporal[0]) : null;
   const end = temporal?.[1] ? toInstant(temporal[1]) : null;
@@ -126,7 +154,7 @@ export function bandsOf(meta: CollectionMeta, names?: string[] | null) {
   });
 }
 
-export async function loadChunk(store: CatalogSource, req: LoadRequest): Promise<CubeChunk> {
+export async function loadChunk(store: CatalogSnapshot, req: LoadRequest): Promise<CubeChunk> {
   const t0 = performance.now();
   try {
     return await loadChunkInner(store, req);
@@ -135,7 +163,7 @@ export async function loadChunk(store: CatalogSource, req: LoadRequest): Promise
   }
 }
 
-async function loadChunkInner(store: CatalogSource, req: LoadRequest): Promise<CubeChunk> {
+async function loadChunkInner(store: CatalogSnapshot, req: LoadRequest): Promise<CubeChunk> {
   const meta = collectionOf(store, req.collection);
   const bands = bandsOf(meta, req.bands);
   if (req.grid) return loadOnGrid(store, meta, bands, req, req.grid);
@@ -157,7 +185,7 @@ async function loadChunkInner(store: CatalogSource, req: LoadRequest): Promise<C
  * A load onto a given grid: only the part of the grid inside the request's extent is read (the
  * rest stays no-data), from the items that touch it. A grid entirely outside reads nothing.
  */
-async function loadOnGrid(store: CatalogSource, meta: CollectionMeta, bands: CollectionMeta['bands'], req: LoadRequest, grid: Grid): Promise<CubeChunk> {
+async function loadOnGrid(store: CatalogSnapshot, meta: CollectionMeta, bands: CollectionMeta['bands'], req: LoadRequest, grid: Grid): Promise<CubeChunk> {
   const times = req.times ?? [...itemsByTime(store, meta, req.extent, req.temporal).keys()];
   const names = bands.map((b) => b.name);
   const planeSize = grid.width * grid.height;
@@ -191,7 +219,7 @@ async function loadOnGrid(store: CatalogSource, meta: CollectionMeta, bands: Col
 }
 
 const ADMIN: SourceAccess = { trusted: true, process: 'load_collection', parameter: 'id' };
-const accessOf = (store: CatalogSource): SourceAccess => store.access ?? ADMIN;
+const accessOf = (store: CatalogSnapshot): SourceAccess => store.access ?? ADMIN;
 
 /** [time][band][row][col] on `grid`, NaN where no item of that time has data. */
 async function fill(

@@ -21,6 +21,8 @@ export const COLLECTION_ID = /^[\w\-.~/]+$/;
 
 /** Most items all cached searches together keep. */
 const SEARCH_CACHE_ITEMS = 50_000;
+/** How long the record of a STAC API collection is used from memory before it is read again (a collection added or removed on another node shows after it). */
+const RECORD_MEMORY_MS = 15_000;
 
 export interface AddStacOptions {
   id?: string;
@@ -99,6 +101,7 @@ export class StacCollections {
   private readonly refreshing = new Map<string, Promise<CollectionMeta>>();
   private readonly searches: LRUCache<string, { at: number; items: Promise<ItemMeta[]>; size: number }>;
   private readonly signers = new Map<string, Signer>();
+  private readonly records = new LRUCache<string, { at: number; meta: Promise<CollectionMeta | null> }>({ max: 1024 });
 
   constructor(
     private readonly collections: Pick<CollectionRepo, 'get' | 'put'>,
@@ -115,9 +118,10 @@ export class StacCollections {
     let p = this.refreshing.get(meta.id);
     if (!p) {
       p = describeStacCollection(r.api, r.collection, { id: meta.id, title: meta.title, maxItems: r.maxItems, signer: r.signer })
-        .then((m) => {
+        .then(async (m) => {
           // Removed meanwhile (collections remove): not put back.
-          if (this.collections.get(meta.id)?.remote) this.collections.put(m);
+          if ((await this.collections.get(meta.id))?.remote) await this.collections.put(m);
+          this.records.delete(meta.id);
           return m;
         })
         .catch((e) => {
@@ -127,6 +131,17 @@ export class StacCollections {
       this.refreshing.set(meta.id, p);
     }
     return p;
+  }
+
+  /** The record of a collection, read at most every RECORD_MEMORY_MS: a search of every tile does not read it again. */
+  private record(id: string): Promise<CollectionMeta | null> {
+    const now = Date.now();
+    const kept = this.records.get(id);
+    if (kept && now - kept.at < RECORD_MEMORY_MS) return kept.meta;
+    const meta = this.collections.get(id);
+    this.records.set(id, { at: now, meta });
+    meta.catch(() => this.records.get(id)?.meta === meta && this.records.delete(id));
+    return meta;
   }
 
   private signer(meta: CollectionMeta): Signer {
@@ -141,7 +156,7 @@ export class StacCollections {
     let meta: CollectionMeta;
     if (req.remote) meta = { id: req.collection, title: req.remote.api, description: '', license: 'other', epsg: 4326, resolution: [1, 1], bands: [], remote: { ...req.remote, signer: 'none' } };
     else {
-      const stored = this.collections.get(req.collection);
+      const stored = await this.record(req.collection);
       if (!stored?.remote) throw new ApiError('CollectionNotFound', { identifier: req.collection });
       meta = await this.fresh(stored);
     }

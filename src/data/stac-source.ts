@@ -179,7 +179,7 @@ export async function stacCatalog(url: string, search?: CatalogSource['search'])
       id,
       source: {
         access: { trusted: false, process: 'load_stac', parameter: 'url' },
-        collections: { get: (x) => (x === id ? collection : null), items: () => [] },
+        collections: { get: async (x) => (x === id ? collection : null), items: async () => [] },
         search: (req) => search!({ ...req, remote: api.remote }),
       },
     };
@@ -208,8 +208,8 @@ export async function stacCatalog(url: string, search?: CatalogSource['search'])
   const source: CatalogSource = {
     access: { trusted: false, process: 'load_stac', parameter: 'url' },
     collections: {
-      get: (x) => (x === id ? collection : null),
-      items: (x, start, end) => (x !== id ? [] : items.filter((it) => (!start || it.datetime >= start) && (!end || it.datetime < end))),
+      get: async (x) => (x === id ? collection : null),
+      items: async (x, start, end) => (x !== id ? [] : items.filter((it) => (!start || it.datetime >= start) && (!end || it.datetime < end))),
     },
   };
   return { source, id };

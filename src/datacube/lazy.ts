@@ -6,7 +6,7 @@
 // size is checked against the limit of the mode (synchronous, tile, batch chunk) first.
 import { ApiError } from '../core/errors.js';
 import { bandsOf, collectionOf, itemsByTime, loadChunk, type Extent, snappedGrid } from '../data/load.js';
-import { type CatalogSource } from '../core/catalog.js';
+import { type CatalogSnapshot } from '../core/catalog.js';
 import type { Resampling } from '../data/warp.js';
 import type { RunContext } from '../core/run-context.js';
 import { DataCube, spatialDims, type Geometry } from './datacube.js';
@@ -14,7 +14,7 @@ import { geometriesBox, rasterizeMask } from './geometry.js';
 import type { Grid } from '../core/grid.js';
 
 export interface LoadSpec {
-  source: CatalogSource;
+  source: CatalogSnapshot;
   collection: string;
   /** null = the whole collection. */
   extent: Extent | null;

@@ -76,23 +76,27 @@ export class Workspaces {
     /** What the user's uploads held at this one's last reservation. */
     let held = 0;
     /** Holds `n` bytes in all (the bytes written so far, or the declared size) before they are written. */
-    const hold = (n: number, step: number): void => {
+    /** Answers at once while the bytes are within what this upload holds already; asks the ledger beyond. */
+    const hold = (n: number, step: number): void | Promise<void> => {
       if (n > this.maxUploadBytes) tooBig(n);
       if (n <= reserved) return;
-      // Near the quota, just the bytes: a step there could refuse another upload for bytes never written.
-      const more = stored + held + step > quota ? n - reserved : Math.max(step, n - reserved);
-      held = this.uploads.reserve(id, userId, more, Date.now());
-      reserved += more;
-      if (stored + held <= quota) return;
-      if (reserved > n) {
-        // The step passed the quota where the bytes themselves may not: hold just those, then judge.
-        held = this.uploads.reserve(id, userId, n - reserved, Date.now());
-        reserved = n;
-      }
-      if (stored + held > quota) tooBig(n);
+      return (async () => {
+        // Near the quota, just the bytes: a step there could refuse another upload for bytes never written.
+        const more = stored + held + step > quota ? n - reserved : Math.max(step, n - reserved);
+        reserved += more;
+        held = await this.uploads.reserve(id, userId, more, Date.now());
+        if (stored + held <= quota) return;
+        if (reserved > n) {
+          // The step passed the quota where the bytes themselves may not: hold just those, then judge.
+          const back = n - reserved;
+          reserved = n;
+          held = await this.uploads.reserve(id, userId, back, Date.now());
+        }
+        if (stored + held > quota) tooBig(n);
+      })();
     };
     try {
-      if (declaredSize !== null) hold(declaredSize, 0);
+      if (declaredSize !== null) await hold(declaredSize, 0);
       const info = await this.guard(path, () => this.blobs.write(key, body, (n) => hold(n, RESERVE_STEP)));
       return toRecord(userId, info);
     } finally {
@@ -101,12 +105,10 @@ export class Workspaces {
   }
 
   private release(id: string): void {
-    try {
-      this.uploads.release(id);
-    } catch (e) {
+    this.uploads.release(id).catch((e: unknown) => {
       // The records are away: the reservation stops counting once it is stale.
       console.error(`[xeo] an upload's reservation was not released: ${(e as Error).message}`);
-    }
+    });
   }
 
   async remove(userId: string, path: string): Promise<void> {

@@ -3,18 +3,26 @@
 import type { ProcessGraphRepo } from '../store/types.js';
 import { forEachNode, type UserProcess } from '../core/graph.js';
 
-export function userProcessesOf(repo: ProcessGraphRepo, userId: string | null, graph: unknown): Record<string, UserProcess> {
+export async function userProcessesOf(repo: ProcessGraphRepo, userId: string | null, graph: unknown): Promise<Record<string, UserProcess>> {
   const out: Record<string, UserProcess> = {};
   if (!userId) return out;
-  const visit = (g: unknown): void =>
-    forEachNode(g, (node) => {
-      const ns = node.namespace ?? 'user';
-      if (ns !== 'user' || Object.hasOwn(out, node.process_id)) return;
-      const stored = repo.get(userId, node.process_id);
-      if (!stored) return;
-      out[node.process_id] = stored.process as unknown as UserProcess;
-      visit(stored.process.process_graph);
-    });
-  visit(graph);
+  // Level by level: the processes a graph calls are read together, then the ones they call.
+  let next = [graph];
+  while (next.length) {
+    const ids = new Set<string>();
+    for (const g of next) {
+      forEachNode(g, (node) => {
+        const ns = node.namespace ?? 'user';
+        if (ns === 'user' && !Object.hasOwn(out, node.process_id)) ids.add(node.process_id);
+      });
+    }
+    const found = ids.size ? await repo.getMany(userId, [...ids]) : [];
+    next = [];
+    for (const stored of found) {
+      if (Object.hasOwn(out, stored.id)) continue;
+      out[stored.id] = stored.process as unknown as UserProcess;
+      next.push(stored.process.process_graph);
+    }
+  }
   return out;
 }

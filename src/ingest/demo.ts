@@ -351,7 +351,7 @@ export async function generateDemo(store: Store, dir: string, log: (line: string
     });
     log(`demo: ${d + 1}/${DATES.length} ${date} written (cloud cover ${s.cloudCover}%)`);
   }
-  store.collections.put(demoMeta());
-  store.collections.putItems(DEMO_ID, items);
+  await store.collections.put(demoMeta());
+  await store.collections.putItems(DEMO_ID, items);
   log(`demo: done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }

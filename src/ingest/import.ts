@@ -30,7 +30,7 @@ export async function importFiles(store: Store, inputs: string[], opts: ImportOp
     parsed.push(isJson ? await parseStacItem(JSON.parse(await readFile(href, 'utf8')), href, opts) : await itemOfGeoTiff(href, opts));
     opts.progress?.(i + 1, inputs.length, input);
   }
-  const existing = store.collections.get(opts.collection);
+  const existing = await store.collections.get(opts.collection);
   if (existing?.remote) throw new ImportError(`${opts.collection} is served by the STAC API ${existing.remote.api}; its items cannot be imported (remove it first, or import into another collection)`);
   const epsg = existing?.epsg ?? parsed[0].item.epsg;
   const bands = existing?.bands ?? parsed[0].bands;
@@ -53,7 +53,7 @@ export async function importFiles(store: Store, inputs: string[], opts: ImportOp
     meta.description = opts.description ?? meta.description;
     meta.license = opts.license ?? meta.license;
   }
-  store.collections.put(meta);
-  store.collections.putItems(meta.id, parsed.map((p) => p.item));
+  await store.collections.put(meta);
+  await store.collections.putItems(meta.id, parsed.map((p) => p.item));
   return { collection: meta, items: parsed.length };
 }

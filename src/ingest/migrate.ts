@@ -23,32 +23,35 @@ export interface MigrationSummary {
 
 export async function migrateInstallation(fromDataDir: string, config: Config, say: (line: string) => void): Promise<MigrationSummary> {
   if (!config.databaseUrl) throw new ConfigError('set XEO_DATABASE_URL to the PostgreSQL database to move the records to');
-  const from = openDatabase({ dataDir: fromDataDir });
-  const to = openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+  const from = await openDatabase({ dataDir: fromDataDir });
+  const to = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, database: config.database }).catch(async (e: unknown) => {
+    await from.close();
+    throw e;
+  });
   const summary: MigrationSummary = { rows: {}, files: 0, results: 0, bytes: 0 };
   try {
     for (const t of TABLES) {
-      const n = Number(to.get<{ n: number }>(`SELECT count(*) AS n FROM ${t}`)!.n);
+      const n = Number((await to.get<{ n: number }>(`SELECT count(*) AS n FROM ${t}`))!.n);
       if (n > 0) throw new ConfigError(`the database of XEO_DATABASE_URL already holds ${t}: move into an empty database`);
     }
-    to.transaction(() => {
+    await to.transaction(async (tx) => {
       for (const t of TABLES) {
-        const rows = from.all<Record<string, string | number | null>>(`SELECT * FROM ${t}`);
+        const rows = await from.all<Record<string, string | number | null>>(`SELECT * FROM ${t}`);
         for (const row of rows) {
           const cols = Object.keys(row);
-          to.run(`INSERT INTO ${t} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`, ...cols.map((c) => row[c]));
+          await tx.run(`INSERT INTO ${t} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`, ...cols.map((c) => row[c]));
         }
         summary.rows[t] = rows.length;
       }
       // A run the embedded server left behind starts over on the workers.
-      summary.rows.requeued = to.run(`UPDATE jobs SET status = 'queued', progress = 0, node = NULL WHERE status = 'running'`);
+      summary.rows.requeued = await tx.run(`UPDATE jobs SET status = 'queued', progress = 0, node = NULL WHERE status = 'running'`);
       // New log entries go on after the ones carried over.
-      to.get(`SELECT setval(pg_get_serial_sequence('logs', 'seq'), COALESCE((SELECT MAX(seq) FROM logs), 0) + 1, false)`);
+      await tx.get(`SELECT setval(pg_get_serial_sequence('logs', 'seq'), COALESCE((SELECT MAX(seq) FROM logs), 0) + 1, false)`);
     });
     say(`records: ${TABLES.map((t) => `${summary.rows[t]} ${t}`).join(', ')}${summary.rows.requeued ? ` (${summary.rows.requeued} running jobs queued again)` : ''}`);
   } finally {
-    from.close();
-    to.close();
+    await from.close();
+    await to.close();
   }
   if (!config.s3Bucket) {
     say('files and results stay on this disk (no XEO_S3_BUCKET): copy the files/ and jobs/ folders of the data dir to every node that serves them');

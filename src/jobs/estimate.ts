@@ -29,7 +29,7 @@ export async function estimateJob(job: JobRecord, store: Store, compute: Compute
   const graph = job.process.process_graph as Graph;
   const base = {
     graph,
-    userProcesses: userProcessesOf(store.processGraphs, job.userId, graph),
+    userProcesses: await userProcessesOf(store.processGraphs, job.userId, graph),
     maxValues: config.batchMaxValues,
     limitAdvice: 'Narrow the extent, dates or bands of the job.',
     mode: 'job' as const,
@@ -37,7 +37,7 @@ export async function estimateJob(job: JobRecord, store: Store, compute: Compute
   const dry = await compute.run({ ...base, probe: true });
   if (!dry.probe) return { costs: 0, duration: isoDuration(OVERHEAD_S), size: dry.body.length, downloads_included: null, values: 0 };
   const plan = dry.probe;
-  const measured = store.jobs.throughput();
+  const measured = await store.jobs.throughput();
   const rate = measured.seconds > 0 && measured.values > 0 ? measured.values / measured.seconds : DEFAULT_VALUES_PER_SECOND;
   const out: Estimate = { costs: costsOf(plan.values), duration: isoDuration(OVERHEAD_S + plan.values / rate), downloads_included: null, values: plan.values };
   const local = classifyGraph(graph, { categories: (id) => predefined.get(id)?.spec.categories, userProcess: (id) => base.userProcesses[id]?.process_graph ?? null }).local;

@@ -21,7 +21,7 @@ export async function sweepJobFiles(store: Store, results: BlobStore): Promise<n
   }
   let deleted = 0;
   for (const [jobId, keys] of byJob) {
-    const job = store.jobs.byId(jobId);
+    const job = await store.jobs.byId(jobId);
     if (!job) {
       // No job, no writer: the whole folder goes.
       await results.deleteTree(jobId);
@@ -29,7 +29,7 @@ export async function sweepJobFiles(store: Store, results: BlobStore): Promise<n
       continue;
     }
     if (job.status === 'queued' || job.status === 'running') continue;
-    const kept = store.jobResults.get(jobId);
+    const kept = await store.jobResults.get(jobId);
     if (!kept && job.status === 'canceled') continue;
     const assets = new Set(Object.values(kept?.assets ?? {}).map((a) => a.key));
     for (const key of keys) {

@@ -19,7 +19,7 @@ export const jobLogOwner = (id: string) => `job:${id}`;
 
 /** What a job thread needs of the configuration (on an API node and on a worker alike). */
 export function jobThreadInit(config: Config): JobThreadInit {
-  return { dataDir: config.dataDir, databaseUrl: config.databaseUrl, blockCacheBytes: config.jobBlockCacheBytes, outboundAllow: config.outboundAllow, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads };
+  return { dataDir: config.dataDir, databaseUrl: config.databaseUrl, database: config.database, blockCacheBytes: config.jobBlockCacheBytes, outboundAllow: config.outboundAllow, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads };
 }
 
 /** A run of a job, as the records know it. */
@@ -37,20 +37,27 @@ export class RunRecords {
     private readonly config: Config,
   ) {}
 
-  /** Adds a log entry when its level reaches the job's log level. */
-  log(job: { id: string; logLevel: LogLevel }, entry: Omit<LogEntry, 'id' | 'time'>): void {
-    if (levelRank(entry.level) > levelRank(job.logLevel)) return;
-    this.store.logs.append(jobLogOwner(job.id), entry);
+  /**
+   * Adds a log entry when its level reaches the job's log level. Entries of one job are stored in
+   * the order they were logged; the answer says when this one is (a failed write is reported, not
+   * thrown: a log line never fails the run).
+   */
+  log(job: { id: string; logLevel: LogLevel }, entry: Omit<LogEntry, 'id' | 'time'>): Promise<void> {
+    if (levelRank(entry.level) > levelRank(job.logLevel)) return Promise.resolve();
+    return this.store.logs.append(jobLogOwner(job.id), entry).then(
+      () => {},
+      (e: unknown) => console.error(`[xeo] job ${job.id}: a log entry was not stored: ${(e as Error).message}`),
+    );
   }
 
   /** What a job thread needs to run (a part of) the job's current run. */
-  spec(job: JobRecord, outDir: string): JobSpec {
+  async spec(job: JobRecord, outDir: string): Promise<JobSpec> {
     const graph = job.process.process_graph as Graph;
     return {
       jobId: job.id,
       run: job.run,
       graph,
-      userProcesses: userProcessesOf(this.store.processGraphs, job.userId, graph),
+      userProcesses: await userProcessesOf(this.store.processGraphs, job.userId, graph),
       maxValues: this.config.batchMaxValues,
       chunkSize: this.config.jobChunkSize,
       budgetValues: job.budget === null ? null : valuesFor(job.budget),
@@ -59,16 +66,16 @@ export class RunRecords {
   }
 
   /** A canceled run with nothing done: back to created (from `from`), said in its log. */
-  canceledEmpty(a: RunRef, from: 'running' | 'canceled'): boolean {
-    if (!this.store.jobs.transition(a.jobId, [from], 'created')) return false;
-    this.log({ id: a.jobId, logLevel: a.logLevel }, { level: 'info', message: 'Canceled before any part of the result was written; the job is back to created.' });
+  async canceledEmpty(a: RunRef, from: 'running' | 'canceled'): Promise<boolean> {
+    if (!(await this.store.jobs.transition(a.jobId, [from], 'created'))) return false;
+    void this.log({ id: a.jobId, logLevel: a.logLevel }, { level: 'info', message: 'Canceled before any part of the result was written; the job is back to created.' });
     return true;
   }
 
   /** The run failed: error, with the failure (and where in the graph) in the log. */
-  fail(a: RunRef, e: ErrorData, path: PathEntry[], from: 'running' | 'canceled' = 'running'): boolean {
-    if (!this.store.jobs.transition(a.jobId, [from], 'error')) return false;
-    this.log({ id: a.jobId, logLevel: a.logLevel }, { level: 'error', code: e.code, message: messageOf(errorFromData(e), 'en').text, ...(path.length ? { path } : {}) });
+  async fail(a: RunRef, e: ErrorData, path: PathEntry[], from: 'running' | 'canceled' = 'running'): Promise<boolean> {
+    if (!(await this.store.jobs.transition(a.jobId, [from], 'error'))) return false;
+    void this.log({ id: a.jobId, logLevel: a.logLevel }, { level: 'error', code: e.code, message: messageOf(errorFromData(e), 'en').text, ...(path.length ? { path } : {}) });
     return true;
   }
 
@@ -80,7 +87,7 @@ export class RunRecords {
       const info = await this.results.adopt(key, out.file);
       assets[out.name] = { key, type: out.type, bytes: info.size, title: out.title, roles: out.roles, fields: out.fields };
     }
-    this.store.jobResults.put(a.jobId, {
+    await this.store.jobResults.put(a.jobId, {
       run: a.run,
       partial: outcome.partial,
       assets,
@@ -91,21 +98,21 @@ export class RunRecords {
     });
     const values = outcome.usage.values_read?.value ?? 0;
     // A partial result belongs to a job set to canceled when it halted; it stays canceled.
-    const moved = outcome.partial
+    const moved = await (outcome.partial
       ? this.store.jobs.report(a.jobId, a.run, { usage: outcome.usage, costs: costsOf(values) }, 'canceled')
-      : this.store.jobs.transition(a.jobId, ['running'], 'finished', { usage: outcome.usage, costs: costsOf(values), progress: 100 });
+      : this.store.jobs.transition(a.jobId, ['running'], 'finished', { usage: outcome.usage, costs: costsOf(values), progress: 100 }));
     if (!moved) {
       // The same run settled first by another task (one taken over while still running, or a
       // cancel's partial result): theirs stands. Only a run that is gone takes its files along.
-      const now = this.store.jobs.byId(a.jobId);
+      const now = await this.store.jobs.byId(a.jobId);
       if (now && now.run === a.run) return;
-      this.store.jobResults.delete(a.jobId);
+      await this.store.jobResults.delete(a.jobId);
       await this.results.deleteTree(a.jobId);
       return;
     }
     const bytes = Object.values(assets).reduce((s, x) => s + x.bytes, 0);
     const u = outcome.usage;
-    this.log({ id: a.jobId, logLevel: a.logLevel }, {
+    void this.log({ id: a.jobId, logLevel: a.logLevel }, {
       level: 'info',
       message: `${outcome.partial ? 'The partial result is written' : 'Finished'}: ${Object.keys(assets).join(', ')} (${bytes} bytes) in ${u.duration.value} s, ${u.cpu.value} CPU seconds, ${u.pixels.value} pixels, ${values} values read.`,
     });

@@ -9,7 +9,8 @@
 // running jobs again too, without counting it against them.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
+import { ApiError, errorToData } from '../core/errors.js';
 import path from 'node:path';
 import type { Config } from '../core/config.js';
 import type { BlobStore } from '../store/blobs.js';
@@ -55,9 +56,10 @@ export class JobService {
   private readonly threads: JobThreads;
   private readonly runRoot: string;
   private closed = false;
-  /** Signs the links of result documents and files. */
-  readonly links: LinkSigner;
   private readonly records: RunRecords;
+  /** Asks for one more round of the queue after the one under way (pump). */
+  private pumping: Promise<void> | null = null;
+  private pumpAgain = false;
   /** This node's id (kept in its data dir): the runs it claims are its to settle after a restart. */
   private readonly node: string;
 
@@ -66,11 +68,12 @@ export class JobService {
     /** Where finished result files live, under `<job id>/<asset>`. */
     readonly results: BlobStore,
     private readonly config: Config,
+    /** Signs the links of result documents and files. */
+    readonly links: LinkSigner,
     /** The queue of `xeo worker` processes: when given, jobs run there, not on this node's threads. */
     private readonly tasks: TaskQueue | null = null,
   ) {
     this.runRoot = path.join(config.dataDir, 'jobs-tmp');
-    this.links = LinkSigner.open(store.secrets, config.dataDir);
     this.records = new RunRecords(store, results, config);
     this.node = nodeId(config.dataDir);
     this.threads = new JobThreads(tasks ? 0 : config.jobThreads, jobThreadInit(config), { message: (m) => this.onMessage(m) });
@@ -82,35 +85,35 @@ export class JobService {
     // queued job whose task is missing (records moved from an embedded installation, a queue
     // that lost its data) gets it; a task still there is not added twice.
     if (this.tasks) {
-      for (const job of this.store.jobs.withStatus('queued')) await this.tasks.submitPlan(job.id, job.run).catch(() => {});
+      for (const job of await this.store.jobs.withStatus('queued')) await this.tasks.submitPlan(job.id, job.run).catch(() => {});
       this.sweep();
       return;
     }
     // Only this node's runs: another node sharing the database may be running its own right now.
-    for (const job of this.store.jobs.withStatus('running').filter((j) => j.node === this.node || j.node === null)) {
+    for (const job of (await this.store.jobs.withStatus('running')).filter((j) => j.node === this.node || j.node === null)) {
       const interruptions = job.interruptions + 1;
       if (interruptions > MAX_INTERRUPTIONS) {
-        this.store.jobs.transition(job.id, ['running'], 'error', { interruptions });
-        this.log(job, { level: 'error', code: 'Internal', message: `The server stopped ${interruptions} times while this job ran, so it is not started again. Start it again to retry.` });
+        await this.store.jobs.transition(job.id, ['running'], 'error', { interruptions });
+        void this.log(job, { level: 'error', code: 'Internal', message: `The server stopped ${interruptions} times while this job ran, so it is not started again. Start it again to retry.` });
       } else {
-        this.store.jobs.transition(job.id, ['running'], 'queued', { interruptions, progress: 0, costs: 0 });
-        this.log(job, { level: 'warning', message: `The server stopped while this job ran (run ${job.run}). It is queued again and starts from the beginning; nothing of the interrupted run is kept.` });
+        await this.store.jobs.transition(job.id, ['running'], 'queued', { interruptions, progress: 0, costs: 0 });
+        void this.log(job, { level: 'warning', message: `The server stopped while this job ran (run ${job.run}). It is queued again and starts from the beginning; nothing of the interrupted run is kept.` });
       }
     }
     // Canceled while its partial result was being written: that result is lost.
-    for (const job of this.store.jobs.withStatus('canceled')) {
-      if (!this.store.jobResults.get(job.id) && this.store.jobs.transition(job.id, ['canceled'], 'created')) {
-        this.log(job, { level: 'warning', message: 'The server stopped before the partial result of the canceled run was written; the job is back to created.' });
+    for (const job of await this.store.jobs.withStatus('canceled')) {
+      if (!(await this.store.jobResults.get(job.id)) && (await this.store.jobs.transition(job.id, ['canceled'], 'created'))) {
+        void this.log(job, { level: 'warning', message: 'The server stopped before the partial result of the canceled run was written; the job is back to created.' });
       }
     }
     this.sweep();
-    mkdirSync(this.runRoot, { recursive: true });
+    await mkdir(this.runRoot, { recursive: true });
     this.pump();
   }
 
   /** The last error of a job's log (what GET results answers for a failed job). */
-  lastError(jobId: string): LogEntry | null {
-    const errors = this.store.logs.page(jobLogOwner(jobId), null, 'error', Number.MAX_SAFE_INTEGER);
+  async lastError(jobId: string): Promise<LogEntry | null> {
+    const errors = await this.store.logs.page(jobLogOwner(jobId), null, 'error', Number.MAX_SAFE_INTEGER);
     return errors[errors.length - 1] ?? null;
   }
 
@@ -123,13 +126,13 @@ export class JobService {
   }
 
   /** Adds a log entry when its level reaches the job's log level. */
-  log(job: { id: string; logLevel: LogLevel }, entry: Omit<LogEntry, 'id' | 'time'>): void {
-    this.records.log(job, entry);
+  log(job: { id: string; logLevel: LogLevel }, entry: Omit<LogEntry, 'id' | 'time'>): Promise<void> {
+    return this.records.log(job, entry);
   }
 
-  create(id: string, userId: string, fields: JobFields): JobRecord {
-    const job = this.store.jobs.create({ id, userId, ...fields });
-    this.log(job, { level: 'info', message: 'Created. Start it with POST /jobs/{job_id}/results.' });
+  async create(id: string, userId: string, fields: JobFields): Promise<JobRecord> {
+    const job = await this.store.jobs.create({ id, userId, ...fields });
+    await this.log(job, { level: 'info', message: 'Created. Start it with POST /jobs/{job_id}/results.' });
     return job;
   }
 
@@ -142,21 +145,22 @@ export class JobService {
     // A canceled run may still be writing its partial result: let it end first.
     await this.active.get(job.id)?.ended;
     const restart = job.status !== 'created';
-    if (this.store.jobResults.delete(job.id) || restart) await this.results.deleteTree(job.id);
+    if ((await this.store.jobResults.delete(job.id)) || restart) await this.results.deleteTree(job.id);
     const run = job.run + 1;
-    if (!this.store.jobQueue.enqueue(job.id, { run, progress: 0, costs: 0, usage: null, interruptions: 0 })) return false;
+    if (!(await this.store.jobQueue.enqueue(job.id, { run, progress: 0, costs: 0, usage: null, interruptions: 0 }))) return false;
     if (this.tasks) {
       try {
         await this.tasks.guard(this.tasks.submitPlan(job.id, run));
       } catch (e) {
         // Not queued after all: the job stays as a retry will find it.
-        this.store.jobQueue.withdraw(job.id);
+        await this.store.jobQueue.withdraw(job.id);
         throw e;
       }
     }
-    this.log(job, {
+    const waiting = await this.store.jobQueue.size();
+    void this.log(job, {
       level: 'info',
-      message: `${restart ? `Restarted from status ${job.status}; the results of the previous run are discarded. ` : ''}Queued (run ${run}); ${this.store.jobQueue.size()} job(s) wait.`,
+      message: `${restart ? `Restarted from status ${job.status}; the results of the previous run are discarded. ` : ''}Queued (run ${run}); ${waiting} job(s) wait.`,
     });
     this.pump();
     return true;
@@ -170,20 +174,20 @@ export class JobService {
    */
   async cancel(job: JobRecord): Promise<void> {
     if (job.status === 'queued') {
-      if (this.store.jobQueue.withdraw(job.id)) this.log(job, { level: 'info', message: 'Canceled while queued; the job is back to created.' });
+      if (await this.store.jobQueue.withdraw(job.id)) await this.log(job, { level: 'info', message: 'Canceled while queued; the job is back to created.' });
       return;
     }
     if (job.status !== 'running') return;
     if (this.tasks) return this.cancelOnWorkers(job);
     const a = this.active.get(job.id);
     if (!a) {
-      this.store.jobs.transition(job.id, ['running'], 'created');
+      await this.store.jobs.transition(job.id, ['running'], 'created');
       return;
     }
     a.stop ??= 'cancel';
     const how = await this.threads.stop(job.id, true, CANCEL_GRACE_MS);
     if (how === 'terminated') {
-      this.log(job, { level: 'warning', message: `The computation did not halt within ${CANCEL_GRACE_MS} ms, so its thread was ended.` });
+      void this.log(job, { level: 'warning', message: `The computation did not halt within ${CANCEL_GRACE_MS} ms, so its thread was ended.` });
       await a.ended;
     }
   }
@@ -197,9 +201,9 @@ export class JobService {
     const tasks = this.tasks!;
     await tasks.guard(tasks.stop(job.id, job.run, 'cancel'));
     const { done } = await tasks.guard(tasks.tally(job.id, job.run));
-    if (done === 0) return void this.records.canceledEmpty({ jobId: job.id, run: job.run, logLevel: job.logLevel }, 'running');
-    if (!this.store.jobs.transition(job.id, ['running'], 'canceled')) return;
-    this.log(job, { level: 'info', message: `Canceled after ${done} chunk(s). Their partial result (no-data elsewhere) is written now and then listed by GET /jobs/{job_id}/results?partial=true.` });
+    if (done === 0) return void (await this.records.canceledEmpty({ jobId: job.id, run: job.run, logLevel: job.logLevel }, 'running'));
+    if (!(await this.store.jobs.transition(job.id, ['running'], 'canceled'))) return;
+    void this.log(job, { level: 'info', message: `Canceled after ${done} chunk(s). Their partial result (no-data elsewhere) is written now and then listed by GET /jobs/{job_id}/results?partial=true.` });
     await tasks.guard(tasks.submitAssemble(job.id, job.run, true));
   }
 
@@ -212,29 +216,63 @@ export class JobService {
       await this.threads.stop(job.id, false, STOP_GRACE_MS);
       await a.ended;
     }
-    this.store.jobs.delete(job.id);
-    this.store.logs.deleteOwner(jobLogOwner(job.id));
+    await this.store.jobs.delete(job.id);
+    await this.store.logs.deleteOwner(jobLogOwner(job.id));
     await this.results.deleteTree(job.id);
   }
 
-  /** Starts queued jobs while threads are free. */
+  /**
+   * Starts queued jobs while threads are free. One round at a time (a round claims from the
+   * records); a call during a round asks for one more after it, so no call is lost.
+   */
   private pump(): void {
-    while (!this.closed && this.threads.idle() > 0) {
-      const job = this.store.jobQueue.claim(this.node);
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
+    }
+    this.pumping = this.pumpRound()
+      .catch((e: unknown) => console.error(`[xeo] could not start queued jobs: ${(e as Error).message}`))
+      .finally(() => {
+        this.pumping = null;
+        if (this.pumpAgain) {
+          this.pumpAgain = false;
+          this.pump();
+        }
+      });
+  }
+
+  private async pumpRound(): Promise<void> {
+    while (!this.closed && this.threads.idle() > this.starting) {
+      const job = await this.store.jobQueue.claim(this.node);
       if (!job) return;
-      this.dispatch(job);
+      await this.dispatch(job);
     }
   }
 
-  private dispatch(job: JobRecord): void {
+  /** Claimed runs whose thread is not started yet (their spec is being read). */
+  private starting = 0;
+
+  private async dispatch(job: JobRecord): Promise<void> {
     const runDir = path.join(this.runRoot, `${job.id}.${job.run}`);
-    mkdirSync(runDir, { recursive: true });
     let end!: () => void;
     const ended = new Promise<void>((r) => (end = r));
     const a: Active = { jobId: job.id, run: job.run, logLevel: job.logLevel, runDir, ended, end };
     this.active.set(job.id, a);
-    this.log(job, { level: 'info', message: `Running (run ${job.run}).` });
-    this.threads.start(this.records.spec(job, runDir));
+    void this.log(job, { level: 'info', message: `Running (run ${job.run}).` });
+    this.starting++;
+    try {
+      await mkdir(runDir, { recursive: true });
+      const spec = await this.records.spec(job, runDir);
+      if (a.stop) throw new Error('stopped before it started');
+      this.threads.start(spec);
+    } catch (e) {
+      // The run never reached a thread (its stored processes could not be read, say): it fails.
+      if (!a.stop) await this.records.fail(a, errorToData(e instanceof ApiError ? e : new ApiError('Internal')), []).catch(() => {});
+      if (this.active.get(job.id) === a) this.active.delete(job.id);
+      a.end();
+    } finally {
+      this.starting--;
+    }
   }
 
   private onMessage(m: FromJobThread): void {
@@ -243,12 +281,13 @@ export class JobService {
     const job = { id: a.jobId, logLevel: a.logLevel };
     switch (m.type) {
       case 'log':
-        return this.log(job, m.entry);
+        return void this.log(job, m.entry);
       case 'progress':
-        this.store.jobs.report(a.jobId, a.run, { progress: Math.floor((m.done * 1000) / m.total) / 10, costs: costsOf(m.values) });
+        // A report that does not reach the records is overtaken by the next one, or by the end.
+        this.store.jobs.report(a.jobId, a.run, { progress: Math.floor((m.done * 1000) / m.total) / 10, costs: costsOf(m.values) }).catch(() => {});
         return;
       case 'halted':
-        return this.halted(a, m.done);
+        return void this.halted(a, m.done).catch((e: unknown) => console.error(`[xeo] job ${a.jobId}: the cancel could not be recorded: ${(e as Error).message}`));
       case 'done':
         return void this.settle(a, () => this.records.keep(a, m.outcome));
       case 'stopped':
@@ -257,25 +296,25 @@ export class JobService {
         return void this.settle(a, async () => {
           // A failure after a stop request (the computation cut short) is the stop's outcome.
           if (a.stop) return this.stoppedEmpty(a);
-          this.records.fail(a, m.error, m.path);
+          await this.records.fail(a, m.error, m.path);
         });
     }
   }
 
   /** A canceled run stopped computing: canceled with the chunks done, or back to created without any. */
-  private halted(a: Active, done: number): void {
+  private async halted(a: Active, done: number): Promise<void> {
     if (a.stop !== 'cancel') return;
     const job = { id: a.jobId, logLevel: a.logLevel };
-    if (done > 0 && this.store.jobs.transition(a.jobId, ['running'], 'canceled')) {
-      this.log(job, { level: 'info', message: `Canceled after ${done} chunk(s). Their partial result (no-data elsewhere) is written now and then listed by GET /jobs/{job_id}/results?partial=true.` });
-    } else if (done === 0) this.stoppedEmpty(a);
+    if (done > 0 && (await this.store.jobs.transition(a.jobId, ['running'], 'canceled'))) {
+      void this.log(job, { level: 'info', message: `Canceled after ${done} chunk(s). Their partial result (no-data elsewhere) is written now and then listed by GET /jobs/{job_id}/results?partial=true.` });
+    } else if (done === 0) await this.stoppedEmpty(a);
   }
 
   /** A canceled run that left nothing (or could not write its partial result): back to created. */
-  private stoppedEmpty(a: Active): void {
+  private async stoppedEmpty(a: Active): Promise<void> {
     if (a.stop !== 'cancel') return;
-    if (!this.records.canceledEmpty(a, 'running') && this.store.jobs.transition(a.jobId, ['canceled'], 'created')) {
-      this.log({ id: a.jobId, logLevel: a.logLevel }, { level: 'warning', message: 'The partial result could not be written; the job is back to created.' });
+    if (!(await this.records.canceledEmpty(a, 'running')) && (await this.store.jobs.transition(a.jobId, ['canceled'], 'created'))) {
+      void this.log({ id: a.jobId, logLevel: a.logLevel }, { level: 'warning', message: 'The partial result could not be written; the job is back to created.' });
     }
   }
 
@@ -285,8 +324,8 @@ export class JobService {
       if (a.stop !== 'delete' && a.stop !== 'shutdown') await fn();
     } catch (e) {
       console.error(`[xeo] job ${a.jobId}: ending the run failed:`, e);
-      if (this.store.jobs.transition(a.jobId, ['running'], 'error')) {
-        this.log({ id: a.jobId, logLevel: a.logLevel }, { level: 'error', code: 'StorageFailure', message: 'The results could not be stored.' });
+      if (await this.store.jobs.transition(a.jobId, ['running'], 'error').catch(() => false)) {
+        void this.log({ id: a.jobId, logLevel: a.logLevel }, { level: 'error', code: 'StorageFailure', message: 'The results could not be stored.' });
       }
     } finally {
       await rm(a.runDir, { recursive: true, force: true }).catch(() => {});
@@ -302,17 +341,29 @@ export class JobService {
     const running = [...this.active.values()];
     for (const a of running) a.stop = 'shutdown';
     await this.threads.close();
+    // A round of the queue under way ends first: it may be starting a run.
+    await this.pumping;
     for (const a of running) {
-      if (!this.store.jobResults.get(a.jobId) && this.store.jobs.transition(a.jobId, ['canceled'], 'created')) {
-        this.log({ id: a.jobId, logLevel: a.logLevel }, { level: 'warning', message: 'The server was stopped before the partial result of the canceled run was written; the job is back to created.' });
-      }
-      if (this.store.jobs.transition(a.jobId, ['running'], 'queued', { progress: 0, costs: 0 })) {
-        this.log({ id: a.jobId, logLevel: a.logLevel }, { level: 'info', message: 'The server was stopped; the job is queued again and starts from the beginning when the server is back.' });
+      try {
+        await this.stopRun(a);
+      } catch (e) {
+        console.error(`[xeo] job ${a.jobId}: the stop could not be recorded (it is settled when a node starts): ${(e as Error).message}`);
       }
       a.end();
     }
     this.active.clear();
     await this.tasks?.close();
+  }
+
+  /** What an orderly stop leaves of a run: queued again, or a canceled one without its partial result back to created. */
+  private async stopRun(a: Active): Promise<void> {
+    const job = { id: a.jobId, logLevel: a.logLevel };
+    if (!(await this.store.jobResults.get(a.jobId)) && (await this.store.jobs.transition(a.jobId, ['canceled'], 'created'))) {
+      await this.log(job, { level: 'warning', message: 'The server was stopped before the partial result of the canceled run was written; the job is back to created.' });
+    }
+    if (await this.store.jobs.transition(a.jobId, ['running'], 'queued', { progress: 0, costs: 0 })) {
+      await this.log(job, { level: 'info', message: 'The server was stopped; the job is queued again and starts from the beginning when the server is back.' });
+    }
   }
 }
 

@@ -3,7 +3,7 @@
 // and verifies alike. Whoever holds a link may download that one file until it expires, without a
 // token; changing any part breaks the signature.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { SecretRepo } from '../store/types.js';
 
@@ -14,14 +14,12 @@ export class LinkSigner {
    * The installation's signing secret. A data dir from before secrets were records keeps its key
    * (DATA_DIR/result-links.key), so the links it handed out stay valid.
    */
-  static open(secrets: SecretRepo, dataDir: string): LinkSigner {
-    const hex = secrets.getOrCreate('result-links', () => {
-      try {
-        return readFileSync(path.join(dataDir, 'result-links.key'), 'utf8').trim();
-      } catch {
-        return randomBytes(32).toString('hex');
-      }
-    });
+  static async open(secrets: SecretRepo, dataDir: string): Promise<LinkSigner> {
+    const earlier = await readFile(path.join(dataDir, 'result-links.key'), 'utf8').then(
+      (t) => t.trim(),
+      () => null,
+    );
+    const hex = await secrets.getOrCreate('result-links', () => earlier ?? randomBytes(32).toString('hex'));
     return new LinkSigner(Buffer.from(hex, 'hex'));
   }
 

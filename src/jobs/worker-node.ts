@@ -111,13 +111,7 @@ export class JobWorker {
       const { jobId, run } = task.data;
       const tries = task.attemptsMade + 1;
       const last = tries >= (task.opts.attempts ?? 1);
-      const job = (() => {
-        try {
-          return this.store.jobs.byId(jobId);
-        } catch {
-          return null;
-        }
-      })();
+      const job = await this.store.jobs.byId(jobId).catch(() => null);
       if (job && job.run === run) {
         const ref = { jobId, run, logLevel: job.logLevel };
         const what = task.name === 'chunk' ? `chunk ${task.data.index! + 1}` : task.name === 'plan' ? 'planning the job' : 'writing the result';
@@ -125,8 +119,8 @@ export class JobWorker {
         if (!(e instanceof ApiError)) console.error(`[xeo] job ${jobId}: ${what} failed (try ${tries}): ${(e as Error).message}`);
         const reason = e instanceof ApiError ? messageOf(e, 'en').text : 'The job\'s storage or records could not be reached.';
         try {
-          this.logTry(task, ref, what, reason, last ? 'error' : 'warning');
-          if (last && this.records.fail(ref, errorToData(new ApiError('StorageFailure')), [], job.status === 'canceled' ? 'canceled' : 'running')) await this.tasks.stop(jobId, run, 'error');
+          await this.logTry(task, ref, what, reason, last ? 'error' : 'warning');
+          if (last && (await this.records.fail(ref, errorToData(new ApiError('StorageFailure')), [], job.status === 'canceled' ? 'canceled' : 'running'))) await this.tasks.stop(jobId, run, 'error');
         } catch {
           // The records are away too: the job stays as it is until they are back.
         }
@@ -141,14 +135,14 @@ export class JobWorker {
     // A stopped run's tasks end here, except the assembly of a cancel's partial result.
     const word = await this.tasks.stopped(jobId, run);
     if (word && !(partial && word === 'cancel')) return;
-    const job = this.store.jobs.byId(jobId);
+    const job = await this.store.jobs.byId(jobId);
     if (!job || job.run !== run) return;
     const ref: RunRef = { jobId, run, logLevel: job.logLevel };
     if (task.name === 'plan') {
       if (job.status === 'queued') {
-        const claimed = this.store.jobQueue.claimRun(jobId, run, this.node);
+        const claimed = await this.store.jobQueue.claimRun(jobId, run, this.node);
         if (!claimed) return;
-        this.records.log(claimed, { level: 'info', message: `Running (run ${run}) on worker ${this.node}.` });
+        void this.records.log(claimed, { level: 'info', message: `Running (run ${run}) on worker ${this.node}.` });
       } else if (job.status !== 'running') return;
       return this.plan(task, ref, job);
     }
@@ -163,7 +157,7 @@ export class JobWorker {
       const outDir = mkdtempSync(path.join(this.tmpRoot, 'plan-'));
       try {
         const started = Date.now();
-        const m = await this.onThread({ type: 'plan', ticket: threadTicket(task), spec: this.records.spec(job, outDir), started }, ref);
+        const m = await this.onThread({ type: 'plan', ticket: threadTicket(task), spec: await this.records.spec(job, outDir), started }, ref);
         if (m.type === 'failed') return this.failed(task, ref, m.error, m.path, 'planning the job');
         if (m.type !== 'planned') return;
         if (m.plan.kind === 'done') return await this.records.keep(ref, m.plan.outcome);
@@ -186,7 +180,7 @@ export class JobWorker {
     const count = plan.chunks.count;
     if (!(await this.tasks.isDone(jobId, run, index))) {
       const budget = job.budget === null ? null : valuesFor(job.budget) - (await this.tasks.tally(jobId, run)).values;
-      const m = await this.onThread({ type: 'chunk', ticket: threadTicket(task), spec: this.records.spec(job, ''), plan: plan.chunks, index, budgetValues: budget }, ref);
+      const m = await this.onThread({ type: 'chunk', ticket: threadTicket(task), spec: await this.records.spec(job, ''), plan: plan.chunks, index, budgetValues: budget }, ref);
       if (m.type === 'failed') return this.failed(task, ref, m.error, m.path, `chunk ${index + 1} of ${count}`);
       if (m.type !== 'chunk-done') return;
       // A stop said while the chunk ran: its planes are not wanted.
@@ -195,9 +189,10 @@ export class JobWorker {
       await this.results.write(key, oneBuffer(m.blob));
       this.ownChunks.set(key, m.blob);
       const t = await this.tasks.markDone(jobId, run, index, m.values, m.cpu);
-      this.store.jobs.report(jobId, run, { progress: Math.floor((t.done * 1000) / count) / 10, costs: costsOf(t.values) });
-      this.records.log(job, { level: 'debug', message: `Chunk ${index + 1} of ${count} done on worker ${this.node} (${t.done} of ${count} in all).` });
-      if (!this.store.jobs.byId(jobId)) await this.results.deleteTree(chunkPrefix(jobId, run)).catch(() => {});
+      // The progress and the log line are records of the run, not its result: they do not hold up the next chunk.
+      this.store.jobs.report(jobId, run, { progress: Math.floor((t.done * 1000) / count) / 10, costs: costsOf(t.values) }).catch(() => {});
+      void this.records.log(job, { level: 'debug', message: `Chunk ${index + 1} of ${count} done on worker ${this.node} (${t.done} of ${count} in all).` });
+      if (!(await this.store.jobs.byId(jobId))) await this.results.deleteTree(chunkPrefix(jobId, run)).catch(() => {});
     }
   }
 
@@ -234,7 +229,7 @@ export class JobWorker {
           written.add(i);
         }
         if (partial || written.size === windows.length) break;
-        const job = this.store.jobs.byId(jobId);
+        const job = await this.store.jobs.byId(jobId);
         if ((await this.tasks.stopped(jobId, run)) || !job || job.run !== run || job.status !== 'running') {
           await sink?.abort().catch(() => {});
           return;
@@ -242,7 +237,7 @@ export class JobWorker {
         await new Promise((r) => setTimeout(r, ASSEMBLY_POLL_MS));
       }
       if (!sink) {
-        if (partial) this.records.canceledEmpty(ref, 'canceled');
+        if (partial) await this.records.canceledEmpty(ref, 'canceled');
         return;
       }
       let t = clock();
@@ -250,10 +245,10 @@ export class JobWorker {
       const finishMs = clock() - t;
       const c = plan.chunks;
       const tally = await this.tasks.tally(jobId, run);
-      this.records.log({ id: jobId, logLevel: ref.logLevel }, { level: 'debug', message: `Assembled on worker ${this.node}: ${written.size} chunks read in ${Math.round(ms.read)} ms and written in ${Math.round(ms.write)} ms; the file finished in ${Math.round(finishMs)} ms.` });
+      void this.records.log({ id: jobId, logLevel: ref.logLevel }, { level: 'debug', message: `Assembled on worker ${this.node}: ${written.size} chunks read in ${Math.round(ms.read)} ms and written in ${Math.round(ms.write)} ms; the file finished in ${Math.round(finishMs)} ms.` });
       t = clock();
       await this.records.keep(ref, { outputs: [file], partial, bbox: c.bbox, geometry: c.geometry, times: c.times, usage: usageOf(plan.started, tally.cpu, c.grid.width * c.grid.height, tally.values) });
-      this.records.log({ id: jobId, logLevel: ref.logLevel }, { level: 'debug', message: `The result was stored in ${Math.round(clock() - t)} ms.` });
+      void this.records.log({ id: jobId, logLevel: ref.logLevel }, { level: 'debug', message: `The result was stored in ${Math.round(clock() - t)} ms.` });
       await this.results.deleteTree(chunkPrefix(jobId, run)).catch(() => {});
       await this.tasks.forget(jobId, run);
     } catch (e) {
@@ -269,17 +264,17 @@ export class JobWorker {
     if (error.code === 'Internal') this.threads.recycle(threadTicket(task));
     if (TRANSIENT.has(error.code)) {
       const reason = messageOf(errorFromData(error), 'en').text;
-      if (!this.logTry(task, ref, what, reason, 'warning')) throw new Logged(`${what}: ${reason}`);
+      if (!(await this.logTry(task, ref, what, reason, 'warning'))) throw new Logged(`${what}: ${reason}`);
     }
-    if (this.records.fail(ref, error, where)) await this.tasks.stop(ref.jobId, ref.run, 'error');
+    if (await this.records.fail(ref, error, where)) await this.tasks.stop(ref.jobId, ref.run, 'error');
   }
 
   /** One line in the job's log for a failed try; answers whether it was the last. */
-  private logTry(task: Task, ref: RunRef, what: string, reason: string, level: 'warning' | 'error'): boolean {
+  private async logTry(task: Task, ref: RunRef, what: string, reason: string, level: 'warning' | 'error'): Promise<boolean> {
     const tries = task.attemptsMade + 1;
     const attempts = task.opts.attempts ?? 1;
     const last = tries >= attempts;
-    this.records.log({ id: ref.jobId, logLevel: ref.logLevel }, { level, message: `${what} failed on worker ${this.node} (try ${tries} of ${attempts}): ${reason}${last ? '' : ' It is tried again.'}` });
+    await this.records.log({ id: ref.jobId, logLevel: ref.logLevel }, { level, message: `${what} failed on worker ${this.node} (try ${tries} of ${attempts}): ${reason}${last ? '' : ' It is tried again.'}` });
     return last;
   }
 
@@ -300,10 +295,10 @@ export class JobWorker {
     const w = this.waiting.get(m.ticket);
     if (!w) return;
     const job = { id: w.ref.jobId, logLevel: w.ref.logLevel };
-    if (m.type === 'log') return this.records.log(job, m.entry);
+    if (m.type === 'log') return void this.records.log(job, m.entry);
     if (m.type === 'progress') {
       // A job planned as one piece reports its own progress; chunks are counted by the queue.
-      if (m.ticket.endsWith('.plan')) this.store.jobs.report(w.ref.jobId, w.ref.run, { progress: Math.floor((m.done * 1000) / m.total) / 10, costs: costsOf(m.values) });
+      if (m.ticket.endsWith('.plan')) this.store.jobs.report(w.ref.jobId, w.ref.run, { progress: Math.floor((m.done * 1000) / m.total) / 10, costs: costsOf(m.values) }).catch(() => {});
       return;
     }
     if (m.type === 'halted') return;

@@ -7,15 +7,15 @@ import type { SqlDb } from './sql.js';
 export interface FailureLedger {
   /** Records a failure of `key`; answers how many it has had since `since` (this one included),
    *  and until when it already waits (0: it does not). */
-  record(key: string, now: number, since: number): { failures: number; until: number };
+  record(key: string, now: number, since: number): Promise<{ failures: number; until: number }>;
   /** The latest wait recorded for any of `keys` (0: none). */
-  waiting(keys: string[]): number;
+  waiting(keys: string[]): Promise<number>;
   /** `key` waits until `until` (a later wait already recorded stays). */
-  block(key: string, until: number): void;
+  block(key: string, until: number): Promise<void>;
   /** Forgets `key`'s failures and wait (a right password). */
-  forget(key: string): void;
+  forget(key: string): Promise<void>;
   /** Every wait not yet over, for a node that starts. */
-  blocked(now: number, limit: number): { key: string; until: number }[];
+  blocked(now: number, limit: number): Promise<{ key: string; until: number }[]>;
 }
 
 /** How often, at most, the whole table is swept of old failures. */
@@ -26,14 +26,14 @@ export class SqlFailureLedger implements FailureLedger {
 
   constructor(private readonly db: SqlDb) {}
 
-  record(key: string, now: number, since: number): { failures: number; until: number } {
+  async record(key: string, now: number, since: number): Promise<{ failures: number; until: number }> {
     if (now - this.lastSweep > SWEEP_MS) {
       this.lastSweep = now;
-      this.db.run('DELETE FROM auth_failures WHERE at <= ?', since);
-      this.db.run('DELETE FROM auth_blocks WHERE until <= ?', now);
+      // In the background: a sweep never delays the answer.
+      void Promise.all([this.db.run('DELETE FROM auth_failures WHERE at <= ?', since), this.db.run('DELETE FROM auth_blocks WHERE until <= ?', now)]).catch(() => {});
     }
-    this.db.run('INSERT INTO auth_failures (key, at) VALUES (?, ?)', key, now);
-    const row = this.db.get<{ n: number | string; until: number | string | null }>(
+    await this.db.run('INSERT INTO auth_failures (key, at) VALUES (?, ?)', key, now);
+    const row = await this.db.get<{ n: number | string; until: number | string | null }>(
       'SELECT (SELECT count(*) FROM auth_failures WHERE key = ? AND at > ?) AS n, (SELECT until FROM auth_blocks WHERE key = ?) AS until',
       key,
       since,
@@ -42,27 +42,25 @@ export class SqlFailureLedger implements FailureLedger {
     return { failures: Number(row?.n ?? 0), until: Number(row?.until ?? 0) };
   }
 
-  waiting(keys: string[]): number {
+  async waiting(keys: string[]): Promise<number> {
     if (keys.length === 0) return 0;
-    const row = this.db.get<{ until: number | string | null }>(`SELECT max(until) AS until FROM auth_blocks WHERE key IN (${keys.map(() => '?').join(', ')})`, ...keys);
+    const row = await this.db.get<{ until: number | string | null }>(`SELECT max(until) AS until FROM auth_blocks WHERE key IN (${keys.map(() => '?').join(', ')})`, ...keys);
     return Number(row?.until ?? 0);
   }
 
-  block(key: string, until: number): void {
+  async block(key: string, until: number): Promise<void> {
     const later = this.db.dialect === 'postgres' ? 'GREATEST(auth_blocks.until, excluded.until)' : 'max(auth_blocks.until, excluded.until)';
-    this.db.run(`INSERT INTO auth_blocks (key, until) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET until = ${later}`, key, until);
+    await this.db.run(`INSERT INTO auth_blocks (key, until) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET until = ${later}`, key, until);
   }
 
-  forget(key: string): void {
-    this.db.transaction(() => {
-      this.db.run('DELETE FROM auth_failures WHERE key = ?', key);
-      this.db.run('DELETE FROM auth_blocks WHERE key = ?', key);
+  async forget(key: string): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await tx.run('DELETE FROM auth_failures WHERE key = ?', key);
+      await tx.run('DELETE FROM auth_blocks WHERE key = ?', key);
     });
   }
 
-  blocked(now: number, limit: number): { key: string; until: number }[] {
-    return this.db
-      .all<{ key: string; until: number | string }>('SELECT key, until FROM auth_blocks WHERE until > ? ORDER BY until DESC LIMIT ?', now, limit)
-      .map((r) => ({ key: r.key, until: Number(r.until) }));
+  async blocked(now: number, limit: number): Promise<{ key: string; until: number }[]> {
+    return (await this.db.all<{ key: string; until: number | string }>('SELECT key, until FROM auth_blocks WHERE until > ? ORDER BY until DESC LIMIT ?', now, limit)).map((r) => ({ key: r.key, until: Number(r.until) }));
   }
 }

@@ -23,7 +23,7 @@ export interface BlobStore {
   /** The bytes of a file (inclusive range); fails with code ENOENT when it is gone. Async: a remote store answers first. */
   read(key: string, range?: { start: number; end: number }): Promise<Readable>;
   /** Writes atomically: readers see the old bytes or all new ones, never a part. */
-  write(key: string, source: AsyncIterable<Buffer>, guard?: (bytesSoFar: number) => void): Promise<BlobInfo>;
+  write(key: string, source: AsyncIterable<Buffer>, guard?: (bytesSoFar: number) => void | Promise<void>): Promise<BlobInfo>;
   /** Deletes a file and the folders it leaves empty (up to `stopAt`). */
   delete(key: string, stopAt: string): Promise<boolean>;
   /** Moves a finished local file (e.g. a job's COG) into the store under `key`, atomically. */
@@ -95,7 +95,7 @@ export class LocalBlobStore implements BlobStore {
     return createReadStream('', { fd, start: range?.start, end: range?.end, highWaterMark: 256 * 1024 });
   }
 
-  async write(key: string, source: AsyncIterable<Buffer>, guard?: (bytesSoFar: number) => void): Promise<BlobInfo> {
+  async write(key: string, source: AsyncIterable<Buffer>, guard?: (bytesSoFar: number) => void | Promise<void>): Promise<BlobInfo> {
     const full = await this.resolve(key);
     const tmp = path.join(this.tmpDir, randomBytes(12).toString('hex'));
     const out = createWriteStream(tmp, { flags: 'wx' });
@@ -105,7 +105,9 @@ export class LocalBlobStore implements BlobStore {
     try {
       for await (const chunk of source) {
         size += chunk.length;
-        guard?.(size);
+        // A guard that must ask someone (a quota shared by several nodes) holds the next chunk until it answers.
+        const judged = guard?.(size);
+        if (judged) await judged;
         if (!out.write(chunk)) await once(out, 'drain');
       }
       out.end();

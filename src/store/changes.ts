@@ -47,7 +47,11 @@ export class PgChanges extends LocalChanges {
   private closed = false;
   private retry: NodeJS.Timeout | null = null;
 
-  constructor(private readonly url: string) {
+  constructor(
+    private readonly url: string,
+    /** Longest wait for the database to take a notice (a hung server costs the change this, no more). */
+    private readonly timeoutMs = 10_000,
+  ) {
     super();
     void this.connection();
   }
@@ -59,6 +63,12 @@ export class PgChanges extends LocalChanges {
       await c?.query('SELECT pg_notify($1, $2)', [CHANNEL, `${topic}:${id}`]);
     } catch (e) {
       console.error(`[xeo] could not tell other nodes that ${topic} ${id} changed: ${(e as Error).message}`);
+      // A connection that timed out is not trusted again: the next notice connects anew.
+      if (this.client === c) {
+        this.client = null;
+        (c as unknown as { connection?: { stream?: { destroy(): void } } } | null)?.connection?.stream?.destroy();
+        this.later();
+      }
     }
   }
 
@@ -76,7 +86,7 @@ export class PgChanges extends LocalChanges {
 
   private async connect(): Promise<pg.Client | null> {
     if (this.closed) return null;
-    const c = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 5000 });
+    const c = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: this.timeoutMs, query_timeout: this.timeoutMs, keepAlive: true });
     const lost = () => {
       if (this.client !== c) return;
       this.client = null;

@@ -3,10 +3,11 @@
 // and written by the same repositories.
 import path from 'node:path';
 import { mkdirSync } from 'node:fs';
-import type { Store } from './types.js';
+import type { CollectionRepo, Store } from './types.js';
 import { SqliteDb, type SqlDb } from './sql.js';
-import { PgDb } from './pg.js';
-import { migrate } from './schema.js';
+import { PgDb, PG_DEFAULTS, type PgOptions } from './pg.js';
+import { migratePostgres } from './schema.js';
+import { migrateSqlite } from './sqlite-migrate.js';
 import { SqlUsers } from './users.js';
 import { SqlTokens } from './tokens.js';
 import { SqlProcessGraphs } from './process-graphs.js';
@@ -24,26 +25,40 @@ import { LocalUploadLedger, SqlUploadLedger } from './upload-ledger.js';
 export interface StoreLocation {
   dataDir: string;
   databaseUrl?: string | null;
+  /** Connections and statement deadline on PostgreSQL (PG_DEFAULTS when absent). */
+  database?: PgOptions;
 }
 
-export function openDatabase(where: StoreLocation): SqlDb {
-  let db: SqlDb;
-  if (where.databaseUrl) db = new PgDb(where.databaseUrl);
-  else {
+const locationOf = (where: StoreLocation | string): StoreLocation => (typeof where === 'string' ? { dataDir: where } : where);
+
+/** Connects (nothing is read or written yet). */
+function connect(where: StoreLocation): SqlDb {
+  if (where.databaseUrl) return new PgDb(where.databaseUrl, where.database ?? PG_DEFAULTS);
+  mkdirSync(where.dataDir, { recursive: true });
+  return SqliteDb.open(path.join(where.dataDir, 'xeo.sqlite'));
+}
+
+/** The database, brought up to date by the migrations (SQLite's on a thread of their own). */
+export async function openDatabase(where: StoreLocation): Promise<SqlDb> {
+  if (!where.databaseUrl) {
     mkdirSync(where.dataDir, { recursive: true });
-    db = SqliteDb.open(path.join(where.dataDir, 'xeo.sqlite'));
+    await migrateSqlite(path.join(where.dataDir, 'xeo.sqlite'));
+    return connect(where);
   }
+  const db = connect(where);
   try {
-    migrate(db);
+    await migratePostgres(db);
   } catch (e) {
-    db.close();
+    await db.close();
     throw e;
   }
   return db;
 }
 
-export function openStore(where: StoreLocation | string): Store {
-  const db = openDatabase(typeof where === 'string' ? { dataDir: where } : where);
+export async function openStore(where: StoreLocation | string): Promise<Store> {
+  const loc = locationOf(where);
+  const db = await openDatabase(loc);
+  const semaphores = loc.databaseUrl ? new PgSemaphores(loc.databaseUrl, loc.database ?? PG_DEFAULTS) : new LocalSemaphores();
   return {
     users: new SqlUsers(db),
     tokens: new SqlTokens(db),
@@ -55,9 +70,21 @@ export function openStore(where: StoreLocation | string): Store {
     jobQueue: new SqlJobQueue(db),
     jobResults: new SqlJobResults(db),
     secrets: new SqlSecrets(db),
-    semaphores: db.dialect === 'postgres' ? new PgSemaphores(db) : new LocalSemaphores(),
+    semaphores,
     authFailures: db.dialect === 'postgres' ? new SqlFailureLedger(db) : null,
     uploads: db.dialect === 'postgres' ? new SqlUploadLedger(db) : new LocalUploadLedger(),
-    close: () => db.close(),
+    async close() {
+      await semaphores.close();
+      await db.close();
+    },
   };
+}
+
+/**
+ * The collections of a store the main thread has opened (and migrated) already: what an engine
+ * thread reads of the catalogue, on a connection of its own (a small pool on PostgreSQL).
+ */
+export function openCatalog(where: StoreLocation): { collections: CollectionRepo; close(): Promise<void> } {
+  const db = connect({ ...where, database: { ...(where.database ?? PG_DEFAULTS), poolSize: 2 } });
+  return { collections: new SqlCollections(db), close: () => db.close() };
 }

@@ -6,16 +6,16 @@ import type { JobResultRepo, JobResults } from './types.js';
 export class SqlJobResults implements JobResultRepo {
   constructor(private readonly db: SqlDb) {}
 
-  put(jobId: string, results: JobResults): void {
-    this.db.run('INSERT INTO job_results (job_id, body) VALUES (?, ?) ON CONFLICT (job_id) DO UPDATE SET body = excluded.body', jobId, JSON.stringify(results));
+  async put(jobId: string, results: JobResults): Promise<void> {
+    await this.db.run('INSERT INTO job_results (job_id, body) VALUES (?, ?) ON CONFLICT (job_id) DO UPDATE SET body = excluded.body', jobId, JSON.stringify(results));
   }
 
-  get(jobId: string): JobResults | null {
-    const r = this.db.get<{ body: string }>('SELECT body FROM job_results WHERE job_id = ?', jobId);
+  async get(jobId: string): Promise<JobResults | null> {
+    const r = await this.db.get<{ body: string }>('SELECT body FROM job_results WHERE job_id = ?', jobId);
     return r ? (JSON.parse(r.body) as JobResults) : null;
   }
 
-  delete(jobId: string): boolean {
-    return this.db.run('DELETE FROM job_results WHERE job_id = ?', jobId) > 0;
+  async delete(jobId: string): Promise<boolean> {
+    return (await this.db.run('DELETE FROM job_results WHERE job_id = ?', jobId)) > 0;
   }
 }

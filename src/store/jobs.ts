@@ -95,9 +95,9 @@ export class SqlJobs implements JobRepo {
     this.recent = recentSql(db);
   }
 
-  create(job: Parameters<JobRepo['create']>[0]): JobRecord {
+  async create(job: Parameters<JobRepo['create']>[0]): Promise<JobRecord> {
     const t = now();
-    this.db.run(
+    await this.db.run(
       `INSERT INTO jobs (id, user_id, title, description, process, plan, budget, log_level, status, created, updated)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'created', ?, ?)`,
       job.id,
@@ -111,54 +111,56 @@ export class SqlJobs implements JobRepo {
       t,
       t,
     );
-    return this.byId(job.id)!;
+    return (await this.byId(job.id))!;
   }
 
-  get(userId: string, id: string): JobRecord | null {
-    const r = this.db.get<Row>('SELECT * FROM jobs WHERE user_id = ? AND id = ?', userId, id);
+  async get(userId: string, id: string): Promise<JobRecord | null> {
+    const r = await this.db.get<Row>('SELECT * FROM jobs WHERE user_id = ? AND id = ?', userId, id);
     return r ? toRecord(r) : null;
   }
 
-  byId(id: string): JobRecord | null {
-    const r = this.db.get<Row>('SELECT * FROM jobs WHERE id = ?', id);
+  async byId(id: string): Promise<JobRecord | null> {
+    const r = await this.db.get<Row>('SELECT * FROM jobs WHERE id = ?', id);
     return r ? toRecord(r) : null;
   }
 
-  count(userId: string): number {
-    return this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM jobs WHERE user_id = ?', userId)!.n;
+  async count(userId: string): Promise<number> {
+    return (await this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM jobs WHERE user_id = ?', userId))!.n;
   }
 
-  list(userId: string, after: string | null, limit: number): JobRecord[] {
-    return this.db.all<Row>('SELECT * FROM jobs WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?', userId, after ?? '', limit).map(toRecord);
+  async list(userId: string, after: string | null, limit: number): Promise<JobRecord[]> {
+    return (await this.db.all<Row>('SELECT * FROM jobs WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?', userId, after ?? '', limit)).map(toRecord);
   }
 
-  edit(id: string, change: JobEdit): void {
+  async edit(id: string, change: JobEdit): Promise<boolean> {
     const [sets, values] = assignments(change, EDIT_COLUMNS);
-    if (sets.length) this.db.run(`UPDATE jobs SET ${sets.join(', ')} WHERE id = ?`, ...values, id);
+    const what = sets.length ? sets.join(', ') : 'id = id';
+    // One conditional statement: a start that comes at the same moment either sees the change or locks it out.
+    return (await this.db.run(`UPDATE jobs SET ${what} WHERE id = ? AND status NOT IN ('queued', 'running')`, ...values, id)) > 0;
   }
 
-  transition(id: string, from: readonly JobStatus[], to: JobStatus, facts: JobFacts = {}): boolean {
+  async transition(id: string, from: readonly JobStatus[], to: JobStatus, facts: JobFacts = {}): Promise<boolean> {
     const [sets, values] = assignments(facts, FACT_COLUMNS);
     const sql = `UPDATE jobs SET status = ?, updated = ?${sets.map((s) => `, ${s}`).join('')} WHERE id = ? AND status IN (${from.map(() => '?').join(', ')})`;
-    return this.db.run(sql, to, now(), ...values, id, ...from) > 0;
+    return (await this.db.run(sql, to, now(), ...values, id, ...from)) > 0;
   }
 
-  report(id: string, run: number, facts: JobFacts, status: JobStatus = 'running'): boolean {
+  async report(id: string, run: number, facts: JobFacts, status: JobStatus = 'running'): Promise<boolean> {
     const [sets, values] = assignments(facts, FACT_COLUMNS);
     if (!sets.length) return false;
-    return this.db.run(`UPDATE jobs SET ${sets.join(', ')} WHERE id = ? AND run = ? AND status = ?`, ...values, id, run, status) > 0;
+    return (await this.db.run(`UPDATE jobs SET ${sets.join(', ')} WHERE id = ? AND run = ? AND status = ?`, ...values, id, run, status)) > 0;
   }
 
-  withStatus(status: JobStatus): JobRecord[] {
-    return this.db.all<Row>('SELECT * FROM jobs WHERE status = ? ORDER BY queue_seq, id', status).map(toRecord);
+  async withStatus(status: JobStatus): Promise<JobRecord[]> {
+    return (await this.db.all<Row>('SELECT * FROM jobs WHERE status = ? ORDER BY queue_seq, id', status)).map(toRecord);
   }
 
-  delete(id: string): boolean {
-    return this.db.run('DELETE FROM jobs WHERE id = ?', id) > 0;
+  async delete(id: string): Promise<boolean> {
+    return (await this.db.run('DELETE FROM jobs WHERE id = ?', id)) > 0;
   }
 
-  throughput(): { values: number; seconds: number; jobs: number } {
-    const r = this.db.get<{ values: number | null; seconds: number | null; jobs: number }>(this.recent)!;
+  async throughput(): Promise<{ values: number; seconds: number; jobs: number }> {
+    const r = (await this.db.get<{ values: number | null; seconds: number | null; jobs: number }>(this.recent))!;
     return { values: r.values ?? 0, seconds: r.seconds ?? 0, jobs: r.jobs };
   }
 }
@@ -175,9 +177,9 @@ export class SqlJobQueue implements JobQueue {
        RETURNING *`;
   }
 
-  enqueue(id: string, facts: JobFacts = {}): boolean {
-    return this.db.transaction(() => {
-      const moved = this.db.run(
+  enqueue(id: string, facts: JobFacts = {}): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
+      const moved = await tx.run(
         `UPDATE jobs SET status = 'queued', updated = ?, queue_seq = (SELECT COALESCE(MAX(queue_seq), 0) + 1 FROM jobs)
          WHERE id = ? AND status IN ('created', 'canceled', 'finished', 'error')`,
         now(),
@@ -185,26 +187,26 @@ export class SqlJobQueue implements JobQueue {
       );
       if (moved === 0) return false;
       const [sets, values] = assignments(facts, FACT_COLUMNS);
-      if (sets.length) this.db.run(`UPDATE jobs SET ${sets.join(', ')} WHERE id = ?`, ...values, id);
+      if (sets.length) await tx.run(`UPDATE jobs SET ${sets.join(', ')} WHERE id = ?`, ...values, id);
       return true;
     });
   }
 
-  withdraw(id: string): boolean {
-    return this.db.run(`UPDATE jobs SET status = 'created', updated = ? WHERE id = ? AND status = 'queued'`, now(), id) > 0;
+  async withdraw(id: string): Promise<boolean> {
+    return (await this.db.run(`UPDATE jobs SET status = 'created', updated = ? WHERE id = ? AND status = 'queued'`, now(), id)) > 0;
   }
 
-  claim(node: string): JobRecord | null {
-    const r = this.db.get<Row>(this.pull, now(), node);
+  async claim(node: string): Promise<JobRecord | null> {
+    const r = await this.db.get<Row>(this.pull, now(), node);
     return r ? toRecord(r) : null;
   }
 
-  claimRun(id: string, run: number, node: string): JobRecord | null {
-    const r = this.db.get<Row>(`UPDATE jobs SET status = 'running', updated = ?, node = ? WHERE id = ? AND run = ? AND status = 'queued' RETURNING *`, now(), node, id, run);
+  async claimRun(id: string, run: number, node: string): Promise<JobRecord | null> {
+    const r = await this.db.get<Row>(`UPDATE jobs SET status = 'running', updated = ?, node = ? WHERE id = ? AND run = ? AND status = 'queued' RETURNING *`, now(), node, id, run);
     return r ? toRecord(r) : null;
   }
 
-  size(): number {
-    return this.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM jobs WHERE status = 'queued'`)!.n;
+  async size(): Promise<number> {
+    return (await this.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM jobs WHERE status = 'queued'`))!.n;
   }
 }

@@ -1,36 +1,25 @@
-// PostgreSQL behind the synchronous SqlDb surface: a connection thread (pg-connection.ts) runs each
-// statement with the `pg` driver while the calling thread waits on a shared flag, and the answer is
-// taken off the port synchronously. So every repository, and every caller, stays as it is on
-// SQLite. The cost is one round trip per statement during which the calling thread waits, as it
-// waits for SQLite's disk today; the tile path reads no records per tile.
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
+// PostgreSQL behind the SqlDb surface: a pool of connections on the event loop (`pg.Pool`), so a
+// node runs as many statements at once as it has connections and the event loop never waits for
+// an answer. Every statement has a deadline, counted on our side too: a server that stopped
+// answering (hung, or cut off by the network) costs the requests that need records a 503 after
+// that time, and nothing else. A connection that timed out or broke is thrown away, so a server
+// that comes back is used again without restarting Xeo.
+import pg from 'pg';
 import { ServerUnavailable } from '../core/errors.js';
-import { UniqueViolation, type Param, type SqlDb } from './sql.js';
+import { UniqueViolation, type Param, type SqlDb, type SqlRunner } from './sql.js';
 
-/** What the connection thread is asked. */
-export type PgRequest = ({ sql: string; params: Param[] } | { close: true }) & { seq: number };
-/** What it answers (for request `seq`): rows and the count of changed rows, or the driver's error. */
-export type PgReply = ({ rows: unknown[]; changes: number } | { error: string; code?: string }) & { seq: number };
-
-/** The built connection thread: beside this file (dist), or in dist/src/store when running from src (tests). */
-function connectionFile(): URL {
-  const candidates = [new URL('./pg-connection.js', import.meta.url), new URL('../../dist/src/store/pg-connection.js', import.meta.url)];
-  return candidates.find((u) => existsSync(fileURLToPath(u))) ?? candidates[0];
-}
+// Counts and sums come back as numbers, not strings: our values stay far below 2^53.
+pg.types.setTypeParser(20, (v) => Number(v)); // int8
+pg.types.setTypeParser(1700, (v) => Number(v)); // numeric
 
 /**
  * Whether an error means the server is away rather than refusing the statement: a network error
  * (ECONNREFUSED, ...; not a five-character SQLSTATE), class 08 (connection), 57P (shutdown),
- * 53 (resources), or no code at all (our own timeout).
+ * 53 (resources), 57014 (a statement cancelled by its timeout), or no code at all (our own timeout).
  */
 export function unreachable(code: string | undefined): boolean {
-  return !code || !/^[0-9A-Z]{5}$/.test(code) || /^(08|57P|53)/.test(code);
+  return !code || !/^[0-9A-Z]{5}$/.test(code) || /^(08|57P|53|57014)/.test(code);
 }
-
-/** Slowest statement a caller waits for before the store is taken as unreachable. */
-const STATEMENT_TIMEOUT_MS = 30_000;
 
 /**
  * The records cannot be reached: the request answers 503 with Retry-After (records stay as they
@@ -43,99 +32,122 @@ export class StoreUnavailable extends ServerUnavailable {
   }
 }
 
+export interface PgOptions {
+  /** Connections of this process. */
+  poolSize: number;
+  /** Longest wait for one statement (or for a connection to run it on), ms. */
+  timeoutMs: number;
+}
+
+export const PG_DEFAULTS: PgOptions = { poolSize: 10, timeoutMs: 10_000 };
+
 export class PgDb implements SqlDb {
   readonly dialect = 'postgres';
-  private readonly flag = new Int32Array(new SharedArrayBuffer(4));
-  private readonly port: MessagePort;
-  private readonly worker: Worker;
-  private depth = 0;
+  private readonly pool: pg.Pool;
   private closed = false;
-  /** Numbers requests, so the late answer of one given up on is never taken for the next one's. */
-  private seq = 0;
   /** `?` placeholders become `$1, $2, ...` once per statement text. */
   private readonly translated = new Map<string, string>();
 
-  constructor(url: string) {
-    const { port1, port2 } = new MessageChannel();
-    this.port = port1;
-    this.worker = new Worker(connectionFile(), {
-      workerData: { url, port: port2, flag: this.flag, timeoutMs: STATEMENT_TIMEOUT_MS },
-      transferList: [port2],
+  constructor(
+    readonly url: string,
+    readonly options: PgOptions = PG_DEFAULTS,
+  ) {
+    this.pool = new pg.Pool({
+      connectionString: url,
+      max: options.poolSize,
+      connectionTimeoutMillis: options.timeoutMs,
+      // The server gives up a statement at the deadline; our side gives up too when the server
+      // does not answer at all (a hung server cannot cancel anything).
+      statement_timeout: options.timeoutMs,
+      query_timeout: options.timeoutMs + 500,
+      idle_in_transaction_session_timeout: options.timeoutMs * 2,
+      idleTimeoutMillis: 30_000,
+      keepAlive: true,
+      allowExitOnIdle: true,
     });
-    // The connection thread must not keep a finished process alive.
-    this.worker.unref();
+    // An idle connection the server closed: the pool drops it; the next statement takes another.
+    this.pool.on('error', () => {});
   }
 
-  get<T>(sql: string, ...params: Param[]): T | undefined {
-    return this.query(sql, params).rows[0] as T | undefined;
+  get<T>(sql: string, ...params: Param[]): Promise<T | undefined> {
+    return this.query(null, sql, params).then((r) => r.rows[0] as T | undefined);
   }
 
-  all<T>(sql: string, ...params: Param[]): T[] {
-    return this.query(sql, params).rows as T[];
+  all<T>(sql: string, ...params: Param[]): Promise<T[]> {
+    return this.query(null, sql, params).then((r) => r.rows as T[]);
   }
 
-  run(sql: string, ...params: Param[]): number {
-    return this.query(sql, params).changes;
+  run(sql: string, ...params: Param[]): Promise<number> {
+    return this.query(null, sql, params).then((r) => r.changes);
   }
 
-  transaction<T>(fn: () => T): T {
-    // Nested calls join the transaction already open (as one unit, like SQLite's outermost one).
-    if (this.depth > 0) return fn();
-    this.query('BEGIN', []);
-    this.depth++;
+  async transaction<T>(fn: (tx: SqlRunner) => Promise<T>): Promise<T> {
+    const client = await this.connect();
+    const tx: SqlRunner = {
+      dialect: 'postgres',
+      get: (sql, ...params) => this.query(client, sql, params).then((r) => r.rows[0] as never),
+      all: (sql, ...params) => this.query(client, sql, params).then((r) => r.rows as never),
+      run: (sql, ...params) => this.query(client, sql, params).then((r) => r.changes),
+    };
+    let broken: Error | undefined;
     try {
-      const out = fn();
-      this.query('COMMIT', []);
+      await this.query(client, 'BEGIN', []);
+      const out = await fn(tx);
+      await this.query(client, 'COMMIT', []);
       return out;
     } catch (e) {
-      try {
-        this.query('ROLLBACK', []);
-      } catch {
-        /* the connection is gone; the server rolls back on its own */
+      if (e instanceof StoreUnavailable) broken = e;
+      else {
+        // The server rolls back on its own when the connection is gone; then it is thrown away.
+        await this.query(client, 'ROLLBACK', []).catch((r: Error) => (broken = r));
       }
       throw e;
     } finally {
-      this.depth--;
+      this.release(client, broken);
     }
   }
 
-  close(): void {
+  async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    try {
-      this.exchange({ close: true });
-    } catch {
-      /* closing a connection that is already gone */
-    }
-    void this.worker.terminate();
+    await this.pool.end().catch(() => {});
   }
 
-  private query(sql: string, params: Param[]): { rows: unknown[]; changes: number } {
+  private async connect(): Promise<pg.PoolClient> {
     if (this.closed) throw new StoreUnavailable('the record store is closed');
-    const reply = this.exchange({ sql: params.length ? this.placeholders(sql) : sql, params });
-    if ('error' in reply) {
-      if (reply.code === '23505') throw new UniqueViolation(reply.error);
-      if (unreachable(reply.code)) throw new StoreUnavailable(reply.error);
-      throw new Error(`PostgreSQL: ${reply.error} (${reply.code}) in: ${sql}`);
+    try {
+      return await this.pool.connect();
+    } catch (e) {
+      throw new StoreUnavailable((e as Error).message);
     }
-    return reply;
   }
 
-  private exchange(req: Omit<PgRequest, 'seq'>): PgReply {
-    const seq = ++this.seq;
-    Atomics.store(this.flag, 0, 0);
-    this.port.postMessage({ ...req, seq });
-    // The connection thread has its own timeout per statement; this one only guards against a thread that died.
-    const deadline = Date.now() + STATEMENT_TIMEOUT_MS + 5000;
-    for (;;) {
-      const woke = Atomics.wait(this.flag, 0, 0, Math.max(0, deadline - Date.now()));
-      Atomics.store(this.flag, 0, 0);
-      // Answers of requests given up on before are dropped; ours is the one with our number.
-      for (let got = receiveMessageOnPort(this.port); got; got = receiveMessageOnPort(this.port)) {
-        if ((got.message as PgReply).seq === seq) return got.message as PgReply;
+  /** On `client` (a transaction's), else on a connection of the pool for this statement alone. */
+  private async query(client: pg.PoolClient | null, sql: string, params: Param[]): Promise<{ rows: unknown[]; changes: number }> {
+    const own = client ?? (await this.connect());
+    let broken: Error | undefined;
+    try {
+      const r = await own.query({ text: params.length ? this.placeholders(sql) : sql, values: params });
+      // A multi-statement text (migrations) answers one result per statement.
+      const last = (Array.isArray(r) ? r[r.length - 1] : r) as pg.QueryResult | undefined;
+      return { rows: last?.rows ?? [], changes: last?.rowCount ?? 0 };
+    } catch (e) {
+      const err = e as { message?: string; code?: string };
+      if (err.code === '23505') throw new UniqueViolation(err.message ?? 'duplicate');
+      if (unreachable(err.code)) {
+        broken = e as Error;
+        throw new StoreUnavailable(err.message ?? String(e));
       }
-      if (woke === 'timed-out' || Date.now() >= deadline) throw new StoreUnavailable('the record store did not answer in time');
+      throw new Error(`PostgreSQL: ${err.message} (${err.code}) in: ${sql}`);
+    } finally {
+      if (!client) this.release(own, broken);
     }
+  }
+
+  /** Back to the pool; a connection that failed is closed at once (a hung server never answers its goodbye). */
+  private release(client: pg.PoolClient, broken: Error | undefined): void {
+    if (broken) (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+    client.release(broken);
   }
 
   private placeholders(sql: string): string {

@@ -20,31 +20,37 @@ const toStored = (r: Row): StoredProcess => ({
 export class SqlProcessGraphs implements ProcessGraphRepo {
   constructor(private readonly db: SqlDb) {}
 
-  get(userId: string, id: string): StoredProcess | null {
-    const r = this.db.get<Row>('SELECT * FROM process_graphs WHERE user_id = ? AND id = ?', userId, id);
+  async get(userId: string, id: string): Promise<StoredProcess | null> {
+    const r = await this.db.get<Row>('SELECT * FROM process_graphs WHERE user_id = ? AND id = ?', userId, id);
     return r ? toStored(r) : null;
   }
 
-  list(userId: string, after: string | null, limit: number): StoredProcess[] {
-    return this.db.all<Row>('SELECT * FROM process_graphs WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?', userId, after ?? '', limit).map(toStored);
+  async getMany(userId: string, ids: string[]): Promise<StoredProcess[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.all<Row>(`SELECT * FROM process_graphs WHERE user_id = ? AND id IN (${ids.map(() => '?').join(', ')})`, userId, ...ids);
+    return rows.map(toStored);
   }
 
-  put(userId: string, id: string, process: Record<string, unknown>): boolean {
+  async list(userId: string, after: string | null, limit: number): Promise<StoredProcess[]> {
+    return (await this.db.all<Row>('SELECT * FROM process_graphs WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?', userId, after ?? '', limit)).map(toStored);
+  }
+
+  async put(userId: string, id: string, process: Record<string, unknown>): Promise<boolean> {
     const now = new Date().toISOString();
     const upsert = `INSERT INTO process_graphs (user_id, id, body, created, updated) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (user_id, id) DO UPDATE SET body = excluded.body, updated = excluded.updated`;
     const args = [userId, id, JSON.stringify(process), now, now];
     // Whether the row is new, told by the same statement on PostgreSQL (an inserted row has no
     // xmax), and inside one transaction on SQLite (whose writers never interleave).
-    if (this.db.dialect === 'postgres') return this.db.get<{ inserted: boolean }>(`${upsert} RETURNING (xmax = 0) AS inserted`, ...args)!.inserted;
-    return this.db.transaction(() => {
-      const existed = this.db.get('SELECT 1 FROM process_graphs WHERE user_id = ? AND id = ?', userId, id) !== undefined;
-      this.db.run(upsert, ...args);
+    if (this.db.dialect === 'postgres') return (await this.db.get<{ inserted: boolean }>(`${upsert} RETURNING (xmax = 0) AS inserted`, ...args))!.inserted;
+    return this.db.transaction(async (tx) => {
+      const existed = (await tx.get('SELECT 1 FROM process_graphs WHERE user_id = ? AND id = ?', userId, id)) !== undefined;
+      await tx.run(upsert, ...args);
       return !existed;
     });
   }
 
-  delete(userId: string, id: string): boolean {
-    return this.db.run('DELETE FROM process_graphs WHERE user_id = ? AND id = ?', userId, id) > 0;
+  async delete(userId: string, id: string): Promise<boolean> {
+    return (await this.db.run('DELETE FROM process_graphs WHERE user_id = ? AND id = ?', userId, id)) > 0;
   }
 }

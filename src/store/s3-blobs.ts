@@ -190,7 +190,7 @@ export class S3BlobStore implements BlobStore {
     }
   }
 
-  async write(key: string, source: AsyncIterable<Buffer>, guard?: (bytesSoFar: number) => void): Promise<BlobInfo> {
+  async write(key: string, source: AsyncIterable<Buffer>, guard?: (bytesSoFar: number) => void | Promise<void>): Promise<BlobInfo> {
     const k = this.objectKey(key);
     // A file on the path would make the key a file and a folder at once, which the local store cannot be.
     await this.refuseFileOnPath(key);
@@ -206,7 +206,7 @@ export class S3BlobStore implements BlobStore {
   }
 
   /** Streams `source` to `k`: one PUT when it fits a part, else a multipart upload (aborted on any failure). */
-  private async upload(key: string, k: string, source: AsyncIterable<Buffer>, guard?: (bytesSoFar: number) => void, partsInFlight = PARTS_IN_FLIGHT): Promise<BlobInfo> {
+  private async upload(key: string, k: string, source: AsyncIterable<Buffer>, guard?: (bytesSoFar: number) => void | Promise<void>, partsInFlight = PARTS_IN_FLIGHT): Promise<BlobInfo> {
     let uploadId: string | undefined;
     const parts: { PartNumber: number; ETag: string }[] = [];
     const inFlight = new Set<Promise<void>>();
@@ -235,7 +235,9 @@ export class S3BlobStore implements BlobStore {
     try {
       for await (const chunk of source) {
         size += chunk.length;
-        guard?.(size);
+        // A guard that must ask someone (a quota shared by several nodes) holds the next chunk until it answers.
+        const judged = guard?.(size);
+        if (judged) await judged;
         buffered.push(chunk);
         bufferedBytes += chunk.length;
         if (bufferedBytes >= PART_BYTES) {

@@ -1,9 +1,8 @@
 // The schema of the record store: numbered migrations, written once in SQLite's words and
 // translated for PostgreSQL, each applied in one transaction. SQLite records the version in
-// PRAGMA user_version; PostgreSQL in a table, under an advisory lock so that nodes starting at the
-// same moment apply each migration once.
-import type { SqlDb } from './sql.js';
-import { SqliteDb } from './sql.js';
+// PRAGMA user_version (and is migrated on a thread of its own: sqlite-migrate.ts); PostgreSQL in a
+// table, under an advisory lock so that nodes starting at the same moment apply each migration once.
+import { openSqliteFile, type SqlDb } from './sql.js';
 
 /** Append only: a migration, once released, never changes. */
 const MIGRATIONS: string[] = [
@@ -137,33 +136,39 @@ export function forPostgres(ddl: string): string {
 /** Any number, unique to Xeo's schema migrations, for pg_advisory_xact_lock. */
 const MIGRATION_LOCK = 0x58656f;
 
-export function migrate(db: SqlDb): void {
-  if (db instanceof SqliteDb) return migrateSqlite(db);
-  db.run('CREATE TABLE IF NOT EXISTS xeo_schema (version INTEGER NOT NULL)');
+/** Brings a PostgreSQL database up to date, one migration per transaction. */
+export async function migratePostgres(db: SqlDb): Promise<void> {
+  await db.run('CREATE TABLE IF NOT EXISTS xeo_schema (version INTEGER NOT NULL)');
   for (;;) {
-    const applied = db.transaction(() => {
-      db.get('SELECT pg_advisory_xact_lock(?)', MIGRATION_LOCK);
-      const row = db.get<{ version: number }>('SELECT version FROM xeo_schema');
+    const applied = await db.transaction(async (tx) => {
+      await tx.get('SELECT pg_advisory_xact_lock(?)', MIGRATION_LOCK);
+      const row = await tx.get<{ version: number }>('SELECT version FROM xeo_schema');
       const current = row?.version ?? 0;
       tooNew(current);
       if (current >= MIGRATIONS.length) return false;
-      db.run(forPostgres(MIGRATIONS[current]));
-      if (row) db.run('UPDATE xeo_schema SET version = ?', current + 1);
-      else db.run('INSERT INTO xeo_schema (version) VALUES (?)', current + 1);
+      await tx.run(forPostgres(MIGRATIONS[current]));
+      if (row) await tx.run('UPDATE xeo_schema SET version = ?', current + 1);
+      else await tx.run('INSERT INTO xeo_schema (version) VALUES (?)', current + 1);
       return true;
     });
     if (!applied) return;
   }
 }
 
-function migrateSqlite(db: SqliteDb): void {
-  const current = db.db.pragma('user_version', { simple: true }) as number;
-  tooNew(current);
-  for (let v = current; v < MIGRATIONS.length; v++) {
-    db.transaction(() => {
-      db.db.exec(MIGRATIONS[v]);
-      db.db.pragma(`user_version = ${v + 1}`);
-    });
+/** Brings a SQLite file up to date (synchronous: run it off the event loop, see sqlite-migrate.ts). */
+export function migrateSqliteFile(file: string): void {
+  const db = openSqliteFile(file);
+  try {
+    const current = db.pragma('user_version', { simple: true }) as number;
+    tooNew(current);
+    for (let v = current; v < MIGRATIONS.length; v++) {
+      db.transaction(() => {
+        db.exec(MIGRATIONS[v]);
+        db.pragma(`user_version = ${v + 1}`);
+      })();
+    }
+  } finally {
+    db.close();
   }
 }
 

@@ -6,9 +6,9 @@ import type { SecretRepo } from './types.js';
 export class SqlSecrets implements SecretRepo {
   constructor(private readonly db: SqlDb) {}
 
-  getOrCreate(name: string, make: () => string): string {
+  async getOrCreate(name: string, make: () => string): Promise<string> {
     // Two nodes may both try: the first insert wins and both read the winner.
-    this.db.run('INSERT INTO secrets (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING', name, make());
-    return this.db.get<{ value: string }>('SELECT value FROM secrets WHERE name = ?', name)!.value;
+    await this.db.run('INSERT INTO secrets (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING', name, make());
+    return (await this.db.get<{ value: string }>('SELECT value FROM secrets WHERE name = ?', name))!.value;
   }
 }

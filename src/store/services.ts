@@ -33,29 +33,29 @@ function bodyOf(s: ServiceRecord): string {
 export class SqlServices implements ServiceRepo {
   constructor(private readonly db: SqlDb) {}
 
-  get(id: string) {
-    const r = this.db.get<Row>('SELECT * FROM services WHERE id = ?', id);
+  async get(id: string) {
+    const r = await this.db.get<Row>('SELECT * FROM services WHERE id = ?', id);
     return r ? toRecord(r) : null;
   }
 
-  list(userId: string, after: string | null, limit: number) {
-    return this.db.all<Row>('SELECT * FROM services WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?', userId, after ?? '', limit).map(toRecord);
+  async list(userId: string, after: string | null, limit: number) {
+    return (await this.db.all<Row>('SELECT * FROM services WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?', userId, after ?? '', limit)).map(toRecord);
   }
 
-  create(s: ServiceRecord): void {
-    this.db.run('INSERT INTO services (id, user_id, body, created, updated) VALUES (?, ?, ?, ?, ?)', s.id, s.userId, bodyOf(s), s.created, s.updated);
+  async create(s: ServiceRecord): Promise<void> {
+    await this.db.run('INSERT INTO services (id, user_id, body, created, updated) VALUES (?, ?, ?, ?, ?)', s.id, s.userId, bodyOf(s), s.created, s.updated);
   }
 
-  update(s: ServiceRecord): void {
-    this.db.run('UPDATE services SET body = ?, updated = ? WHERE id = ?', bodyOf(s), s.updated, s.id);
+  async update(s: ServiceRecord): Promise<void> {
+    await this.db.run('UPDATE services SET body = ?, updated = ? WHERE id = ?', bodyOf(s), s.updated, s.id);
   }
 
-  delete(id: string): boolean {
-    return this.db.run('DELETE FROM services WHERE id = ?', id) > 0;
+  async delete(id: string): Promise<boolean> {
+    return (await this.db.run('DELETE FROM services WHERE id = ?', id)) > 0;
   }
 
-  addUsage(id: string, add: ServiceUsage): void {
-    this.db.run(
+  async addUsage(id: string, add: ServiceUsage): Promise<void> {
+    await this.db.run(
       'UPDATE services SET tiles = tiles + ?, cache_hits = cache_hits + ?, values_read = values_read + ?, cpu_ms = cpu_ms + ? WHERE id = ?',
       add.tiles,
       add.cacheHits,

@@ -1,42 +1,115 @@
 // The one SQL surface every repository is written against, so the same repositories run on the
-// embedded SQLite file and on a PostgreSQL server. Calls are synchronous, as better-sqlite3's are:
-// the PostgreSQL side answers through a connection thread (store/pg.ts). Statements use `?`
-// placeholders and the SQL both engines share (ON CONFLICT, RETURNING, subqueries); the few
-// places where the dialects differ ask `dialect`.
+// embedded SQLite file and on a PostgreSQL server. Every call answers a promise: PostgreSQL's come
+// from a connection pool on the event loop (store/pg.ts), SQLite's from better-sqlite3, whose
+// calls take microseconds and may run at once. Statements use `?` placeholders and the SQL both
+// engines share (ON CONFLICT, RETURNING, subqueries); the few places where the dialects differ
+// ask `dialect`.
 import Database from 'better-sqlite3';
 import type { Database as Db, Statement } from 'better-sqlite3';
 
 export type Dialect = 'sqlite' | 'postgres';
 export type Param = string | number | null;
 
-export interface SqlDb {
+/** Statements, on the database or inside one transaction. */
+export interface SqlRunner {
   readonly dialect: Dialect;
   /** The first row, or undefined. */
-  get<T>(sql: string, ...params: Param[]): T | undefined;
-  all<T>(sql: string, ...params: Param[]): T[];
+  get<T>(sql: string, ...params: Param[]): Promise<T | undefined>;
+  all<T>(sql: string, ...params: Param[]): Promise<T[]>;
   /** Runs a statement; answers how many rows it changed. */
-  run(sql: string, ...params: Param[]): number;
-  /** Runs `fn` in one transaction: all of its statements take effect, or none. */
-  transaction<T>(fn: () => T): T;
-  close(): void;
+  run(sql: string, ...params: Param[]): Promise<number>;
+}
+
+export interface SqlDb extends SqlRunner {
+  /**
+   * Runs `fn` in one transaction: all of the statements it runs through `tx` take effect, or none
+   * (it throws, or the database goes away before the end). Statements of others wait or run
+   * beside it as the engine isolates them; they never join it.
+   */
+  transaction<T>(fn: (tx: SqlRunner) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
 }
 
 /** A uniqueness rule refused a row (a duplicate id, say), whichever engine said so. */
 export class UniqueViolation extends Error {}
 
+/** Opens a SQLite file as the record store wants it (WAL, foreign keys, a busy wait). */
+export function openSqliteFile(file: string, options: { readonly?: boolean } = {}): Db {
+  const db = new Database(file, { readonly: options.readonly ?? false });
+  if (!options.readonly) {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+  }
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  return db;
+}
+
+/**
+ * SQLite behind the asynchronous surface. Each statement runs at once (better-sqlite3 is
+ * synchronous, and a statement of the record store takes microseconds). A transaction holds the one
+ * connection across its awaits, so statements of others that arrive meanwhile wait until it ends
+ * instead of slipping into it.
+ */
 export class SqliteDb implements SqlDb {
   readonly dialect = 'sqlite';
   private readonly statements = new Map<string, Statement>();
+  /** Resolves when the transaction under way ends; null when none is. */
+  private busy: Promise<void> | null = null;
+  /** Statements of the transaction under way: they run at once, past the wait. */
+  private readonly inside: SqlRunner;
 
-  constructor(readonly db: Db) {}
+  constructor(readonly db: Db) {
+    this.inside = {
+      dialect: 'sqlite',
+      get: (sql, ...params) => this.now(() => this.prepared(sql).get(...params)),
+      all: (sql, ...params) => this.now(() => this.prepared(sql).all(...params)),
+      run: (sql, ...params) => this.now(() => this.prepared(sql).run(...params).changes),
+    } as SqlRunner;
+  }
 
   static open(file: string): SqliteDb {
-    const db = new Database(file);
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = NORMAL');
-    db.pragma('foreign_keys = ON');
-    db.pragma('busy_timeout = 5000');
-    return new SqliteDb(db);
+    return new SqliteDb(openSqliteFile(file));
+  }
+
+  get<T>(sql: string, ...params: Param[]): Promise<T | undefined> {
+    if (this.busy) return this.busy.then(() => this.get<T>(sql, ...params));
+    return this.inside.get<T>(sql, ...params);
+  }
+
+  all<T>(sql: string, ...params: Param[]): Promise<T[]> {
+    if (this.busy) return this.busy.then(() => this.all<T>(sql, ...params));
+    return this.inside.all<T>(sql, ...params);
+  }
+
+  run(sql: string, ...params: Param[]): Promise<number> {
+    if (this.busy) return this.busy.then(() => this.run(sql, ...params));
+    return this.inside.run(sql, ...params);
+  }
+
+  async transaction<T>(fn: (tx: SqlRunner) => Promise<T>): Promise<T> {
+    while (this.busy) await this.busy;
+    let done!: () => void;
+    this.busy = new Promise((r) => (done = r));
+    try {
+      this.db.exec('BEGIN IMMEDIATE');
+      try {
+        const out = await fn(this.inside);
+        this.db.exec('COMMIT');
+        return out;
+      } catch (e) {
+        if (this.db.inTransaction) this.db.exec('ROLLBACK');
+        throw e;
+      }
+    } finally {
+      this.busy = null;
+      done();
+    }
+  }
+
+  async close(): Promise<void> {
+    while (this.busy) await this.busy;
+    if (this.db.open) this.db.close();
   }
 
   private prepared(sql: string): Statement {
@@ -45,34 +118,14 @@ export class SqliteDb implements SqlDb {
     return s;
   }
 
-  get<T>(sql: string, ...params: Param[]): T | undefined {
-    return this.guard(() => this.prepared(sql).get(...params) as T | undefined);
-  }
-
-  all<T>(sql: string, ...params: Param[]): T[] {
-    return this.guard(() => this.prepared(sql).all(...params) as T[]);
-  }
-
-  run(sql: string, ...params: Param[]): number {
-    return this.guard(() => this.prepared(sql).run(...params).changes);
-  }
-
-  transaction<T>(fn: () => T): T {
-    return this.db.transaction(fn)();
-  }
-
-  close(): void {
-    this.db.close();
-  }
-
-  private guard<T>(fn: () => T): T {
+  /** Runs a statement now; its answer, or its failure (a uniqueness rule as UniqueViolation), as a promise. */
+  private now<T>(fn: () => unknown): Promise<T> {
     try {
-      return fn();
+      return Promise.resolve(fn() as T);
     } catch (e) {
-      if ((e as { code?: string }).code?.startsWith('SQLITE_CONSTRAINT_UNIQUE') || (e as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
-        throw new UniqueViolation((e as Error).message);
-      }
-      throw e;
+      const code = (e as { code?: string }).code;
+      if (code?.startsWith('SQLITE_CONSTRAINT_UNIQUE') || code === 'SQLITE_CONSTRAINT_PRIMARYKEY') return Promise.reject(new UniqueViolation((e as Error).message));
+      return Promise.reject(e);
     }
   }
 }

@@ -4,15 +4,16 @@ import type { TokenRepo } from './types.js';
 export class SqlTokens implements TokenRepo {
   constructor(private readonly db: SqlDb) {}
 
-  add(tokenHash: string, userId: string, expiresAt: number): void {
-    this.db.run('INSERT INTO tokens (token_hash, user_id, expires_at) VALUES (?, ?, ?)', tokenHash, userId, expiresAt);
+  async add(tokenHash: string, userId: string, expiresAt: number): Promise<void> {
+    await this.db.run('INSERT INTO tokens (token_hash, user_id, expires_at) VALUES (?, ?, ?)', tokenHash, userId, expiresAt);
   }
 
-  userOf(tokenHash: string, now: number): string | null {
-    return this.db.get<{ user_id: string }>('SELECT user_id FROM tokens WHERE token_hash = ? AND expires_at > ?', tokenHash, now)?.user_id ?? null;
+  async userOf(tokenHash: string, now: number): Promise<{ userId: string; expiresAt: number } | null> {
+    const r = await this.db.get<{ user_id: string; expires_at: number }>('SELECT user_id, expires_at FROM tokens WHERE token_hash = ? AND expires_at > ?', tokenHash, now);
+    return r ? { userId: r.user_id, expiresAt: Number(r.expires_at) } : null;
   }
 
-  deleteExpired(now: number): number {
+  deleteExpired(now: number): Promise<number> {
     return this.db.run('DELETE FROM tokens WHERE expires_at <= ?', now);
   }
 }

@@ -1,5 +1,6 @@
-// Record kinds and the repository interfaces the rest of the code depends on. SQLite implements
-// them here; a PostgreSQL implementation can take their place without touching callers.
+// Record kinds and the repository interfaces the rest of the code depends on. Every method answers a
+// promise: the records may live on a server (PostgreSQL) whose answers the event loop must never
+// wait for. SQLite and PostgreSQL implement them with the same repositories (sql.ts).
 import type { CollectionMeta, ItemMeta } from '../core/catalog.js';
 import type { LogLevel, RunLog } from '../core/run-context.js';
 import type { Semaphores } from './semaphores.js';
@@ -19,20 +20,20 @@ export interface User {
 }
 
 export interface UserRepo {
-  create(user: Omit<User, 'created'>): User;
-  byId(id: string): User | null;
-  byOidc(issuer: string, subject: string): User | null;
-  setPassword(id: string, passwordHash: string): void;
-  list(): User[];
-  delete(id: string): boolean;
+  create(user: Omit<User, 'created'>): Promise<User>;
+  byId(id: string): Promise<User | null>;
+  byOidc(issuer: string, subject: string): Promise<User | null>;
+  setPassword(id: string, passwordHash: string): Promise<void>;
+  list(): Promise<User[]>;
+  delete(id: string): Promise<boolean>;
 }
 
 export interface TokenRepo {
   /** Stores the hash of a token for a user until `expiresAt` (ms since epoch). */
-  add(tokenHash: string, userId: string, expiresAt: number): void;
-  /** The user id of a live token, or null. */
-  userOf(tokenHash: string, now: number): string | null;
-  deleteExpired(now: number): number;
+  add(tokenHash: string, userId: string, expiresAt: number): Promise<void>;
+  /** The user id and expiry (ms since epoch) of a live token, or null. */
+  userOf(tokenHash: string, now: number): Promise<{ userId: string; expiresAt: number } | null>;
+  deleteExpired(now: number): Promise<number>;
 }
 
 /** A stored user-defined process: the whole `process_graph_with_metadata` object. */
@@ -45,25 +46,27 @@ export interface StoredProcess {
 }
 
 export interface ProcessGraphRepo {
-  get(userId: string, id: string): StoredProcess | null;
+  get(userId: string, id: string): Promise<StoredProcess | null>;
+  /** Those of `ids` the user has stored (one read for all). */
+  getMany(userId: string, ids: string[]): Promise<StoredProcess[]>;
   /** Page of a user's processes ordered by id, starting after `after`. */
-  list(userId: string, after: string | null, limit: number): StoredProcess[];
+  list(userId: string, after: string | null, limit: number): Promise<StoredProcess[]>;
   /** Inserts or replaces; returns true when it was created. */
-  put(userId: string, id: string, process: Record<string, unknown>): boolean;
-  delete(userId: string, id: string): boolean;
+  put(userId: string, id: string, process: Record<string, unknown>): Promise<boolean>;
+  delete(userId: string, id: string): Promise<boolean>;
 }
 
 export interface CollectionRepo {
-  list(): CollectionMeta[];
-  get(id: string): CollectionMeta | null;
+  list(): Promise<CollectionMeta[]>;
+  get(id: string): Promise<CollectionMeta | null>;
   /** Creates or replaces; new collections go to the end of the list. */
-  put(meta: CollectionMeta): void;
-  putItems(collectionId: string, items: ItemMeta[]): void;
+  put(meta: CollectionMeta): Promise<void>;
+  putItems(collectionId: string, items: ItemMeta[]): Promise<void>;
   /** Items of a collection ordered by datetime, optionally within [start, end) (ISO strings). */
-  items(collectionId: string, start?: string | null, end?: string | null): ItemMeta[];
+  items(collectionId: string, start?: string | null, end?: string | null): Promise<ItemMeta[]>;
   /** Temporal extent and item count. */
-  stats(collectionId: string): { count: number; start: string | null; end: string | null };
-  delete(id: string): boolean;
+  stats(collectionId: string): Promise<{ count: number; start: string | null; end: string | null }>;
+  delete(id: string): Promise<boolean>;
 }
 
 /** A secondary web service: what its owner set, plus usage counters kept by the server. */
@@ -95,14 +98,14 @@ export interface ServiceUsage {
 }
 
 export interface ServiceRepo {
-  get(id: string): (ServiceRecord & { usage: ServiceUsage }) | null;
+  get(id: string): Promise<(ServiceRecord & { usage: ServiceUsage }) | null>;
   /** Page of a user's services ordered by id, starting after `after`. */
-  list(userId: string, after: string | null, limit: number): (ServiceRecord & { usage: ServiceUsage })[];
-  create(s: ServiceRecord): void;
-  update(s: ServiceRecord): void;
-  delete(id: string): boolean;
+  list(userId: string, after: string | null, limit: number): Promise<(ServiceRecord & { usage: ServiceUsage })[]>;
+  create(s: ServiceRecord): Promise<void>;
+  update(s: ServiceRecord): Promise<void>;
+  delete(id: string): Promise<boolean>;
   /** Adds to the usage counters. */
-  addUsage(id: string, add: ServiceUsage): void;
+  addUsage(id: string, add: ServiceUsage): Promise<void>;
 }
 
 /** A log entry as the API shows it (its `id` is the store's sequence number). */
@@ -114,10 +117,10 @@ export interface LogEntry extends RunLog {
 
 export interface LogRepo {
   /** Appends an entry to the log of `owner` (e.g. `service:ID`, `job:ID`); returns its id. */
-  append(owner: string, entry: Omit<LogEntry, 'id' | 'time'> & { time?: string }): string;
+  append(owner: string, entry: Omit<LogEntry, 'id' | 'time'> & { time?: string }): Promise<string>;
   /** Entries after the entry `after` (an id, or null for the start), at `minLevel` or above. */
-  page(owner: string, after: string | null, minLevel: LogLevel, limit: number): LogEntry[];
-  deleteOwner(owner: string): void;
+  page(owner: string, after: string | null, minLevel: LogLevel, limit: number): Promise<LogEntry[]>;
+  deleteOwner(owner: string): Promise<void>;
 }
 
 export type JobStatus = 'created' | 'queued' | 'running' | 'canceled' | 'finished' | 'error';
@@ -158,27 +161,30 @@ export type JobEdit = Partial<Pick<JobRecord, 'title' | 'description' | 'process
 export type JobFacts = Partial<Pick<JobRecord, 'progress' | 'costs' | 'usage' | 'run' | 'interruptions'>>;
 
 export interface JobRepo {
-  create(job: Pick<JobRecord, 'id' | 'userId' | 'title' | 'description' | 'process' | 'plan' | 'budget' | 'logLevel'>): JobRecord;
+  create(job: Pick<JobRecord, 'id' | 'userId' | 'title' | 'description' | 'process' | 'plan' | 'budget' | 'logLevel'>): Promise<JobRecord>;
   /** A job of this user (null for another user's job). */
-  get(userId: string, id: string): JobRecord | null;
-  byId(id: string): JobRecord | null;
+  get(userId: string, id: string): Promise<JobRecord | null>;
+  byId(id: string): Promise<JobRecord | null>;
   /** Page of a user's jobs ordered by id, starting after `after`. */
-  list(userId: string, after: string | null, limit: number): JobRecord[];
+  list(userId: string, after: string | null, limit: number): Promise<JobRecord[]>;
   /** How many jobs a user has. */
-  count(userId: string): number;
-  /** Changes what the user may edit; the status and `updated` stay. */
-  edit(id: string, change: JobEdit): void;
+  count(userId: string): Promise<number>;
+  /**
+   * Changes what the user may edit, unless the job is queued or running (it is locked then);
+   * the status and `updated` stay. Answers whether it changed (false: locked, or gone).
+   */
+  edit(id: string, change: JobEdit): Promise<boolean>;
   /**
    * Moves the job to `to` only if its status is one of `from` (atomically), setting the facts
    * given; `updated` becomes now. Answers whether it moved.
    */
-  transition(id: string, from: readonly JobStatus[], to: JobStatus, facts?: JobFacts): boolean;
+  transition(id: string, from: readonly JobStatus[], to: JobStatus, facts?: JobFacts): Promise<boolean>;
   /** Facts of a run (progress, costs, usage) while the job has `status` (default running); status and `updated` stay. Answers whether it applied. */
-  report(id: string, run: number, facts: JobFacts, status?: JobStatus): boolean;
-  withStatus(status: JobStatus): JobRecord[];
-  delete(id: string): boolean;
+  report(id: string, run: number, facts: JobFacts, status?: JobStatus): Promise<boolean>;
+  withStatus(status: JobStatus): Promise<JobRecord[]>;
+  delete(id: string): Promise<boolean>;
   /** Raster values read and seconds spent by recently finished jobs: the measured throughput. */
-  throughput(): { values: number; seconds: number; jobs: number };
+  throughput(): Promise<{ values: number; seconds: number; jobs: number }>;
 }
 
 /**
@@ -187,15 +193,15 @@ export interface JobRepo {
  */
 export interface JobQueue {
   /** created/canceled/finished/error -> queued, at the end of the queue. Answers whether it moved. */
-  enqueue(id: string, facts?: JobFacts): boolean;
+  enqueue(id: string, facts?: JobFacts): Promise<boolean>;
   /** queued -> created. Answers whether it moved. */
-  withdraw(id: string): boolean;
+  withdraw(id: string): Promise<boolean>;
   /** The next queued job, now running on `node`; null when none waits. */
-  claim(node: string): JobRecord | null;
+  claim(node: string): Promise<JobRecord | null>;
   /** That job's run `run`, if still queued, now running on `node` (a worker taking the task of the queue). */
-  claimRun(id: string, run: number, node: string): JobRecord | null;
+  claimRun(id: string, run: number, node: string): Promise<JobRecord | null>;
   /** Jobs that wait. */
-  size(): number;
+  size(): Promise<number>;
 }
 
 /** A file a job produced, kept in the result blob store under `key`. */
@@ -224,14 +230,14 @@ export interface JobResults {
 }
 
 export interface JobResultRepo {
-  put(jobId: string, results: JobResults): void;
-  get(jobId: string): JobResults | null;
-  delete(jobId: string): boolean;
+  put(jobId: string, results: JobResults): Promise<void>;
+  get(jobId: string): Promise<JobResults | null>;
+  delete(jobId: string): Promise<boolean>;
 }
 
 export interface SecretRepo {
   /** The secret of this name; the first caller's `make()` decides it, every later caller gets that one. */
-  getOrCreate(name: string, make: () => string): string;
+  getOrCreate(name: string, make: () => string): Promise<string>;
 }
 
 export interface Store {
@@ -251,5 +257,5 @@ export interface Store {
   authFailures: FailureLedger | null;
   /** Bytes of uploads in progress, per user (shared by every node on a database server). */
   uploads: UploadLedger;
-  close(): void;
+  close(): Promise<void>;
 }

@@ -11,9 +11,9 @@ export interface UploadLedger {
    * Changes the reservation of upload `id` of `userId` by `delta` bytes; answers the bytes that all
    * of that user's live reservations hold, this one included.
    */
-  reserve(id: string, userId: string, delta: number, now: number): number;
+  reserve(id: string, userId: string, delta: number, now: number): Promise<number>;
   /** Ends the reservation of upload `id`. */
-  release(id: string): void;
+  release(id: string): Promise<void>;
 }
 
 /** How long a reservation counts without being renewed. */
@@ -23,7 +23,7 @@ export class LocalUploadLedger implements UploadLedger {
   private readonly byUser = new Map<string, Map<string, number>>();
   private readonly userOf = new Map<string, string>();
 
-  reserve(id: string, userId: string, delta: number): number {
+  async reserve(id: string, userId: string, delta: number): Promise<number> {
     let mine = this.byUser.get(userId);
     if (!mine) this.byUser.set(userId, (mine = new Map()));
     mine.set(id, (mine.get(id) ?? 0) + delta);
@@ -33,7 +33,7 @@ export class LocalUploadLedger implements UploadLedger {
     return held;
   }
 
-  release(id: string): void {
+  async release(id: string): Promise<void> {
     const userId = this.userOf.get(id);
     if (userId === undefined) return;
     this.userOf.delete(id);
@@ -51,23 +51,24 @@ export class SqlUploadLedger implements UploadLedger {
 
   constructor(private readonly db: SqlDb) {}
 
-  reserve(id: string, userId: string, delta: number, now: number): number {
+  async reserve(id: string, userId: string, delta: number, now: number): Promise<number> {
     const stale = now - RESERVATION_STALE_MS;
     if (now - this.lastSweep > SWEEP_MS) {
       this.lastSweep = now;
-      this.db.run('DELETE FROM upload_reservations WHERE updated <= ?', stale);
+      // In the background: a sweep never delays the answer.
+      void this.db.run('DELETE FROM upload_reservations WHERE updated <= ?', stale).catch(() => {});
     }
-    this.db.run(
+    await this.db.run(
       'INSERT INTO upload_reservations (id, user_id, bytes, updated) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET bytes = upload_reservations.bytes + excluded.bytes, updated = excluded.updated',
       id,
       userId,
       delta,
       now,
     );
-    return Number(this.db.get<{ held: number | string }>('SELECT coalesce(sum(bytes), 0) AS held FROM upload_reservations WHERE user_id = ? AND updated > ?', userId, stale)?.held ?? 0);
+    return Number((await this.db.get<{ held: number | string }>('SELECT coalesce(sum(bytes), 0) AS held FROM upload_reservations WHERE user_id = ? AND updated > ?', userId, stale))?.held ?? 0);
   }
 
-  release(id: string): void {
-    this.db.run('DELETE FROM upload_reservations WHERE id = ?', id);
+  async release(id: string): Promise<void> {
+    await this.db.run('DELETE FROM upload_reservations WHERE id = ?', id);
   }
 }

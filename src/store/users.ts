@@ -24,9 +24,9 @@ const toUser = (r: Row): User => ({
 export class SqlUsers implements UserRepo {
   constructor(private readonly db: SqlDb) {}
 
-  create(user: Omit<User, 'created'>): User {
+  async create(user: Omit<User, 'created'>): Promise<User> {
     const full = { ...user, created: new Date().toISOString() };
-    this.db.run(
+    await this.db.run(
       'INSERT INTO users (id, name, password_hash, oidc_issuer, oidc_subject, quota_bytes, created) VALUES (?, ?, ?, ?, ?, ?, ?)',
       full.id,
       full.name,
@@ -39,25 +39,25 @@ export class SqlUsers implements UserRepo {
     return full;
   }
 
-  byId(id: string): User | null {
-    const r = this.db.get<Row>('SELECT * FROM users WHERE id = ?', id);
+  async byId(id: string): Promise<User | null> {
+    const r = await this.db.get<Row>('SELECT * FROM users WHERE id = ?', id);
     return r ? toUser(r) : null;
   }
 
-  byOidc(issuer: string, subject: string): User | null {
-    const r = this.db.get<Row>('SELECT * FROM users WHERE oidc_issuer = ? AND oidc_subject = ?', issuer, subject);
+  async byOidc(issuer: string, subject: string): Promise<User | null> {
+    const r = await this.db.get<Row>('SELECT * FROM users WHERE oidc_issuer = ? AND oidc_subject = ?', issuer, subject);
     return r ? toUser(r) : null;
   }
 
-  setPassword(id: string, passwordHash: string): void {
-    this.db.run('UPDATE users SET password_hash = ? WHERE id = ?', passwordHash, id);
+  async setPassword(id: string, passwordHash: string): Promise<void> {
+    await this.db.run('UPDATE users SET password_hash = ? WHERE id = ?', passwordHash, id);
   }
 
-  list(): User[] {
-    return this.db.all<Row>('SELECT * FROM users ORDER BY id').map(toUser);
+  async list(): Promise<User[]> {
+    return (await this.db.all<Row>('SELECT * FROM users ORDER BY id')).map(toUser);
   }
 
-  delete(id: string): boolean {
-    return this.db.run('DELETE FROM users WHERE id = ?', id) > 0;
+  async delete(id: string): Promise<boolean> {
+    return (await this.db.run('DELETE FROM users WHERE id = ?', id)) > 0;
   }
 }

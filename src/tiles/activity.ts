@@ -35,7 +35,7 @@ export class ServiceActivity {
   private readonly timer: NodeJS.Timeout;
 
   constructor(private readonly store: Store) {
-    this.timer = setInterval(() => this.flushAll(), FLUSH_MS);
+    this.timer = setInterval(() => void this.flushAll(), FLUSH_MS);
     this.timer.unref();
   }
 
@@ -83,20 +83,36 @@ export class ServiceActivity {
     this.log(id, 'error', `tile ${coord.z}/${coord.x}/${coord.y} failed: ${message}`, code, { z: coord.z, x: coord.x, y: coord.y });
   }
 
+  /** Adds an entry to a service's log at its log level (in the background: a tile never waits for it). */
   log(id: string, level: LogLevel, message: string, code?: string, data?: unknown): void {
-    const service = this.store.services.get(id);
-    if (!service || LOG_LEVELS.indexOf(level) > LOG_LEVELS.indexOf(service.logLevel)) return;
-    this.store.logs.append(serviceLogOwner(id), { level, message, code, data });
+    this.write(id, level, message, code, data).catch((e: unknown) => console.error(`[xeo] a log entry of service ${id} was not stored: ${(e as Error).message}`));
   }
 
-  /** Writes a service's counters to its usage and log. */
-  flush(id: string): void {
+  private async write(id: string, level: LogLevel, message: string, code?: string, data?: unknown): Promise<void> {
+    const service = await this.store.services.get(id);
+    if (!service || LOG_LEVELS.indexOf(level) > LOG_LEVELS.indexOf(service.logLevel)) return;
+    await this.store.logs.append(serviceLogOwner(id), { level, message, code, data });
+  }
+
+  /** Writes a service's counters to its usage and log; counters that could not be written wait for the next flush. */
+  async flush(id: string): Promise<void> {
     const c = this.counters.get(id);
     if (!c) return;
     this.counters.delete(id);
-    if (!this.store.services.get(id)) return;
+    try {
+      await this.record(id, c);
+    } catch (e) {
+      const now = this.of(id);
+      for (const k of ['rendered', 'joined', 'hits', 'empty', 'failed', 'suppressed', 'values', 'cpuMs'] as const) now[k] += c[k];
+      now.renderMs.push(...c.renderMs.slice(0, Math.max(0, 10_000 - now.renderMs.length)));
+      throw e;
+    }
+  }
+
+  private async record(id: string, c: Counters): Promise<void> {
+    if (!(await this.store.services.get(id))) return;
     const served = c.rendered + c.joined + c.hits + c.empty;
-    this.store.services.addUsage(id, { tiles: served, cacheHits: c.hits, valuesRead: c.values, cpuMs: c.cpuMs });
+    await this.store.services.addUsage(id, { tiles: served, cacheHits: c.hits, valuesRead: c.values, cpuMs: c.cpuMs });
     if (served + c.failed === 0) return;
     const sorted = c.renderMs.sort((a, b) => a - b);
     const p50 = sorted.length ? sorted[Math.floor((sorted.length - 1) / 2)] : null;
@@ -104,15 +120,15 @@ export class ServiceActivity {
       `${served} tiles served: ${c.rendered} drawn${p50 !== null ? ` (median ${p50.toFixed(1)} ms)` : ''}${c.joined ? `, ${c.joined} waited for the same drawing` : ''}, ${c.hits} from the cache, ${c.empty} empty (outside the data)`,
     ];
     if (c.failed) parts.push(`${c.failed} failed${c.suppressed ? ` (${c.suppressed} repeats not logged one by one)` : ''}`);
-    this.log(id, 'info', parts.join('; '), undefined, { tiles_drawn: c.rendered, tiles_joined: c.joined, tiles_cached: c.hits, tiles_empty: c.empty, tiles_failed: c.failed, median_ms: p50 });
+    await this.write(id, 'info', parts.join('; '), undefined, { tiles_drawn: c.rendered, tiles_joined: c.joined, tiles_cached: c.hits, tiles_empty: c.empty, tiles_failed: c.failed, median_ms: p50 });
   }
 
-  flushAll(): void {
+  async flushAll(): Promise<void> {
     for (const id of [...this.counters.keys()]) {
       try {
-        this.flush(id);
+        await this.flush(id);
       } catch (e) {
-        console.error(`[xeo] could not record the activity of service ${id}:`, e);
+        console.error(`[xeo] could not record the activity of service ${id}: ${(e as Error).message}`);
       }
     }
     // Failures older than the repeat window need no memory: the next one is logged anyway.
@@ -124,8 +140,8 @@ export class ServiceActivity {
     this.counters.delete(id);
   }
 
-  close(): void {
+  async close(): Promise<void> {
     clearInterval(this.timer);
-    this.flushAll();
+    await this.flushAll();
   }
 }

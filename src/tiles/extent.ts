@@ -9,7 +9,7 @@ import { isObject } from '../core/graph.js';
 export type LonLatBox = [number, number, number, number];
 
 /** The WGS84 box of the graph's loads, or null when it cannot be known (load_stac, computed extents, no load). */
-export function serviceExtent(catalog: CatalogSource, graph: unknown): LonLatBox | null {
+export async function serviceExtent(catalog: CatalogSource, graph: unknown): Promise<LonLatBox | null> {
   if (!isObject(graph)) return null;
   let box: LonLatBox | null = null;
   let loads = 0;
@@ -31,9 +31,9 @@ export function serviceExtent(catalog: CatalogSource, graph: unknown): LonLatBox
     } else if (ext === undefined || ext === null) {
       if (typeof a.id !== 'string') return null;
       // A STAC API collection: the extent its API announces (its items are not kept here).
-      const remote = catalog.collections.get(a.id)?.remote;
+      const remote = (await catalog.collections.get(a.id))?.remote;
       if (remote) b = remote.extent.bbox;
-      const items = remote ? [] : catalog.collections.items(a.id);
+      const items = remote ? [] : await catalog.collections.items(a.id);
       for (const it of items) b = union(b, it.bbox4326);
     } else {
       return null; // GeoJSON or a parameter: computed at run time

@@ -1,7 +1,9 @@
-// Serves the tiles of secondary web services: looks up the service (kept in memory for a few
-// seconds), answers from the tile cache inside the uWS callback when it can, answers tiles outside
-// the service's data with an empty image without computing, and otherwise renders the tile on the
-// compute pool (the same execute() as /result, with the tile as the region every load fills).
+// Serves the tiles of secondary web services: looks up the service (kept in memory; read again in
+// the background after a few seconds, while the kept state goes on serving, so a slow or hung
+// record store never holds a tile it already knows), answers from the tile cache inside the uWS
+// callback when it can, answers tiles outside the service's data with an empty image without
+// computing, and otherwise renders the tile on the compute pool (the same execute() as /result,
+// with the tile as the region every load fills).
 import type { Config } from '../core/config.js';
 import type { Store, ServiceRecord } from '../store/types.js';
 import type { CollectionMeta, ItemMeta, RemoteSearch } from '../core/catalog.js';
@@ -24,7 +26,11 @@ import { itemsWithin, newestRemoteItem, previewDates, previewExtent, previewGrap
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 
-/** How long a service's record is trusted before it is read again (changes by other servers, stored processes). */
+/**
+ * How long a service's record (or a preview's collection) is used before it is read again in the
+ * background (changes by other servers without a change notice, stored processes). A change made
+ * through any node drops the state at once (invalidate).
+ */
 const STATE_TTL_MS = 15_000;
 
 export type TileFormat = 'png' | 'jpeg';
@@ -79,6 +85,14 @@ const NEWEST_TTL_MS = 300_000;
 const PREVIEW_STATES = 256;
 const PREVIEW_RANGES = 1024;
 
+/** The newest item's date of a STAC API collection: the search, its answer once known, and whether a newer search is under way. */
+interface NewestItem {
+  at: number;
+  date: Promise<string | null>;
+  known?: string | null;
+  refreshing?: boolean;
+}
+
 /** A tile as HTTP wants it: 200 with the image, or 304 when the client's ETag still matches. */
 export interface TileAnswer {
   status: 200 | 304;
@@ -94,13 +108,16 @@ export class TileServer {
   readonly cache: TileCache;
   readonly activity: ServiceActivity;
   private readonly states = new Map<string, ServiceState>();
+  /** Reads of a service's state under way, each with the token that lets it keep its answer (invalidate takes it back). */
+  private readonly loading = new Map<string, { token: object; state: Promise<ServiceState | null> }>();
+  private readonly previewLoading = new Map<string, Promise<PreviewState>>();
   private readonly empties = new Map<string, CachedTile>();
   private readonly cacheControl: string;
   private readonly previews = new LRUCache<string, PreviewState>({ max: PREVIEW_STATES });
   /** Stretches of previews, computed once per collection version, dates and overview area (keyed by cache prefix and area). */
   private readonly previewRanges = new LRUCache<string, Promise<[number, number] | null>>({ max: PREVIEW_RANGES });
   /** The newest item of each STAC API collection (the default date of its preview), found again after NEWEST_TTL_MS. */
-  private readonly newest = new LRUCache<string, { at: number; date: Promise<string | null>; known?: string | null }>({ max: PREVIEW_STATES });
+  private readonly newest = new LRUCache<string, NewestItem>({ max: PREVIEW_STATES });
 
   constructor(
     private readonly store: Store,
@@ -114,25 +131,54 @@ export class TileServer {
     this.cacheControl = `public, max-age=${config.tileMaxAge}`;
   }
 
-  /** A service's state, or null when it does not exist. */
-  private state(id: string): ServiceState | null {
-    const now = Date.now();
+  /**
+   * A service's state (null when it does not exist): at once when kept (read again in the
+   * background once older than STATE_TTL_MS), else a promise of its first read.
+   */
+  private state(id: string): ServiceState | null | Promise<ServiceState | null> {
     const st = this.states.get(id);
-    if (st && now - st.loadedAt < STATE_TTL_MS) return st;
-    const record = this.store.services.get(id);
-    if (!record) {
-      this.states.delete(id);
-      return null;
+    if (!st) return this.load(id);
+    if (Date.now() - st.loadedAt >= STATE_TTL_MS) {
+      // The kept state serves until the new one is read; a read that fails leaves it in place.
+      this.load(id).catch(() => {});
     }
+    return st;
+  }
+
+  /** Reads a service's state once, however many requests ask for it meanwhile. */
+  private load(id: string): Promise<ServiceState | null> {
+    const under = this.loading.get(id);
+    if (under) return under.state;
+    const token = {};
+    const state = this.read(id).then((next) => {
+      // Invalidated while it was read: the answer is not kept (the next request reads again).
+      if (this.loading.get(id)?.token !== token) return next;
+      const st = this.states.get(id);
+      if (!next) this.states.delete(id);
+      else {
+        if (st && st.hash !== next.hash) this.cache.purge(st.prefix);
+        if (st && st.hash === next.hash) next.range = st.range;
+        this.states.set(id, next);
+      }
+      return next;
+    });
+    this.loading.set(id, { token, state });
+    const done = () => this.loading.get(id)?.token === token && this.loading.delete(id);
+    state.then(done, done);
+    return state;
+  }
+
+  private async read(id: string): Promise<ServiceState | null> {
+    const record = await this.store.services.get(id);
+    if (!record) return null;
     const graph = (record.process.process_graph ?? {}) as Graph;
-    const userProcesses = userProcessesOf(this.store.processGraphs, record.userId, graph);
+    const userProcesses = await userProcessesOf(this.store.processGraphs, record.userId, graph);
     const hash = createHash('sha256')
       .update(JSON.stringify([record.type, graph, record.configuration, userProcesses]))
       .digest('base64url')
       .slice(0, 16);
-    if (st && st.hash !== hash) this.cache.purge(st.prefix);
-    const extent = serviceExtent(this.store, graph);
-    const next: ServiceState = {
+    const extent = await serviceExtent(this.store, graph);
+    return {
       record,
       prefix: `${id}:${hash}:`,
       hash,
@@ -141,16 +187,15 @@ export class TileServer {
       userProcesses,
       extent,
       mercator: extent ? mercatorBox(extent) : null,
-      range: st && st.hash === hash ? st.range : null,
-      loadedAt: now,
+      range: null,
+      loadedAt: Date.now(),
     };
-    this.states.set(id, next);
-    return next;
   }
 
   /** Forgets a service's state and tiles (after a change or deletion). */
   invalidate(id: string): void {
     this.states.delete(id);
+    this.loading.delete(id);
     this.cache.purge(`${id}:`);
   }
 
@@ -161,13 +206,14 @@ export class TileServer {
    * the first tile to meet and report.
    */
   prepare(id: string): void {
-    const st = this.state(id);
-    if (st?.record.enabled) this.rangeOf(st).catch(() => {});
+    Promise.resolve(this.state(id))
+      .then((st) => (st?.record.enabled ? this.rangeOf(st) : null))
+      .catch(() => {});
   }
 
   /** The service's extent in WGS84 (null: unknown), for the map page and WMTS. */
-  extentOf(id: string): LonLatBox | null {
-    return this.state(id)?.extent ?? null;
+  async extentOf(id: string): Promise<LonLatBox | null> {
+    return (await this.state(id))?.extent ?? null;
   }
 
   /**
@@ -176,6 +222,11 @@ export class TileServer {
    */
   tile(id: string, coord: TileCoord, format: TileFormat | null, ifNoneMatch: string | undefined, abortable?: () => AbortSignal): TileAnswer | Promise<TileAnswer> {
     const st = this.state(id);
+    if (st instanceof Promise) return st.then((s) => this.serviceTile(s, id, coord, format, ifNoneMatch, abortable));
+    return this.serviceTile(st, id, coord, format, ifNoneMatch, abortable);
+  }
+
+  private serviceTile(st: ServiceState | null, id: string, coord: TileCoord, format: TileFormat | null, ifNoneMatch: string | undefined, abortable?: () => AbortSignal): TileAnswer | Promise<TileAnswer> {
     if (!st || !st.record.enabled) throw new ApiError('ServiceNotFound', { identifier: id });
     const cfg = st.config;
     return this.serve(st, id, coord, format, ifNoneMatch, abortable, async () => {
@@ -189,9 +240,11 @@ export class TileServer {
    * the same checks, cache, empty tiles and rendering as a service's tile.
    */
   previewTile(collection: string, datetime: string | null, coord: TileCoord, format: TileFormat | null, ifNoneMatch: string | undefined, abortable?: () => AbortSignal): TileAnswer | Promise<TileAnswer> {
+    const draw = (st: PreviewState) => this.previewTileOf(st, coord, format, ifNoneMatch, abortable);
     const newest = this.newestOf(collection, datetime);
-    if (newest instanceof Promise) return newest.then((n) => this.previewTileOf(this.previewState(collection, datetime, n), coord, format, ifNoneMatch, abortable));
-    return this.previewTileOf(this.previewState(collection, datetime, newest), coord, format, ifNoneMatch, abortable);
+    if (newest instanceof Promise) return newest.then((n) => this.previewState(collection, datetime, n)).then(draw);
+    const st = this.previewState(collection, datetime, newest);
+    return st instanceof Promise ? st.then(draw) : draw(st);
   }
 
   private previewTileOf(st: PreviewState, coord: TileCoord, format: TileFormat | null, ifNoneMatch: string | undefined, abortable?: () => AbortSignal): TileAnswer | Promise<TileAnswer> {
@@ -210,7 +263,7 @@ export class TileServer {
 
   /** What the map page and WMTS of a preview show. */
   async preview(collection: string, datetime: string | null): Promise<PreviewInfo> {
-    const st = this.previewState(collection, datetime, await this.newestOf(collection, datetime));
+    const st = await this.previewState(collection, datetime, await this.newestOf(collection, datetime));
     const meta = st.meta;
     const temporal: [string | null, string | null] = meta.remote ? meta.remote.extent.interval : [st.itemDates[0] ?? null, st.itemDates[st.itemDates.length - 1] ?? null];
     return { title: meta.title || meta.id, extent: st.extent, minZoom: st.config.min_zoom, maxZoom: st.config.max_zoom, legend: st.style.legend, dates: st.dates, itemDates: st.itemDates, temporal };
@@ -224,37 +277,65 @@ export class TileServer {
     if (datetime !== null || !this.search) return null;
     // A local collection's default preview known at once, without reading its record (cache hits stay cheap).
     const known = this.previews.get(`${collection}\n\n`);
-    if (known && !known.meta.remote && Date.now() - known.loadedAt < STATE_TTL_MS) return null;
+    if (known && !known.meta.remote) return null;
     const now = Date.now();
-    let e = this.newest.get(collection);
-    if (!e || now - e.at > NEWEST_TTL_MS) {
-      const meta = this.collectionMeta(collection);
-      if (!meta.remote) return null;
-      const date = newestRemoteItem(meta, this.search);
-      const entry: { at: number; date: Promise<string | null>; known?: string | null } = { at: now, date };
+    const e = this.newest.get(collection);
+    if (e && (now - e.at <= NEWEST_TTL_MS || e.refreshing)) return e.known !== undefined ? e.known : e.date;
+    const search = this.search;
+    // Local: no newest item to find (the preview's own state knows its dates).
+    const date = this.collectionMeta(collection).then((meta) => (meta.remote ? newestRemoteItem(meta, search) : null));
+    if (e?.known !== undefined) {
+      // The date found before serves until the new search answers; a failed one is tried again later.
+      e.refreshing = true;
       date.then(
-        (d) => (entry.known = d),
-        () => this.newest.get(collection) === entry && this.newest.delete(collection),
+        (d) => this.newest.set(collection, { at: Date.now(), date, known: d }),
+        () => (e.refreshing = false),
       );
-      this.newest.set(collection, (e = entry));
+      return e.known;
     }
-    return e.known !== undefined ? e.known : e.date;
+    const entry: NewestItem = { at: now, date };
+    date.then(
+      (d) => (entry.known = d),
+      () => this.newest.get(collection) === entry && this.newest.delete(collection),
+    );
+    this.newest.set(collection, entry);
+    return date;
   }
 
-  private collectionMeta(id: string) {
-    const meta = this.store.collections.get(id);
+  private async collectionMeta(id: string): Promise<CollectionMeta> {
+    const meta = await this.store.collections.get(id);
     if (!meta) throw new ApiError('CollectionNotFound', { identifier: id });
     return meta;
   }
 
-  /** A collection's preview for `datetime`, kept for a few seconds like a service's state. */
-  private previewState(collection: string, datetime: string | null, newestRemote: string | null): PreviewState {
+  /**
+   * A collection's preview for `datetime`, kept like a service's state: at once when kept (read
+   * again in the background once older than STATE_TTL_MS), else a promise of its first read.
+   */
+  private previewState(collection: string, datetime: string | null, newestRemote: string | null): PreviewState | Promise<PreviewState> {
     const key = `${collection}\n${datetime ?? ''}\n${newestRemote ?? ''}`;
-    const now = Date.now();
     const st = this.previews.get(key);
-    if (st && now - st.loadedAt < STATE_TTL_MS) return st;
-    const meta = this.collectionMeta(collection);
-    const all = meta.remote ? [] : this.store.collections.items(collection);
+    if (st && Date.now() - st.loadedAt < STATE_TTL_MS) return st;
+    let p = this.previewLoading.get(key);
+    if (!p) {
+      p = this.readPreview(collection, datetime, newestRemote).then((next) => {
+        this.previews.set(key, next);
+        return next;
+      });
+      this.previewLoading.set(key, p);
+      const done = () => this.previewLoading.get(key) === p && this.previewLoading.delete(key);
+      p.then(done, done);
+    }
+    if (!st) return p;
+    // The kept preview serves until the new one is read; a read that fails leaves it in place.
+    p.catch(() => {});
+    return st;
+  }
+
+  private async readPreview(collection: string, datetime: string | null, newestRemote: string | null): Promise<PreviewState> {
+    const now = Date.now();
+    const meta = await this.collectionMeta(collection);
+    const all = meta.remote ? [] : await this.store.collections.items(collection);
     const dates = previewDates(meta, all, datetime, newestRemote);
     const items = meta.remote ? [] : itemsWithin(all, dates);
     const style = previewStyle(meta);
@@ -281,7 +362,6 @@ export class TileServer {
       mercator: extent ? mercatorBox(extent) : null,
       loadedAt: now,
     };
-    this.previews.set(key, next);
     return next;
   }
 
@@ -455,12 +535,14 @@ export class TileServer {
     return out.range ?? null;
   }
 
+  /** Keeps an estimated range with the service (in the background: tiles use it from memory meanwhile). */
   private keepRange(st: ServiceState, [lo, hi]: [number, number]): void {
-    const fresh = this.store.services.get(st.record.id);
-    if (fresh) {
+    (async () => {
+      const fresh = await this.store.services.get(st.record.id);
+      if (!fresh) return;
       fresh.attributes = { ...fresh.attributes, value_range: { min: lo, max: hi, version: st.hash } };
-      this.store.services.update(fresh);
-    }
+      await this.store.services.update(fresh);
+    })().catch((e: unknown) => console.error(`[xeo] the value range of service ${st.record.id} was not stored: ${(e as Error).message}`));
   }
 
   /** A fully transparent PNG (or white JPEG) tile. */
@@ -477,8 +559,8 @@ export class TileServer {
     return t;
   }
 
-  close(): void {
-    this.activity.close();
+  close(): Promise<void> {
+    return this.activity.close();
   }
 }
 

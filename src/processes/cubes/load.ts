@@ -10,8 +10,8 @@ import { DataCube } from '../../datacube/datacube.js';
 import { featuresOf, geometriesBox } from '../../datacube/geometry.js';
 import { searchedSource } from './search.js';
 import type { RunContext } from '../../core/run-context.js';
-import { collectionOf } from '../../data/load.js';
-import { type CatalogSource } from '../../core/catalog.js';
+import { findCollection, fixedSnapshot, snapshotOf } from '../../data/load.js';
+import { type CatalogSnapshot, type CatalogSource } from '../../core/catalog.js';
 import { stacCatalog } from '../../data/stac-source.js';
 import { bboxOf, intervalOf } from './extents.js';
 import { outputFormat } from '../../output/formats.js';
@@ -23,14 +23,14 @@ const texts = {
 };
 
 /** Keeps the items for which every property condition answers true. */
-async function withProperties(source: CatalogSource, id: string, conditions: Record<string, unknown>, a: ProcessArgs, processId: string): Promise<CatalogSource> {
+async function withProperties(source: CatalogSnapshot, id: string, conditions: Record<string, unknown>, a: ProcessArgs, processId: string): Promise<CatalogSnapshot> {
   const checks: [string, Callback][] = [];
   for (const [name, v] of Object.entries(conditions)) {
     const cb = v && typeof v === 'object' && 'process_graph' in v ? a.callbackFor(v) : null;
     if (!cb) throw new ApiError('ProcessParameterInvalid', { process: processId, parameter: 'properties', reason: `the condition for '${name}' must be a child process` });
     checks.push([name, cb]);
   }
-  const keep = new Set<string>();
+  const kept = [];
   for (const it of source.collections.items(id)) {
     let ok = true;
     for (const [name, cb] of checks) {
@@ -39,9 +39,9 @@ async function withProperties(source: CatalogSource, id: string, conditions: Rec
         break;
       }
     }
-    if (ok) keep.add(it.id);
+    if (ok) kept.push(it);
   }
-  return { access: source.access, collections: { get: (x) => source.collections.get(x), items: (x, s, e) => source.collections.items(x, s, e).filter((it) => keep.has(it.id)) } };
+  return fixedSnapshot(source.access, source.collections.get(id)!, kept);
 }
 
 /** The deferred load of load_collection and load_stac, with the restrictions of their arguments. */
@@ -52,23 +52,28 @@ async function deferredLoad(source: CatalogSource, id: string, a: ProcessArgs, p
   const bbox = spatial !== null && !geoms ? bboxOf(spatial, processId, 'spatial_extent') : null;
   const temporalArg = a.get<unknown>('temporal_extent');
   const temporal = temporalArg !== null ? intervalOf(temporalArg, processId, 'temporal_extent') : null;
-  const meta = collectionOf(source, id);
+  const meta = await findCollection(source, id);
   const search = source.search;
   const searched = !!meta.remote;
+  // What the load uses of the catalogue is read now, once: planning and reading never wait for records.
+  let snapshot: CatalogSnapshot;
   if (searched) {
     if (!search) throw new ApiError('CollectionUnavailable', { identifier: id });
     const box = geoms ? geometriesBox(geoms) : null;
     const extent = bbox ?? (box ? { west: box[0], south: box[1], east: box[2], north: box[3], crs: 4326 } : null);
-    source = await searchedSource(source, meta, { extent, temporal, properties, args: a, processId, run }, (req) => search({ ...req, collection: id }));
-  } else if (properties !== null) source = await withProperties(source, id, properties, a, processId);
-  let cube = new LazyCube({ source, collection: id, extent: null, temporal: null, bands: null, target: {}, resampling: 'nearest', mask: null, region: run.region ?? null });
+    snapshot = await searchedSource(source.access, meta, { extent, temporal, properties, args: a, processId, run }, (req) => search({ ...req, collection: id }));
+  } else {
+    snapshot = await snapshotOf(source, meta, temporal);
+    if (properties !== null) snapshot = await withProperties(snapshot, id, properties, a, processId);
+  }
+  let cube = new LazyCube({ source: snapshot, collection: id, extent: null, temporal: null, bands: null, target: {}, resampling: 'nearest', mask: null, region: run.region ?? null });
   if (geoms) cube = lazyWithGeometries(cube, geoms);
   else if (bbox) cube = cube.with({ extent: bbox });
   if (temporal) cube = cube.with({ temporal });
   const bands = a.get<string[] | null>('bands');
   if (bands !== null) cube = cube.with({ bands });
   // A searched load finds nothing in a tile outside its items: the tile stays empty (no dates), not an error.
-  if (searched && run.mode === 'tile' && source.collections.items(id).length === 0) throw new ProcessException('NoDataAvailable', 'there is no data in this tile');
+  if (searched && run.mode === 'tile' && snapshot.collections.items(id).length === 0) throw new ProcessException('NoDataAvailable', 'there is no data in this tile');
   const plan = cube.plan();
   if (plan.times.length === 0) throw new ProcessException('NoDataAvailable', `there is no data in the requested area and time interval`);
   return cube;
@@ -97,7 +102,6 @@ export const processes: ProcessDef[] = [
     async (a, ctx) => {
       const run = ctx.run;
       if (!run) throw new ApiError('ProcessUnsupported', { process: 'load_collection', namespace: 'backend' });
-      collectionOf(run.catalog, a.get<string>('id'));
       return deferredLoad(run.catalog, a.get<string>('id'), a, 'load_collection', run);
     },
   ),

@@ -5,7 +5,7 @@
 import { ApiError } from '../../core/errors.js';
 import type { RunContext } from '../../core/run-context.js';
 import type { Extent } from '../../data/load.js';
-import type { CatalogSource, CollectionMeta, FilterOp, ItemMeta, PropertyCondition, RemoteSearch } from '../../core/catalog.js';
+import type { CatalogSnapshot, CollectionMeta, FilterOp, ItemMeta, PropertyCondition, RemoteSearch, SourceAccess } from '../../core/catalog.js';
 import { transformBox } from '../../data/crs.js';
 import { gridBox, type Box, type Grid } from '../../core/grid.js';
 import type { Callback, ProcessArgs } from '../../core/process.js';
@@ -69,11 +69,11 @@ const toInstant = (s: string) => (/^\d{4}-\d{2}-\d{2}$/.test(s) ? `${s}T00:00:00
 
 /** The catalog of one load of a searched collection: its items for the load's area, dates and properties. */
 export async function searchedSource(
-  source: CatalogSource,
+  access: SourceAccess | undefined,
   meta: CollectionMeta,
   o: { extent: Extent | null; temporal: [string | null, string | null] | null; properties: Record<string, unknown> | null; args: ProcessArgs; processId: string; run: RunContext },
   search: (req: Omit<RemoteSearch, 'collection'>) => Promise<ItemMeta[]>,
-): Promise<CatalogSource> {
+): Promise<CatalogSnapshot> {
   const mode = o.run.mode ?? 'sync';
   const wgs = o.extent ? transformBox([o.extent.west, o.extent.south, o.extent.east, o.extent.north], o.extent.crs ?? 4326, 4326) : null;
   if (mode === 'sync' && !wgs) {
@@ -128,12 +128,11 @@ export async function searchedSource(
   const loadMeta = epsg !== undefined && epsg !== meta.epsg ? { ...meta, epsg } : meta;
   return {
     // A user's STAC API (load_stac) stays under the outbound rules for its assets.
-    access: source.access,
+    access,
     collections: {
-      get: (x) => (x === meta.id ? loadMeta : source.collections.get(x)),
+      get: (x) => (x === meta.id ? loadMeta : null),
       // Dates were checked above on the acquisition time; items carry their day (the time label).
-      items: (x, s, e) => (x === meta.id ? ordered : source.collections.items(x, s, e)),
+      items: (x) => (x === meta.id ? ordered : []),
     },
-    search: source.search,
   };
 }
