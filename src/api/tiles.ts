@@ -1,15 +1,16 @@
 // The public side of secondary web services, at the host root (not versioned, no Authorization:
 // map clients cannot send one; the unguessable service id is the key): XYZ tiles, WMTS and the
-// map page. Unknown query parameters are ignored (map clients add cache busters). The previews of
-// collections are served the same way (public, like the collections themselves), under
-// /previews/{collection_id}, with `datetime=` choosing the dates.
+// map page (OpenLayers, bundled at build time and sent from here with its stylesheet). Unknown
+// query parameters are ignored (map clients add cache busters). The previews of collections are
+// served the same way (public, like the collections themselves), under /previews/{collection_id},
+// with `datetime=` choosing the dates.
 import type { AppRequest, AppRoute } from './context.js';
 import type { Reply } from './reply.js';
 import { ApiError } from '../core/errors.js';
 import { RequestAborted } from '../core/errors.js';
 import { tileConfigOf } from '../tiles/service-types.js';
 import type { TileFormat } from '../tiles/tile-server.js';
-import { viewerPage } from '../tiles/viewer.js';
+import { isMapAsset, mapAssets, pageTitle, previewLayer, serviceLayer, viewerPage, type MapLayer } from '../tiles/viewer.js';
 import { wmtsCapabilities, type WmtsInput } from '../tiles/wmts.js';
 import type { TileAnswer } from '../tiles/tile-server.js';
 import type { TileCoord } from '../tiles/tile-grid.js';
@@ -173,48 +174,60 @@ export const tileRoutes: AppRoute[] = [
   {
     method: 'GET',
     path: '/viewer',
-    summary: 'A map page showing a service (?service=ID) or the preview of a collection (?collection=ID, optionally &datetime=)',
+    summary: 'A map page of services (?service=ID, repeatable) and of the preview of a collection (?collection=ID, optionally &datetime=)',
     auth: 'none',
-    handler: async (req) => {
-      if (req.query.get('collection') !== null && req.query.get('service') === null) return collectionViewer(req);
-      const s = await enabledService(req, req.query.get('service'));
-      const cfg = tileConfigOf(s.configuration);
-      const range = s.attributes.value_range as { min: number; max: number } | undefined;
-      const lo = cfg.min ?? range?.min;
-      const hi = cfg.max ?? range?.max;
-      const legend =
-        lo !== undefined && hi !== undefined
-          ? `One band: ${cfg.colormap} colours from ${+lo.toPrecision(4)} to ${+hi.toPrecision(4)}; three bands: red, green, blue.`
-          : `One band: ${cfg.colormap} colours over the range of the data; three bands: red, green, blue.`;
-      const page = viewerPage({
-        title: s.title ?? `Service ${s.id}`,
-        // The service version makes browsers fetch fresh tiles after a change.
-        template: `${req.app.publicUrl()}/xyz/${s.id}/{z}/{x}/{y}.${cfg.format === 'jpeg' ? 'jpg' : 'png'}?v=${encodeURIComponent(s.updated)}`,
-        extent: await req.app.tiles.extentOf(s.id),
-        minZoom: cfg.min_zoom,
-        maxZoom: cfg.max_zoom,
-        tileSize: cfg.tile_size,
-        legend,
-      });
-      return { status: 200, body: page.html, contentType: 'text/html; charset=utf-8', headers: { 'Cache-Control': 'no-cache', 'Content-Security-Policy': page.csp } };
-    },
+    handler: mapPage,
+  },
+  {
+    method: 'GET',
+    path: '/viewer/{asset}',
+    summary: 'The script and the stylesheet of the map page (map-page.js, map-page.css)',
+    auth: 'none',
+    handler: mapAsset,
   },
 ];
 
-/** The map page of a collection's preview, with a date picker over its dates. */
-async function collectionViewer(req: AppRequest): Promise<Reply> {
-  const id = req.query.get('collection') ?? '';
-  const datetime = datetimeOf(req);
-  const p = await req.app.tiles.preview(id, datetime);
-  const page = viewerPage({
-    title: p.title,
-    template: `${req.app.publicUrl()}/previews/${encodeURIComponent(id)}/{z}/{x}/{y}.png`,
-    extent: p.extent,
-    minZoom: p.minZoom,
-    maxZoom: p.maxZoom,
-    tileSize: 256,
-    legend: p.legend,
-    dates: { values: p.itemDates, min: p.temporal[0]?.slice(0, 10) ?? null, max: p.temporal[1]?.slice(0, 10) ?? null, selected: datetime },
-  });
+/** Layers one map page shows at most. */
+const MAX_PAGE_LAYERS = 8;
+
+/**
+ * The map page: each `service=` (in the order given, the first on top), then the preview of
+ * `collection=` with its date control. Unknown or disabled services and unknown collections are 404.
+ */
+async function mapPage(req: AppRequest): Promise<Reply> {
+  const services = [...new Set(req.query.getAll('service'))];
+  const collection = req.query.get('collection');
+  if (services.length > MAX_PAGE_LAYERS) throw new ApiError('QueryParameterInvalid', { parameter: 'service', reason: `a page shows at most ${MAX_PAGE_LAYERS} services` });
+  if (!services.length && collection === null) throw new ApiError('ServiceNotFound', { identifier: '' });
+  const root = req.app.publicUrl();
+  const layers: MapLayer[] = [];
+  for (const id of services) {
+    const s = await enabledService(req, id);
+    layers.push(serviceLayer(s, await req.app.tiles.extentOf(s.id), root));
+  }
+  if (collection !== null) {
+    const datetime = datetimeOf(req);
+    layers.push(previewLayer(collection, await req.app.tiles.preview(collection, datetime), datetime, root));
+  }
+  const page = await viewerPage({ title: pageTitle(layers), layers }, root);
   return { status: 200, body: page.html, contentType: 'text/html; charset=utf-8', headers: { 'Cache-Control': 'no-cache', 'Content-Security-Policy': page.csp } };
+}
+
+/**
+ * A file of the page's bundle, gzipped for clients that take it; kept for a year when asked for
+ * with its current version (`?v=`, which the page's links carry), else checked again each time.
+ */
+async function mapAsset(req: AppRequest): Promise<Reply> {
+  const name = req.params.asset;
+  if (!isMapAsset(name)) throw new ApiError('NotFound');
+  const a = (await mapAssets())[name];
+  const etag = `"${a.version}"`;
+  const headers: Record<string, string> = {
+    'Cache-Control': req.query.get('v') === a.version ? 'public, max-age=31536000, immutable' : 'no-cache',
+    ETag: etag,
+    Vary: 'Accept-Encoding',
+  };
+  if (req.headers['if-none-match'] === etag) return { status: 304, headers };
+  if (/\bgzip\b/.test(req.headers['accept-encoding'] ?? '')) return { status: 200, body: a.gzipped, contentType: a.contentType, headers: { ...headers, 'Content-Encoding': 'gzip' } };
+  return { status: 200, body: a.body, contentType: a.contentType, headers };
 }

@@ -74,6 +74,8 @@ export interface PreviewInfo {
   minZoom: number;
   maxZoom: number;
   legend: string;
+  /** The colour map of one band ('rgb': three bands as red, green and blue), for the legend. */
+  colormap: string;
   dates: PreviewDates;
   itemDates: string[];
   temporal: [string | null, string | null];
@@ -266,7 +268,7 @@ export class TileServer {
     const st = await this.previewState(collection, datetime, await this.newestOf(collection, datetime));
     const meta = st.meta;
     const temporal: [string | null, string | null] = meta.remote ? meta.remote.extent.interval : [st.itemDates[0] ?? null, st.itemDates[st.itemDates.length - 1] ?? null];
-    return { title: meta.title || meta.id, extent: st.extent, minZoom: st.config.min_zoom, maxZoom: st.config.max_zoom, legend: st.style.legend, dates: st.dates, itemDates: st.itemDates, temporal };
+    return { title: meta.title || meta.id, extent: st.extent, minZoom: st.config.min_zoom, maxZoom: st.config.max_zoom, legend: st.style.legend, colormap: st.style.colormap, dates: st.dates, itemDates: st.itemDates, temporal };
   }
 
   /**

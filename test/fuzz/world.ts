@@ -52,6 +52,7 @@ export const ROOT_ROUTES: Omit<Endpoint, 'prefix' | 'listed'>[] = [
   { path: '/xyz/{service_id}/{z}/{x}/{y}', method: 'GET', auth: 'none' },
   { path: '/wmts/{service_id}', method: 'GET', auth: 'none' },
   { path: '/viewer', method: 'GET', auth: 'none' },
+  { path: '/viewer/{asset}', method: 'GET', auth: 'none' },
   { path: '/previews/{collection_id}/{z}/{x}/{y}', method: 'GET', auth: 'none' },
   { path: '/previews/{collection_id}/wmts', method: 'GET', auth: 'none' },
 ];
