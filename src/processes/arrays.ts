@@ -6,7 +6,7 @@ import { ApiError } from '../core/errors.js';
 import { define, defineScalar } from './define.js';
 import { type ProcessDef } from '../core/process.js';
 import { ProcessException } from '../core/errors.js';
-import { labelsOf, withLabels, type Labels } from '../core/labels.js';
+import { dateTimeMs, labelsOf, withLabels, type Labels } from '../core/labels.js';
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -29,34 +29,6 @@ function labelIndex(labels: Labels, label: unknown): number {
 
 /** Whether `v` is a scalar that eq() can compare: a number, boolean or string. */
 const comparable = (v: unknown): boolean => typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean';
-
-// RFC 3339 dates and date-times (a missing offset is read as UTC).
-const TEMPORAL = /^(-?\d{4,})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})?)?$/;
-
-/** Milliseconds since 1970 of a date or date-time string, or NaN if it is neither. */
-function temporalMs(s: string): number {
-  const m = TEMPORAL.exec(s);
-  if (!m) return NaN;
-  const year = +m[1];
-  const month = +m[2];
-  const day = +m[3];
-  if (month < 1 || month > 12 || day < 1 || day > 31) return NaN;
-  const hour = m[4] === undefined ? 0 : +m[4];
-  const minute = m[5] === undefined ? 0 : +m[5];
-  const second = m[6] === undefined ? 0 : +m[6];
-  if (hour > 24 || minute > 59 || second > 60) return NaN;
-  const d = new Date(Date.UTC(2000, month - 1, day, hour, minute, second));
-  d.setUTCFullYear(year); // Date.UTC maps years 0..99 to 1900..1999
-  let ms = d.getTime();
-  if (m[7]) ms += parseFloat(m[7]) * 1000;
-  const zone = m[8];
-  if (zone && zone !== 'Z' && zone !== 'z') {
-    const digits = zone.replace(':', '');
-    const offset = (+digits.slice(1, 3) * 60 + +digits.slice(3, 5)) * 60000;
-    ms += zone[0] === '+' ? -offset : offset;
-  }
-  return ms;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Sorting: a stable sort of element indices by numeric keys (no comparator closures).
@@ -128,7 +100,7 @@ function permutation(data: unknown[], asc: boolean, nodata: boolean | null, proc
     if (typeof v === 'number') k = v;
     else if (v === null || v === undefined) k = NaN;
     else if (typeof v === 'string') {
-      k = temporalMs(v);
+      k = dateTimeMs(v);
       if (k !== k) throw invalid(process, 'data', `'${v}' is neither a number nor a date or date-time`);
     } else throw invalid(process, 'data', `only numbers, dates, date-times and no-data can be sorted, not ${Array.isArray(v) ? 'an array' : typeof v}`);
     keys[i] = k;
@@ -163,7 +135,7 @@ function labelPositions(labels: Labels): Float64Array | null {
       p = l;
       numbers++;
     } else if (typeof l === 'string') {
-      p = temporalMs(l);
+      p = dateTimeMs(l);
       dates++;
     }
     if (!Number.isFinite(p)) {
