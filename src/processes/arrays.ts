@@ -21,6 +21,16 @@ function arrayArg(v: unknown, process: string, parameter = 'data'): unknown[] {
   return v;
 }
 
+/** A single value where an array is asked for (array_concat): a number, string, boolean or null. */
+const ONE_VALUE = { type: ['number', 'string', 'boolean', 'null'] };
+
+/** An array argument of array_concat, a single value counting as an array of one. */
+function oneOrArray(v: unknown, parameter: string): unknown[] {
+  if (Array.isArray(v)) return v;
+  if (v === null || typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean') return [v];
+  throw invalid('array_concat', parameter, 'an array (or a single value) is required');
+}
+
 /** The position of `label` among `labels` (strict equality), or -1. */
 function labelIndex(labels: Labels, label: unknown): number {
   for (let i = 0; i < labels.length; i++) if (labels[i] === label) return i;
@@ -250,33 +260,37 @@ export const processes: ProcessDef[] = [
     },
   ),
 
-  defineScalar(
-    'array_concat',
-    {
-      summary: 'Join two arrays',
-      description:
-        'Returns the elements of the first array followed by those of the second. Labels are kept only when both arrays are labeled, and then a label found in both raises ArrayLabelConflict; otherwise the result is unlabeled.',
-      parameters: {
-        array1: 'The array that comes first.',
-        array2: 'The array appended after it.',
+  {
+    ...defineScalar(
+      'array_concat',
+      {
+        summary: 'Join two arrays',
+        description:
+          'Returns the elements of the first array followed by those of the second. Labels are kept only when both arrays are labeled, and then a label found in both raises ArrayLabelConflict; otherwise the result is unlabeled. A single value (a number, a string, a boolean or null) in place of an array counts as an array of that one value, as the clients write `array_concat(data, ndvi)` in a child process.',
+        parameters: {
+          array1: 'The array that comes first.',
+          array2: 'The array appended after it.',
+        },
+        returns: 'The joined array.',
+        exceptions: {
+          ArrayLabelConflict: ARRAY_LABEL_CONFLICT,
+        },
       },
-      returns: 'The joined array.',
-      exceptions: {
-        ArrayLabelConflict: ARRAY_LABEL_CONFLICT,
+      (a) => {
+        const a1 = oneOrArray(a.array1, 'array1');
+        const a2 = oneOrArray(a.array2, 'array2');
+        const out = a1.concat(a2);
+        const l1 = labelsOf(a1);
+        const l2 = labelsOf(a2);
+        if (!l1 || !l2) return out;
+        const seen = new Set<string | number>(l1);
+        for (const l of l2) if (seen.has(l)) throw new ProcessException('ArrayLabelConflict', `both arrays have the label '${String(l)}'`);
+        return withLabels(out, [...l1, ...l2]);
       },
-    },
-    (a) => {
-      const a1 = arrayArg(a.array1, 'array_concat', 'array1');
-      const a2 = arrayArg(a.array2, 'array_concat', 'array2');
-      const out = a1.concat(a2);
-      const l1 = labelsOf(a1);
-      const l2 = labelsOf(a2);
-      if (!l1 || !l2) return out;
-      const seen = new Set<string | number>(l1);
-      for (const l of l2) if (seen.has(l)) throw new ProcessException('ArrayLabelConflict', `both arrays have the label '${String(l)}'`);
-      return withLabels(out, [...l1, ...l2]);
-    },
-  ),
+    ),
+    // A single value counts as an array of one (validation lets it through).
+    accepts: { array1: ONE_VALUE, array2: ONE_VALUE },
+  },
 
   defineScalar(
     'array_contains',
