@@ -63,6 +63,15 @@ describe('rename_labels', () => {
     await expect(call('rename_labels', { data, dimension: 'zz', target: ['x'] }, { cube })).rejects.toMatchObject({ code: 'DimensionNotAvailable' });
   });
 
+  it('renames temporal labels to any text, finding the source by instant; text labels are matched as text', async () => {
+    const r: DataCube = await call('rename_labels', { data, dimension: 't', source: ['2024-06-11', T[0]], target: ['week 24', 'Woche 23'] }, { cube });
+    expect(r.dim('t')!.labels).toEqual(['Woche 23', 'week 24', T[2]]);
+    expect(r.data).toBe(cube.data);
+    const back: DataCube = await call('rename_labels', { data, dimension: 't', source: ['week 24'], target: ['2024-06-11'] }, { cube: r });
+    expect(back.dim('t')!.labels).toEqual(['Woche 23', '2024-06-11', T[2]]);
+    await expect(call('rename_labels', { data, dimension: 't', source: ['Woche 23'], target: ['2024-06-21'] }, { cube: r })).rejects.toMatchObject({ code: 'LabelExists' });
+  });
+
   it('refuses to rename the coordinates of x and y', async () => {
     await expect(call('rename_labels', { data, dimension: 'x', source: [600005], target: [1] }, { cube })).rejects.toMatchObject({ code: 'ProcessParameterInvalid' });
   });

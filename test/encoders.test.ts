@@ -405,7 +405,7 @@ describe('netCDF encoder', () => {
     expect(bad({ bands: [{ name: 'a/b', data: cube(3, 7, 5, 1) }] })).toThrow(/not a valid netCDF name/);
     expect(bad({ bands: [{ name: 'B04', data: cube(2, 7, 5, 1) }] })).toThrow(/expected 105/);
     expect(bad({ bands: [UTM_INPUT.bands[0]!, UTM_INPUT.bands[0]!] })).toThrow(/two bands/);
-    expect(bad({ times: ['not a date', '2021-01-01', '2021-01-02'] })).toThrow(/ISO 8601/);
+    expect(bad({ times: [1, 2, Infinity] })).toThrow(/finite/);
     expect(bad({ times: [] })).toThrow(/at least one/);
     expect(bad({ transform: [0, 1, 0.1, 0, 0, -1] })).toThrow(/rotation/);
     expect(bad({ epsg: 999999 })).toThrow(/EPSG:999999/);
@@ -497,5 +497,27 @@ describeWithTool(hasGdal, 'GDAL', 'netCDF encoder, read by GDAL', () => {
     expect(ti.coordinateSystem!.wkt).toMatch(/ID\["EPSG",3035\]\]$/);
     expect(ti.metadata['']!['t#units']).toBe('seconds since 1970-01-01T00:00:00Z');
     expect(ti.metadata['']!['NETCDF_DIM_t_VALUES']).toBe(`{${Date.UTC(2021, 5, 1, 10, 30) / 1000},${Date.UTC(2021, 5, 1, 10, 30, 5, 500) / 1000}}`);
+  });
+
+  it('temporal labels that are not all dates: text (t_strlen chars, UTF-8) or, all numbers, a plain coordinate', () => {
+    const at = (name: string, times: (string | number)[]) => {
+      const file = path.join(dir, name);
+      const nt = times.length;
+      writeFileSync(file, encodeNetcdf({ ...UTM_INPUT, times, bands: [{ name: 'var', data: cube(nt, 7, 5, 1) }] }));
+      return JSON.parse(run('gdalmdiminfo', ['-detailed', file]));
+    };
+    // A date among weeks makes them all text; the last label is the longest (10 bytes in UTF-8).
+    const text = at('text.nc', ['2024-23', '2024-06-12', 'Woche 27Ü']);
+    expect(text.arrays.t).toMatchObject({ datatype: 'String', dimensions: ['/t'], values: ['2024-23', '2024-06-12', 'Woche 27Ü'] });
+    expect(text.arrays.var.dimensions).toEqual(['/t', '/y', '/x']);
+    expect(text.dimensions.map((d: { name: string }) => d.name)).toEqual(['t', 'y', 'x', 't_strlen']);
+    expect(text.dimensions[3].size).toBe(10);
+    // Streamed in pieces smaller than the padded text, the bytes are the same.
+    const input = { ...UTM_INPUT, times: ['a', 'bcd', 'efghi'], bands: [{ name: 'var', data: cube(3, 7, 5, 1) }] };
+    const parts = netcdfParts(input);
+    expect(Buffer.concat([parts.header, ...parts.data(8)]).equals(encodeNetcdf(input))).toBe(true);
+    const numbers = at('numbers.nc', [0, 1, 2.5]);
+    expect(numbers.arrays.t).toMatchObject({ datatype: 'Float64', values: [0, 1, 2.5] });
+    expect(numbers.arrays.t.attributes).not.toHaveProperty('units');
   });
 });

@@ -88,6 +88,14 @@ describe('array_concat', () => {
   it('does not flatten nested arrays', async () => {
     expect(await run('array_concat', { array1: [[1]], array2: [[2], []] })).toEqual([[1], [2], []]);
   });
+  it('takes a single value as an array of one (a labeled array1 then loses its labels)', async () => {
+    const r = (await run('array_concat', { array1: p('a'), array2: 3 }, { a: labeled([1, 2], ['x', 'y']) })) as unknown[];
+    expect(r).toEqual([1, 2, 3]);
+    expect(labelsOf(r)).toBeNull();
+    expect(await run('array_concat', { array1: 'a', array2: [null] })).toEqual(['a', null]);
+    expect(await run('array_concat', { array1: [], array2: null })).toEqual([null]);
+    await expect(run('array_concat', { array1: [1], array2: { a: 1 } })).rejects.toMatchObject({ code: 'ProcessParameterInvalid' });
+  });
 });
 
 describe('array_contains / array_find', () => {

@@ -68,4 +68,10 @@ export interface ProcessDef {
    * call no child process: lets the engine run it per pixel without a promise per value.
    */
   scalar?: (args: Record<string, any>) => unknown;
+  /**
+   * Values some parameters take beyond their definition's schema, by parameter name (e.g. a single
+   * number where the definition asks for an array, as clients write it). Validation accepts them
+   * too; GET /processes shows the definition's schemas only.
+   */
+  accepts?: Record<string, unknown>;
 }

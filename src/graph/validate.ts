@@ -14,7 +14,7 @@ const Ajv = AjvModule as unknown as typeof AjvModule.default;
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 
 export interface ValidationEnv {
-  predefined(id: string): { spec: ProcessSpec } | undefined;
+  predefined(id: string): { spec: ProcessSpec; accepts?: Record<string, unknown> } | undefined;
   userProcess(id: string): { parameters?: ProcessParameter[] | null; returns?: { schema?: unknown } | null } | null;
   allowNamespace: boolean;
   /** Most nodes (child graphs included) and deepest nesting of child graphs accepted. */
@@ -123,6 +123,18 @@ function childParameters(schema: unknown): string[] | null {
   return null;
 }
 
+/** Parameters with the values a process accepts beyond its definition added to their schemas (made once per process, so compiled schemas are reused). */
+const widenedOf = new WeakMap<ProcessParameter[], ProcessParameter[]>();
+function widened(params: ProcessParameter[], accepts: Record<string, unknown> | undefined): ProcessParameter[] {
+  if (!accepts) return params;
+  let out = widenedOf.get(params);
+  if (!out) {
+    out = params.map((p) => (p.name in accepts ? { ...p, schema: [...(Array.isArray(p.schema) ? p.schema : [p.schema]), accepts[p.name]] } : p));
+    widenedOf.set(params, out);
+  }
+  return out;
+}
+
 function checkNodes(graph: Record<string, Record<string, unknown>>, env: ValidationEnv, errors: ApiError[], scope: Set<string> | null): void {
   for (const [nodeId, node] of Object.entries(graph)) {
     const id = node.process_id as string;
@@ -130,7 +142,7 @@ function checkNodes(graph: Record<string, Record<string, unknown>>, env: Validat
     const args = node.arguments as Record<string, unknown>;
     const udp = ns === 'backend' ? null : env.userProcess(id);
     const def = udp || ns === 'user' ? null : env.predefined(id);
-    const params: ProcessParameter[] | null = udp ? (udp.parameters ?? null) : def ? def.spec.parameters : null;
+    const params: ProcessParameter[] | null = udp ? (udp.parameters ?? null) : def ? widened(def.spec.parameters, def.accepts) : null;
     if (!udp && !def) {
       errors.push(new ApiError('ProcessUnsupported', { process: id, namespace: ns ?? 'backend' }));
     } else if (params) checkArguments(nodeId, id, params, args, graph, env, errors);

@@ -20,7 +20,8 @@ export interface Estimate {
   costs: number;
   duration: string;
   size?: number;
-  downloads_included: null;
+  // downloads_included is left out: null (unlimited downloads) is its default, and some readers of
+  // the definition refuse the null that the 1.x schemas allow.
   /** Not part of the API answer: the raster values the job reads. */
   values: number;
 }
@@ -35,11 +36,11 @@ export async function estimateJob(job: JobRecord, store: Store, compute: Compute
     mode: 'job' as const,
   };
   const dry = await compute.run({ ...base, probe: true });
-  if (!dry.probe) return { costs: 0, duration: isoDuration(OVERHEAD_S), size: dry.body.length, downloads_included: null, values: 0 };
+  if (!dry.probe) return { costs: 0, duration: isoDuration(OVERHEAD_S), size: dry.body.length, values: 0 };
   const plan = dry.probe;
   const measured = await store.jobs.throughput();
   const rate = measured.seconds > 0 && measured.values > 0 ? measured.values / measured.seconds : DEFAULT_VALUES_PER_SECOND;
-  const out: Estimate = { costs: costsOf(plan.values), duration: isoDuration(OVERHEAD_S + plan.values / rate), downloads_included: null, values: plan.values };
+  const out: Estimate = { costs: costsOf(plan.values), duration: isoDuration(OVERHEAD_S + plan.values / rate), values: plan.values };
   const local = classifyGraph(graph, { categories: (id) => predefined.get(id)?.spec.categories, userProcess: (id) => base.userProcesses[id]?.process_graph ?? null }).local;
   const formats = savedFormats(graph);
   if (local && formats.length === 1 && formats[0]?.toLowerCase() === 'gtiff') {

@@ -142,19 +142,30 @@ function netcdfOf(cube: DataCube): Buffer {
   const t = other.find((d) => d.type === 'temporal');
   const b = other.find((d) => d.type === 'bands');
   if (other.some((d) => d !== t && d !== b)) throw unsuitable('netCDF', `dimensions other than time and bands (${other.map((d) => d.name).join(', ')}) are not written; reduce them first`);
-  // Ensure the layout [bands][t][y][x]: one variable per band over (t, y, x).
+  // Ensure the layout [bands][t][y][x]: one variable per band over (t, y, x). Without a bands
+  // dimension the one variable is named `var`, as the reference back-end names it (and scripts and
+  // xarray-based readers written against it look for).
   const bIndex = b ? cube.index(b.name) : -1;
   const { data, rest } = bIndex >= 0 ? cube.outermost(bIndex) : { data: cube.data, rest: cube.size };
-  const names = b ? b.labels.map(String) : ['values'];
-  return encodeNetcdf({
+  const names = b ? b.labels.map(String) : ['var'];
+  const input = {
     width: grid.width,
     height: grid.height,
     epsg: grid.epsg,
     transform: grid.transform as [number, number, number, number, number, number],
-    times: t ? t.labels.map(String) : null,
+    // Dates stay times; text labels (weeks, seasons, renamed labels) are written as text.
+    times: t ? [...t.labels] : null,
     bands: names.map((name, i) => ({ name, data: data.subarray(i * rest, (i + 1) * rest) })),
     attributes: { source: 'Xeo' },
-  });
+  };
+  try {
+    return encodeNetcdf(input);
+  } catch (e) {
+    // What the writer refuses here comes from the labels: band names netCDF cannot hold as
+    // variable names (x, y, t, crs, a '/', the same name twice).
+    if (e instanceof Error && e.message.startsWith('encodeNetcdf:')) throw unsuitable('netCDF', `${e.message.slice(14)}; rename the bands with rename_labels`);
+    throw e;
+  }
 }
 
 /** Nested arrays of a cube's values, outer dimension first. */

@@ -69,7 +69,8 @@ export const OUTPUT_FORMATS: OutputFormat[] = [
   {
     name: 'netCDF',
     title: 'netCDF (classic, 64-bit offsets)',
-    description: 'A CF-style netCDF file: one variable per band over (t, y, x), coordinates and the CRS as grid mapping.',
+    description:
+      'A CF-style netCDF file: one variable per band over (t, y, x), or one variable named `var` when the result has no bands dimension; coordinates and the CRS as grid mapping. Temporal labels that are dates are a time coordinate; other labels (weeks, seasons, renamed labels) are a text coordinate.',
     mediaType: 'application/x-netcdf',
     extension: 'nc',
     gis_data_types: ['raster'],

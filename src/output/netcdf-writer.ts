@@ -6,6 +6,7 @@
 // sizes and data offsets), then each variable's data in header order, big-endian, no record
 // (unlimited) dimension, so every variable is one contiguous block:
 //   t(t) double, y(y) double, x(x) double   coordinates: pixel centres, and times
+//     (or t(t, t_strlen) char: labels of the temporal dimension that are text, e.g. weeks)
 //   crs int, scalar                        grid mapping: WKT and GDAL GeoTransform
 //   <band>(t, y, x) or <band>(y, x) float   one per band, _FillValue NaN
 // CDF-2 gives 64-bit data offsets, but each variable is still limited to 4 GiB - 4 bytes except the
@@ -13,6 +14,7 @@
 import { constants as bufferConstants } from 'node:buffer';
 import { crsInfo, crsWkt } from '../data/crs.js';
 import type { GeoTransform } from '../core/grid.js';
+import { dateTimeMs } from '../core/labels.js';
 
 export interface NetcdfBand {
   /** Variable name (netCDF name rules; not x, y, t or crs). */
@@ -27,8 +29,13 @@ export interface NetcdfInput {
   epsg: number;
   /** [x0, dx, 0, y0, 0, dy]: no rotation; usually north-up (dy < 0). */
   transform: GeoTransform;
-  /** ISO 8601 instants (UTC unless they say otherwise), or null for no t dimension. */
-  times: string[] | null;
+  /**
+   * The labels of the temporal dimension, or null for no t dimension. All dates or date-times
+   * (RFC 3339, UTC unless they say otherwise): a CF time coordinate. All numbers: a plain numeric
+   * coordinate. Otherwise (weeks, months or seasons of aggregate_temporal_period, names given by
+   * rename_labels) a text coordinate: t(t, t_strlen) of chars, UTF-8, zero-padded.
+   */
+  times: (string | number)[] | null;
   bands: NetcdfBand[];
   /** Global attributes, e.g. title, source, history; a Conventions here replaces CF-1.8. */
   attributes?: Record<string, string>;
@@ -58,6 +65,7 @@ const MAX_VAR_BYTES = 0xfffffffc;
 const VSIZE_TOO_BIG = 0xffffffff;
 
 const RESERVED = new Set(['t', 'y', 'x', 'crs']);
+const TEXT_DIM = 't_strlen';
 
 const DAY_MS = 86_400_000;
 
@@ -74,7 +82,7 @@ interface Variable {
   name: string;
   dims: number[]; // dimension ids
   attrs: [string, AttrValue][];
-  type: typeof NC_INT | typeof NC_FLOAT | typeof NC_DOUBLE;
+  type: typeof NC_CHAR | typeof NC_INT | typeof NC_FLOAT | typeof NC_DOUBLE;
   bytes: number;
   /** Writes the variable's big-endian data into `out` at `at`; `from`/`to` are byte offsets into it. */
   write(out: Buffer, at: number, from: number, to: number): void;
@@ -98,13 +106,52 @@ function checkName(name: string, what: string): string {
   return n;
 }
 
-/** Milliseconds since the epoch; strings without a zone designator are taken as UTC. */
-function parseTime(s: string): number {
-  const hasZone = /(Z|[+-]\d\d(:?\d\d)?)$/i.test(s);
-  const hasTime = s.includes('T') || s.includes(' ');
-  const ms = Date.parse(hasTime && !hasZone ? `${s}Z` : s);
-  if (!Number.isFinite(ms)) fail(`time ${JSON.stringify(s)} is not an ISO 8601 instant`);
-  return ms;
+/** The coordinate variable of the temporal dimension (id 0), and the text dimension it needs, if any. */
+function timeVariable(labels: (string | number)[], textDim: (width: number) => number): Variable {
+  const ms = labels.map((l) => (typeof l === 'string' ? dateTimeMs(l) : NaN));
+  if (ms.every(Number.isFinite)) {
+    const days = ms.every((v) => v % DAY_MS === 0);
+    const values = ms.map((v) => (days ? v / DAY_MS : v / 1000));
+    return {
+      name: 't',
+      dims: [0],
+      attrs: [
+        ['standard_name', 'time'],
+        ['long_name', 'time'],
+        ['units', `${days ? 'days' : 'seconds'} since 1970-01-01T00:00:00Z`],
+        ['calendar', 'standard'],
+        ['axis', 'T'],
+      ],
+      type: NC_DOUBLE,
+      bytes: 8 * values.length,
+      write: doubles(values),
+    };
+  }
+  if (labels.every((l) => typeof l === 'number')) {
+    const values = labels as number[];
+    if (!values.every(Number.isFinite)) fail('numeric time labels must be finite');
+    return { name: 't', dims: [0], attrs: [['long_name', 'labels of the temporal dimension']], type: NC_DOUBLE, bytes: 8 * values.length, write: doubles(values) };
+  }
+  // Text: fixed-width UTF-8, zero-padded (netCDF-C's and xarray's reading of a char array).
+  const texts = labels.map((l) => Buffer.from(String(l), 'utf8'));
+  const width = Math.max(1, ...texts.map((b) => b.length));
+  const all = Buffer.alloc(width * texts.length);
+  texts.forEach((b, i) => b.copy(all, i * width));
+  return {
+    name: 't',
+    dims: [0, textDim(width)],
+    attrs: [
+      ['long_name', 'labels of the temporal dimension'],
+      ['_Encoding', 'utf-8'],
+    ],
+    type: NC_CHAR,
+    bytes: all.length,
+    write: (out, at, from, to) => {
+      const n = Math.max(0, Math.min(to, all.length) - from);
+      all.copy(out, at, from, from + n);
+      out.fill(0, at + n, at + (to - from)); // padding to 4 bytes
+    },
+  };
 }
 
 /** CF units for the projected axes, from the WKT's PROJCS-level UNIT (the one not in GEOGCS). */
@@ -151,7 +198,7 @@ function buildModel(input: NetcdfInput): Model {
   if (gt.length !== 6 || !gt.every(Number.isFinite)) fail('transform must be 6 finite numbers');
   // Coordinate variables can only describe axis-aligned grids.
   if (gt[2] !== 0 || gt[4] !== 0 || gt[1] === 0 || gt[5] === 0) fail(`transform must have no rotation and non-zero pixel sizes, got [${gt.join(', ')}]`);
-  if (times !== null && times.length < 1) fail('times must be null or hold at least one instant');
+  if (times !== null && times.length < 1) fail('times must be null or hold at least one label');
   if (bands.length < 1) fail('need at least one band');
 
   const geographic = crsInfo(epsg).geographic;
@@ -165,25 +212,7 @@ function buildModel(input: NetcdfInput): Model {
   const xDim = dims.push(['x', w]) - 1;
   const vars: Variable[] = [];
 
-  if (times) {
-    const ms = times.map(parseTime);
-    const days = ms.every((v) => v % DAY_MS === 0);
-    const values = ms.map((v) => (days ? v / DAY_MS : v / 1000));
-    vars.push({
-      name: 't',
-      dims: [0],
-      attrs: [
-        ['standard_name', 'time'],
-        ['long_name', 'time'],
-        ['units', `${days ? 'days' : 'seconds'} since 1970-01-01T00:00:00Z`],
-        ['calendar', 'standard'],
-        ['axis', 'T'],
-      ],
-      type: NC_DOUBLE,
-      bytes: 8 * values.length,
-      write: doubles(values),
-    });
-  }
+  if (times) vars.push(timeVariable(times, (width) => dims.push([TEXT_DIM, width]) - 1));
 
   const xs = Array.from({ length: w }, (_, i) => gt[0] + (i + 0.5) * gt[1]);
   const ys = Array.from({ length: h }, (_, j) => gt[3] + (j + 0.5) * gt[5]);
@@ -319,7 +348,7 @@ class HeaderWriter {
   }
 }
 
-/** Data size of a variable as stored: padded to 4 bytes (all our types already are). */
+/** Data size of a variable as stored: padded with zeros to 4 bytes (only text needs it). */
 const stored = (v: Variable) => Math.ceil(v.bytes / 4) * 4;
 
 function encodeHeader(m: Model, begins: number[]): Buffer {

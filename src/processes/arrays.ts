@@ -6,7 +6,7 @@ import { ApiError } from '../core/errors.js';
 import { define, defineScalar } from './define.js';
 import { type ProcessDef } from '../core/process.js';
 import { ProcessException } from '../core/errors.js';
-import { labelsOf, withLabels, type Labels } from '../core/labels.js';
+import { dateTimeMs, labelsOf, withLabels, type Labels } from '../core/labels.js';
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -21,6 +21,16 @@ function arrayArg(v: unknown, process: string, parameter = 'data'): unknown[] {
   return v;
 }
 
+/** A single value where an array is asked for (array_concat): a number, string, boolean or null. */
+const ONE_VALUE = { type: ['number', 'string', 'boolean', 'null'] };
+
+/** An array argument of array_concat, a single value counting as an array of one. */
+function oneOrArray(v: unknown, parameter: string): unknown[] {
+  if (Array.isArray(v)) return v;
+  if (v === null || typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean') return [v];
+  throw invalid('array_concat', parameter, 'an array (or a single value) is required');
+}
+
 /** The position of `label` among `labels` (strict equality), or -1. */
 function labelIndex(labels: Labels, label: unknown): number {
   for (let i = 0; i < labels.length; i++) if (labels[i] === label) return i;
@@ -29,34 +39,6 @@ function labelIndex(labels: Labels, label: unknown): number {
 
 /** Whether `v` is a scalar that eq() can compare: a number, boolean or string. */
 const comparable = (v: unknown): boolean => typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean';
-
-// RFC 3339 dates and date-times (a missing offset is read as UTC).
-const TEMPORAL = /^(-?\d{4,})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})?)?$/;
-
-/** Milliseconds since 1970 of a date or date-time string, or NaN if it is neither. */
-function temporalMs(s: string): number {
-  const m = TEMPORAL.exec(s);
-  if (!m) return NaN;
-  const year = +m[1];
-  const month = +m[2];
-  const day = +m[3];
-  if (month < 1 || month > 12 || day < 1 || day > 31) return NaN;
-  const hour = m[4] === undefined ? 0 : +m[4];
-  const minute = m[5] === undefined ? 0 : +m[5];
-  const second = m[6] === undefined ? 0 : +m[6];
-  if (hour > 24 || minute > 59 || second > 60) return NaN;
-  const d = new Date(Date.UTC(2000, month - 1, day, hour, minute, second));
-  d.setUTCFullYear(year); // Date.UTC maps years 0..99 to 1900..1999
-  let ms = d.getTime();
-  if (m[7]) ms += parseFloat(m[7]) * 1000;
-  const zone = m[8];
-  if (zone && zone !== 'Z' && zone !== 'z') {
-    const digits = zone.replace(':', '');
-    const offset = (+digits.slice(1, 3) * 60 + +digits.slice(3, 5)) * 60000;
-    ms += zone[0] === '+' ? -offset : offset;
-  }
-  return ms;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Sorting: a stable sort of element indices by numeric keys (no comparator closures).
@@ -128,7 +110,7 @@ function permutation(data: unknown[], asc: boolean, nodata: boolean | null, proc
     if (typeof v === 'number') k = v;
     else if (v === null || v === undefined) k = NaN;
     else if (typeof v === 'string') {
-      k = temporalMs(v);
+      k = dateTimeMs(v);
       if (k !== k) throw invalid(process, 'data', `'${v}' is neither a number nor a date or date-time`);
     } else throw invalid(process, 'data', `only numbers, dates, date-times and no-data can be sorted, not ${Array.isArray(v) ? 'an array' : typeof v}`);
     keys[i] = k;
@@ -163,7 +145,7 @@ function labelPositions(labels: Labels): Float64Array | null {
       p = l;
       numbers++;
     } else if (typeof l === 'string') {
-      p = temporalMs(l);
+      p = dateTimeMs(l);
       dates++;
     }
     if (!Number.isFinite(p)) {
@@ -278,33 +260,37 @@ export const processes: ProcessDef[] = [
     },
   ),
 
-  defineScalar(
-    'array_concat',
-    {
-      summary: 'Join two arrays',
-      description:
-        'Returns the elements of the first array followed by those of the second. Labels are kept only when both arrays are labeled, and then a label found in both raises ArrayLabelConflict; otherwise the result is unlabeled.',
-      parameters: {
-        array1: 'The array that comes first.',
-        array2: 'The array appended after it.',
+  {
+    ...defineScalar(
+      'array_concat',
+      {
+        summary: 'Join two arrays',
+        description:
+          'Returns the elements of the first array followed by those of the second. Labels are kept only when both arrays are labeled, and then a label found in both raises ArrayLabelConflict; otherwise the result is unlabeled. A single value (a number, a string, a boolean or null) in place of an array counts as an array of that one value, as the clients write `array_concat(data, ndvi)` in a child process.',
+        parameters: {
+          array1: 'The array that comes first.',
+          array2: 'The array appended after it.',
+        },
+        returns: 'The joined array.',
+        exceptions: {
+          ArrayLabelConflict: ARRAY_LABEL_CONFLICT,
+        },
       },
-      returns: 'The joined array.',
-      exceptions: {
-        ArrayLabelConflict: ARRAY_LABEL_CONFLICT,
+      (a) => {
+        const a1 = oneOrArray(a.array1, 'array1');
+        const a2 = oneOrArray(a.array2, 'array2');
+        const out = a1.concat(a2);
+        const l1 = labelsOf(a1);
+        const l2 = labelsOf(a2);
+        if (!l1 || !l2) return out;
+        const seen = new Set<string | number>(l1);
+        for (const l of l2) if (seen.has(l)) throw new ProcessException('ArrayLabelConflict', `both arrays have the label '${String(l)}'`);
+        return withLabels(out, [...l1, ...l2]);
       },
-    },
-    (a) => {
-      const a1 = arrayArg(a.array1, 'array_concat', 'array1');
-      const a2 = arrayArg(a.array2, 'array_concat', 'array2');
-      const out = a1.concat(a2);
-      const l1 = labelsOf(a1);
-      const l2 = labelsOf(a2);
-      if (!l1 || !l2) return out;
-      const seen = new Set<string | number>(l1);
-      for (const l of l2) if (seen.has(l)) throw new ProcessException('ArrayLabelConflict', `both arrays have the label '${String(l)}'`);
-      return withLabels(out, [...l1, ...l2]);
-    },
-  ),
+    ),
+    // A single value counts as an array of one (validation lets it through).
+    accepts: { array1: ONE_VALUE, array2: ONE_VALUE },
+  },
 
   defineScalar(
     'array_contains',

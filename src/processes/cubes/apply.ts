@@ -2,19 +2,65 @@
 // dimension), and ndvi. The child process runs once per cube on pixel vectors (see datacube/pixels.ts).
 import { define } from '../define.js';
 import { type ProcessDef } from '../../core/process.js';
-import { ProcessException } from '../../core/errors.js';
+import { ApiError, ProcessException } from '../../core/errors.js';
+import type { Callback } from '../../core/process.js';
 import { DataCube, type Dimension } from '../../datacube/datacube.js';
 import { PixelArray, broadcast } from '../../datacube/pixels.js';
 import { cubeOf } from '../../datacube/lazy.js';
 import { runProgram } from '../../compile/executor.js';
 import type { Program } from '../../compile/program.js';
 import { applyVector, dimIndex, joinSlices, reduceVectors, requireCallback, slicesOf } from './common.js';
+import { isGridDim } from './dimensions.js';
 
 /** A cube without dimension d (its grid too, if d was spatial). */
 export function withoutDimension(cube: DataCube, d: number, data: Float32Array): DataCube {
   const dims = cube.dims.filter((_, i) => i !== d);
   const spatial = cube.dims[d].type === 'spatial';
   return cube.with({ dims, data: DataCube.fromOutermost(data, [1, ...dims.map((x) => x.labels.length)], 0), grid: spatial ? null : cube.grid });
+}
+
+/**
+ * apply_dimension into a dimension the cube has already, as the reference back-end does it (e.g.
+ * time into bands: a time series per band becomes values of the bands dimension). The source
+ * dimension d goes. For each label of the target dimension e in turn, the child process runs on
+ * the arrays along d at that label; the answers of all target labels, in the target's order, are
+ * the target's new values. The target keeps its name and type; it keeps its labels when every
+ * label answered one value, else its labels become 0, 1, 2, ... (rename them with rename_labels).
+ */
+async function intoExisting(cube: DataCube, d: number, e: number, cb: Callback, context: unknown): Promise<DataCube> {
+  const source = cube.dims[d];
+  const target = cube.dims[e];
+  if (isGridDim(cube, e) || target.type === 'geometry') {
+    throw new ApiError('ProcessParameterInvalid', {
+      process: 'apply_dimension',
+      parameter: 'target_dimension',
+      reason: `the labels of '${target.name}' belong to the ${target.type === 'geometry' ? 'geometries' : 'raster grid'} and cannot take computed values; name a new dimension`,
+    });
+  }
+  const answers: Float32Array[] = [];
+  let onePerLabel = true;
+  for (let j = 0; j < target.labels.length; j++) {
+    const slice = cube.select(e, [j]);
+    const { data, rest } = slice.outermost(d);
+    const v = await cb({ data: new PixelArray(slicesOf(data, slice.shape[d], rest), source.labels, rest), context });
+    const b = broadcast(v, rest, 'apply_dimension');
+    const items = b instanceof PixelArray ? b.items : [b];
+    if (items.length === 0) throw new ProcessException('DimensionNotAvailable', 'the child process answered an empty array');
+    if (items.length !== 1) onePerLabel = false;
+    answers.push(...items);
+  }
+  // Each answer holds the values of one new target label over the other dimensions, in their order.
+  const dims: Dimension[] = cube.dims.filter((_, i) => i !== d).map((x) => (x === target ? { ...x, labels: onePerLabel ? x.labels : answers.map((_, i) => i) } : x));
+  const at = dims.findIndex((x) => x.name === target.name);
+  const rest = cube.size / Math.max(1, cube.shape[d] * cube.shape[e]);
+  const data = DataCube.fromOutermost(joinSlices(answers, rest), dims.map((x) => x.labels.length), at);
+  return cube.with({
+    dims,
+    data,
+    grid: source.type === 'spatial' ? null : cube.grid,
+    geometries: source.type === 'geometry' ? null : cube.geometries,
+    bandInfo: target.type === 'bands' && !onePerLabel ? {} : cube.bandInfo,
+  });
 }
 
 /** ndvi's computation as a kernel program: (nir - red) / (nir + red). */
@@ -73,7 +119,8 @@ export const processes: ProcessDef[] = [
         data: 'The data cube to work on.',
         process: 'The child process: it gets the array `data` (and `context`) and answers an array of at least one value.',
         dimension: 'The name of the source dimension; DimensionNotAvailable if the cube has none of that name.',
-        target_dimension: 'The name of the dimension for the answers (the source dimension is dropped then, and a dimension of type `other` is created if needed); null keeps the source dimension.',
+        target_dimension:
+          'The name of the dimension for the answers; null keeps the source dimension. Otherwise the source dimension is dropped. A new name gives a dimension of type `other` in its place. The name of another dimension of the cube (e.g. `bands` when applying along `t`) runs the child process once per label of that dimension and writes the answers of all its labels, in order, as its values: it keeps its labels when each label answered one value, else they become 0, 1, 2, ...',
         context: 'Any data handed to the child process as its `context` parameter.',
       },
       returns: 'A data cube with the computed values along the target dimension.',
@@ -84,6 +131,8 @@ export const processes: ProcessDef[] = [
       const cb = requireCallback(a.callback('process'), 'apply_dimension', 'process');
       const d = dimIndex(cube, a.get<string>('dimension'));
       const target = a.get<string | null>('target_dimension');
+      const e = target === null ? -1 : cube.index(target);
+      if (e >= 0 && e !== d) return intoExisting(cube, d, e, cb, a.get('context'));
       const { data, rest } = cube.outermost(d);
       const n = cube.shape[d];
       const v = await cb({ data: new PixelArray(slicesOf(data, n, rest), cube.dims[d].labels, rest), context: a.get('context') });
@@ -100,10 +149,6 @@ export const processes: ProcessDef[] = [
         return cube.with({ dims, data: DataCube.fromOutermost(joined, shape, d) });
       }
       // The source dimension goes, the target takes its place in the order.
-      const others = cube.dims.filter((_, i) => i !== d);
-      if (others.some((x) => x.name === target)) {
-        throw new ProcessException('DimensionNotAvailable', `the target dimension '${target}' exists already; choose a new name`);
-      }
       const dims: Dimension[] = cube.dims.map((x, i) => (i === d ? { name: target, type: 'other', labels } : x));
       const shape = dims.map((x) => x.labels.length);
       return cube.with({ dims, data: DataCube.fromOutermost(joined, shape, d), grid: source.type === 'spatial' ? null : cube.grid });

@@ -7,7 +7,7 @@ import { ApiError } from '../../core/errors.js';
 import { define } from '../define.js';
 import { type ProcessDef } from '../../core/process.js';
 import { ProcessException } from '../../core/errors.js';
-import { type Labels } from '../../core/labels.js';
+import { labelStart, type Labels } from '../../core/labels.js';
 import { DataCube, spatialDims, type Dimension, type Geometry } from '../../datacube/datacube.js';
 import { PixelArray, broadcast } from '../../datacube/pixels.js';
 import { LazyCube, cubeOf } from '../../datacube/lazy.js';
@@ -15,7 +15,7 @@ import { rasterizeMask } from '../../datacube/geometry.js';
 import type { Grid } from '../../core/grid.js';
 import { geometriesArg } from './filters.js';
 import { dimIndex, joinSlices, requireCallback, slicesOf } from './common.js';
-import { instantOf, labelKey } from './dimensions.js';
+import { labelKey } from './dimensions.js';
 
 const invalid = (process: string, parameter: string, reason: string) => new ApiError('ProcessParameterInvalid', { process, parameter, reason });
 
@@ -285,7 +285,11 @@ export const processes: ProcessDef[] = [
           throw invalid(P, 'cube2', `the cubes have different labels along '${dim.name}'; align cube2 to cube1 with resample_cube_spatial first`);
         }
         let labels: Labels = [...x.labels, ...extra];
-        if (dim.type === 'temporal' && extra.length) labels = labels.map((l) => [l, typeof l === 'string' ? instantOf(l) : l] as const).sort((p, q) => p[1] - q[1]).map((p) => p[0]);
+        if (dim.type === 'temporal' && extra.length) {
+          // In time order when every label is a time; text labels (weeks, names) keep cube1's order, then cube2's.
+          const starts = labels.map(labelStart);
+          if (!starts.some(Number.isNaN)) labels = labels.map((l, i) => [l, starts[i]] as const).sort((p, q) => p[1] - q[1]).map((p) => p[0]);
+        }
         if (dim.type === 'geometry') {
           x.labels.forEach((l, i) => c1.geometries && geomOf.set(labelKey('geometry', l), c1.geometries[i]));
           y.labels.forEach((l, i) => c2.geometries && !geomOf.has(labelKey('geometry', l)) && geomOf.set(labelKey('geometry', l), c2.geometries[i]));

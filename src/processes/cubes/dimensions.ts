@@ -6,7 +6,7 @@ import { ApiError } from '../../core/errors.js';
 import { define } from '../define.js';
 import { type ProcessDef } from '../../core/process.js';
 import { ProcessException } from '../../core/errors.js';
-import { type Labels } from '../../core/labels.js';
+import { dateTimeMs, labelStart, type Labels } from '../../core/labels.js';
 import { DataCube, gridLabels, spatialDims, type Dimension, type DimensionType } from '../../datacube/datacube.js';
 import { LazyCube, cubeOf } from '../../datacube/lazy.js';
 import { bandsOf, collectionOf } from '../../data/load.js';
@@ -17,18 +17,14 @@ type Label = string | number;
 
 const invalid = (process: string, parameter: string, reason: string) => new ApiError('ProcessParameterInvalid', { process, parameter, reason });
 
-/** Milliseconds of a date or date-time label (a bare date or year counts as its first instant), or NaN. */
-export function instantOf(s: string): number {
-  return Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(s) ? `${s}T00:00:00Z` : /^\d{4}$/.test(s) ? `${s}-01-01T00:00:00Z` : s);
-}
-
 /**
- * A key under which two labels of a dimension are the same label: temporal labels by instant
- * (so '2020-06-01' matches '2020-06-01T00:00:00Z'), others by type and value (1 is not '1').
+ * A key under which two labels of a dimension are the same label: dates and date-times of temporal
+ * dimensions by instant (so '2020-06-01' matches '2020-06-01T00:00:00Z'), other labels by type and
+ * value (1 is not '1'; a text label such as a week '2020-23' is itself).
  */
 export function labelKey(type: DimensionType, l: Label): string {
   if (type === 'temporal' && typeof l === 'string') {
-    const t = instantOf(l);
+    const t = dateTimeMs(l);
     if (!Number.isNaN(t)) return `t:${t}`;
   }
   return typeof l === 'number' ? `n:${l}` : `s:${l}`;
@@ -56,7 +52,7 @@ export const processes: ProcessDef[] = [
     {
       summary: 'Give the labels of a dimension new names',
       description:
-        'Replaces labels of one dimension: each label of `source` becomes the label at the same position of `target`. With an empty `source` the dimension must be labelled 0, 1, 2, ... and label i becomes `target[i]`. Order and values stay as they are. The labels of x and y are the coordinates of the raster grid and cannot be renamed.',
+        'Replaces labels of one dimension: each label of `source` becomes the label at the same position of `target`. With an empty `source` the dimension must be labelled 0, 1, 2, ... and label i becomes `target[i]`. Order and values stay as they are. The labels of a temporal dimension may become any text (a week, a season, a name): outputs write them as text, and processes that need instants (filter_temporal, aggregate_temporal) say so. The labels of x and y are the coordinates of the raster grid and cannot be renamed.',
       parameters: {
         data: 'The data cube.',
         dimension: 'The dimension whose labels change.',
@@ -95,10 +91,10 @@ export const processes: ProcessDef[] = [
           return i;
         });
       }
-      if (dim.type === 'temporal') {
-        const bad = target.find((l) => typeof l !== 'string' || Number.isNaN(instantOf(l)));
-        if (bad !== undefined) throw invalid('rename_labels', 'target', `'${bad}' is not a date or date-time, as the labels of a temporal dimension must be`);
-      }
+      // Labels are numbers or strings; on a temporal dimension they need not be dates (the
+      // definition asks for none): text labels stay text, in outputs and further processes.
+      const bad = target.find((l) => typeof l !== 'string' && typeof l !== 'number');
+      if (bad !== undefined) throw invalid('rename_labels', 'target', `labels are numbers or strings, not ${JSON.stringify(bad)}`);
       positions.forEach((p, k) => (labels[p] = target[k]));
       const seen = new Set<string>();
       for (const l of labels) {
@@ -142,7 +138,7 @@ export const processes: ProcessDef[] = [
       if (cube.has(name)) throw new ProcessException('DimensionExists', `the data cube has a dimension '${name}' already`);
       if (typeof label !== 'string' && typeof label !== 'number') throw invalid('add_dimension', 'label', 'a number or a string is expected');
       const dim: Dimension = { name, type, labels: [label] };
-      if (type === 'temporal' && (typeof label !== 'string' || Number.isNaN(instantOf(label)))) {
+      if (type === 'temporal' && (typeof label !== 'string' || Number.isNaN(labelStart(label)))) {
         throw invalid('add_dimension', 'label', 'the label of a temporal dimension must be a date or date-time such as 2024-06-21T10:00:00Z');
       }
       if (type === 'geometry') throw invalid('add_dimension', 'type', 'a geometry dimension needs geometries; create vector data cubes with load_geojson or aggregate_spatial');

@@ -55,9 +55,8 @@ export function intervalOf(v: unknown, processId: string, parameter: string): [s
   return [iso(a), iso(b)];
 }
 
-/** Whether a temporal label lies in [start, end). */
-export function inInterval(label: string | number, [start, end]: [string | null, string | null]): boolean {
-  const t = typeof label === 'number' ? label : instant(label);
+/** Whether an instant (ms) lies in [start, end). */
+export function inInterval(t: number, [start, end]: [string | null, string | null]): boolean {
   return (start === null || t >= Date.parse(start)) && (end === null || t < Date.parse(end));
 }
 

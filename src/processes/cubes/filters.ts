@@ -9,6 +9,7 @@ import { LazyCube, cubeOf, intersectExtent, lazyWithGeometries } from '../../dat
 import { featuresOf, rasterizeMask } from '../../datacube/geometry.js';
 import { bandsOf, collectionOf } from '../../data/load.js';
 import type { Grid } from '../../core/grid.js';
+import { labelStart } from '../../core/labels.js';
 import { bboxOf, inInterval, intersectInterval, intervalOf, windowOf } from './extents.js';
 import { dimIndex } from './common.js';
 
@@ -80,7 +81,17 @@ export const processes: ProcessDef[] = [
       let cube = await cubeOf(data, ctx.run, 'filter_temporal');
       const dims = name === null ? cube.dims.map((d, i) => [d, i] as const).filter(([d]) => d.type === 'temporal').map(([, i]) => i) : [dimIndex(cube, name)];
       for (const d of dims) {
-        const keep = cube.dims[d].labels.map((l, i) => [l, i] as const).filter(([l]) => inInterval(l, interval)).map(([, i]) => i);
+        const dim = cube.dims[d];
+        const starts = dim.labels.map(labelStart);
+        const text = dim.labels.find((_, i) => Number.isNaN(starts[i]));
+        if (text !== undefined) {
+          throw new ApiError('ProcessParameterInvalid', {
+            process: 'filter_temporal',
+            parameter: 'data',
+            reason: `the label '${text}' of '${dim.name}' is no date or time, so no interval holds it; choose such labels with filter_labels`,
+          });
+        }
+        const keep = starts.flatMap((t, i) => (inInterval(t, interval) ? [i] : []));
         cube = cube.select(d, keep);
       }
       return cube;
