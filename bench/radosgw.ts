@@ -28,6 +28,10 @@ export interface RadosGateway {
   /** Stops only the gateway (the cluster stays): the store is unreachable until startGateway(). */
   stopGateway(): void;
   startGateway(): Promise<void>;
+  /** Stops the gateway where it is (SIGSTOP): connections stay open and nothing answers, as with a hung store. */
+  freezeGateway(): void;
+  /** Lets a frozen gateway go on (SIGCONT). */
+  thawGateway(): void;
   /** Stops every daemon this helper started and removes its files. */
   stop(): void;
 }
@@ -130,6 +134,10 @@ rgw_thread_pool_size = 64
       if (alive()) process.kill(pid, 'SIGKILL');
     }
   };
+  const signalGateway = (signal: NodeJS.Signals) => {
+    const f = path.join(dir, 'run', 'client.rgw.pid');
+    if (existsSync(f)) process.kill(Number(readFileSync(f, 'utf8').trim()), signal);
+  };
   const startGateway = async () => {
     run('radosgw', ['-n', 'client.rgw']);
     for (let i = 0; ; i++) {
@@ -179,7 +187,14 @@ rgw_thread_pool_size = 64
     },
     stopGateway: () => stopDaemons(['client.rgw']),
     startGateway,
+    freezeGateway: () => signalGateway('SIGSTOP'),
+    thawGateway: () => signalGateway('SIGCONT'),
     stop() {
+      try {
+        signalGateway('SIGCONT');
+      } catch {
+        /* not running */
+      }
       stopDaemons(['client.rgw', 'osd.0', 'mon.a']);
       rmSync(dir, { recursive: true, force: true });
     },

@@ -15,6 +15,10 @@ export interface RedisServer {
   url: string;
   stop(): void;
   start(): void;
+  /** Stops the server where it is (SIGSTOP): connections stay open and nothing answers, as with a hung server. */
+  freeze(): void;
+  /** Lets a frozen server go on (SIGCONT). */
+  thaw(): void;
   remove(): void;
 }
 
@@ -44,13 +48,23 @@ export async function startRedis(): Promise<RedisServer> {
       spawnSync('sleep', ['0.05']);
     }
   };
+  const signal = (s: NodeJS.Signals) => {
+    if (existsSync(pidFile)) process.kill(Number(readFileSync(pidFile, 'utf8')), s);
+  };
   start();
   return {
     port,
     url: `redis://127.0.0.1:${port}`,
     stop,
     start,
+    freeze: () => signal('SIGSTOP'),
+    thaw: () => signal('SIGCONT'),
     remove() {
+      try {
+        signal('SIGCONT');
+      } catch {
+        /* not running */
+      }
       stop();
       rmSync(dir, { recursive: true, force: true });
     },

@@ -17,6 +17,7 @@ import { hasPostgres, startPostgres, type Postgres } from '../bench/postgres.js'
 import { hasRedis, startRedis, type RedisServer } from '../bench/redis.js';
 import { hasRadosgw, startRadosGateway, type RadosGateway } from '../bench/radosgw.js';
 import { describeWithTool } from './system-tools.js';
+import { tileAt } from '../src/tiles/tile-grid.js';
 
 interface WorkerProc {
   id: string;
@@ -106,7 +107,7 @@ describeWithTool(hasPostgres && hasRedis && hasRadosgw, 'PostgreSQL 15, Redis 7 
   beforeAll(async () => {
     [pg, redis, s3] = await Promise.all([startPostgres(), startRedis(), startRadosGateway('xeo-cluster')]);
     // Short leases, so a dead worker's task is taken over in seconds, not the default 30.
-    env = { XEO_DATABASE_URL: pg.database(), XEO_REDIS_URL: redis.url, ...s3.env, XEO_QUEUE_LEASE: '2', XEO_JOB_THREADS: '1', XEO_SYNC_MAX_VALUES: '200000000', XEO_USER_CONCURRENCY: '1', XEO_USER_QUOTA_BYTES: String(QUOTA) };
+    env = { XEO_DATABASE_URL: pg.database(), XEO_REDIS_URL: redis.url, ...s3.env, XEO_QUEUE_LEASE: '2', XEO_JOB_THREADS: '1', XEO_SYNC_MAX_VALUES: '200000000', XEO_USER_CONCURRENCY: '1', XEO_USER_QUOTA_BYTES: String(QUOTA), XEO_S3_TIMEOUT: '2' };
     // The demo collection's records, copied into the shared database (its COGs are read where they are).
     const local = await openStore(await demoDataDir());
     const shared = await openStore({ dataDir: files, databaseUrl: env.XEO_DATABASE_URL });
@@ -402,5 +403,57 @@ describeWithTool(hasPostgres && hasRedis && hasRadosgw, 'PostgreSQL 15, Redis 7 
     expect(started).toBe(202);
     const done = await until(b, id, (j) => j.status !== 'queued' && j.status !== 'running');
     expect(done.status).toBe('finished');
+  });
+  /**
+   * While `component` hangs: `needs()` answers 503 with Retry-After within `deadlineMs`, and what
+   * does not need it (a cached preview tile, discovery) answers at its usual speed meanwhile.
+   */
+  async function hangs(freeze: () => void, thaw: () => void, needs: () => Promise<{ status: number; json: any; headers: Record<string, string> }>, deadlineMs: number): Promise<void> {
+    const t = tileAt(16.745, 47.93, 13);
+    const tile = `${a.url}/previews/${DEMO_COLLECTION}/${t.z}/${t.x}/${t.y}.png`;
+    expect((await http('GET', tile)).status).toBe(200);
+    const timed = async <T>(work: () => Promise<T>) => {
+      const t0 = performance.now();
+      const r = await work();
+      return { r, ms: performance.now() - t0 };
+    };
+    freeze();
+    try {
+      const waiting = timed(needs);
+      await sleep(200);
+      for (const f of await Promise.all([timed(() => http('GET', tile)), timed(() => http('GET', `${a.base}/`)), timed(() => http('GET', `${b.base}/processes`))])) {
+        expect(f.r.status).toBe(200);
+        expect(f.ms).toBeLessThan(1000);
+      }
+      const { r, ms } = await waiting;
+      expectError(r as never, 503, 'InfrastructureBusy');
+      expect(Number(r.headers['retry-after'])).toBeGreaterThan(0);
+      expect(ms).toBeLessThan(deadlineMs);
+    } finally {
+      thaw();
+    }
+  }
+
+  it('a hung queue (SIGSTOP): starting a job answers 503 within 3 s while tiles and discovery stay fast; then the job starts and finishes', async () => {
+    const id = await createJob(a);
+    await hangs(redis.freeze, redis.thaw, () => http('POST', `${a.base}/jobs/${id}/results`, { headers: auth() }), 3000 + 2000);
+    expect((await job(b, id)).status).toBe('created');
+    let started = 0;
+    for (let i = 0; i < 50 && started !== 202; i++) {
+      started = (await http('POST', `${a.base}/jobs/${id}/results`, { headers: auth() })).status;
+      if (started !== 202) await sleep(200);
+    }
+    expect(started).toBe(202);
+    expect((await until(b, id, (j) => j.status !== 'queued' && j.status !== 'running')).status).toBe('finished');
+  });
+
+  it('a hung file store (SIGSTOP): a download answers 503 within its deadline while tiles and discovery stay fast; then it downloads again', async () => {
+    const bytes = randomBytes(64 * 1024);
+    expect((await http('PUT', `${a.base}/files/hang/probe.bin`, { headers: { authorization: token, 'content-type': 'application/octet-stream' }, body: bytes })).status).toBe(200);
+    // XEO_S3_TIMEOUT is 2 s, tried twice.
+    await hangs(s3.freezeGateway, s3.thawGateway, () => http('GET', `${b.base}/files/hang/probe.bin`, { headers: { authorization: token } }), 2 * 2000 + 3000);
+    const again = await http('GET', `${b.base}/files/hang/probe.bin`, { headers: { authorization: token } });
+    expect(again.status).toBe(200);
+    expect(again.body.equals(bytes)).toBe(true);
   });
 });

@@ -52,6 +52,11 @@ export async function startServer(env: Record<string, string> = {}, dataDir = te
       reject(new Error(`server exited with ${code}:\n${out}`));
     });
   });
+  // A server that ends on its own (a crash) says why in the test's output: its requests only see a closed socket.
+  let stopping = false;
+  proc.on('exit', (code, signal) => {
+    if (!stopping) console.error(`[test] the server at ${url} ended on its own (${signal ?? `exit ${code}`}); its last output:\n${out.slice(-4000)}`);
+  });
   return {
     url,
     base: `${url}/1.2.0`,
@@ -59,7 +64,10 @@ export async function startServer(env: Record<string, string> = {}, dataDir = te
     env: fullEnv,
     proc,
     output: () => out,
-    stop: () => stopChild(proc),
+    stop: () => {
+      stopping = true;
+      return stopChild(proc);
+    },
   };
 }
 
@@ -105,6 +113,9 @@ export async function http(
 ): Promise<Res> {
   const headers: Record<string, string> = { ...opts.headers };
   if (opts.token) headers.authorization = opts.token;
+  // Socket events waiting since a synchronous step (a spawnSync of the CLI) run first: a kept-alive
+  // connection the server closed meanwhile leaves the pool instead of taking this request.
+  await new Promise((r) => setImmediate(r));
   const res = await request(url, { method: method as never, headers, body: opts.body as never });
   const body = Buffer.from(await res.body.arrayBuffer());
   const text = body.toString('utf8');

@@ -21,7 +21,8 @@ describeWithTool(hasPostgres, 'PostgreSQL 15', 'API nodes sharing PostgreSQL', (
   beforeAll(async () => {
     pg = await startPostgres();
     // One trusted proxy hop lets the sign-in test speak from addresses of its own.
-    env = { XEO_DATABASE_URL: pg.database(), XEO_TRUST_PROXY: '1', XEO_AUTH_FAILURES_PER_ACCOUNT: '4' };
+    // A short deadline per statement keeps the hung-database case short.
+    env = { XEO_DATABASE_URL: pg.database(), XEO_TRUST_PROXY: '1', XEO_AUTH_FAILURES_PER_ACCOUNT: '4', XEO_DATABASE_TIMEOUT: '2' };
     // A small raster, imported once: both nodes (and their compute threads) read it from the shared records.
     const width = 64;
     const band = Uint16Array.from({ length: width * width }, (_, i) => 100 + (i % width) + Math.floor(i / width));
@@ -80,18 +81,20 @@ describeWithTool(hasPostgres, 'PostgreSQL 15', 'API nodes sharing PostgreSQL', (
     expect(rb.body.toString()).toBe(ra.body.toString());
   });
 
+  /** A tile of the SMALL collection, and a service drawing it. */
+  const [w, south, e, n] = transformBox([600000, 5299360, 600640, 5300000], 32633, 4326);
+  const z = 15;
+  const x = Math.floor((((w + e) / 2 + 180) / 360) * 2 ** z);
+  const lat = (((south + n) / 2) * Math.PI) / 180;
+  const y = Math.floor(((1 - Math.log(Math.tan(lat) + 1 / Math.cos(lat)) / Math.PI) / 2) * 2 ** z);
+  const smallService = () => ({
+    type: 'XYZ',
+    configuration: { colormap: 'viridis', min: 100, max: 230 },
+    process: { process_graph: { load: { process_id: 'load_collection', arguments: { id: 'SMALL', spatial_extent: null, temporal_extent: null } }, r: { process_id: 'reduce_dimension', arguments: { data: { from_node: 'load' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } } }, save: { process_id: 'save_result', arguments: { data: { from_node: 'r' }, format: 'PNG' }, result: true } } },
+  });
+
   it('a service changed through one node is drawn new by the other at once, not after its cache expires', async () => {
-    const [w, south, e, n] = transformBox([600000, 5299360, 600640, 5300000], 32633, 4326);
-    const z = 15;
-    const x = Math.floor((((w + e) / 2 + 180) / 360) * 2 ** z);
-    const lat = (((south + n) / 2) * Math.PI) / 180;
-    const y = Math.floor(((1 - Math.log(Math.tan(lat) + 1 / Math.cos(lat)) / Math.PI) / 2) * 2 ** z);
-    const service = {
-      type: 'XYZ',
-      configuration: { colormap: 'viridis', min: 100, max: 230 },
-      process: { process_graph: { load: { process_id: 'load_collection', arguments: { id: 'SMALL', spatial_extent: null, temporal_extent: null } }, r: { process_id: 'reduce_dimension', arguments: { data: { from_node: 'load' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } } }, save: { process_id: 'save_result', arguments: { data: { from_node: 'r' }, format: 'PNG' }, result: true } } },
-    };
-    const created = await http('POST', `${a.base}/services`, { headers: auth(), body: JSON.stringify(service) });
+    const created = await http('POST', `${a.base}/services`, { headers: auth(), body: JSON.stringify(smallService()) });
     expect(created.status, created.text).toBe(201);
     const id = created.headers['xeo-identifier'];
     const tile = () => http("GET", `${b.url}/xyz/${id}/${z}/${x}/${y}.png`);
@@ -140,6 +143,38 @@ describeWithTool(hasPostgres, 'PostgreSQL 15', 'API nodes sharing PostgreSQL', (
       await c.stop();
       removeDir(c.dataDir);
     }
+  });
+
+  it('a hung database (SIGSTOP): what needs records answers 503 within its deadline, while cached tiles and discovery stay fast; then work resumes', async () => {
+    const created = await http('POST', `${b.base}/services`, { headers: auth(), body: JSON.stringify(smallService()) });
+    expect(created.status, created.text).toBe(201);
+    const tile = `${b.url}/xyz/${created.headers['xeo-identifier']}/${z}/${x}/${y}.png`;
+    expect((await http('GET', tile)).status).toBe(200);
+    const timed = async (method: string, url: string, headers: Record<string, string> = {}) => {
+      const t0 = performance.now();
+      const r = await http(method, url, { headers });
+      return { r, ms: performance.now() - t0 };
+    };
+    pg.freeze();
+    try {
+      const records = timed('GET', `${b.base}/jobs`, auth());
+      await new Promise((r) => setTimeout(r, 200));
+      // While that request waits on the database: the cached tile, discovery and a signed-in
+      // request that needs no records answer at their usual speed (a frozen event loop would hold them for seconds).
+      const fast = await Promise.all([timed('GET', tile), timed('GET', `${b.base}/`), timed('GET', `${b.base}/processes`), timed('GET', `${b.base}/file_formats`)]);
+      for (const f of fast) {
+        expect(f.r.status).toBe(200);
+        expect(f.ms).toBeLessThan(1000);
+      }
+      const { r, ms } = await records;
+      expectError(r, 503, 'InfrastructureBusy');
+      expect(r.headers['retry-after']).toBeDefined();
+      // The deadline is 2 s: a connection, then the statement.
+      expect(ms).toBeLessThan(2 * 2000 + 2000);
+    } finally {
+      pg.thaw();
+    }
+    expect((await http('GET', `${b.base}/jobs`, { headers: auth() })).status).toBe(200);
   });
 
   it('without the database: a JSON 503 with Retry-After and CORS, no crash; then work resumes', async () => {

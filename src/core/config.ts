@@ -83,6 +83,8 @@ export interface Config {
    * the endpoint, region and credentials of stac.signers.s3; null = both on the local disk.
    */
   s3Bucket: string | null;
+  /** Longest silence of the S3 store on one request (ms) before it is tried once more, then answered 503. */
+  s3TimeoutMs: number;
   /** Failed sign-ins of one account from one address, and from one address in all, before it waits; the window, seconds; the longest wait, seconds. */
   authFailures: { perAccount: number; perAddress: number; windowS: number; maxDelayS: number };
   /** Proxies in front whose X-Forwarded-For and X-Forwarded-Proto are believed (0: none; the client is the connection's address). */
@@ -252,6 +254,7 @@ export function loadConfig(env: Env = process.env): Config {
     jobBlockCacheBytes: int(env, 'XEO_JOB_BLOCK_CACHE_BYTES', 32 * 1024 * 1024, 1024 * 1024),
     resultLinkTtlSeconds: int(env, 'XEO_RESULT_LINK_TTL', 7 * 24 * 3600, 1),
     s3Bucket: s3Bucket(env),
+    s3TimeoutMs: int(env, 'XEO_S3_TIMEOUT', 10, 1) * 1000,
     authFailures: {
       perAccount: int(env, 'XEO_AUTH_FAILURES_PER_ACCOUNT', 5, 1),
       perAddress: int(env, 'XEO_AUTH_FAILURES_PER_ADDRESS', 50, 1),

@@ -18,7 +18,7 @@ export async function openBlobStore(config: Config, use: 'files' | 'results'): P
     return local;
   }
   const s3 = config.stac.signers.s3;
-  const client = s3Client({ ...s3, accessKeyId: s3.accessKeyId!, secretAccessKey: s3.secretAccessKey!, bucket: config.s3Bucket });
+  const client = s3Client({ ...s3, accessKeyId: s3.accessKeyId!, secretAccessKey: s3.secretAccessKey!, bucket: config.s3Bucket, timeoutMs: config.s3TimeoutMs });
   const store = new S3BlobStore(client, config.s3Bucket, use === 'files' ? 'files/' : 'jobs/');
   try {
     await store.init();

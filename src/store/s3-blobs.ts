@@ -45,6 +45,8 @@ export interface S3Settings {
   secretAccessKey: string;
   sessionToken: string | null;
   bucket: string;
+  /** Longest silence of the store on one request before it is given up (ms). */
+  timeoutMs?: number;
 }
 
 /**
@@ -60,16 +62,19 @@ export function s3Client(s: S3Settings): S3Client {
     credentials: { accessKeyId: s.accessKeyId, secretAccessKey: s.secretAccessKey, ...(s.sessionToken ? { sessionToken: s.sessionToken } : {}) },
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
-    // A store that does not answer is unavailable, not a request that hangs. Every download that
-    // streams through us holds a connection to the store while its client reads: more than the
-    // SDK's default of 50 at once.
+    // A store that does not answer is unavailable, not a request that hangs: a connection, or an
+    // answer that does not begin within the timeout (the request's body sent, the response's
+    // headers received; a download streaming to a slow client afterwards is not cut), is tried
+    // once more, then the request answers 503. Every download that streams through us holds a
+    // connection to the store while its client reads: more than the SDK's default of 50 at once.
     requestHandler: {
-      connectionTimeout: 5_000,
-      requestTimeout: 60_000,
+      connectionTimeout: s.timeoutMs ?? 10_000,
+      requestTimeout: s.timeoutMs ?? 10_000,
+      throwOnRequestTimeout: true,
       httpAgent: new HttpAgent({ keepAlive: true, maxSockets: MAX_STORE_CONNECTIONS }),
       httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets: MAX_STORE_CONNECTIONS }),
     },
-    maxAttempts: 3,
+    maxAttempts: 2,
   });
 }
 
