@@ -13,6 +13,8 @@ declare module 'autocannon' {
       /** Seconds before a request counts as a timeout. */
       timeout?: number;
       workers?: number;
+      /** Requests per second over all connections (a steady rate instead of as many as answered). */
+      overallRate?: number;
       /** Request sequence each connection cycles through; setupRequest may change a request before it is sent. */
       requests?: { method?: string; path?: string; headers?: Record<string, string>; body?: string; setupRequest?: (req: Record<string, unknown>) => Record<string, unknown> }[];
     }

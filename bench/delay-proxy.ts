@@ -3,6 +3,7 @@
 // trip costs twice that), in order; `hold()` stops forwarding altogether (a hung server, a cut
 // network: connections stay open, nothing arrives) until `release()`.
 import net from 'node:net';
+import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 
 export interface DelayProxy {
   port: number;
@@ -81,4 +82,22 @@ export async function startDelayProxy(target: { host: string; port: number }, de
     },
   };
   return proxy;
+}
+
+/**
+ * The same proxy on a thread of its own, so the load of a bench running in this process (its
+ * clients, its event loop) does not delay the traffic more than asked.
+ */
+export async function startDelayProxyThread(target: { host: string; port: number }, delayMs: number): Promise<{ port: number; host: string; close(): Promise<void> }> {
+  const worker = new Worker(new URL(import.meta.url), { workerData: { delayProxy: { target, delayMs } } });
+  const port = await new Promise<number>((resolve, reject) => {
+    worker.once('message', (m: { port: number }) => resolve(m.port));
+    worker.once('error', reject);
+  });
+  return { port, host: '127.0.0.1', close: () => worker.terminate().then(() => {}) };
+}
+
+if (!isMainThread && (workerData as { delayProxy?: unknown } | null)?.delayProxy) {
+  const { target, delayMs } = (workerData as { delayProxy: { target: { host: string; port: number }; delayMs: number } }).delayProxy;
+  void startDelayProxy(target, delayMs).then((p) => parentPort!.postMessage({ port: p.port }));
 }
