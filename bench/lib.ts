@@ -73,7 +73,7 @@ export async function startChild(script: string, args: string[], env: Record<str
   };
   try {
     child.url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${path.basename(script)} did not start within 20 s:\n${out}`)), 20000);
+      const timer = setTimeout(() => reject(new Error(`${path.basename(script)} did not start within 120 s:\n${out}`)), 120_000);
       proc.stdout!.on('data', () => {
         const m = ready.exec(out);
         if (m) {

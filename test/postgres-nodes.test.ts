@@ -8,6 +8,7 @@ import { transformBox } from '../src/data/crs.js';
 import { openStore } from '../src/store/db.js';
 import { basicHeader, expectError, http, login, removeDir, startServer, tempDir, xeo, type TestServer } from './helpers.js';
 import { hasPostgres, startPostgres, type Postgres } from '../bench/postgres.js';
+import { startDelayProxy } from '../bench/delay-proxy.js';
 import { describeWithTool } from './system-tools.js';
 
 describeWithTool(hasPostgres, 'PostgreSQL 15', 'API nodes sharing PostgreSQL', () => {
@@ -175,6 +176,41 @@ describeWithTool(hasPostgres, 'PostgreSQL 15', 'API nodes sharing PostgreSQL', (
       pg.thaw();
     }
     expect((await http('GET', `${b.base}/jobs`, { headers: auth() })).status).toBe(200);
+  });
+
+  it('a slow database (a proxy of ours that delays every packet): records come late or, past the deadline, as a 503; cached tiles never wait', async () => {
+    const target = new URL(env.XEO_DATABASE_URL);
+    const proxy = await startDelayProxy({ host: target.hostname, port: Number(target.port) }, 0);
+    const c = await startServer({ ...env, XEO_DATABASE_URL: `postgres://postgres@${proxy.host}:${proxy.port}${target.pathname}` });
+    try {
+      const created = await http('POST', `${c.base}/services`, { headers: auth(), body: JSON.stringify(smallService()) });
+      expect(created.status, created.text).toBe(201);
+      const tile = `${c.url}/xyz/${created.headers['xeo-identifier']}/${z}/${x}/${y}.png`;
+      expect((await http('GET', tile)).status).toBe(200);
+      const timed = async (url: string, headers: Record<string, string> = {}) => {
+        const t0 = performance.now();
+        const r = await http('GET', url, { headers });
+        return { r, ms: performance.now() - t0 };
+      };
+      // 150 ms each way: a request that reads one record takes a round trip longer, and still answers.
+      proxy.delayMs = 150;
+      const slow = await timed(`${c.base}/jobs`, auth());
+      expect(slow.r.status).toBe(200);
+      expect(slow.ms).toBeGreaterThan(300);
+      // 3 s each way, past the 2 s deadline: 503, while the cached tile answers at once.
+      proxy.delayMs = 3000;
+      const late = timed(`${c.base}/jobs`, auth());
+      const cached = await timed(tile);
+      expect(cached.r.status).toBe(200);
+      expect(cached.ms).toBeLessThan(1000);
+      expectError((await late).r, 503, 'InfrastructureBusy');
+      proxy.delayMs = 0;
+      expect((await http('GET', `${c.base}/jobs`, { headers: auth() })).status).toBe(200);
+    } finally {
+      await c.stop();
+      removeDir(c.dataDir);
+      await proxy.close();
+    }
   });
 
   it('without the database: a JSON 503 with Retry-After and CORS, no crash; then work resumes', async () => {
