@@ -41,12 +41,12 @@ function baseEnv(req: AppRequest): ValidationEnv {
 
 /**
  * What validation of `graph` needs, with the user's stored processes it calls (read once, before
- * it starts; answered with the environment so a run can use them too). A graph unsound in shape
- * or size is refused before anything is read.
+ * it starts; answered with the environment so a run can use them too). For a graph unsound in
+ * shape or size nothing is read: validation reports that first.
  */
 export async function validationEnv(req: AppRequest, graph: unknown): Promise<{ env: ValidationEnv; userProcesses: Record<string, UserProcess> }> {
   const env = baseEnv(req);
-  throwFirst(shapeProblems(graph, env));
+  if (shapeProblems(graph, env).length) return { env, userProcesses: {} };
   const userProcesses = await userProcessesOf(req.app.store.processGraphs, req.user?.id ?? null, graph);
   env.userProcess = (id) => (Object.hasOwn(userProcesses, id) ? (userProcesses[id] as ReturnType<ValidationEnv['userProcess']>) : null);
   return { env, userProcesses };
