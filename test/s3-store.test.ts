@@ -197,18 +197,18 @@ describeWithTool(hasRadosgw, 'the RADOS Gateway (Debian radosgw, ceph-mon, ceph-
       addUser(dataDir, 'alice', 'secret');
       const records = await openStore(dataDir);
       // Each job runs on a node: one that stopped long ago, or another one still at work.
-      const ran = (id: string, node: string) => {
+      const ran = async (id: string, node: string) => {
         await records.jobs.create({ id, userId: 'alice', title: null, description: null, process: { process_graph: {} }, plan: 'free', budget: null, logLevel: 'info' });
         await records.jobQueue.enqueue(id);
         expect((await records.jobQueue.claim(node))?.id).toBe(id);
       };
-      ran('fin', 'old-node');
+      await ran('fin', 'old-node');
       await records.jobs.transition('fin', ['running'], 'finished');
       const asset = { key: 'fin/result.tif', type: 'image/tiff; application=geotiff', bytes: 4, title: 'result', roles: ['data'], fields: {} };
       await records.jobResults.put('fin', { run: 1, partial: false, assets: { 'result.tif': asset }, bbox: null, geometry: null, times: [], created: new Date().toISOString() });
-      ran('err', 'old-node');
+      await ran('err', 'old-node');
       await records.jobs.transition('err', ['running'], 'error');
-      ran('busy', 'another-node');
+      await ran('busy', 'another-node');
       await records.close();
       const keys = ['gone/result.tif', 'gone/run-2/chunk-0', 'fin/result.tif', 'fin/run-1/chunk-3', 'err/run-1/chunk-2', 'busy/run-1/chunk-0'];
       for (const key of keys) await results.write(key, (async function* () { yield Buffer.from(key); })());
