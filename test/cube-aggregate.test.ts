@@ -14,7 +14,7 @@ import { DataCube, spatialDims, type Dimension } from '../src/datacube/datacube.
 import { PixelArray } from '../src/datacube/pixels.js';
 import { transformBox, transformer } from '../src/data/crs.js';
 import type { Grid } from '../src/core/grid.js';
-import type { CatalogSource } from '../src/core/catalog.js';
+import type { CatalogSnapshot } from '../src/core/catalog.js';
 import { writeCog } from '../src/output/cog-writer.js';
 import { LazyCube } from '../src/datacube/lazy.js';
 
@@ -296,7 +296,7 @@ describe('aggregate_spatial', () => {
 describe('aggregating a deferred load', () => {
   // A 32 x 32 COG of 10 m pixels with value row * 32 + col, as two dates of one collection.
   let dir: string;
-  let source: CatalogSource;
+  let source: CatalogSnapshot;
   const N = 32;
   const X0 = 600000;
   const Y0 = 5300320;

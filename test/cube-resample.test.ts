@@ -14,7 +14,7 @@ import { DataCube, spatialDims } from '../src/datacube/datacube.js';
 import { LazyCube } from '../src/datacube/lazy.js';
 import { transformBox, transformer } from '../src/data/crs.js';
 import type { Grid } from '../src/core/grid.js';
-import type { CatalogSource } from '../src/core/catalog.js';
+import type { CatalogSnapshot } from '../src/core/catalog.js';
 import { writeCog } from '../src/output/cog-writer.js';
 
 const defs = new Map<string, ProcessDef>([...predefined.specs().map((s) => [s.id, predefined.get(s.id)!] as [string, ProcessDef]), ...mine.map((d) => [d.spec.id, d] as [string, ProcessDef])]);
@@ -169,7 +169,7 @@ describe('resample_cube_spatial on a loaded cube', () => {
 describe('resampling a deferred load', () => {
   // A 32 x 32 COG of 10 m pixels, value row * 32 + col, with one 16 x 16 overview of 2 x 2 means.
   let dir: string;
-  let source: CatalogSource;
+  let source: CatalogSnapshot;
   const N = 32;
   const X0 = 600000;
   const Y0 = 5300320;

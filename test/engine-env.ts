@@ -15,7 +15,7 @@ export function engineEnv(extra: ProcessDef[] = []): TestEnv {
   const defs = new Map<string, ProcessDef>([...predefined.specs().map((s) => [s.id, predefined.get(s.id)!] as const), ...extra.map((d) => [d.spec.id, d] as const)]);
   const logs: TestEnv['logs'] = [];
   const run: RunContext = {
-    catalog: { collections: { get: () => null, items: () => [] } },
+    catalog: { collections: { get: async () => null, items: async () => [] } },
     maxValues: 1e9,
     limitAdvice: '',
     results: [],

@@ -142,7 +142,8 @@ function contract(open: () => Promise<Store>) {
   it('semaphores: never more than the limit taken, each slot given back once', async () => {
     const one = (await s.semaphores.take('u', 2))!;
     const two = (await s.semaphores.take('u', 2))!;
-    expect(one && two).toBeTruthy();
+    expect(one).toBeTypeOf('function');
+    expect(two).toBeTypeOf('function');
     expect(await s.semaphores.take('u', 2)).toBeNull();
     expect(await s.semaphores.take('v', 2)).not.toBeNull();
     await one();
