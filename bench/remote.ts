@@ -4,10 +4,10 @@
 // same tiles are drawn by what users would otherwise deploy: GDAL through /vsicurl/ with titiler's
 // recommended settings (python3-gdal), both bands read in parallel threads, warped to the tile,
 // NDVI, a paletted PNG. Both sides are counted by the range server: requests and bytes per tile.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { CLI, Cleanup, median, round, startChild, startXeo, table, tempDir, removeDir } from './lib.js';
+import { CLI, Cleanup, median, round, startChild, startXeo, table, tempDir, removeDir, type XeoChild } from './lib.js';
 import { RangeServer, type Hit } from '../test/support/range-server.js';
 import { tileAt, tileBounds, type TileCoord } from '../src/tiles/tile-grid.js';
 
@@ -30,6 +30,14 @@ function sessionTiles(): TileCoord[] {
   for (let dy = -2; dy < 2; dy++) for (let dx = -2; dx < 3; dx++) out.push({ z: 14, x: c14.x + dx, y: c14.y + dy });
   const c13 = tileAt(CENTRE.lon, CENTRE.lat, 13);
   for (let dy = -1; dy < 1; dy++) for (let dx = -1; dx < 1; dx++) out.push({ z: 13, x: c13.x + dx, y: c13.y + dy });
+  return out;
+}
+
+/** The first view of a map at zoom 14: the 16 tiles (4 x 4) around the centre, all asked for at once as a browser does. */
+function viewTiles(): TileCoord[] {
+  const c = tileAt(CENTRE.lon, CENTRE.lat, 14);
+  const out: TileCoord[] = [];
+  for (let dy = -2; dy < 2; dy++) for (let dx = -2; dx < 2; dx++) out.push({ z: 14, x: c.x + dx, y: c.y + dy });
   return out;
 }
 
@@ -142,13 +150,12 @@ async function createCollection(dataDir: string, cogs: RangeServer, work: string
   return 'collections add-stac (an item search per map area)';
 }
 
-async function xeoSession(cogs: RangeServer, cleanup: Cleanup, work: string): Promise<{ tiles: TileFigure[]; first: Record<string, number>; via: string }> {
+/** A fresh server (nothing of the files is known to it) with the remote collection and an NDVI service; its tile URL template. */
+async function freshService(cogs: RangeServer, cleanup: Cleanup, work: string): Promise<{ xeo: XeoChild; template: string; via: string }> {
   const dataDir = tempDir('xeo-bench-remote-data-');
   cleanup.add(() => removeDir(dataDir));
   const via = await createCollection(dataDir, cogs, work);
-  const add = spawnSync(process.execPath, [CLI, 'users', 'add', 'bench', '--password', 'bench'], { env: { ...process.env, XEO_DATA_DIR: dataDir }, encoding: 'utf8' });
-  if (add.status !== 0) throw new Error(`users add failed: ${add.stderr}`);
-  // A fresh server: nothing of the files is known to it.
+  await xeoAsync(['users', 'add', 'bench', '--password', 'bench'], dataDir);
   const xeo = await startXeo({ XEO_DATA_DIR: dataDir, XEO_DEMO: 'false', XEO_COMPUTE_THREADS: '2' });
   cleanup.add(() => xeo.stop());
   const auth = 'Basic ' + Buffer.from('bench:bench').toString('base64');
@@ -159,7 +166,11 @@ async function xeoSession(cogs: RangeServer, cleanup: Cleanup, work: string): Pr
     body: JSON.stringify({ type: 'XYZ', title: 'remote NDVI', process: { process_graph: NDVI }, configuration: { colormap: 'ndvi', ...RANGE } }),
   });
   if (created.status !== 201) throw new Error(`service not created: ${created.status} ${await created.text()}`);
-  const template = `${xeo.url}/xyz/${created.headers.get('xeo-identifier')}`;
+  return { xeo, template: `${xeo.url}/xyz/${created.headers.get('xeo-identifier')}`, via };
+}
+
+async function xeoSession(cogs: RangeServer, cleanup: Cleanup, work: string): Promise<{ tiles: TileFigure[]; first: Record<string, number>; via: string }> {
+  const { xeo, template, via } = await freshService(cogs, cleanup, work);
   cogs.reset();
   const tiles: TileFigure[] = [];
   let first: Record<string, number> = {};
@@ -186,6 +197,24 @@ async function xeoSession(cogs: RangeServer, cleanup: Cleanup, work: string): Pr
   }
   await xeo.stop();
   return { tiles, first, via };
+}
+
+/** The first view on a fresh server: its 16 tiles asked for at once; the time until the last one arrived, and the requests it took. */
+async function xeoView(cogs: RangeServer, cleanup: Cleanup, work: string): Promise<{ ms: number; requests: number }> {
+  const { xeo, template } = await freshService(cogs, cleanup, work);
+  cogs.reset();
+  const t0 = performance.now();
+  await Promise.all(
+    viewTiles().map(async (t) => {
+      const r = await fetch(`${template}/${t.z}/${t.x}/${t.y}.png`);
+      await r.arrayBuffer();
+      if (r.status !== 200) throw new Error(`tile ${t.z}/${t.x}/${t.y} answered ${r.status}`);
+    }),
+  );
+  const ms = performance.now() - t0;
+  const requests = cogs.hits.length;
+  await xeo.stop();
+  return { ms, requests };
 }
 
 const GDAL_SCRIPT = String.raw`
@@ -227,6 +256,41 @@ for t in tiles:
 print(json.dumps(out))
 `;
 
+/**
+ * The same view through GDAL: the 16 tiles at once on 16 threads of one process (as a tile server
+ * handles a browser's burst, sharing one /vsicurl/ cache), both bands of a tile read in parallel.
+ */
+const GDAL_VIEW_SCRIPT = String.raw`
+import json, sys, time
+from concurrent.futures import ThreadPoolExecutor
+import numpy as np
+from osgeo import gdal
+gdal.UseExceptions()
+red_url, nir_url, tiles = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+lo, hi = float(sys.argv[4]), float(sys.argv[5])
+bands = ThreadPoolExecutor(max_workers=32)
+def band(url, b):
+    ds = gdal.Warp('', '/vsicurl/' + url, format='MEM', outputBounds=b, width=256, height=256, dstSRS='EPSG:3857', resampleAlg='near', multithread=True)
+    a = ds.GetRasterBand(1).ReadAsArray().astype('float32')
+    nd = ds.GetRasterBand(1).GetNoDataValue()
+    if nd is not None: a[a == nd] = np.nan
+    return a
+def tile(t):
+    b = t['bounds']
+    red, nir = bands.map(lambda u: band(u, b), [red_url, nir_url])
+    with np.errstate(divide='ignore', invalid='ignore'):
+        ndvi = (nir - red) / (nir + red)
+    idx = np.where(np.isnan(ndvi), 0, np.clip((ndvi - lo) / (hi - lo) * 254 + 1, 1, 255)).astype('uint8')
+    mem = gdal.GetDriverByName('MEM').Create('', 256, 256, 1, gdal.GDT_Byte)
+    mem.GetRasterBand(1).WriteArray(idx)
+    path = '/vsimem/t%d.png' % id(mem)
+    gdal.GetDriverByName('PNG').CreateCopy(path, mem)
+    gdal.Unlink(path)
+start = time.time()
+list(ThreadPoolExecutor(max_workers=16).map(tile, tiles))
+print(json.dumps({'ms': (time.time() - start) * 1000}))
+`;
+
 /** titiler's recommended GDAL settings for COGs over HTTP. */
 const GDAL_ENV = {
   GDAL_DISABLE_READDIR_ON_OPEN: 'EMPTY_DIR',
@@ -243,23 +307,8 @@ const GDAL_ENV = {
 };
 
 async function gdalSession(cogs: RangeServer): Promise<TileFigure[]> {
-  const tiles = sessionTiles().map((t) => {
-    const b = tileBounds(t);
-    return { bounds: [b.west, b.south, b.east, b.north] };
-  });
   cogs.reset();
-  const out = await new Promise<string>((resolve, reject) => {
-    const p = spawn('/usr/bin/python3', ['-c', GDAL_SCRIPT, `${cogs.url}/cogs/B04.tif`, `${cogs.url}/cogs/B08.tif`, JSON.stringify(tiles), String(RANGE.min), String(RANGE.max)], {
-      env: { ...process.env, ...GDAL_ENV },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d) => (stdout += d));
-    p.stderr.on('data', (d) => (stderr += d));
-    p.on('exit', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`GDAL script failed (${code}): ${stderr}`))));
-  });
-  const spans = JSON.parse(out.trim().split('\n').pop()!) as { start: number; end: number }[];
+  const spans = (await runGdal(GDAL_SCRIPT, cogs, sessionTiles())) as { start: number; end: number }[];
   // Requests belong to the tile during which they arrived (the tiles run one after another).
   const within = (h: Hit, s: { start: number; end: number }) => h.at >= s.start - 1 && h.at <= s.end + 1;
   return spans.map((s) => {
@@ -268,8 +317,32 @@ async function gdalSession(cogs: RangeServer): Promise<TileFigure[]> {
   });
 }
 
+/** Runs a GDAL script on the two COGs of the range server with the tiles' bounds; its last line of output, parsed. */
+function runGdal(script: string, cogs: RangeServer, tiles: TileCoord[]): Promise<unknown> {
+  const bounds = tiles.map((t) => {
+    const b = tileBounds(t);
+    return { bounds: [b.west, b.south, b.east, b.north] };
+  });
+  return new Promise((resolve, reject) => {
+    const p = spawn('/usr/bin/python3', ['-c', script, `${cogs.url}/cogs/B04.tif`, `${cogs.url}/cogs/B08.tif`, JSON.stringify(bounds), String(RANGE.min), String(RANGE.max)], {
+      env: { ...process.env, ...GDAL_ENV },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d) => (stdout += d));
+    p.stderr.on('data', (d) => (stderr += d));
+    p.on('exit', (code) => (code === 0 ? resolve(JSON.parse(stdout.trim().split('\n').pop()!)) : reject(new Error(`GDAL script failed (${code}): ${stderr}`))));
+  });
+}
+
+async function gdalView(cogs: RangeServer): Promise<{ ms: number; requests: number }> {
+  cogs.reset();
+  const { ms } = (await runGdal(GDAL_VIEW_SCRIPT, cogs, viewTiles())) as { ms: number };
+  return { ms, requests: cogs.hits.length };
+}
+
 export async function run(opts: { quick: boolean }): Promise<{ figures: Record<string, number>; ratios: Record<string, number> }> {
-  void opts;
   const cleanup = new Cleanup();
   try {
     console.log('remote bench: generating the demo COGs (~10 s)');
@@ -284,6 +357,13 @@ export async function run(opts: { quick: boolean }): Promise<{ figures: Record<s
     const xeo = await xeoSession(cogs, cleanup, work);
     console.log(`collection: ${xeo.via}`);
     const gdal = await gdalSession(cogs);
+    // The first view, several times each, alternating (each Xeo run on a fresh server, each GDAL run a fresh process).
+    const views: Record<'xeo' | 'gdal', { ms: number; requests: number }[]> = { xeo: [], gdal: [] };
+    for (let i = 0; i < (opts.quick ? 2 : 4); i++) {
+      views.xeo.push(await xeoView(cogs, cleanup, work));
+      views.gdal.push(await gdalView(cogs));
+    }
+    console.log(`first view of 16 tiles (ms/requests): xeo ${views.xeo.map((v) => `${round(v.ms)}/${v.requests}`).join(' ')}, gdal ${views.gdal.map((v) => `${round(v.ms)}/${v.requests}`).join(' ')}`);
     const list = (ts: TileFigure[]) => ts.map((t) => `${round(t.ms)}/${t.requests}`).join(' ');
     console.log(`xeo  tiles (ms/requests): ${list(xeo.tiles)}`);
     console.log(`gdal tiles (ms/requests): ${list(gdal)}`);
@@ -310,9 +390,14 @@ export async function run(opts: { quick: boolean }): Promise<{ figures: Record<s
       xeo_first_read_ms: round(f.read ?? NaN, 1),
       xeo_first_outside_server_ms: round(x.first_ms - (f.total ?? NaN), 1),
       ...Object.fromEntries(Object.entries(g).map(([k, v]) => [`gdal_${k}`, v])),
+      xeo_first_view_ms: round(median(views.xeo.map((v) => v.ms)), 1),
+      xeo_first_view_requests: median(views.xeo.map((v) => v.requests)),
+      gdal_first_view_ms: round(median(views.gdal.map((v) => v.ms)), 1),
+      gdal_first_view_requests: median(views.gdal.map((v) => v.requests)),
     };
     const ratios = {
       gdal_over_xeo_first: round(g.first_ms / x.first_ms, 2),
+      gdal_over_xeo_first_view: round(figures.gdal_first_view_ms / figures.xeo_first_view_ms, 2),
       gdal_over_xeo_p50: round(g.p50_ms / x.p50_ms, 2),
       gdal_over_xeo_requests: round(g.requests_per_tile / x.requests_per_tile, 2),
     };
