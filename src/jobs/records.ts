@@ -1,7 +1,8 @@
 // What a run leaves in the records, the same on whichever node or worker ran it: log entries at
 // the job's level, the result files moved into the result store and listed, the end status.
 import type { Config } from '../core/config.js';
-import type { Graph } from '../core/graph.js';
+import type { Graph, UserProcess } from '../core/graph.js';
+import { LRUCache } from 'lru-cache';
 import type { LogLevel } from '../core/run-context.js';
 import { errorFromData, type ErrorData } from '../core/errors.js';
 import { messageOf } from '../core/messages.js';
@@ -29,7 +30,13 @@ export interface RunRef {
   logLevel: LogLevel;
 }
 
+/** Runs whose stored processes are kept (a worker takes many chunks of one run). */
+const RUNS_KEPT = 64;
+
 export class RunRecords {
+  /** The stored processes a run calls, read once per run: every chunk of it uses the same ones. */
+  private readonly processesOfRun = new LRUCache<string, Promise<Record<string, UserProcess>>>({ max: RUNS_KEPT });
+
   constructor(
     readonly store: Store,
     /** Where finished result files live, under `<job id>/<asset>`. */
@@ -57,12 +64,24 @@ export class RunRecords {
       jobId: job.id,
       run: job.run,
       graph,
-      userProcesses: await userProcessesOf(this.store.processGraphs, job.userId, graph),
+      userProcesses: await this.userProcesses(job, graph),
       maxValues: this.config.batchMaxValues,
       chunkSize: this.config.jobChunkSize,
       budgetValues: job.budget === null ? null : valuesFor(job.budget),
       outDir,
     };
+  }
+
+  private userProcesses(job: JobRecord, graph: Graph): Promise<Record<string, UserProcess>> {
+    const key = `${job.id}\n${job.run}`;
+    let p = this.processesOfRun.get(key);
+    if (!p) {
+      p = userProcessesOf(this.store.processGraphs, job.userId, graph);
+      this.processesOfRun.set(key, p);
+      // A failed read is not kept: the next chunk reads again.
+      p.catch(() => this.processesOfRun.get(key) === p && this.processesOfRun.delete(key));
+    }
+    return p;
   }
 
   /** A canceled run with nothing done: back to created (from `from`), said in its log. */

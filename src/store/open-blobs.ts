@@ -19,7 +19,8 @@ export async function openBlobStore(config: Config, use: 'files' | 'results'): P
   }
   const s3 = config.stac.signers.s3;
   const client = s3Client({ ...s3, accessKeyId: s3.accessKeyId!, secretAccessKey: s3.secretAccessKey!, bucket: config.s3Bucket, timeoutMs: config.s3TimeoutMs });
-  const store = new S3BlobStore(client, config.s3Bucket, use === 'files' ? 'files/' : 'jobs/');
+  // Result keys are Xeo's own; user files follow the user's paths.
+  const store = new S3BlobStore(client, config.s3Bucket, use === 'files' ? 'files/' : 'jobs/', 1000, use === 'results');
   try {
     await store.init();
   } catch (e) {
