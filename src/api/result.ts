@@ -46,6 +46,8 @@ export const routes: AppRoute[] = [
             limitAdvice: 'Run it as a batch job (POST /jobs), or narrow the extent, dates or bands.',
             budgetValues,
             mode: 'sync',
+            user: req.me.id,
+            udfTimeoutMs: cfg.udf.timeoutSeconds * 1000,
           },
           ac.signal,
         );

@@ -36,6 +36,10 @@ export interface ExecuteRequest {
   range?: boolean;
   /** What runs the graph (RunContext.mode); sync when absent. */
   mode?: RunContext['mode'];
+  /** Whose graph it is (RunContext.user): user-defined functions run in that user's interpreters only. */
+  user?: string;
+  /** Milliseconds one call of a user-defined function may take (RunContext.udfTimeoutMs). */
+  udfTimeoutMs?: number;
   /** Kernels for fusable child processes (default 'auto'). */
   kernels?: RunContext['kernels'];
   /**
@@ -94,13 +98,15 @@ async function executeInScope(req: ExecuteRequest, catalog: CatalogSource, signa
     limitAdvice: req.limitAdvice,
     budgetValues: req.budgetValues,
     results: [],
-    log: (level, message, data) => logs.push({ level, message, time: new Date().toISOString(), ...(data === undefined ? {} : { data }) }),
+    log: (level, message, data, stacktrace) => logs.push({ level, message, time: new Date().toISOString(), ...(data === undefined ? {} : { data }), ...(stacktrace ? { stacktrace } : {}) }),
     signal,
     stats: { values: 0 },
     region: req.region,
     kernels: req.kernels,
     probe: req.probe,
     mode: req.mode,
+    user: req.user,
+    udfTimeoutMs: req.udfTimeoutMs,
   };
   if (!req.probe) return evaluateAndAnswer(req, run, logs, started);
   try {

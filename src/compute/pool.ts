@@ -5,7 +5,7 @@ import { Worker } from 'node:worker_threads';
 import { ApiError, errorFromData, type ErrorData } from '../core/errors.js';
 import type { ExecuteRequest, ExecuteResult } from './execute.js';
 import type { ToWorker, WorkerInit } from './worker.js';
-import { searchPortForThread } from '../data/stac-search-bridge.js';
+import { threadPorts } from './thread.js';
 
 interface Task {
   id: number;
@@ -45,10 +45,10 @@ export class ComputePool {
   }
 
   private spawn(): Slot {
-    const searchPort = searchPortForThread();
+    const { searchPort, udf, transferList } = threadPorts();
     const worker = new Worker(new URL('./worker.js', import.meta.url), {
-      workerData: { dataDir: this.opts.dataDir, databaseUrl: this.opts.databaseUrl, blockCacheBytes: this.opts.blockCacheBytes, outboundAllow: this.opts.outboundAllow, arenaKeepBytes: this.opts.arenaKeepBytes, kernelThreads: this.opts.kernelThreads, searchPort } satisfies WorkerInit,
-      transferList: searchPort ? [searchPort] : [],
+      workerData: { dataDir: this.opts.dataDir, databaseUrl: this.opts.databaseUrl, blockCacheBytes: this.opts.blockCacheBytes, outboundAllow: this.opts.outboundAllow, arenaKeepBytes: this.opts.arenaKeepBytes, kernelThreads: this.opts.kernelThreads, searchPort, udf } satisfies WorkerInit,
+      transferList,
     });
     const slot: Slot = { worker, task: null };
     worker.on('message', (m: { type?: 'ready'; id: number; ok: boolean; result?: ExecuteResult & { body: Uint8Array }; error?: ErrorData }) => {

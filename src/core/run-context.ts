@@ -20,6 +20,8 @@ export interface RunLog {
   time: string;
   /** What the process logged along (inspect's summary of its data, say). */
   data?: unknown;
+  /** Where in the user's own code (a UDF's traceback). */
+  stacktrace?: string;
 }
 
 export interface RunContext {
@@ -31,7 +33,7 @@ export interface RunContext {
   /** Values the request's budget pays for, in all loads together (Infinity without a budget). */
   budgetValues?: number;
   results: SavedResult[];
-  log(level: LogLevel, message: string, data?: unknown): void;
+  log(level: LogLevel, message: string, data?: unknown, stacktrace?: string): void;
   signal?: AbortSignal;
   /** Which kernels run fusable child processes: 'auto' (tier 1 when compiled, else tier 0), a tier, or 'off' (JS only). */
   kernels?: 'auto' | 'off' | 0 | 1;
@@ -56,4 +58,8 @@ export interface RunContext {
   mode?: 'sync' | 'tile' | 'job';
   /** Values loaded so far, for costs and usage. */
   stats: { values: number };
+  /** Whose graph runs (user-defined functions never share an interpreter between users); absent for the server's own graphs. */
+  user?: string;
+  /** Milliseconds one call of a user-defined function may run in this mode. */
+  udfTimeoutMs?: number;
 }

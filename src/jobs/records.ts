@@ -22,6 +22,18 @@ export function jobThreadInit(config: Config): JobThreadInit {
   return { dataDir: config.dataDir, databaseUrl: config.databaseUrl, blockCacheBytes: config.jobBlockCacheBytes, outboundAllow: config.outboundAllow, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads };
 }
 
+/**
+ * Seconds one call of a user-defined function may take in a job: the job's `udf_timeout` option
+ * (in the process's `default_job_options`, where POST /jobs puts a top-level `udf_timeout` too),
+ * at most XEO_UDF_JOB_TIMEOUT_MAX; XEO_UDF_JOB_TIMEOUT without it.
+ */
+export function udfTimeoutOf(process: Record<string, unknown>, config: Config): number {
+  const options = process.default_job_options;
+  const v = options && typeof options === 'object' ? (options as Record<string, unknown>).udf_timeout : undefined;
+  if (typeof v !== 'number' || !(v > 0)) return config.udf.jobTimeoutSeconds;
+  return Math.min(v, config.udf.jobTimeoutMaxSeconds);
+}
+
 /** A run of a job, as the records know it. */
 export interface RunRef {
   jobId: string;
@@ -55,6 +67,8 @@ export class RunRecords {
       chunkSize: this.config.jobChunkSize,
       budgetValues: job.budget === null ? null : valuesFor(job.budget),
       outDir,
+      user: job.userId,
+      udfTimeoutMs: udfTimeoutOf(job.process, this.config) * 1000,
     };
   }
 

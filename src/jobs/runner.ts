@@ -32,6 +32,10 @@ export interface JobSpec {
   budgetValues: number | null;
   /** A fresh folder for this run's files. */
   outDir: string;
+  /** The job's owner: their user-defined functions run in their own interpreters. */
+  user: string;
+  /** Milliseconds one call of a user-defined function may take (the job's udf_timeout option). */
+  udfTimeoutMs: number;
 }
 
 export interface RunLog {
@@ -117,7 +121,7 @@ export const forwarder =
     for (const l of logs) sink.log({ level: demote ? 'debug' : l.level, message: l.message, ...(l.data === undefined ? {} : { data: l.data }) });
   };
 
-const baseOf = (spec: JobSpec) => ({ graph: spec.graph, userProcesses: spec.userProcesses, maxValues: spec.maxValues, limitAdvice: LIMIT_ADVICE, mode: 'job' as const });
+const baseOf = (spec: JobSpec) => ({ graph: spec.graph, userProcesses: spec.userProcesses, maxValues: spec.maxValues, limitAdvice: LIMIT_ADVICE, mode: 'job' as const, user: spec.user, udfTimeoutMs: spec.udfTimeoutMs });
 
 export async function runJob(spec: JobSpec, catalog: CatalogSource, sink: JobSink, signal: AbortSignal): Promise<JobOutcome> {
   const started = Date.now();

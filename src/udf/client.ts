@@ -1,0 +1,146 @@
+// An engine thread's side of the UDF host (host-thread.ts): runs Python calls and compiles
+// AssemblyScript UDFs over the thread's MessagePort. The cube's values go to a staged file written
+// from where they lie (kernel memory included) and the answer is read from the interpreter's
+// answer file straight into a plane of the arena: the port carries small messages only.
+import { open, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { threadId } from 'node:worker_threads';
+import { ApiError, errorFromData, RequestAborted } from '../core/errors.js';
+import { plane } from '../compile/kernels.js';
+import { configureFilesPort } from './sources.js';
+import type { CallSpec, FromHost, HostLink, RunnerReply, ToHost, UdfLogEntry } from './protocol.js';
+
+let link: HostLink | null = null;
+let nextId = 1;
+const waiting = new Map<number, (m: FromHost) => void>();
+
+/** Connects this thread to the UDF host and the file reader (from its workerData), or disconnects it with null. */
+export function configureUdfLink(l: HostLink | null): void {
+  link = l;
+  configureFilesPort(l?.files ?? null);
+  if (!l) return;
+  l.port.on('message', (m: FromHost) => {
+    const w = waiting.get(m.id);
+    if (w) {
+      waiting.delete(m.id);
+      w(m);
+    }
+  });
+  l.port.unref();
+}
+
+export function udfHostLinked(): boolean {
+  return link !== null;
+}
+
+function requireLink(): HostLink {
+  if (!link) throw new ApiError('UdfFailed', { reason: 'user-defined functions do not run in this process' });
+  return link;
+}
+
+function ask(msg: ToHost, signal?: AbortSignal): Promise<FromHost> {
+  const l = requireLink();
+  return new Promise<FromHost>((resolve, reject) => {
+    const onAbort = () => {
+      if (!waiting.delete(msg.id)) return;
+      l.port.postMessage({ type: 'cancel', id: msg.id } satisfies ToHost);
+      reject(signal?.reason ?? new RequestAborted());
+    };
+    if (signal?.aborted) return reject(signal.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    waiting.set(msg.id, (m) => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve(m);
+    });
+    l.port.ref();
+    l.port.postMessage(msg);
+  }).finally(() => {
+    if (waiting.size === 0) l.port.unref();
+  });
+}
+
+/** Writes a vector of float32 values to a file in one go from where it lies. */
+async function writeValues(file: string, values: Float32Array): Promise<void> {
+  const fh = await open(file, 'wx', 0o644);
+  try {
+    let off = 0;
+    const bytes = Buffer.from(values.buffer, values.byteOffset, values.byteLength);
+    while (off < bytes.length) off += (await fh.write(bytes, off, bytes.length - off)).bytesWritten;
+  } finally {
+    await fh.close();
+  }
+}
+
+export interface PythonAnswer {
+  reply: RunnerReply;
+  /** The answer's values (a plane of the arena in an arena scope), or null for JSON calls. */
+  values: Float32Array | null;
+}
+
+/** An error of a failed call, with the UDF's logs (the caller logs them too). */
+export class UdfCallError extends ApiError {
+  constructor(
+    readonly original: ApiError,
+    readonly logs: UdfLogEntry[],
+  ) {
+    super('Internal', original.params, original.detail, { code: original.code, status: original.status });
+    this.headers = original.headers;
+    this.stacktrace = original.stacktrace;
+  }
+}
+
+/** Runs one Python call for `user` on `values` (a cube laid out as spec.shape), or on spec.json. */
+export async function callPython(user: string, timeoutMs: number, spec: CallSpec, values: Float32Array | null, signal?: AbortSignal): Promise<PythonAnswer> {
+  const l = requireLink();
+  const id = nextId++;
+  let input: string | null = null;
+  if (values) {
+    input = path.join(l.staging, `${process.pid}-${threadId}-${id}.bin`);
+    await writeValues(input, values);
+  }
+  let m: FromHost;
+  try {
+    m = await ask({ type: 'call', id, user, timeoutMs, input, spec }, signal);
+  } catch (e) {
+    if (input) await unlink(input).catch(() => {});
+    throw e;
+  }
+  if (m.type !== 'result') throw new ApiError('Internal');
+  if (!m.ok) throw new UdfCallError(errorFromData(m.error), m.logs);
+  try {
+    if (!m.output) return { reply: m.reply, values: null };
+    const shape = m.reply.shape ?? [];
+    const n = shape.reduce((a, b) => a * b, 1);
+    if (!Array.isArray(m.reply.shape) || !shape.every((s) => Number.isSafeInteger(s) && s >= 0) || m.reply.bytes !== n * 4) {
+      throw new ApiError('UdfFailed', { reason: 'the UDF answered an inconsistent cube' });
+    }
+    return { reply: m.reply, values: await readValues(m.output, n) };
+  } finally {
+    l.port.postMessage({ type: 'release', id } satisfies ToHost);
+  }
+}
+
+async function readValues(file: string, n: number): Promise<Float32Array> {
+  const out = plane(n);
+  const bytes = Buffer.from(out.buffer, out.byteOffset, n * 4);
+  const fh = await open(file, 'r');
+  try {
+    let off = 0;
+    while (off < bytes.length) {
+      const { bytesRead } = await fh.read(bytes, off, bytes.length - off, off);
+      if (bytesRead === 0) throw new ApiError('UdfFailed', { reason: 'the UDF answered fewer values than its cube has' });
+      off += bytesRead;
+    }
+  } finally {
+    await fh.close();
+  }
+  return out;
+}
+
+/** Compiled, instrumented and checked wasm of a wrapped AssemblyScript UDF (see assemblyscript.ts). */
+export async function compileOnHost(hash: string, source: string, userLines: number, signal?: AbortSignal): Promise<Uint8Array> {
+  const m = await ask({ type: 'compile', id: nextId++, hash, source, userLines }, signal);
+  if (m.type !== 'compiled') throw new ApiError('Internal');
+  if (!m.ok) throw errorFromData(m.error);
+  return m.wasm;
+}
