@@ -25,6 +25,7 @@ import { apiRoutes, rootRoutes } from './api/index.js';
 import { ComputePool } from './compute/pool.js';
 import { TileServer } from './tiles/tile-server.js';
 import { UserSlots } from './compute/user-slots.js';
+import { SyncLogs } from './compute/sync-logs.js';
 import { JobService, nodeId } from './jobs/service.js';
 import { TaskQueue } from './jobs/task-queue.js';
 import { JobWorker } from './jobs/worker-node.js';
@@ -74,6 +75,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
   const udf = new UdfHost(config);
   setUdfHost(udf);
   setUdfFileReader(workspaceReader(workspaces));
+  const syncLogs = new SyncLogs(store.logs);
   const tasks = config.redisUrl ? new TaskQueue(config.redisUrl, config.chunkAttempts) : null;
   const jobs = new JobService(store, results, config, tasks);
   let publicUrl = config.publicUrl ?? '';
@@ -92,6 +94,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
     ),
     workspaces,
     udf,
+    syncLogs,
     compute,
     userSlots: new UserSlots(store.semaphores, config.userConcurrency),
     tiles: new TileServer(store, compute, config, (req) => stac.search(req)),
@@ -126,6 +129,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
       await jobs.close();
       await ctx.compute.close();
       await udf.close();
+      await syncLogs.close();
       await changes.close();
       setSearchHost(null);
       setUdfHost(null);

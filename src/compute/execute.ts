@@ -4,7 +4,7 @@
 // or threads.
 import { evaluateGraph, rootScope } from '../graph/evaluate.js';
 import { type Graph } from '../core/graph.js';
-import type { RunContext, RunLog } from '../core/run-context.js';
+import { withRunLogs, type RunContext, type RunLog } from '../core/run-context.js';
 import type { CatalogSource } from '../core/catalog.js';
 import type { UserProcess } from '../core/graph.js';
 import { predefined } from '../processes/registry.js';
@@ -108,14 +108,18 @@ async function executeInScope(req: ExecuteRequest, catalog: CatalogSource, signa
     user: req.user,
     udfTimeoutMs: req.udfTimeoutMs,
   };
-  if (!req.probe) return evaluateAndAnswer(req, run, logs, started);
   try {
+    if (!req.probe) return await evaluateAndAnswer(req, run, logs, started);
     return { ...(await evaluateAndAnswer(req, run, logs, started)), probe: null };
   } catch (e) {
     if (e instanceof LoadProbe) return { body: Buffer.alloc(0), mediaType: '', extension: '', values: 0, logs, probe: e.plan, stages: stageTimes(performance.now() - started) };
+    // What the graph logged before it failed (a UDF's prints, say) goes along with the failure.
+    withRunLogs(e, logs);
     throw e;
   }
 }
+
+
 
 /** Evaluates the graph and shapes its answer: encoded, or raw planes. */
 async function evaluateAndAnswer(req: ExecuteRequest, run: RunContext, logs: RunLog[], started: number): Promise<ExecuteResult> {

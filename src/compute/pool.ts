@@ -4,6 +4,7 @@
 import { Worker } from 'node:worker_threads';
 import { ApiError, errorFromData, type ErrorData } from '../core/errors.js';
 import type { ExecuteRequest, ExecuteResult } from './execute.js';
+import { withRunLogs, type RunLog } from '../core/run-context.js';
 import type { ToWorker, WorkerInit } from './worker.js';
 import { threadPorts } from './thread.js';
 
@@ -51,7 +52,7 @@ export class ComputePool {
       transferList,
     });
     const slot: Slot = { worker, task: null };
-    worker.on('message', (m: { type?: 'ready'; id: number; ok: boolean; result?: ExecuteResult & { body: Uint8Array }; error?: ErrorData }) => {
+    worker.on('message', (m: { type?: 'ready'; id: number; ok: boolean; result?: ExecuteResult & { body: Uint8Array }; error?: ErrorData; logs?: RunLog[] }) => {
       if (m.type === 'ready') {
         // Kept referenced until then, so a start-up awaiting `ready` has something to wait for.
         worker.unref();
@@ -62,7 +63,7 @@ export class ComputePool {
       if (!t || t.id !== m.id) return;
       slot.task = null;
       if (m.ok) t.resolve({ ...m.result!, body: Buffer.from(m.result!.body.buffer, m.result!.body.byteOffset, m.result!.body.byteLength) });
-      else t.reject(errorFromData(m.error!));
+      else t.reject(withRunLogs(errorFromData(m.error!), m.logs));
       this.pump();
     });
     worker.on('error', (e) => {

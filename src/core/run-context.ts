@@ -63,3 +63,16 @@ export interface RunContext {
   /** Milliseconds one call of a user-defined function may run in this mode. */
   udfTimeoutMs?: number;
 }
+
+const RUN_LOGS = Symbol('run logs');
+
+/** The log entries of a run that ended with this failure (none when it logged nothing). */
+export function runLogsOf(e: unknown): RunLog[] {
+  return (e !== null && typeof e === 'object' && (e as { [RUN_LOGS]?: RunLog[] })[RUN_LOGS]) || [];
+}
+
+/** Gives a failure the log entries of its run (what a UDF printed before it failed, say), also after crossing from a thread. */
+export function withRunLogs<T>(e: T, logs: RunLog[] | undefined): T {
+  if (logs?.length && e !== null && typeof e === 'object') (e as { [RUN_LOGS]?: RunLog[] })[RUN_LOGS] = logs;
+  return e;
+}

@@ -82,7 +82,7 @@ export class RunRecords {
   /** The run failed: error, with the failure (and where in the graph) in the log. */
   fail(a: RunRef, e: ErrorData, path: PathEntry[], from: 'running' | 'canceled' = 'running'): boolean {
     if (!this.store.jobs.transition(a.jobId, [from], 'error')) return false;
-    this.log({ id: a.jobId, logLevel: a.logLevel }, { level: 'error', code: e.code, message: messageOf(errorFromData(e), 'en').text, ...(path.length ? { path } : {}) });
+    this.log({ id: a.jobId, logLevel: a.logLevel }, { level: 'error', code: e.code, message: messageOf(errorFromData(e), 'en').text, ...(path.length ? { path } : {}), ...(e.stacktrace ? { stacktrace: e.stacktrace } : {}) });
     return true;
   }
 

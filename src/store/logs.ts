@@ -10,6 +10,7 @@ interface Row {
   time: string;
   data: string | null;
   path: string | null;
+  stacktrace: string | null;
 }
 
 /** Levels from the most to the least severe; an entry passes a filter when its rank is at most the filter's. */
@@ -24,6 +25,7 @@ const toEntry = (r: Row): LogEntry => ({
   time: r.time,
   ...(r.data !== null ? { data: JSON.parse(r.data) } : {}),
   ...(r.path !== null ? { path: JSON.parse(r.path) } : {}),
+  ...(r.stacktrace ? { stacktrace: r.stacktrace } : {}),
 });
 
 export class SqlLogs implements LogRepo {
@@ -31,7 +33,7 @@ export class SqlLogs implements LogRepo {
 
   append(owner: string, e: Omit<LogEntry, 'id' | 'time'> & { time?: string }): string {
     const r = this.db.get<{ seq: number }>(
-      'INSERT INTO logs (owner, level, message, code, time, data, path) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq',
+      'INSERT INTO logs (owner, level, message, code, time, data, path, stacktrace) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq',
       owner,
       e.level,
       e.message,
@@ -39,6 +41,7 @@ export class SqlLogs implements LogRepo {
       e.time ?? new Date().toISOString(),
       e.data === undefined ? null : JSON.stringify(e.data),
       e.path === undefined ? null : JSON.stringify(e.path),
+      e.stacktrace ?? null,
     );
     return String(r!.seq);
   }

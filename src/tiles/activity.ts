@@ -80,13 +80,13 @@ export class ServiceActivity {
       return;
     }
     this.lastError.set(key, now);
-    this.log(id, 'error', `tile ${coord.z}/${coord.x}/${coord.y} failed: ${message}`, code, { z: coord.z, x: coord.x, y: coord.y });
+    this.log(id, 'error', `tile ${coord.z}/${coord.x}/${coord.y} failed: ${message}`, code, { z: coord.z, x: coord.x, y: coord.y }, err?.stacktrace);
   }
 
-  log(id: string, level: LogLevel, message: string, code?: string, data?: unknown): void {
+  log(id: string, level: LogLevel, message: string, code?: string, data?: unknown, stacktrace?: string): void {
     const service = this.store.services.get(id);
     if (!service || LOG_LEVELS.indexOf(level) > LOG_LEVELS.indexOf(service.logLevel)) return;
-    this.store.logs.append(serviceLogOwner(id), { level, message, code, data });
+    this.store.logs.append(serviceLogOwner(id), { level, message, code, data, ...(stacktrace ? { stacktrace } : {}) });
   }
 
   /** Writes a service's counters to its usage and log. */

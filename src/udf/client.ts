@@ -106,7 +106,11 @@ export async function callPython(user: string, timeoutMs: number, spec: CallSpec
     throw e;
   }
   if (m.type !== 'result') throw new ApiError('Internal');
-  if (!m.ok) throw new UdfCallError(errorFromData(m.error), m.logs);
+  if (!m.ok) {
+    // A call refused before it ran leaves its staged input behind.
+    if (input) await unlink(input).catch(() => {});
+    throw new UdfCallError(errorFromData(m.error), m.logs);
+  }
   try {
     if (!m.output) return { reply: m.reply, values: null };
     const shape = m.reply.shape ?? [];

@@ -7,7 +7,7 @@
 // interpreters (fork and exec take milliseconds) happens here, not on the event loop.
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { readFile } from 'node:fs/promises';
-import { ApiError, errorToData, toApiError } from '../core/errors.js';
+import { ApiError, ProcessException, errorToData, toApiError } from '../core/errors.js';
 import { SandboxPool, type PoolOptions } from './pool.js';
 import type { SandboxSettings } from './sandbox.js';
 import { compileUdf } from './as-compiler.js';
@@ -61,19 +61,45 @@ async function info(): Promise<RuntimeInfo> {
   }
 }
 
+/**
+ * Null when Python runs here; else a promise of why not (null once the first interpreter has
+ * started after all). A staged input of a refused call is removed by the caller's clean-up.
+ */
+function pythonMissing(): Promise<string | null> | null {
+  if (init.missing) return Promise.resolve(init.missing);
+  if (probed === 'ok') return null;
+  return pool.probe.then(
+    () => ((probed = 'ok'), null),
+    (e: Error) => e.message,
+  );
+}
+let probed: 'ok' | null = null;
+
 function serve(port: MessagePort): void {
   const prefix = `p${++ports}:`;
   const inFlight = new Set<string>();
   const post = (m: FromHost, transfer: ArrayBuffer[] = []) => port.postMessage(m, transfer);
+  const run = (m: Extract<ToHost, { type: 'call' }>) => {
+    const key = prefix + m.id;
+    inFlight.add(key);
+    void pool.run({ id: key, user: m.user, timeoutMs: m.timeoutMs, input: m.input, spec: m.spec }).then((a) => {
+      if (!a.ok || !a.output) inFlight.delete(key);
+      post(a.ok ? { type: 'result', id: m.id, ok: true, reply: a.reply, output: a.output } : { type: 'result', id: m.id, ok: false, error: a.error, logs: a.logs });
+    });
+  };
   port.on('message', (m: ToHost) => {
     const key = prefix + m.id;
     switch (m.type) {
       case 'call': {
-        inFlight.add(key);
-        void pool.run({ id: key, user: m.user, timeoutMs: m.timeoutMs, input: m.input, spec: m.spec }).then((a) => {
-          if (!a.ok || !a.output) inFlight.delete(key);
-          post(a.ok ? { type: 'result', id: m.id, ok: true, reply: a.reply, output: a.output } : { type: 'result', id: m.id, ok: false, error: a.error, logs: a.logs });
-        });
+        const unavailable = pythonMissing();
+        if (unavailable !== null) {
+          void unavailable.then((why) => {
+            if (why === null) return run(m);
+            post({ type: 'result', id: m.id, ok: false, error: errorToData(new ProcessException('InvalidRuntime', `the Python runtime does not run here: ${why}`)), logs: [] });
+          });
+          return;
+        }
+        run(m);
         return;
       }
       case 'release':

@@ -15,6 +15,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, lstatSync, readdirSync, readlinkSync } from 'node:fs';
 import { chmod, chown, mkdir, rm, writeFile } from 'node:fs/promises';
+import { constants as osConstants } from 'node:os';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { RunnerHello, RunnerReply, RunnerRequest, UdfLogEntry } from './protocol.js';
@@ -73,6 +74,48 @@ function systemLinks(): string[] {
 
 let links: string[] | null = null;
 
+/**
+ * A seccomp filter (classic BPF, as bubblewrap's --seccomp reads it) that refuses signals to PID 1
+ * of the sandbox, the init bubblewrap leaves there: kill, tkill and tgkill of pid 1 and
+ * pidfd_open(1) fail with EPERM, so a UDF that tries to kill its parent gets an error it can see
+ * (from inside a PID namespace such signals would otherwise be dropped without a word). Null on
+ * architectures it is not written for.
+ */
+export function seccompProgram(arch = process.arch): Buffer | null {
+  const sys =
+    arch === 'x64' ? { audit: 0xc000003e, nr: [62, 200, 234, 434] } : arch === 'arm64' ? { audit: 0xc00000b7, nr: [129, 130, 131, 434] } : null;
+  if (!sys) return null;
+  const LD = 0x20; // BPF_LD | BPF_W | BPF_ABS
+  const JEQ = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
+  const RET = 0x06; // BPF_RET | BPF_K
+  const ALLOW = 0x7fff0000;
+  const EPERM = 0x00050001;
+  const [kill, tkill, tgkill, pidfdOpen] = sys.nr;
+  const prog: [number, number, number, number][] = [
+    [LD, 0, 0, 4], // arch
+    [JEQ, 0, 8, sys.audit], // another ABI: allow
+    [LD, 0, 0, 0], // syscall number
+    [JEQ, 3, 0, kill],
+    [JEQ, 2, 0, tkill],
+    [JEQ, 1, 0, tgkill],
+    [JEQ, 0, 3, pidfdOpen],
+    [LD, 0, 0, 16], // first argument (low word)
+    [JEQ, 0, 1, 1], // pid 1
+    [RET, 0, 0, EPERM],
+    [RET, 0, 0, ALLOW],
+  ];
+  const out = Buffer.alloc(prog.length * 8);
+  prog.forEach(([code, jt, jf, k], i) => {
+    out.writeUInt16LE(code, i * 8);
+    out.writeUInt8(jt, i * 8 + 2);
+    out.writeUInt8(jf, i * 8 + 3);
+    out.writeUInt32LE(k >>> 0, i * 8 + 4);
+  });
+  return out;
+}
+
+const SECCOMP_FD = 5;
+
 export function bwrapArgs(s: SandboxSettings, ioDir: string): string[] {
   links ??= systemLinks();
   const settings = {
@@ -93,6 +136,7 @@ export function bwrapArgs(s: SandboxSettings, ioDir: string): string[] {
     '--hostname', 'udf',
     '--die-with-parent',
     '--new-session',
+    ...(seccompProgram() ? ['--seccomp', String(SECCOMP_FD)] : []),
     '--cap-drop', 'ALL',
     '--clearenv',
     '--setenv', 'HOME', '/tmp',
@@ -129,6 +173,14 @@ export function missingForPython(s: Pick<SandboxSettings, 'python' | 'bwrap'>): 
   return null;
 }
 
+/** Why an interpreter ended, in words (bubblewrap passes its child's signal on as 128 + the signal's number). */
+function exitText(code: number | null, signal: NodeJS.Signals | null): string {
+  const name = signal ?? (code !== null && code > 128 ? Object.entries(osConstants.signals).find(([, n]) => n === code - 128)?.[0] : undefined);
+  if (name === 'SIGXCPU') return "the UDF's interpreter used up its CPU time and was stopped";
+  if (name) return `the UDF's interpreter was ended by ${name}`;
+  return `the UDF's interpreter ended (exit code ${code})`;
+}
+
 export type ExitListener = (reason: string) => void;
 
 /** A running sandbox and its runner, one request at a time. */
@@ -152,13 +204,19 @@ export class Sandbox {
     private readonly settings: SandboxSettings,
   ) {
     const asUser = settings.uid !== null ? { uid: settings.uid, gid: settings.uid } : {};
+    const filter = seccompProgram();
     this.proc = spawn(settings.bwrap, bwrapArgs(settings, dir), {
-      stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe', ...(filter ? (['pipe'] as const) : [])],
       env: { PATH: '/usr/bin:/bin' },
       detached: true,
       ...asUser,
     });
     this.toRunner = this.proc.stdio[3] as Writable;
+    if (filter) {
+      const fd = (this.proc.stdio as unknown as Writable[])[SECCOMP_FD];
+      fd.on('error', () => {});
+      fd.end(filter);
+    }
     const fromRunner = this.proc.stdio[4] as Readable;
     this.hello = new Promise<RunnerHello>((resolve, reject) => (this.helloWait = { resolve, reject }));
     this.hello.catch(() => {});
@@ -167,7 +225,7 @@ export class Sandbox {
     this.toRunner.on('error', () => {});
     fromRunner.on('error', () => {});
     this.proc.on('error', (e) => this.ended(`the sandbox could not start: ${e.message}`));
-    this.proc.on('exit', (code, signal) => this.ended(signal ? `the UDF's interpreter was ended by ${signal}${signal === 'SIGXCPU' ? ' (CPU time limit)' : ''}` : `the UDF's interpreter ended (exit code ${code})`));
+    this.proc.on('exit', (code, signal) => this.ended(exitText(code, signal)));
     this.startTimer = setTimeout(() => this.kill(`the UDF interpreter did not start within ${START_SECONDS} s`), START_SECONDS * 1000);
     this.startTimer.unref();
   }
