@@ -101,11 +101,11 @@ export interface Res {
 export async function http(
   method: string,
   url: string,
-  opts: { headers?: Record<string, string>; body?: string | Buffer | Uint8Array | AsyncIterable<Uint8Array>; token?: string } = {},
+  opts: { headers?: Record<string, string>; body?: string | Buffer | Uint8Array | AsyncIterable<Uint8Array>; token?: string; signal?: AbortSignal } = {},
 ): Promise<Res> {
   const headers: Record<string, string> = { ...opts.headers };
   if (opts.token) headers.authorization = opts.token;
-  const res = await request(url, { method: method as never, headers, body: opts.body as never });
+  const res = await request(url, { method: method as never, headers, body: opts.body as never, signal: opts.signal });
   const body = Buffer.from(await res.body.arrayBuffer());
   const text = body.toString('utf8');
   let json: unknown;
