@@ -17,7 +17,7 @@ const { tileAt } = await import(path.join(ROOT, 'dist/src/tiles/tile-grid.js'));
 let s: TestServer;
 let alice: string;
 
-useDemoServer({ env: { XEO_UDF_PYTHON: '/usr/bin/no-such-python3', XEO_UDF_TIMEOUT: '3' }, users: { alice: 'pa' } }, (w) => {
+useDemoServer({ env: { XEO_UDF_WORKERS: '1', XEO_UDF_PYTHON: '/usr/bin/no-such-python3', XEO_UDF_TIMEOUT: '3' }, users: { alice: 'pa' } }, (w) => {
   s = w.server;
   alice = w.tokens.alice;
 });

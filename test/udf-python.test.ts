@@ -82,7 +82,8 @@ def apply_datacube(cube, context):
     return cube * scale(context)
 `;
 
-useDemoServer({ env: { XEO_UDF_WORKERS: '2', XEO_OUTBOUND_ALLOW: '127.0.0.1' }, users: { alice: 'pa' } }, async (w) => {
+// XEO_UDF_CALL_VALUES is low: the cubes of /result and tiles go to the UDF in bands of rows, as a large one-piece job's would.
+useDemoServer({ env: { XEO_UDF_WORKERS: '2', XEO_OUTBOUND_ALLOW: '127.0.0.1', XEO_UDF_CALL_VALUES: '8192' }, users: { alice: 'pa' } }, async (w) => {
   ({ server: s, work } = w);
   alice = w.tokens.alice;
   site = createServer((req, res) => {

@@ -123,6 +123,8 @@ export interface UdfConfig {
   processes: number;
   /** The user id the sandboxes run as when Xeo runs as root. */
   uid: number;
+  /** Values one call gets at most in a pixel-wise parent (larger cubes go in bands of rows). */
+  callValues: number;
 }
 
 /** How assets of STAC API collections are signed (see data/stac-signers.ts). */
@@ -322,6 +324,7 @@ function udfSettings(env: Env): UdfConfig {
     printBytes: int(env, 'XEO_UDF_PRINT_BYTES', 16 * 1024 * 1024, 1024),
     processes: int(env, 'XEO_UDF_PROCESSES', 64, 4),
     uid: int(env, 'XEO_UDF_UID', 65534, 1),
+    callValues: int(env, 'XEO_UDF_CALL_VALUES', 64 * 1024 * 1024, 1024),
   };
 }
 

@@ -29,8 +29,9 @@ export function configureUdfLink(l: HostLink | null): void {
   l.port.unref();
 }
 
-export function udfHostLinked(): boolean {
-  return link !== null;
+/** Values one Python call gets at most in a pixel-wise parent (see python-cube.ts). */
+export function maxCallValues(): number {
+  return link?.callValues ?? 64 * 1024 * 1024;
 }
 
 function requireLink(): HostLink {

@@ -52,6 +52,7 @@ export class UdfHost {
   private nextId = 1;
   private readonly waiting = new Map<number, (i: RuntimeInfo) => void>();
   private closing: Promise<void> | null = null;
+  private readonly callValues: number;
 
   constructor(config: Config) {
     const shm = existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir();
@@ -65,6 +66,7 @@ export class UdfHost {
     cpSync(pythonSourceDir(), runnerDir, { recursive: true, filter: (src) => !src.includes('__pycache__') });
     makeReadable(runnerDir);
     const u = config.udf;
+    this.callValues = u.callValues;
     const root = typeof process.getuid === 'function' && process.getuid() === 0;
     const sandbox: SandboxSettings = {
       python: u.python,
@@ -104,7 +106,7 @@ export class UdfHost {
   linkForThread(): HostLink {
     const { port1, port2 } = new MessageChannel();
     this.worker.postMessage({ type: 'port', port: port1 } satisfies ToHostThread, [port1]);
-    return { port: port2, staging: this.staging, files: filesPortForThread() };
+    return { port: port2, staging: this.staging, files: filesPortForThread(), callValues: this.callValues };
   }
 
   /** What the runtimes are here (Python's versions come from the interpreter once it has started). */

@@ -112,4 +112,6 @@ export interface HostLink {
   staging: string;
   /** To the thread that reads users' files (UDF code given as a path), or null. */
   files: import('node:worker_threads').MessagePort | null;
+  /** Values one Python call gets at most in a pixel-wise parent (XEO_UDF_CALL_VALUES). */
+  callValues: number;
 }

@@ -7,7 +7,8 @@ import { createHash } from 'node:crypto';
 import { ApiError } from '../core/errors.js';
 import type { Labels } from '../core/labels.js';
 import { DataCube, type Dimension } from '../datacube/datacube.js';
-import { callPython, UdfCallError } from './client.js';
+import { plane } from '../compile/kernels.js';
+import { callPython, maxCallValues, UdfCallError } from './client.js';
 import type { CallSpec, RunnerReply, UdfLogEntry, UdfMode, UdfProblem, WireDimension } from './protocol.js';
 
 /** Who runs a UDF and how: the per-user interpreter, the time limit, cancellation, the run's log. */
@@ -92,8 +93,54 @@ function cubeOfReply(cube: DataCube, reply: RunnerReply, values: Float32Array, m
   return new DataCube({ dims, data: values, grid: raster ? cube.grid : null, bandInfo: cube.bandInfo });
 }
 
-/** Runs a Python UDF on a cube in the way of its parent process. */
+/**
+ * Runs a Python UDF on a cube in the way of its parent process. When the parent works pixel by
+ * pixel (apply, and reduce_dimension or apply_dimension along a dimension other than x and y), a
+ * cube of more than XEO_UDF_CALL_VALUES values (a batch job that runs as one piece) is handed over
+ * in bands of rows, as a chunked job would hand it over in chunks.
+ */
 export async function pythonOnCube(ctx: UdfRunContext, code: string, mode: UdfMode, cube: DataCube, opts: { dimension?: string; context: unknown }): Promise<DataCube> {
+  const spatial = cube.dim(opts.dimension ?? '')?.type === 'spatial';
+  if (cube.size > maxCallValues() && cube.grid && !spatial && (mode === 'apply' || mode === 'reduce' || mode === 'apply_dimension')) {
+    return inBands(cube, (band) => pythonOnCube(ctx, code, mode, band, opts));
+  }
+  return pythonCall(ctx, code, mode, cube, opts);
+}
+
+/** Runs `fn` on bands of rows of a raster cube (y and x last) and joins the answers, which must agree on all but y. */
+async function inBands(cube: DataCube, fn: (band: DataCube) => Promise<DataCube>): Promise<DataCube> {
+  const grid = cube.grid!;
+  const H = grid.height;
+  const W = grid.width;
+  const outer = cube.size / (H * W);
+  const rows = Math.max(1, Math.floor(maxCallValues() / (outer * W)));
+  const answers: DataCube[] = [];
+  for (let r0 = 0; r0 < H; r0 += rows) {
+    const r1 = Math.min(H, r0 + rows);
+    const data = plane(outer * (r1 - r0) * W);
+    for (let o = 0; o < outer; o++) data.set(cube.data.subarray((o * H + r0) * W, (o * H + r1) * W), o * (r1 - r0) * W);
+    const t = grid.transform;
+    const bandGrid = { ...grid, transform: [t[0] + r0 * t[2], t[1], t[2], t[3] + r0 * t[5], t[4], t[5]] as typeof t, height: r1 - r0 };
+    const dims = cube.dims.map((d) => (d.type === 'spatial' && d.axis === 'y' ? { ...d, labels: d.labels.slice(r0, r1) } : d));
+    answers.push(await fn(cube.with({ dims, data, grid: bandGrid })));
+  }
+  const first = answers[0];
+  const y = first.dims.length - 2;
+  const key = (c: DataCube) => JSON.stringify(c.dims.filter((_, i) => i !== y).map((d) => [d.name, d.labels]));
+  if (!first.grid || answers.some((a) => key(a) !== key(first) || !a.grid)) throw new ApiError('UdfFailed', { reason: 'the UDF answered bands of rows of one cube with different dimensions or labels' });
+  const outerOut = first.size / (first.grid.height * W);
+  const out = plane(outerOut * H * W);
+  let r0 = 0;
+  for (const a of answers) {
+    const h = a.grid!.height;
+    for (let o = 0; o < outerOut; o++) out.set(a.data.subarray(o * h * W, (o + 1) * h * W), (o * H + r0) * W);
+    r0 += h;
+  }
+  const dims = first.dims.map((d, i) => (i === y ? cube.dims.find((c) => c.name === d.name)! : d));
+  return new DataCube({ dims, data: out, grid, bandInfo: first.bandInfo });
+}
+
+async function pythonCall(ctx: UdfRunContext, code: string, mode: UdfMode, cube: DataCube, opts: { dimension?: string; context: unknown }): Promise<DataCube> {
   const spec: CallSpec = {
     code,
     codeId: codeId(code),
