@@ -2,6 +2,7 @@
 // answers the encoded result (the format of save_result, JSON without one) with its costs.
 import type { AppRequest, AppRoute } from './context.js';
 import { json } from './reply.js';
+import { serverTiming } from '../core/stages.js';
 import { messageOf } from '../core/messages.js';
 import { runLogsOf } from '../core/run-context.js';
 import { syncLogOwner, type SyncLogEntry } from '../compute/sync-logs.js';
@@ -94,7 +95,7 @@ export const routes: AppRoute[] = [
       } finally {
         release();
       }
-      const headers: Record<string, string> = { [`${req.app.brandWord}-Costs`]: String(costsOf(out.values)) };
+      const headers: Record<string, string> = { [`${req.app.brandWord}-Costs`]: String(costsOf(out.values)), 'Server-Timing': serverTiming(out.stages) };
       if (out.logs.length && userLogs(proc.process_graph, userProcesses)) headers.Link = await monitorLink(req, out.logs);
       return { status: 200, body: out.body, contentType: out.mediaType, headers };
     },

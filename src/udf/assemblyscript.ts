@@ -17,6 +17,7 @@ import { createHash } from 'node:crypto';
 import { ApiError, RequestAborted } from '../core/errors.js';
 import { DataCube } from '../datacube/datacube.js';
 import { plane } from '../compile/kernels.js';
+import { addStage } from '../core/stages.js';
 import { compileOnHost } from './client.js';
 import { MAX_SOURCE_BYTES } from './as-compiler.js';
 import type { UdfRunContext } from './python-cube.js';
@@ -214,7 +215,8 @@ function guarded<T>(fn: () => T): T {
 function runChunks(inst: Instance, ctx: UdfRunContext, inputs: Float32Array[], outputs: Float32Array[], n: number, context: number[]): void {
   const m = inputs.length;
   const x = inst.exports;
-  const call = { deadline: performance.now() + ctx.timeoutMs, timeoutMs: ctx.timeoutMs, signal: ctx.signal, traces: [] as string[] };
+  const t0 = performance.now();
+  const call = { deadline: t0 + ctx.timeoutMs, timeoutMs: ctx.timeoutMs, signal: ctx.signal, traces: [] as string[] };
   inst.call = call;
   try {
     const chunk = Math.max(1, Math.min(n, CHUNK));
@@ -231,6 +233,9 @@ function runChunks(inst: Instance, ctx: UdfRunContext, inputs: Float32Array[], o
   } finally {
     inst.call = null;
     for (const t of call.traces) ctx.log({ level: 'info', message: t });
+    const ms = performance.now() - t0;
+    addStage('udf', ms);
+    addStage('udfCode', ms);
   }
 }
 

@@ -2,9 +2,9 @@
 // AssemblyScript UDFs over the thread's MessagePort. The cube's values go to a staged file written
 // from where they lie (kernel memory included) and the answer is read from the interpreter's
 // answer file straight into a plane of the arena: the port carries small messages only.
-import { open, unlink } from 'node:fs/promises';
+import { closeSync, constants as fsConstants, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import path from 'node:path';
-import { threadId } from 'node:worker_threads';
 import { ApiError, errorFromData, RequestAborted } from '../core/errors.js';
 import { plane } from '../compile/kernels.js';
 import { configureFilesPort } from './sources.js';
@@ -60,16 +60,77 @@ function ask(msg: ToHost, signal?: AbortSignal): Promise<FromHost> {
   });
 }
 
-/** Writes a vector of float32 values to a file in one go from where it lies. */
+/** Below this many bytes a file is written or read at once (a map tile's cube: a memory copy of microseconds). */
+const SYNC_BYTES = 4 << 20;
+/** Larger files go in this many parts at once (libuv's thread pool copies them in parallel). */
+const PARTS = 4;
+
+async function inParts(n: number, fn: (off: number, len: number) => Promise<void>): Promise<void> {
+  const part = Math.ceil(n / PARTS / 4096) * 4096;
+  const jobs: Promise<void>[] = [];
+  for (let off = 0; off < n; off += part) jobs.push(fn(off, Math.min(part, n - off)));
+  await Promise.all(jobs);
+}
+
+/**
+ * Writes the values over the interpreter's in.bin from where they lie (kernel memory included),
+ * keeping the file's pages from the previous call, and cuts it to length.
+ */
 async function writeValues(file: string, values: Float32Array): Promise<void> {
-  const fh = await open(file, 'wx', 0o644);
+  const bytes = Buffer.from(values.buffer, values.byteOffset, values.byteLength);
+  const flags = fsConstants.O_WRONLY | fsConstants.O_CREAT;
+  if (bytes.length <= SYNC_BYTES) {
+    const fd = openSync(file, flags, 0o644);
+    try {
+      for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off, bytes.length - off, off);
+      ftruncateSync(fd, bytes.length);
+    } finally {
+      closeSync(fd);
+    }
+    return;
+  }
+  const fh = await open(file, flags, 0o644);
   try {
-    let off = 0;
-    const bytes = Buffer.from(values.buffer, values.byteOffset, values.byteLength);
-    while (off < bytes.length) off += (await fh.write(bytes, off, bytes.length - off)).bytesWritten;
+    await inParts(bytes.length, async (start, len) => {
+      for (let off = start; off < start + len; ) off += (await fh.write(bytes, off, start + len - off, off)).bytesWritten;
+    });
+    await fh.truncate(bytes.length);
   } finally {
     await fh.close();
   }
+}
+
+/** The answer's n values, read into a plane of the arena. */
+async function readValues(file: string, n: number): Promise<Float32Array> {
+  const out = plane(n);
+  const bytes = Buffer.from(out.buffer, out.byteOffset, n * 4);
+  const short = () => new ApiError('UdfFailed', { reason: 'the UDF answered fewer values than its cube has' });
+  if (bytes.length <= SYNC_BYTES) {
+    const fd = openSync(file, 'r');
+    try {
+      for (let off = 0; off < bytes.length; ) {
+        const k = readSync(fd, bytes, off, bytes.length - off, off);
+        if (k === 0) throw short();
+        off += k;
+      }
+    } finally {
+      closeSync(fd);
+    }
+    return out;
+  }
+  const fh = await open(file, 'r');
+  try {
+    await inParts(bytes.length, async (start, len) => {
+      for (let off = start; off < start + len; ) {
+        const { bytesRead } = await fh.read(bytes, off, start + len - off, off);
+        if (bytesRead === 0) throw short();
+        off += bytesRead;
+      }
+    });
+  } finally {
+    await fh.close();
+  }
+  return out;
 }
 
 export interface PythonAnswer {
@@ -94,25 +155,14 @@ export class UdfCallError extends ApiError {
 export async function callPython(user: string, timeoutMs: number, spec: CallSpec, values: Float32Array | null, signal?: AbortSignal): Promise<PythonAnswer> {
   const l = requireLink();
   const id = nextId++;
-  let input: string | null = null;
-  if (values) {
-    input = path.join(l.staging, `${process.pid}-${threadId}-${id}.bin`);
-    await writeValues(input, values);
-  }
-  let m: FromHost;
+  const leased = await ask({ type: 'lease', id, user, timeoutMs }, signal);
+  if (leased.type !== 'leased') throw new ApiError('Internal');
+  if (!leased.ok) throw errorFromData(leased.error);
   try {
-    m = await ask({ type: 'call', id, user, timeoutMs, input, spec }, signal);
-  } catch (e) {
-    if (input) await unlink(input).catch(() => {});
-    throw e;
-  }
-  if (m.type !== 'result') throw new ApiError('Internal');
-  if (!m.ok) {
-    // A call refused before it ran leaves its staged input behind.
-    if (input) await unlink(input).catch(() => {});
-    throw new UdfCallError(errorFromData(m.error), m.logs);
-  }
-  try {
+    if (values) await writeValues(path.join(leased.dir, 'in.bin'), values);
+    const m = await ask({ type: 'call', id, input: values !== null, spec }, signal);
+    if (m.type !== 'result') throw new ApiError('Internal');
+    if (!m.ok) throw new UdfCallError(errorFromData(m.error), m.logs);
     if (!m.output) return { reply: m.reply, values: null };
     const shape = m.reply.shape ?? [];
     const n = shape.reduce((a, b) => a * b, 1);
@@ -121,25 +171,9 @@ export async function callPython(user: string, timeoutMs: number, spec: CallSpec
     }
     return { reply: m.reply, values: await readValues(m.output, n) };
   } finally {
+    // Frees the interpreter (the answer read, or the call given up); nothing when it ended.
     l.port.postMessage({ type: 'release', id } satisfies ToHost);
   }
-}
-
-async function readValues(file: string, n: number): Promise<Float32Array> {
-  const out = plane(n);
-  const bytes = Buffer.from(out.buffer, out.byteOffset, n * 4);
-  const fh = await open(file, 'r');
-  try {
-    let off = 0;
-    while (off < bytes.length) {
-      const { bytesRead } = await fh.read(bytes, off, bytes.length - off, off);
-      if (bytesRead === 0) throw new ApiError('UdfFailed', { reason: 'the UDF answered fewer values than its cube has' });
-      off += bytesRead;
-    }
-  } finally {
-    await fh.close();
-  }
-  return out;
 }
 
 /** Compiled, instrumented and checked wasm of a wrapped AssemblyScript UDF (see assemblyscript.ts). */

@@ -77,37 +77,40 @@ let probed: 'ok' | null = null;
 
 function serve(port: MessagePort): void {
   const prefix = `p${++ports}:`;
-  const inFlight = new Set<string>();
+  /** Leases of this engine thread not yet released. */
+  const open = new Set<string>();
   const post = (m: FromHost, transfer: ArrayBuffer[] = []) => port.postMessage(m, transfer);
-  const run = (m: Extract<ToHost, { type: 'call' }>) => {
-    const key = prefix + m.id;
-    inFlight.add(key);
-    void pool.run({ id: key, user: m.user, timeoutMs: m.timeoutMs, input: m.input, spec: m.spec }).then((a) => {
-      if (!a.ok || !a.output) inFlight.delete(key);
-      post(a.ok ? { type: 'result', id: m.id, ok: true, reply: a.reply, output: a.output } : { type: 'result', id: m.id, ok: false, error: a.error, logs: a.logs });
+  const lease = (m: Extract<ToHost, { type: 'lease' }>, key: string) => {
+    open.add(key);
+    void pool.lease({ id: key, user: m.user, timeoutMs: m.timeoutMs }).then((a) => {
+      if (!a.ok) open.delete(key);
+      post(a.ok ? { type: 'leased', id: m.id, ok: true, dir: a.dir } : { type: 'leased', id: m.id, ok: false, error: a.error });
     });
   };
   port.on('message', (m: ToHost) => {
     const key = prefix + m.id;
     switch (m.type) {
-      case 'call': {
+      case 'lease': {
         const unavailable = pythonMissing();
-        if (unavailable !== null) {
-          void unavailable.then((why) => {
-            if (why === null) return run(m);
-            post({ type: 'result', id: m.id, ok: false, error: errorToData(new ProcessException('InvalidRuntime', `the Python runtime does not run here: ${why}`)), logs: [] });
-          });
-          return;
-        }
-        run(m);
+        if (unavailable === null) return lease(m, key);
+        void unavailable.then((why) => {
+          if (why === null) return lease(m, key);
+          post({ type: 'leased', id: m.id, ok: false, error: errorToData(new ProcessException('InvalidRuntime', `the Python runtime does not run here: ${why}`)) });
+        });
         return;
       }
+      case 'call':
+        void pool.exec(key, m.spec, m.input).then((a) => {
+          if (!a.ok || !a.output) open.delete(key);
+          post(a.ok ? { type: 'result', id: m.id, ok: true, reply: a.reply, output: a.output } : { type: 'result', id: m.id, ok: false, error: a.error, logs: a.logs });
+        });
+        return;
       case 'release':
-        inFlight.delete(key);
+        open.delete(key);
         pool.release(key);
         return;
       case 'cancel':
-        inFlight.delete(key);
+        open.delete(key);
         pool.cancel(key);
         return;
       case 'compile':
@@ -123,8 +126,8 @@ function serve(port: MessagePort): void {
   });
   // The engine thread ended (a job's thread is ended on cancel): whatever it ran ends too.
   port.on('close', () => {
-    for (const key of inFlight) pool.cancel(key);
-    inFlight.clear();
+    for (const key of open) pool.cancel(key);
+    open.clear();
   });
 }
 

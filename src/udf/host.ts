@@ -2,7 +2,7 @@
 // its I/O folder on tmpfs, gives every engine thread spawned afterwards a MessagePort to it
 // (udfLinkForThread, like the STAC search bridge), and answers GET /udf_runtimes from what the
 // host found at start (the interpreter's own versions, or what is missing).
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, chmodSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, chmodSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -48,7 +48,6 @@ function sweepStale(root: string): void {
 export class UdfHost {
   private readonly worker: Worker;
   readonly ioRoot: string;
-  readonly staging: string;
   private nextId = 1;
   private readonly waiting = new Map<number, (i: RuntimeInfo) => void>();
   private closing: Promise<void> | null = null;
@@ -60,8 +59,6 @@ export class UdfHost {
     this.ioRoot = mkdtempSync(path.join(shm, `xeo-udf-${process.pid}-`));
     // The sandboxes' user must reach its own folder below (not list the others).
     chmodSync(this.ioRoot, 0o711);
-    this.staging = path.join(this.ioRoot, 'staging');
-    mkdirSync(this.staging, { mode: 0o700 });
     const runnerDir = path.join(this.ioRoot, 'python');
     cpSync(pythonSourceDir(), runnerDir, { recursive: true, filter: (src) => !src.includes('__pycache__') });
     makeReadable(runnerDir);
@@ -86,7 +83,7 @@ export class UdfHost {
     const missing = u.workers === 0 ? 'XEO_UDF_WORKERS is 0: the Python runtime is turned off' : missingForPython(u);
     const init: HostInit = {
       sandbox,
-      pool: { workers: u.workers, perUser: Math.max(1, Math.floor(u.workers / 2)), queue: 256, maxCalls: 5000, idleMs: 10 * 60 * 1000 },
+      pool: { workers: u.workers, perUser: Math.max(1, Math.floor(u.workers / 2)), queue: 256, maxCalls: 5000, idleMs: 10 * 60 * 1000, filesIdleMs: 30 * 1000 },
       missing,
       cacheDir: path.join(config.dataDir, 'kernels'),
       ascVersion: ascVersion(),
@@ -106,7 +103,7 @@ export class UdfHost {
   linkForThread(): HostLink {
     const { port1, port2 } = new MessageChannel();
     this.worker.postMessage({ type: 'port', port: port1 } satisfies ToHostThread, [port1]);
-    return { port: port2, staging: this.staging, files: filesPortForThread(), callValues: this.callValues };
+    return { port: port2, files: filesPortForThread(), callValues: this.callValues };
   }
 
   /** What the runtimes are here (Python's versions come from the interpreter once it has started). */

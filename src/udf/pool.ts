@@ -4,9 +4,13 @@
 // it is never handed to another user: when the pool is full and another user needs one, an idle
 // interpreter of someone else is ended and a fresh one started. A spare fresh interpreter is kept
 // started whenever the pool has room, so a new user's first call does not wait for the imports.
-// Each call has a wall-time limit (the interpreter is killed when it passes), a cancel kills it at
-// once, and an interpreter that ends is replaced.
-import { rename, truncate, unlink } from 'node:fs/promises';
+//
+// A call is leased first: the engine thread gets the interpreter's I/O folder and writes the cube
+// into its in.bin (over the pages of the previous call: tmpfs keeps them, so no page is allocated
+// and zeroed again), then the call runs with a wall-time limit (the interpreter is killed when it
+// passes), and the engine reads the answer from out.bin before it releases the interpreter. A
+// cancel kills a running interpreter at once; an interpreter that ends is replaced.
+import { truncate } from 'node:fs/promises';
 import path from 'node:path';
 import { ApiError, errorToData, type ErrorData } from '../core/errors.js';
 import { Sandbox, type SandboxSettings } from './sandbox.js';
@@ -23,50 +27,53 @@ export interface PoolOptions {
   maxCalls: number;
   /** An interpreter idle this long is ended (its memory given back) and replaced by a fresh one. */
   idleMs: number;
+  /** An interpreter idle this long gives back the pages of its data files. */
+  filesIdleMs: number;
 }
 
-export interface PoolCall {
+export interface LeaseRequest {
   id: string;
   user: string;
   timeoutMs: number;
-  /** A staged raw float32 file, renamed into the interpreter's folder; null for JSON calls. */
-  input: string | null;
-  spec: CallSpec;
 }
 
-export type PoolAnswer =
-  | { ok: true; reply: RunnerReply; output: string | null }
-  | { ok: false; error: ErrorData; logs: UdfLogEntry[] };
+export type LeaseAnswer = { ok: true; dir: string } | { ok: false; error: ErrorData };
+
+export type PoolAnswer = { ok: true; reply: RunnerReply; output: string | null } | { ok: false; error: ErrorData; logs: UdfLogEntry[] };
 
 interface Interp {
   sb: Sandbox;
   user: string | null;
   ready: boolean;
-  busy: Running | null;
+  busy: Active | null;
   lastUsed: number;
   calls: number;
+  /** Its data files hold pages (given back when it has been idle for filesIdleMs). */
+  filled: boolean;
 }
 
-interface Running {
-  call: PoolCall;
-  done(a: PoolAnswer): void;
-  /** Set when the answer file is being read: the interpreter is freed by release(). */
-  holding: boolean;
+interface Active {
+  lease: LeaseRequest;
+  interp: Interp;
+  phase: 'leased' | 'running' | 'holding';
+  /** Why the interpreter was ended under this call (a timeout, a cancel). */
   why?: string;
 }
 
 interface Waiting {
-  call: PoolCall;
-  done(a: PoolAnswer): void;
+  lease: LeaseRequest;
+  done(a: LeaseAnswer): void;
   since: number;
 }
 
-const failed = (e: ApiError, logs: UdfLogEntry[] = []): PoolAnswer => ({ ok: false, error: errorToData(e), logs });
+const errorData = (e: ApiError) => errorToData(e);
+const failed = (e: ApiError, logs: UdfLogEntry[] = []): PoolAnswer => ({ ok: false, error: errorData(e), logs });
+const CANCELLED = 'the request was cancelled';
 
 export class SandboxPool {
   private readonly interps: Interp[] = [];
   private readonly waiting: Waiting[] = [];
-  private readonly running = new Map<string, { interp: Interp; run: Running }>();
+  private readonly active = new Map<string, Active>();
   private next = 1;
   private closed = false;
   private sweeper: NodeJS.Timeout;
@@ -94,7 +101,7 @@ export class SandboxPool {
 
   /** Starts the first (fresh) interpreter: it answers the probe with the versions. */
   start(): void {
-    if (this.opts.workers > 0) void this.spawn(null);
+    if (this.opts.workers > 0) void this.spawn();
     else this.rejectProbe(new Error('XEO_UDF_WORKERS is 0'));
   }
 
@@ -107,67 +114,107 @@ export class SandboxPool {
     };
   }
 
-  /** Runs a call on an interpreter of its user; the answer file (if any) stays valid until release(). */
-  run(call: PoolCall): Promise<PoolAnswer> {
-    return new Promise<PoolAnswer>((done) => {
-      if (this.closed) return done(failed(new ApiError('InfrastructureMaintenance')));
+  /** An interpreter of the lease's user, for one call: its I/O folder, where the caller writes in.bin. */
+  lease(l: LeaseRequest): Promise<LeaseAnswer> {
+    return new Promise<LeaseAnswer>((done) => {
+      if (this.closed) return done({ ok: false, error: errorData(new ApiError('InfrastructureMaintenance')) });
       if (this.waiting.length >= this.opts.queue) {
         const e = new ApiError('InfrastructureBusy', {}, 'All interpreters of user-defined functions are busy and too many calls wait for one. Please retry shortly.');
         e.headers = { 'Retry-After': '2' };
-        void this.discard(call.input);
-        return done(failed(e));
+        return done({ ok: false, error: errorData(e) });
       }
-      this.waiting.push({ call, done, since: Date.now() });
+      this.waiting.push({ lease: l, done, since: Date.now() });
       this.pump();
     });
   }
 
-  /** The caller has read the answer: the interpreter is free again. */
-  release(id: string): void {
-    const r = this.running.get(id);
-    if (!r || !r.run.holding) return;
-    this.running.delete(id);
-    void this.free(r.interp);
+  /** Runs the leased call; with a cube answer the interpreter stays held until release(). */
+  async exec(id: string, spec: CallSpec, input: boolean): Promise<PoolAnswer> {
+    const a = this.active.get(id);
+    if (!a || a.phase !== 'leased') return failed(new ApiError('ClientClosedRequest'));
+    const interp = a.interp;
+    if (interp.sb.ended_) return this.endedUnder(a, interp.sb.ended_);
+    a.phase = 'running';
+    interp.calls++;
+    interp.filled = true;
+    const timer = setTimeout(() => {
+      a.why = `it ran longer than the ${Math.round(a.lease.timeoutMs / 1000)} s one call may take and was stopped`;
+      interp.sb.kill(a.why);
+    }, a.lease.timeoutMs);
+    try {
+      const reply = await interp.sb.request({ ...spec, type: 'call', id: interp.calls, ...(input ? { input: '/io/in.bin' } : {}), cpuSeconds: Math.ceil(a.lease.timeoutMs / 1000) });
+      reply.logs = [...interp.sb.takeRawLogs(), ...(Array.isArray(reply.logs) ? reply.logs : [])];
+      if (reply.ok && spec.kind === 'cube') {
+        // The caller reads out.bin, then releases the interpreter.
+        a.phase = 'holding';
+        return { ok: true, reply, output: path.join(interp.sb.dir, 'out.bin') };
+      }
+      this.free(a);
+      return { ok: true, reply, output: null };
+    } catch (e) {
+      return this.endedUnder(a, interp.sb.ended_ ?? (e as Error).message);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
-  /** The caller gave up: a waiting call is dropped, a running one ends with its interpreter. */
+  /** The caller is done with the lease (the answer read, or it gave up before the call). */
+  release(id: string): void {
+    const a = this.active.get(id);
+    if (a && a.phase !== 'running') this.free(a);
+  }
+
+  /** The caller gave up: a waiting lease is dropped, a running call ends with its interpreter. */
   cancel(id: string): void {
-    const w = this.waiting.findIndex((x) => x.call.id === id);
+    const w = this.waiting.findIndex((x) => x.lease.id === id);
     if (w >= 0) {
       const [x] = this.waiting.splice(w, 1);
-      void this.discard(x.call.input);
-      x.done(failed(new ApiError('ClientClosedRequest')));
+      x.done({ ok: false, error: errorData(new ApiError('ClientClosedRequest')) });
       return;
     }
-    const r = this.running.get(id);
-    if (!r) return;
-    if (r.run.holding) return this.release(id);
-    r.run.why = 'the request was cancelled';
-    r.interp.sb.kill('the request was cancelled');
+    const a = this.active.get(id);
+    if (!a) return;
+    if (a.phase !== 'running') return this.free(a);
+    a.why = CANCELLED;
+    a.interp.sb.kill(CANCELLED);
   }
 
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.sweeper);
-    for (const w of this.waiting.splice(0)) w.done(failed(new ApiError('InfrastructureMaintenance')));
-    await Promise.all(this.interps.splice(0).map(async (i) => {
-      i.sb.kill('the server is stopping');
-      await i.sb.remove().catch(() => {});
-    }));
+    for (const w of this.waiting.splice(0)) w.done({ ok: false, error: errorData(new ApiError('InfrastructureMaintenance')) });
+    await Promise.all(
+      this.interps.splice(0).map(async (i) => {
+        i.sb?.kill('the server is stopping');
+        await i.sb?.remove().catch(() => {});
+      }),
+    );
   }
 
   // -------------------------------------------------------------------------------------------
 
-  private count(user: string | null): number {
-    return this.interps.filter((i) => i.user === user).length;
+  private endedUnder(a: Active, reason: string): PoolAnswer {
+    this.active.delete(a.lease.id);
+    const why = a.why ?? reason;
+    return failed(why === CANCELLED ? new ApiError('ClientClosedRequest') : new ApiError('UdfFailed', { reason: why }), a.interp.sb.takeRawLogs());
   }
 
-  private async spawn(user: string | null): Promise<void> {
+  private free(a: Active): void {
+    this.active.delete(a.lease.id);
+    const interp = a.interp;
+    if (interp.busy !== a) return;
+    interp.busy = null;
+    interp.lastUsed = Date.now();
+    if (interp.calls >= this.opts.maxCalls) interp.sb.kill('retired after its share of calls');
+    this.pump();
+  }
+
+  private async spawn(): Promise<void> {
     if (this.closed || Date.now() < this.pausedUntil) return;
     const id = `sb-${process.pid}-${this.next++}`;
-    let sb: Sandbox;
-    const interp = { sb: null as unknown as Sandbox, user, ready: false, busy: null, lastUsed: Date.now(), calls: 0 } as Interp;
+    const interp = { sb: null as unknown as Sandbox, user: null, ready: false, busy: null, lastUsed: Date.now(), calls: 0, filled: false } as Interp;
     this.interps.push(interp);
+    let sb: Sandbox;
     try {
       sb = await Sandbox.start(id, this.settings);
     } catch (e) {
@@ -202,7 +249,7 @@ export class SandboxPool {
     this.probed = true;
     this.rejectProbe(e);
     // Without a working interpreter every waiting call fails now, not at its timeout.
-    for (const w of this.waiting.splice(0)) w.done(failed(new ApiError('UdfFailed', { reason: `the Python runtime cannot start: ${e.message}` })));
+    for (const w of this.waiting.splice(0)) w.done({ ok: false, error: errorData(new ApiError('UdfFailed', { reason: `the Python runtime cannot start: ${e.message}` })) });
   }
 
   private drop(interp: Interp): void {
@@ -213,41 +260,41 @@ export class SandboxPool {
   private onExit(interp: Interp, reason: string): void {
     this.drop(interp);
     void interp.sb.remove().catch(() => {});
-    const run = interp.busy;
-    if (run) {
-      this.running.delete(run.call.id);
-      const why = run.why ?? reason;
-      run.done(failed(run.why === 'the request was cancelled' ? new ApiError('ClientClosedRequest') : new ApiError('UdfFailed', { reason: why }), interp.sb.takeRawLogs()));
-    }
+    // A running call learns it from its request; a lease not yet running fails when it runs.
+    const a = interp.busy;
+    if (a && a.phase === 'holding') this.active.delete(a.lease.id);
+    void reason;
     // Keep the pool warm: a fresh interpreter takes the place of the one that ended.
-    if (!this.closed && this.probed && this.interps.length < this.opts.workers) void this.spawn(null);
+    if (!this.closed && this.probed && this.interps.length < this.opts.workers) void this.spawn();
     this.pump();
   }
 
-  /** Gives waiting calls interpreters, in order of arrival. */
+  /** Gives waiting leases interpreters, in order of arrival. */
   private pump(): void {
     if (this.closed) return;
     for (let k = 0; k < this.waiting.length; ) {
       const w = this.waiting[k];
-      const interp = this.pick(w.call.user);
+      const interp = this.pick(w.lease.user);
       if (interp === 'wait') {
         k++;
         continue;
       }
       this.waiting.splice(k, 1);
-      void this.execute(interp, w);
+      const a: Active = { lease: w.lease, interp, phase: 'leased' };
+      interp.busy = a;
+      this.active.set(w.lease.id, a);
+      w.done({ ok: true, dir: interp.sb.dir });
     }
     // A spare: one fresh interpreter started whenever there is room for it.
     const fresh = this.interps.filter((i) => i.user === null).length;
-    if (this.probed && fresh === 0 && this.interps.length < this.opts.workers) void this.spawn(null);
+    if (this.probed && fresh === 0 && this.interps.length < this.opts.workers) void this.spawn();
   }
 
   private pick(user: string): Interp | 'wait' {
     const own = this.interps.filter((i) => i.user === user);
     const idleOwn = own.find((i) => i.ready && !i.busy);
     if (idleOwn) return idleOwn;
-    const mayGrow = own.length < this.opts.perUser || own.length === 0;
-    if (!mayGrow) return 'wait';
+    if (own.length >= this.opts.perUser && own.length > 0) return 'wait';
     const fresh = this.interps.find((i) => i.user === null && i.ready && !i.busy);
     if (fresh) {
       fresh.user = user;
@@ -256,91 +303,33 @@ export class SandboxPool {
     // A fresh one still starting will do: wait for it rather than end someone's interpreter.
     if (this.interps.some((i) => i.user === null && !i.ready)) return 'wait';
     if (this.interps.length < this.opts.workers) {
-      void this.spawn(null);
+      void this.spawn();
       return 'wait';
     }
     // Full: end the longest-idle interpreter of another user to make room for a fresh one.
-    const victim = this.interps
-      .filter((i) => i.user !== null && i.user !== user && i.ready && !i.busy)
-      .sort((a, b) => a.lastUsed - b.lastUsed)[0];
-    if (victim) {
-      victim.sb.kill('its place in the pool went to another user');
-      return 'wait';
-    }
+    const victim = this.interps.filter((i) => i.user !== null && i.user !== user && i.ready && !i.busy).sort((a, b) => a.lastUsed - b.lastUsed)[0];
+    victim?.sb.kill('its place in the pool went to another user');
     return 'wait';
   }
 
-  private async execute(interp: Interp, w: Waiting): Promise<void> {
-    const { call } = w;
-    const run: Running = { call, done: w.done, holding: false };
-    interp.busy = run;
-    interp.calls++;
-    this.running.set(call.id, { interp, run });
-    const timer = setTimeout(() => {
-      run.why = `it ran longer than the ${Math.round(call.timeoutMs / 1000)} s one call may take and was stopped`;
-      interp.sb.kill(run.why);
-    }, call.timeoutMs);
-    try {
-      if (call.input) await rename(call.input, path.join(interp.sb.dir, 'in.bin'));
-      const reply = await interp.sb.request({
-        ...call.spec,
-        type: 'call',
-        id: interp.calls,
-        ...(call.input ? { input: '/io/in.bin' } : {}),
-        cpuSeconds: Math.ceil(call.timeoutMs / 1000),
-      });
-      clearTimeout(timer);
-      reply.logs = [...interp.sb.takeRawLogs(), ...(Array.isArray(reply.logs) ? reply.logs : [])];
-      if (reply.ok && call.spec.kind === 'cube') {
-        // The caller reads out.bin, then releases the interpreter.
-        run.holding = true;
-        run.done({ ok: true, reply, output: path.join(interp.sb.dir, 'out.bin') });
-        return;
-      }
-      this.running.delete(call.id);
-      run.done({ ok: true, reply, output: null });
-      await this.free(interp);
-    } catch (e) {
-      clearTimeout(timer);
-      // The interpreter ended (onExit answers the call), or the input could not be moved.
-      if (interp.busy === run && !interp.sb.ended_) {
-        this.running.delete(call.id);
-        interp.busy = null;
-        run.done(failed(new ApiError('UdfFailed', { reason: (e as Error).message })));
-        this.pump();
-      }
-      void this.discard(call.input);
-    }
-  }
-
-  private async free(interp: Interp): Promise<void> {
-    await unlink(path.join(interp.sb.dir, 'in.bin')).catch(() => {});
-    await truncate(path.join(interp.sb.dir, 'out.bin'), 0).catch(() => {});
-    interp.busy = null;
-    interp.lastUsed = Date.now();
-    if (interp.calls >= this.opts.maxCalls) interp.sb.kill('retired after its share of calls');
-    this.pump();
-  }
-
-  private async discard(file: string | null): Promise<void> {
-    if (file) await unlink(file).catch(() => {});
-  }
-
-  /** Ends interpreters idle for long (given to a user: their memory comes back, a fresh one follows). */
+  /** Ends interpreters idle for long, gives back the data pages of those idle for a while, times out waiting leases. */
   private sweep(): void {
     const now = Date.now();
     for (const i of this.interps) {
-      if (i.user !== null && i.ready && !i.busy && now - i.lastUsed > this.opts.idleMs) i.sb.kill('idle');
+      if (i.user === null || !i.ready || i.busy) continue;
+      if (now - i.lastUsed > this.opts.idleMs) i.sb.kill('idle');
+      else if (i.filled && now - i.lastUsed > this.opts.filesIdleMs) {
+        i.filled = false;
+        for (const f of ['in.bin', 'out.bin']) void truncate(path.join(i.sb.dir, f), 0).catch(() => {});
+      }
     }
-    // Calls that waited for an interpreter longer than their own time limit give up.
     for (let k = 0; k < this.waiting.length; ) {
       const w = this.waiting[k];
-      if (now - w.since > w.call.timeoutMs) {
+      if (now - w.since > w.lease.timeoutMs) {
         this.waiting.splice(k, 1);
-        void this.discard(w.call.input);
         const e = new ApiError('InfrastructureBusy', {}, 'No interpreter for user-defined functions became free in time. Please retry shortly.');
         e.headers = { 'Retry-After': '5' };
-        w.done(failed(e));
+        w.done({ ok: false, error: errorData(e) });
       } else k++;
     }
   }

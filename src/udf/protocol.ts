@@ -77,22 +77,28 @@ export interface RunnerReply {
   json?: unknown;
   error?: UdfProblem;
   logs: UdfLogEntry[];
+  /** Milliseconds the UDF's own code took (its function, not the data's way there and back). */
+  userMs?: number;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Engine thread <-> UDF host thread
 
 export type ToHost =
-  /** Runs a Python call for `user`; `input` is a staged file (raw float32) or null for JSON calls. */
-  | { type: 'call'; id: number; user: string; timeoutMs: number; input: string | null; spec: CallSpec }
+  /** An interpreter of `user` for one call: answered with its I/O folder, where the caller writes in.bin. */
+  | { type: 'lease'; id: number; user: string; timeoutMs: number }
+  /** Runs the leased call; `input` says whether in.bin holds the cube (raw float32). */
+  | { type: 'call'; id: number; input: boolean; spec: CallSpec }
   /** The caller gave up (its request was cancelled): the interpreter is ended at once. */
   | { type: 'cancel'; id: number }
-  /** The caller has read the answer file: the interpreter is free again. */
+  /** The caller has read the answer file (or gave up before the call): the interpreter is free again. */
   | { type: 'release'; id: number }
   /** Compiles an AssemblyScript UDF (source already wrapped by assemblyscript.ts) to checked wasm. */
   | { type: 'compile'; id: number; hash: string; source: string; userLines: number };
 
 export type FromHost =
+  | { type: 'leased'; id: number; ok: true; dir: string }
+  | { type: 'leased'; id: number; ok: false; error: ErrorData }
   | { type: 'result'; id: number; ok: true; reply: RunnerReply; output: string | null }
   | { type: 'result'; id: number; ok: false; error: ErrorData; logs: UdfLogEntry[] }
   | { type: 'compiled'; id: number; ok: true; wasm: Uint8Array }
@@ -108,8 +114,6 @@ export interface RuntimeInfo {
 export interface HostLink {
   /** To the UDF host thread. */
   port: import('node:worker_threads').MessagePort;
-  /** Where the thread stages input files (the UDF host renames them into a sandbox). */
-  staging: string;
   /** To the thread that reads users' files (UDF code given as a path), or null. */
   files: import('node:worker_threads').MessagePort | null;
   /** Values one Python call gets at most in a pixel-wise parent (XEO_UDF_CALL_VALUES). */

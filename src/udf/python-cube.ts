@@ -8,6 +8,7 @@ import { ApiError } from '../core/errors.js';
 import type { Labels } from '../core/labels.js';
 import { DataCube, type Dimension } from '../datacube/datacube.js';
 import { plane } from '../compile/kernels.js';
+import { addStage } from '../core/stages.js';
 import { callPython, maxCallValues, UdfCallError } from './client.js';
 import type { CallSpec, RunnerReply, UdfLogEntry, UdfMode, UdfProblem, WireDimension } from './protocol.js';
 
@@ -165,7 +166,10 @@ export async function pythonOnJson(ctx: UdfRunContext, code: string, data: unkno
 
 async function run(ctx: UdfRunContext, spec: CallSpec, values: Float32Array | null) {
   try {
+    const t0 = performance.now();
     const answer = await callPython(ctx.user, ctx.timeoutMs, spec, values, ctx.signal);
+    addStage('udf', performance.now() - t0);
+    if (typeof answer.reply.userMs === 'number') addStage('udfCode', answer.reply.userMs);
     logAll(ctx, answer.reply.logs);
     if (!answer.reply.ok) throw udfError(answer.reply.error);
     return answer;
