@@ -190,6 +190,10 @@ describe('AssemblyScript UDFs', () => {
     const imports = await applyAs('@external("env", "steal")\ndeclare function steal(): f64;\nexport function apply(x: f64): f64 {\n  return x + steal();\n}\n');
     expectError(imports, 400, 'UdfInvalid');
     expect(imports.json.message).toContain('imports env.steal');
+    const ok = 'export function apply(x: f64): f64 {\n  return x;\n}\n';
+    const version = (v: string) => result(s, alice, { l: load(['B04']), a: { process_id: 'apply', arguments: { data: { from_node: 'l' }, process: udfChild('x', ok, AS, { version: v }) }, result: true } });
+    expectError(await version('9.9'), 400, 'InvalidVersion');
+    expect((await version('0')).status).toBe(200);
   });
 
   it('an endless loop is stopped at the time limit, an allocation without end at the memory limit', async () => {

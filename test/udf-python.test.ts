@@ -204,7 +204,9 @@ describeWithTool(hasUdfPython, 'Debian python3 with numpy, pandas, xarray, scipy
   });
 
   it('the code comes inline, from a file in the workspace (FileNotFound otherwise) or from a URL', async () => {
-    const up = await http('PUT', `${s.base}/files/udfs/rescale.py`, { token: alice, body: RESCALE, headers: { 'content-type': 'application/octet-stream' } });
+    // Once more if a kept-alive connection was closed by the server just as it was reused (undici retries GETs only).
+    const upload = () => http('PUT', `${s.base}/files/udfs/rescale.py`, { token: alice, body: RESCALE, headers: { 'content-type': 'application/octet-stream' } });
+    const up = await upload().catch(upload);
     expect(up.status, up.text).toBe(200);
     const inline = cubeOf(await result(s, alice, apply(RESCALE))).values;
     for (const p of ['udfs/rescale.py', '/udfs/rescale.py', './udfs/rescale.py', `${siteUrl}/rescale.py`]) {
@@ -221,6 +223,7 @@ describeWithTool(hasUdfPython, 'Debian python3 with numpy, pandas, xarray, scipy
     const g = (runtime: string, version?: string) => ({ l: load(), a: { process_id: 'apply', arguments: { data: { from_node: 'l' }, process: udfChild('x', RESCALE, runtime, version ? { version } : {}) }, result: true } });
     expectError(await result(s, alice, g('R')), 400, 'InvalidRuntime');
     expectError(await result(s, alice, g('Python', '2.7')), 400, 'InvalidVersion');
+    expectError(await result(s, alice, g('Python', '3.1')), 400, 'InvalidVersion');
     expect((await result(s, alice, g('python', '3'))).status).toBe(200);
   });
 

@@ -30,20 +30,19 @@ export function runtimeOf(runtime: unknown, version: unknown): Runtime {
   const name = typeof runtime === 'string' ? runtime.toLowerCase() : '';
   const r: Runtime | null = name === 'python' ? 'Python' : name === 'assemblyscript' ? 'AssemblyScript' : null;
   if (!r) throw new ProcessException('InvalidRuntime', `there is no UDF runtime '${String(runtime)}' here; the runtimes are Python and AssemblyScript (GET /udf_runtimes)`);
-  if (version !== null && version !== undefined) {
-    const v = String(version);
-    const ok = r === 'Python' ? /^3(\.\d+){0,2}$/.test(v) : /^0(\.\d+){0,2}$/.test(v);
-    if (!ok) throw new ProcessException('InvalidVersion', `the ${r} runtime has no version '${v}' (GET /udf_runtimes lists the versions)`);
+  if (version !== null && version !== undefined && (typeof version !== 'string' || !/^\d+(\.\d+){0,2}$/.test(version))) {
+    throw new ProcessException('InvalidVersion', `the ${r} runtime has no version '${String(version)}' (GET /udf_runtimes lists the versions)`);
   }
   return r;
 }
 
 /** What a UDF needs from the run: the user (interpreters are never shared between users), the limit, the log. */
-function udfContext(ctx: ProcessContext): UdfRunContext {
+function udfContext(ctx: ProcessContext, version: unknown = null): UdfRunContext {
   const run = ctx.run;
   if (!run?.user) throw new ApiError('UdfFailed', { reason: 'user-defined functions run only for a signed-in user' });
   return {
     user: run.user,
+    version: typeof version === 'string' ? version : null,
     timeoutMs: run.udfTimeoutMs ?? 30_000,
     signal: run.signal,
     log: (e) => run.log(e.level, e.message, e.data),
@@ -78,7 +77,7 @@ const AS_KIND: Partial<Record<UdfMode, AsKind>> = { apply: 'apply', reduce: 'red
 /** Runs a UDF found by udfChild on its parent's cube (mode: what the parent allows it to answer). */
 export async function runUdfChild(call: UdfCall, ctx: ProcessContext, mode: UdfMode, cube: DataCube, dimension?: string): Promise<DataCube> {
   const runtime = runtimeOf(call.runtime, call.version);
-  const u = udfContext(ctx);
+  const u = udfContext(ctx, call.version);
   const code = await udfCode(call.udf, u.user, u.signal);
   if (runtime === 'Python') return pythonOnCube(u, code, mode, cube, { dimension, context: call.context });
   const kind = AS_KIND[mode];
@@ -109,7 +108,7 @@ export const processes: ProcessDef[] = [
     },
     async (a, ctx) => {
       const runtime = runtimeOf(a.get('runtime'), a.get('version'));
-      const u = udfContext(ctx);
+      const u = udfContext(ctx, a.get('version'));
       const code = await udfCode(a.get('udf'), u.user, u.signal);
       const data = a.get('data');
       const context = a.get('context');

@@ -14,11 +14,12 @@
 // a fuel counter (as-compiler.ts) stops a call at its deadline or on cancel, traps and aborts end
 // the call with the UDF's message and line.
 import { createHash } from 'node:crypto';
-import { ApiError, RequestAborted } from '../core/errors.js';
+import { ApiError, ProcessException, RequestAborted } from '../core/errors.js';
 import { DataCube } from '../datacube/datacube.js';
 import { plane } from '../compile/kernels.js';
 import { addStage } from '../core/stages.js';
-import { compileOnHost } from './client.js';
+import { assemblyScriptVersion, compileOnHost } from './client.js';
+import { versionMatches } from './versions.js';
 import { MAX_SOURCE_BYTES } from './as-compiler.js';
 import type { UdfRunContext } from './python-cube.js';
 
@@ -168,6 +169,10 @@ function instantiate(module: WasmModule, timeoutMs: number): Instance {
 
 /** Wraps, compiles (on the host, cached) and instantiates a UDF for a user. */
 async function instanceFor(ctx: UdfRunContext, source: string, kind: AsKind): Promise<{ key: string; inst: Instance }> {
+  const installed = assemblyScriptVersion();
+  if (ctx.version && installed && !versionMatches(ctx.version, installed)) {
+    throw new ProcessException('InvalidVersion', `the AssemblyScript runtime has no version '${ctx.version}' here (it is ${installed})`);
+  }
   if (Buffer.byteLength(source, 'utf8') > MAX_SOURCE_BYTES) throw new ApiError('UdfInvalid', { reason: `the AssemblyScript source is larger than ${MAX_SOURCE_BYTES} bytes` });
   const sig = SIGNATURE[kind];
   if (!new RegExp(`export\\s+function\\s+${sig.fn}\\s*\\(`).test(source)) {

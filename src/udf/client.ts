@@ -29,6 +29,11 @@ export function configureUdfLink(l: HostLink | null): void {
   l.port.unref();
 }
 
+/** The AssemblyScript compiler's version, when this thread is linked to a UDF host. */
+export function assemblyScriptVersion(): string | null {
+  return link?.asVersion ?? null;
+}
+
 /** Values one Python call gets at most in a pixel-wise parent (see python-cube.ts). */
 export function maxCallValues(): number {
   return link?.callValues ?? 64 * 1024 * 1024;
@@ -152,10 +157,10 @@ export class UdfCallError extends ApiError {
 }
 
 /** Runs one Python call for `user` on `values` (a cube laid out as spec.shape), or on spec.json. */
-export async function callPython(user: string, timeoutMs: number, spec: CallSpec, values: Float32Array | null, signal?: AbortSignal): Promise<PythonAnswer> {
+export async function callPython(user: string, timeoutMs: number, spec: CallSpec, values: Float32Array | null, signal?: AbortSignal, version: string | null = null): Promise<PythonAnswer> {
   const l = requireLink();
   const id = nextId++;
-  const leased = await ask({ type: 'lease', id, user, timeoutMs }, signal);
+  const leased = await ask({ type: 'lease', id, user, timeoutMs, version }, signal);
   if (leased.type !== 'leased') throw new ApiError('Internal');
   if (!leased.ok) throw errorFromData(leased.error);
   try {

@@ -12,6 +12,7 @@ import { SandboxPool, type PoolOptions } from './pool.js';
 import type { SandboxSettings } from './sandbox.js';
 import { compileUdf } from './as-compiler.js';
 import type { FromHost, RuntimeInfo, ToHost } from './protocol.js';
+import { versionMatches } from './versions.js';
 
 export interface HostInit {
   sandbox: SandboxSettings;
@@ -69,11 +70,12 @@ function pythonMissing(): Promise<string | null> | null {
   if (init.missing) return Promise.resolve(init.missing);
   if (probed === 'ok') return null;
   return pool.probe.then(
-    () => ((probed = 'ok'), null),
+    (hello) => ((probed = 'ok'), (pythonVersion = hello.python), null),
     (e: Error) => e.message,
   );
 }
 let probed: 'ok' | null = null;
+let pythonVersion = '';
 
 function serve(port: MessagePort): void {
   const prefix = `p${++ports}:`;
@@ -91,12 +93,16 @@ function serve(port: MessagePort): void {
     const key = prefix + m.id;
     switch (m.type) {
       case 'lease': {
+        const refuse = (e: ApiError) => post({ type: 'leased', id: m.id, ok: false, error: errorToData(e) });
+        const go = () => {
+          if (m.version !== null && !versionMatches(m.version, pythonVersion)) {
+            return refuse(new ProcessException('InvalidVersion', `the Python runtime has no version '${m.version}' here (it is ${pythonVersion})`));
+          }
+          lease(m, key);
+        };
         const unavailable = pythonMissing();
-        if (unavailable === null) return lease(m, key);
-        void unavailable.then((why) => {
-          if (why === null) return lease(m, key);
-          post({ type: 'leased', id: m.id, ok: false, error: errorToData(new ProcessException('InvalidRuntime', `the Python runtime does not run here: ${why}`)) });
-        });
+        if (unavailable === null) return go();
+        void unavailable.then((why) => (why === null ? go() : refuse(new ProcessException('InvalidRuntime', `the Python runtime does not run here: ${why}`))));
         return;
       }
       case 'call':

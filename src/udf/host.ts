@@ -52,6 +52,7 @@ export class UdfHost {
   private readonly waiting = new Map<number, (i: RuntimeInfo) => void>();
   private closing: Promise<void> | null = null;
   private readonly callValues: number;
+  private readonly asVersion = ascVersion();
 
   constructor(config: Config) {
     const shm = existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir();
@@ -86,7 +87,7 @@ export class UdfHost {
       pool: { workers: u.workers, perUser: Math.max(1, Math.floor(u.workers / 2)), queue: 256, maxCalls: 5000, idleMs: 10 * 60 * 1000, filesIdleMs: 30 * 1000 },
       missing,
       cacheDir: path.join(config.dataDir, 'kernels'),
-      ascVersion: ascVersion(),
+      ascVersion: this.asVersion,
     };
     this.worker = new Worker(new URL('./host-thread.js', import.meta.url), { workerData: init });
     this.worker.on('message', (m: FromHostThread) => {
@@ -103,7 +104,7 @@ export class UdfHost {
   linkForThread(): HostLink {
     const { port1, port2 } = new MessageChannel();
     this.worker.postMessage({ type: 'port', port: port1 } satisfies ToHostThread, [port1]);
-    return { port: port2, files: filesPortForThread(), callValues: this.callValues };
+    return { port: port2, files: filesPortForThread(), callValues: this.callValues, asVersion: this.asVersion };
   }
 
   /** What the runtimes are here (Python's versions come from the interpreter once it has started). */

@@ -86,7 +86,7 @@ export interface RunnerReply {
 
 export type ToHost =
   /** An interpreter of `user` for one call: answered with its I/O folder, where the caller writes in.bin. */
-  | { type: 'lease'; id: number; user: string; timeoutMs: number }
+  | { type: 'lease'; id: number; user: string; timeoutMs: number; version: string | null }
   /** Runs the leased call; `input` says whether in.bin holds the cube (raw float32). */
   | { type: 'call'; id: number; input: boolean; spec: CallSpec }
   /** The caller gave up (its request was cancelled): the interpreter is ended at once. */
@@ -118,4 +118,6 @@ export interface HostLink {
   files: import('node:worker_threads').MessagePort | null;
   /** Values one Python call gets at most in a pixel-wise parent (XEO_UDF_CALL_VALUES). */
   callValues: number;
+  /** The AssemblyScript compiler's version (what run_udf's `version` may name). */
+  asVersion: string;
 }

@@ -15,6 +15,8 @@ import type { CallSpec, RunnerReply, UdfLogEntry, UdfMode, UdfProblem, WireDimen
 /** Who runs a UDF and how: the per-user interpreter, the time limit, cancellation, the run's log. */
 export interface UdfRunContext {
   user: string;
+  /** run_udf's `version` (checked where the runtime is known), or null for the default. */
+  version?: string | null;
   timeoutMs: number;
   signal?: AbortSignal;
   log(entry: UdfLogEntry): void;
@@ -167,7 +169,7 @@ export async function pythonOnJson(ctx: UdfRunContext, code: string, data: unkno
 async function run(ctx: UdfRunContext, spec: CallSpec, values: Float32Array | null) {
   try {
     const t0 = performance.now();
-    const answer = await callPython(ctx.user, ctx.timeoutMs, spec, values, ctx.signal);
+    const answer = await callPython(ctx.user, ctx.timeoutMs, spec, values, ctx.signal, ctx.version ?? null);
     addStage('udf', performance.now() - t0);
     if (typeof answer.reply.userMs === 'number') addStage('udfCode', answer.reply.userMs);
     logAll(ctx, answer.reply.logs);
