@@ -138,6 +138,13 @@ describe('AssemblyScript UDFs', () => {
     expect(withData).toBeGreaterThan(graphs.length / 2);
   });
 
+  it('run_udf on its own reduces an array or applies to a number', async () => {
+    const source = `export function reduce(values: Float64Array): f64 {\n  let s = 0.0;\n  for (let i = 0; i < values.length; i++) s += values[i];\n  return s * contextValue(0);\n}\nexport function apply(x: f64): f64 {\n  return x + 1.0;\n}\n`;
+    const run = (data: unknown) => result(s, alice, { u: { process_id: 'run_udf', arguments: { data, udf: source, runtime: AS, context: [2] }, result: true } });
+    expect((await run([1, 2, 3.5])).json).toBe(13);
+    expect((await run(41)).json).toBe(42);
+  });
+
   it('apply_dimension over time equals the built-in cumsum', async () => {
     const source = `export function apply_dimension(values: Float64Array, out: Float64Array): void {
   let sum = 0.0;

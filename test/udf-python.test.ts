@@ -219,6 +219,13 @@ describeWithTool(hasUdfPython, 'Debian python3 with numpy, pandas, xarray, scipy
     expect(refused.json.message).toMatch(/link-local/);
   });
 
+  it('run_udf on its own runs apply_udf_data on plain values', async () => {
+    const code = `from openeo.udf import UdfData, StructuredData\n\ndef apply_udf_data(data: UdfData):\n    values = data.get_structured_data_list()[0].data\n    data.set_structured_data_list([StructuredData({"sum": sum(values), "factor": data.user_context["f"]})])\n`;
+    const r = await result(s, alice, { u: { process_id: 'run_udf', arguments: { data: [1, 2, 3.5], udf: code, runtime: 'Python', context: { f: 2 } }, result: true } });
+    expect(r.status, r.text).toBe(200);
+    expect(r.json).toEqual({ sum: 6.5, factor: 2 });
+  });
+
   it('an unknown runtime or version is InvalidRuntime or InvalidVersion', async () => {
     const g = (runtime: string, version?: string) => ({ l: load(), a: { process_id: 'apply', arguments: { data: { from_node: 'l' }, process: udfChild('x', RESCALE, runtime, version ? { version } : {}) }, result: true } });
     expectError(await result(s, alice, g('R')), 400, 'InvalidRuntime');

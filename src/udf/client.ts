@@ -1,7 +1,7 @@
 // An engine thread's side of the UDF host (host-thread.ts): runs Python calls and compiles
-// AssemblyScript UDFs over the thread's MessagePort. The cube's values go to a staged file written
-// from where they lie (kernel memory included) and the answer is read from the interpreter's
-// answer file straight into a plane of the arena: the port carries small messages only.
+// AssemblyScript UDFs over the thread's MessagePort. A call leases an interpreter, writes the
+// cube's values into its in.bin from where they lie (kernel memory included), runs, and reads the
+// answer from its out.bin straight into a plane of the arena: the port carries small messages only.
 import { closeSync, constants as fsConstants, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import path from 'node:path';

@@ -1,9 +1,9 @@
 // The UDF host thread: one per process (API node or `xeo worker`), started by host.ts. It owns
 // the warm pool of sandboxed Python interpreters (pool.ts) and the AssemblyScript compiler
 // (as-compiler.ts) for every engine thread of the process, each of which talks to it over a
-// MessagePort of its own (client.ts). It carries control messages only: an engine thread writes a
-// cube's values to a staged file and reads the answer from the interpreter's answer file itself,
-// so neither this thread nor the server's event loop ever holds pixels. Spawning and killing
+// MessagePort of its own (client.ts). It carries control messages only: an engine thread leases an
+// interpreter, writes the cube's values into its in.bin and reads the answer from its out.bin
+// itself, so neither this thread nor the server's event loop ever holds pixels. Spawning and killing
 // interpreters (fork and exec take milliseconds) happens here, not on the event loop.
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { readFile } from 'node:fs/promises';
@@ -64,7 +64,7 @@ async function info(): Promise<RuntimeInfo> {
 
 /**
  * Null when Python runs here; else a promise of why not (null once the first interpreter has
- * started after all). A staged input of a refused call is removed by the caller's clean-up.
+ * started after all).
  */
 function pythonMissing(): Promise<string | null> | null {
   if (init.missing) return Promise.resolve(init.missing);

@@ -1,7 +1,7 @@
 // The messages of the UDF runtimes: between the Python runner in its sandbox and the UDF host
 // thread (framed JSON over fds 3 and 4, see sandbox.ts), and between an engine thread and the UDF
 // host thread (a MessagePort each; see host-thread.ts and client.ts). Pixels never travel in them:
-// they go as raw float32 files in the sandbox's I/O folder.
+// they go as raw float32 files (in.bin, out.bin) in the interpreter's I/O folder.
 import type { ErrorData } from '../core/errors.js';
 import type { LogLevel } from '../core/run-context.js';
 

@@ -9,9 +9,9 @@
 //   - the runner's own limits (address space, file size, processes, open files, CPU time), set
 //     once the libraries are imported and before any user code runs.
 // Control messages go over fds 3 (to the runner) and 4 (from it), data as raw float32 files in
-// the I/O folder: the input is renamed into it, the answer is written to its out.bin (the only
-// file the sandbox may write outside /tmp). Its standard output and error are counted (a UDF that
-// writes past the limit is stopped) and kept as log lines of the call under way.
+// the I/O folder: the engine thread writes the cube into its in.bin, the runner writes the answer
+// to its out.bin (the only file the sandbox may write outside /tmp). Its standard output and error
+// are counted (a UDF that writes past the limit is stopped) and kept as log lines of the call.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, lstatSync, readdirSync, readlinkSync } from 'node:fs';
 import { chmod, chown, mkdir, rm, writeFile } from 'node:fs/promises';

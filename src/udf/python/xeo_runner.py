@@ -434,8 +434,9 @@ def run_json(ns, req, context):
     items = data.get_structured_data_list()
     value = items[0].data if items else None
     text = json.dumps(value, allow_nan=False, default=_plain)
-    if len(text) > SETTINGS["outputBytes"]:
-        raise UdfProblem("the UDF answered more data than one call may", "result")
+    limit = min(SETTINGS["outputBytes"], 16 << 20)
+    if len(text) > limit:
+        raise UdfProblem(f"the UDF answered {len(text)} bytes of JSON; plain values may take at most {limit}", "result")
     return {"json": json.loads(text)}
 
 
