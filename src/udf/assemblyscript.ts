@@ -10,9 +10,13 @@
 // No-data arrives as NaN. The numbers of `context` are read with contextValue(i) (a number is
 // index 0, an array its elements, an object its number members in the order given) and
 // contextLength(). The module has its own memory (never the kernels': user code may write
-// anywhere in its memory), so values are copied in and out in chunks; WebAssembly is the sandbox,
-// a fuel counter (as-compiler.ts) stops a call at its deadline or on cancel, traps and aborts end
-// the call with the UDF's message and line.
+// anywhere in its memory), so values are copied in and out, in chunks of at most CHUNK pixels.
+// Instances belong to one user (no user ever sees another's module-level state) and are reused
+// for that user's next chunks and calls until their memory passes RETIRE_BYTES (the runtime is a
+// bump allocator: what a UDF allocates is freed only with its instance), after a failure, or when
+// pushed out of the thread's few. WebAssembly is the sandbox, a fuel counter (as-compiler.ts)
+// stops a call at its deadline or on cancel, traps and aborts end the call with the UDF's message
+// and line.
 import { createHash } from 'node:crypto';
 import { ApiError, ProcessException, RequestAborted } from '../core/errors.js';
 import { DataCube } from '../datacube/datacube.js';
@@ -34,7 +38,7 @@ const SIGNATURE: Record<AsKind, { fn: string; text: string }> = {
 /** Pixels per call into the module (bounds its memory whatever the cube's size). */
 const CHUNK = 64 * 1024;
 /** Bumped when the driver changes: compiled modules are cached by a hash that includes it. */
-const DRIVER_VERSION = 1;
+const DRIVER_VERSION = 2;
 
 function driver(kind: AsKind): string {
   const common = `
@@ -106,10 +110,17 @@ interface Exports {
   __xeo_run(n: number, m: number): void;
 }
 
+interface Call {
+  deadline: number;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  traces: string[];
+}
+
 interface Instance {
   exports: Exports;
-  /** The call under way: its deadline and cancellation, its trace lines. */
-  call: { deadline: number; timeoutMs: number; signal?: AbortSignal; traces: string[] } | null;
+  /** The call under way: its deadline and cancellation, its trace lines (set for each call). */
+  call: Call;
 }
 
 type WasmModule = object;
@@ -119,9 +130,14 @@ const WA = (
   }
 ).WebAssembly;
 
+/** Compiled modules of this thread, by hash (V8 keeps their optimised code with them). */
 const modules = new Map<string, WasmModule>();
-/** Instances by user and module: a user's globals are never another user's. */
+/** Instances by user and module (least recently used first). */
 const instances = new Map<string, Instance>();
+/** Instances kept per thread. */
+const MAX_INSTANCES = 8;
+/** An instance whose memory has grown past this is dropped after its chunk (a fresh one follows). */
+const RETIRE_BYTES = 32 << 20;
 
 class Stop extends Error {
   constructor(readonly error: ApiError) {
@@ -136,8 +152,9 @@ function readString(mem: ArrayBuffer, ptr: number): string {
   return String.fromCharCode(...new Uint16Array(mem, ptr, len));
 }
 
-function instantiate(module: WasmModule, timeoutMs: number): Instance {
-  const inst: Instance = { exports: null as unknown as Exports, call: null };
+/** A new instance: its module-level code runs under the call's deadline. */
+function instantiate(module: WasmModule, call: Call): Instance {
+  const inst: Instance = { exports: null as unknown as Exports, call };
   const mem = () => inst.exports.memory.buffer;
   const env = {
     abort: (msg: number, file: number, line: number, col: number) => {
@@ -148,27 +165,21 @@ function instantiate(module: WasmModule, timeoutMs: number): Instance {
     seed: () => Date.now(),
     trace: (msg: number, n: number, ...args: number[]) => {
       const c = inst.call;
-      if (c && c.traces.length < 100) c.traces.push(`${readString(mem(), msg)}${n > 0 ? ' ' + args.slice(0, n).join(', ') : ''}`);
+      if (c.traces.length < 100) c.traces.push(`${readString(mem(), msg)}${n > 0 ? ' ' + args.slice(0, n).join(', ') : ''}`);
     },
     fuel_out: () => {
       const c = inst.call;
-      if (!c) return;
       if (c.signal?.aborted) throw new Stop(new RequestAborted());
       if (performance.now() > c.deadline) throw new Stop(new ApiError('UdfFailed', { reason: `it ran longer than the ${Math.round(c.timeoutMs / 1000)} s one call may take and was stopped` }));
     },
   };
   inst.exports = new WA.Instance(module, { env }).exports as Exports;
-  inst.call = { deadline: performance.now() + timeoutMs, timeoutMs, traces: [] };
-  try {
-    inst.exports._initialize();
-  } finally {
-    inst.call = null;
-  }
+  inst.exports._initialize();
   return inst;
 }
 
-/** Wraps, compiles (on the host, cached) and instantiates a UDF for a user. */
-async function instanceFor(ctx: UdfRunContext, source: string, kind: AsKind): Promise<{ key: string; inst: Instance }> {
+/** Wraps and compiles (on the host, cached there and here) a UDF for its parent process; with the key of its instances for this user. */
+async function moduleFor(ctx: UdfRunContext, source: string, kind: AsKind): Promise<{ module: WasmModule; key: string }> {
   const installed = assemblyScriptVersion();
   if (ctx.version && installed && !versionMatches(ctx.version, installed)) {
     throw new ProcessException('InvalidVersion', `the AssemblyScript runtime has no version '${ctx.version}' here (it is ${installed})`);
@@ -180,13 +191,6 @@ async function instanceFor(ctx: UdfRunContext, source: string, kind: AsKind): Pr
   }
   const wrapped = `${source}\n${driver(kind)}`;
   const hash = createHash('sha256').update(`${DRIVER_VERSION}\n${kind}\n${wrapped}`).digest('hex').slice(0, 32);
-  const key = `${ctx.user}\n${hash}`;
-  const have = instances.get(key);
-  if (have) {
-    instances.delete(key);
-    instances.set(key, have);
-    return { key, inst: have };
-  }
   let module = modules.get(hash);
   if (!module) {
     const wasm = await compileOnHost(hash, wrapped, source.split('\n').length, ctx.signal);
@@ -194,10 +198,7 @@ async function instanceFor(ctx: UdfRunContext, source: string, kind: AsKind): Pr
     if (modules.size >= 64) modules.delete(modules.keys().next().value!);
     modules.set(hash, module);
   }
-  const inst = guarded(() => instantiate(module!, ctx.timeoutMs));
-  if (instances.size >= 16) instances.delete(instances.keys().next().value!);
-  instances.set(key, inst);
-  return { key, inst };
+  return { module, key: `${ctx.user}\n${hash}` };
 }
 
 /** Runs wasm code, turning traps, aborts and stops into the errors answered. */
@@ -214,29 +215,38 @@ function guarded<T>(fn: () => T): T {
 }
 
 /**
- * Runs the module over `n` pixels of `m` input vectors each, writing `mOut` output vectors:
+ * Runs the module over `n` pixels of `m` input vectors each, writing the output vectors:
  * inputs[k] and outputs[k] hold element k of every pixel.
  */
-function runChunks(inst: Instance, ctx: UdfRunContext, inputs: Float32Array[], outputs: Float32Array[], n: number, context: number[]): void {
+function runChunks(module: WasmModule, key: string, ctx: UdfRunContext, inputs: Float32Array[], outputs: Float32Array[], n: number, context: number[]): void {
   const m = inputs.length;
-  const x = inst.exports;
   const t0 = performance.now();
-  const call = { deadline: t0 + ctx.timeoutMs, timeoutMs: ctx.timeoutMs, signal: ctx.signal, traces: [] as string[] };
-  inst.call = call;
+  const call: Call = { deadline: t0 + ctx.timeoutMs, timeoutMs: ctx.timeoutMs, signal: ctx.signal, traces: [] };
   try {
     const chunk = Math.max(1, Math.min(n, CHUNK));
-    x.__xeo_prepare(chunk * m, chunk * outputs.length, context.length);
-    new Float64Array(x.memory.buffer, x.__xeo_ctx_ptr(), context.length).set(context);
     for (let p0 = 0; p0 < n; p0 += chunk) {
       const len = Math.min(chunk, n - p0);
+      let inst = instances.get(key);
+      if (inst) {
+        instances.delete(key);
+        inst.call = call;
+      } else inst = instantiate(module, call);
+      // Taken out of the thread's instances while it runs: a chunk that fails may leave the
+      // module's state half-done, and its instance is not put back.
+      const x = inst.exports;
+      x.__xeo_prepare(len * m, len * outputs.length, context.length);
+      new Float64Array(x.memory.buffer, x.__xeo_ctx_ptr(), context.length).set(context);
       const inView = new Float32Array(x.memory.buffer, x.__xeo_in_ptr(), len * m);
       for (let k = 0; k < m; k++) inView.set(inputs[k].subarray(p0, p0 + len), k * len);
       x.__xeo_run(len, m);
       const outView = new Float32Array(x.memory.buffer, x.__xeo_out_ptr(), len * outputs.length);
       for (let k = 0; k < outputs.length; k++) outputs[k].set(outView.subarray(k * len, (k + 1) * len), p0);
+      if (x.memory.buffer.byteLength <= RETIRE_BYTES) {
+        instances.set(key, inst);
+        if (instances.size > MAX_INSTANCES) instances.delete(instances.keys().next().value!);
+      }
     }
   } finally {
-    inst.call = null;
     for (const t of call.traces) ctx.log({ level: 'info', message: t });
     const ms = performance.now() - t0;
     addStage('udf', ms);
@@ -246,17 +256,9 @@ function runChunks(inst: Instance, ctx: UdfRunContext, inputs: Float32Array[], o
 
 /** Runs an AssemblyScript UDF on a cube in the way of its parent process. */
 export async function assemblyScriptOnCube(ctx: UdfRunContext, source: string, kind: AsKind, cube: DataCube, opts: { dimension?: string; context: unknown }): Promise<DataCube> {
-  const { key, inst } = await instanceFor(ctx, source, kind);
+  const { module, key } = await moduleFor(ctx, source, kind);
   const context = contextNumbers(opts.context);
-  const run = (inputs: Float32Array[], outputs: Float32Array[], n: number) => {
-    try {
-      guarded(() => runChunks(inst, ctx, inputs, outputs, n, context));
-    } catch (e) {
-      // A call that failed may have left the module's state half-done: it is not used again.
-      instances.delete(key);
-      throw e;
-    }
-  };
+  const run = (inputs: Float32Array[], outputs: Float32Array[], n: number) => guarded(() => runChunks(module, key, ctx, inputs, outputs, n, context));
   if (kind === 'apply') {
     const out = plane(cube.size);
     run([cube.data], [out], cube.size);
@@ -284,13 +286,8 @@ export async function assemblyScriptOnValues(ctx: UdfRunContext, source: string,
   if (!array && typeof data !== 'number' && data !== null) throw new ApiError('ProcessParameterInvalid', { process: 'run_udf', parameter: 'data', reason: 'the AssemblyScript runtime takes a number, an array of numbers or a data cube' });
   const values = (array ? data : [data]).map((v) => (typeof v === 'number' ? v : NaN));
   const kind: AsKind = array ? 'reduce' : 'apply';
-  const { key, inst } = await instanceFor(ctx, source, kind);
+  const { module, key } = await moduleFor(ctx, source, kind);
   const out = new Float32Array(1);
-  try {
-    guarded(() => runChunks(inst, ctx, values.map((v) => Float32Array.of(v)), [out], 1, contextNumbers(context)));
-  } catch (e) {
-    instances.delete(key);
-    throw e;
-  }
+  guarded(() => runChunks(module, key, ctx, values.map((v) => Float32Array.of(v)), [out], 1, contextNumbers(context)));
   return Number.isNaN(out[0]) ? null : out[0];
 }
