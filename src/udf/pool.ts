@@ -223,7 +223,7 @@ export class SandboxPool {
       return;
     }
     interp.sb = sb;
-    sb.onExit((reason) => this.onExit(interp, reason));
+    sb.onExit(() => this.onExit(interp));
     try {
       const hello = await sb.hello;
       interp.ready = true;
@@ -257,13 +257,12 @@ export class SandboxPool {
     if (k >= 0) this.interps.splice(k, 1);
   }
 
-  private onExit(interp: Interp, reason: string): void {
+  private onExit(interp: Interp): void {
     this.drop(interp);
     void interp.sb.remove().catch(() => {});
     // A running call learns it from its request; a lease not yet running fails when it runs.
     const a = interp.busy;
     if (a && a.phase === 'holding') this.active.delete(a.lease.id);
-    void reason;
     // Keep the pool warm: a fresh interpreter takes the place of the one that ended.
     if (!this.closed && this.probed && this.interps.length < this.opts.workers) void this.spawn();
     this.pump();
