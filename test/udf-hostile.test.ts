@@ -77,7 +77,7 @@ describeWithTool(hasUdfPython, 'Debian python3 with numpy, pandas, xarray, scipy
   const refused = async (body: string, pattern: RegExp) => {
     const r = await result(s, alice, apply(udf(body)));
     expectError(r, 400, 'UdfFailed');
-    expect(r.json.message).toMatch(pattern);
+    expect(r.json.message, r.json.message).toMatch(pattern);
   };
 
   it('bob runs a UDF that leaves a secret in its interpreter and its /tmp', async () => {
@@ -112,7 +112,11 @@ describeWithTool(hasUdfPython, 'Debian python3 with numpy, pandas, xarray, scipy
     await refused(`keep = []\nwhile True:\n    keep.append(bytearray(64 * 1024 * 1024))`, /MemoryError/);
   });
 
-  it('a fork bomb meets the process limit', () => refused(`while True:\n    os.fork()`, /BlockingIOError|Resource temporarily unavailable/));
+  it('a fork bomb meets the process limit, and its copies leave the interpreter working', async () => {
+    await refused(`while True:\n    os.fork()`, /BlockingIOError|Resource temporarily unavailable/);
+    // The forked copies of the runner neither answer for it nor end it: the next call runs as usual.
+    for (let i = 0; i < 3; i++) expect((await result(s, alice, apply(udf('')))).status).toBe(200);
+  });
 
   it('writing 1 GB to standard output is stopped at the output limit', async () => {
     await refused(`s = "x" * (1 << 20)\nfor i in range(1024):\n    sys.stdout.write(s)`, /wrote more than 4194304 bytes to its standard output/);

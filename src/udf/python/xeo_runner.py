@@ -23,6 +23,25 @@ import traceback
 CTRL_IN, CTRL_OUT = 3, 4
 UDF_FILE = "udf.py"
 SETTINGS = json.loads(sys.argv[1])
+RUNNER_PID = os.getpid()
+
+
+def _in_forked_child():
+    """A process the UDF forked loses the control channel: only the runner itself speaks on it."""
+    for fd in (CTRL_IN, CTRL_OUT):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+os.register_at_fork(after_in_child=_in_forked_child)
+
+
+def leave_if_forked():
+    """A forked copy of the runner that got back into the runner's code ends here, silently."""
+    if os.getpid() != RUNNER_PID:
+        os._exit(0)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -62,6 +81,7 @@ def receive():
 
 
 def send(msg):
+    leave_if_forked()
     body = json.dumps(msg, allow_nan=False, default=str).encode()
     data = struct.pack("<I", len(body)) + body
     view = memoryview(data)
@@ -208,6 +228,7 @@ def handle(req):
     except BaseException as e:  # noqa: B902 - a UDF may raise anything, SystemExit included
         answer.update(ok=False, error=describe_exception(e))
     finally:
+        leave_if_forked()
         out.close_call()
         err.close_call()
         sys.stdout, sys.stderr = saved
