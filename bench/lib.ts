@@ -50,7 +50,7 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
  * Starts `node script ...args` and waits for its "listening on http(s)://..." line (or the `ready`
  * pattern, whose first group becomes `url`: a worker has no URL, only a ready line).
  */
-export async function startChild(script: string, args: string[], env: Record<string, string> = {}, nodeArgs: string[] = [], ready = /listening on (https?:\/\/127\.0\.0\.1:\d+)/): Promise<Child> {
+export async function startChild(script: string, args: string[], env: Record<string, string> = {}, nodeArgs: string[] = [], ready = /listening on (https?:\/\/127\.0\.0\.1:\d+)/, startMs = 20000): Promise<Child> {
   const proc = spawn(process.execPath, [...nodeArgs, script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   live.add(proc);
   proc.once('exit', () => live.delete(proc));
@@ -73,7 +73,7 @@ export async function startChild(script: string, args: string[], env: Record<str
   };
   try {
     child.url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${path.basename(script)} did not start within 120 s:\n${out}`)), 120_000);
+      const timer = setTimeout(() => reject(new Error(`${path.basename(script)} did not start within ${startMs / 1000} s:\n${out}`)), startMs);
       proc.stdout!.on('data', () => {
         const m = ready.exec(out);
         if (m) {
@@ -98,13 +98,13 @@ export interface XeoChild extends Child {
 }
 
 /** Starts the built Xeo CLI on 127.0.0.1 with a fresh data dir, removed again on stop. */
-export async function startXeo(env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<XeoChild> {
+export async function startXeo(env: Record<string, string> = {}, nodeArgs: string[] = [], startMs = 20000): Promise<XeoChild> {
   const dataDir = tempDir('xeo-bench-data-');
   // Access logging off unless asked for: it would measure console.error, not the server.
   const fullEnv = { XEO_HOST: '127.0.0.1', XEO_PORT: '0', XEO_DATA_DIR: dataDir, XEO_ACCESS_LOG: '0', ...env };
   let child: Child;
   try {
-    child = await startChild(CLI, ['serve'], fullEnv, nodeArgs);
+    child = await startChild(CLI, ['serve'], fullEnv, nodeArgs, undefined, startMs);
   } catch (e) {
     removeDir(dataDir);
     throw e;

@@ -25,12 +25,15 @@ import { apiRoutes, rootRoutes } from './api/index.js';
 import { ComputePool } from './compute/pool.js';
 import { TileServer } from './tiles/tile-server.js';
 import { UserSlots } from './compute/user-slots.js';
+import { SyncLogs } from './compute/sync-logs.js';
 import { JobService, nodeId } from './jobs/service.js';
 import { LinkSigner } from './jobs/signing.js';
 import { TaskQueue } from './jobs/task-queue.js';
 import { JobWorker } from './jobs/worker-node.js';
 import { StacCollections } from './data/stac-collections.js';
 import { setSearchHost } from './data/stac-search-bridge.js';
+import { setUdfHost, UdfHost } from './udf/host.js';
+import { setUdfFileReader, workspaceReader } from './udf/sources.js';
 
 export interface Xeo {
   port: number;
@@ -68,6 +71,12 @@ export async function startXeo(config: Config): Promise<Xeo> {
   // Item searches of STAC API collections run here for every engine thread (spawned below).
   const stac = new StacCollections(store.collections, config.stac);
   setSearchHost((req) => stac.search(req));
+  // User-defined functions: the sandbox pool and compiler thread, and users' UDF files read here, for every engine thread.
+  const workspaces = new Workspaces(blobs, config.maxUploadBytes, store.uploads);
+  const udf = new UdfHost(config);
+  setUdfHost(udf);
+  setUdfFileReader(workspaceReader(workspaces));
+  const syncLogs = new SyncLogs(store.logs);
   const tasks = config.redisUrl ? new TaskQueue(config.redisUrl, config.chunkAttempts) : null;
   const jobs = new JobService(store, results, config, await LinkSigner.open(store.secrets, config.dataDir), tasks);
   let publicUrl = config.publicUrl ?? '';
@@ -84,7 +93,9 @@ export async function startXeo(config: Config): Promise<Xeo> {
       new OidcVerifier(config.oidcProviders, store),
       new FailureThrottle({ ...config.authFailures, windowMs: config.authFailures.windowS * 1000 }, store.authFailures ? { ledger: store.authFailures, feed: changes } : undefined),
     ),
-    workspaces: new Workspaces(blobs, config.maxUploadBytes, store.uploads),
+    workspaces,
+    udf,
+    syncLogs,
     compute,
     userSlots: new UserSlots(store.semaphores, config.userConcurrency),
     tiles: new TileServer(store, compute, config, (req) => stac.search(req)),
@@ -118,8 +129,12 @@ export async function startXeo(config: Config): Promise<Xeo> {
       await ctx.tiles.close();
       await jobs.close();
       await ctx.compute.close();
+      await udf.close();
+      await syncLogs.close();
       await changes.close();
       setSearchHost(null);
+      setUdfHost(null);
+      setUdfFileReader(null);
       await store.close();
     },
   };
@@ -144,6 +159,9 @@ export async function startWorker(config: Config): Promise<XeoWorker> {
   const results = await openBlobStore(config, 'results');
   const stac = new StacCollections(store.collections, config.stac);
   setSearchHost((req) => stac.search(req));
+  const udf = new UdfHost(config);
+  setUdfHost(udf);
+  setUdfFileReader(workspaceReader(new Workspaces(await openBlobStore(config, 'files'), config.maxUploadBytes, store.uploads)));
   const node = nodeId(config.dataDir);
   const worker = new JobWorker(store, results, config, new TaskQueue(config.redisUrl, config.chunkAttempts), node);
   await worker.start();
@@ -151,7 +169,10 @@ export async function startWorker(config: Config): Promise<XeoWorker> {
     node,
     async stop() {
       await worker.close();
+      await udf.close();
       setSearchHost(null);
+      setUdfHost(null);
+      setUdfFileReader(null);
       await store.close();
     },
   };

@@ -29,7 +29,9 @@ export function tempDir(prefix = 'xeo-test-'): string {
 
 export async function startServer(env: Record<string, string> = {}, dataDir = tempDir()): Promise<TestServer> {
   // The demo collection takes seconds to generate: tests that need it copy a prepared data dir.
-  const fullEnv = { XEO_HOST: '127.0.0.1', XEO_PORT: '0', XEO_DATA_DIR: dataDir, XEO_DEMO: 'false', ...env };
+  // A server starts no Python interpreter for UDFs unless its test asks for some (XEO_UDF_WORKERS):
+  // each would cost a second of CPU at start in every test file.
+  const fullEnv = { XEO_HOST: '127.0.0.1', XEO_PORT: '0', XEO_DATA_DIR: dataDir, XEO_DEMO: 'false', XEO_UDF_WORKERS: '0', ...env };
   const proc = spawn(process.execPath, [CLI, 'serve'], { env: { ...process.env, ...fullEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   proc.stdout!.on('data', (d) => (out += d));
@@ -109,14 +111,14 @@ export interface Res {
 export async function http(
   method: string,
   url: string,
-  opts: { headers?: Record<string, string>; body?: string | Buffer | Uint8Array | AsyncIterable<Uint8Array>; token?: string } = {},
+  opts: { headers?: Record<string, string>; body?: string | Buffer | Uint8Array | AsyncIterable<Uint8Array>; token?: string; signal?: AbortSignal } = {},
 ): Promise<Res> {
   const headers: Record<string, string> = { ...opts.headers };
   if (opts.token) headers.authorization = opts.token;
   // Socket events waiting since a synchronous step (a spawnSync of the CLI) run first: a kept-alive
   // connection the server closed meanwhile leaves the pool instead of taking this request.
   await new Promise((r) => setImmediate(r));
-  const res = await request(url, { method: method as never, headers, body: opts.body as never });
+  const res = await request(url, { method: method as never, headers, body: opts.body as never, signal: opts.signal });
   const body = Buffer.from(await res.body.arrayBuffer());
   const text = body.toString('utf8');
   let json: unknown;

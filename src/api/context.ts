@@ -13,6 +13,8 @@ import type { Tiles } from '../tiles/tile-server.js';
 import type { Slots } from '../compute/user-slots.js';
 import type { Jobs } from '../jobs/service.js';
 import type { StacMetadata } from '../data/stac-collections.js';
+import type { UdfHost } from '../udf/host.js';
+import type { SyncLogs } from '../compute/sync-logs.js';
 
 export interface AppContext {
   config: Config;
@@ -34,6 +36,10 @@ export interface AppContext {
   jobs: Jobs;
   /** Collections backed by STAC APIs: their metadata, read again after a TTL. */
   stac: StacMetadata;
+  /** The logs of synchronous requests (linked from their answers). */
+  syncLogs: Pick<SyncLogs, 'save'>;
+  /** The runtimes of user-defined functions (what GET /udf_runtimes lists). */
+  udf: Pick<UdfHost, 'info'>;
   /** The route table of each served version. */
   routers: Map<VersionProfile, Router<AppContext>>;
   /** Base URL of every link we hand out (known once the port is bound). */

@@ -50,6 +50,18 @@ const text = (body: Record<string, unknown>, k: string) => textMember(body, k, i
 const logLevelOf = (v: unknown): LogLevel => (v === undefined || v === null ? 'info' : logLevelMember(v, 'log_level', invalid));
 
 /** Members PATCH may change; the rest of a job is read-only. */
+/**
+ * A top-level `udf_timeout` (seconds one UDF call may take) goes into the process's
+ * `default_job_options`, where the processing-parameters extension keeps a job's options.
+ */
+function withJobOptions(process: Record<string, unknown>, body: Record<string, unknown>): Record<string, unknown> {
+  const v = body.udf_timeout;
+  if (v === undefined || v === null) return process;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) throw invalid('udf_timeout', 'a number of seconds greater than 0 is expected');
+  const options = process.default_job_options && typeof process.default_job_options === 'object' ? (process.default_job_options as Record<string, unknown>) : {};
+  return { ...process, default_job_options: { ...options, udf_timeout: v } };
+}
+
 const EDITABLE = new Set(['title', 'description', 'process', 'process_graph', 'plan', 'budget', 'log_level']);
 
 export const routes: AppRoute[] = [
@@ -75,7 +87,7 @@ export const routes: AppRoute[] = [
       const body = await req.jsonObject();
       const held = await req.app.store.jobs.count(req.me.id);
       if (held >= req.app.config.maxJobsPerUser) throw new ApiError('JobQuotaExceeded', { jobs: held });
-      const process = await storedProcessOf(req, body);
+      const process = withJobOptions(await storedProcessOf(req, body), body);
       checkBilling(body);
       const fields: JobFields = {
         title: text(body, 'title'),

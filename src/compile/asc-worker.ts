@@ -13,6 +13,8 @@ export interface CompileRequest {
   id: number;
   source: string;
   options: Record<string, unknown>;
+  /** The source's file name in messages (default kernel.ts). */
+  file?: string;
 }
 
 export interface CompileReply {
@@ -28,11 +30,11 @@ export const WORKER_MARKER = 'xeo-asc-worker';
 type Asc = typeof import('assemblyscript/asc');
 let ascModule: Promise<Asc> | undefined;
 
-/** Compiles one AssemblyScript module (file name `kernel.ts`) with the given asc options. */
-export async function compileSource(source: string, options: Record<string, unknown>): Promise<Uint8Array> {
+/** Compiles one AssemblyScript module (file name `kernel.ts` unless named) with the given asc options. */
+export async function compileSource(source: string, options: Record<string, unknown>, file = 'kernel.ts'): Promise<Uint8Array> {
   ascModule ??= import('assemblyscript/asc');
   const asc = (await ascModule).default;
-  const result = await asc.compileString({ 'kernel.ts': source }, options);
+  const result = await asc.compileString({ [file]: source }, options);
   if (result.error || !result.binary) {
     const text = result.stderr.toString().trim();
     throw new Error(`asc failed: ${result.error?.message ?? 'no binary'}${text ? `\n${text.slice(0, 4000)}` : ''}`);
@@ -48,7 +50,7 @@ if (parentPort && workerData === WORKER_MARKER) {
     chain = chain.then(async () => {
       const t = performance.now();
       try {
-        const binary = (await compileSource(req.source, req.options)).slice();
+        const binary = (await compileSource(req.source, req.options, req.file)).slice();
         const reply: CompileReply = { id: req.id, binary, ms: performance.now() - t };
         port.postMessage(reply, [binary.buffer as ArrayBuffer]);
       } catch (e) {

@@ -4,7 +4,7 @@
 // or threads.
 import { evaluateGraph, rootScope } from '../graph/evaluate.js';
 import { type Graph } from '../core/graph.js';
-import type { RunContext, RunLog } from '../core/run-context.js';
+import { withRunLogs, type RunContext, type RunLog } from '../core/run-context.js';
 import type { CatalogSource } from '../core/catalog.js';
 import type { UserProcess } from '../core/graph.js';
 import { predefined } from '../processes/registry.js';
@@ -36,6 +36,10 @@ export interface ExecuteRequest {
   range?: boolean;
   /** What runs the graph (RunContext.mode); sync when absent. */
   mode?: RunContext['mode'];
+  /** Whose graph it is (RunContext.user): user-defined functions run in that user's interpreters only. */
+  user?: string;
+  /** Milliseconds one call of a user-defined function may take (RunContext.udfTimeoutMs). */
+  udfTimeoutMs?: number;
   /** Kernels for fusable child processes (default 'auto'). */
   kernels?: RunContext['kernels'];
   /**
@@ -94,22 +98,28 @@ async function executeInScope(req: ExecuteRequest, catalog: CatalogSource, signa
     limitAdvice: req.limitAdvice,
     budgetValues: req.budgetValues,
     results: [],
-    log: (level, message, data) => logs.push({ level, message, time: new Date().toISOString(), ...(data === undefined ? {} : { data }) }),
+    log: (level, message, data, stacktrace) => logs.push({ level, message, time: new Date().toISOString(), ...(data === undefined ? {} : { data }), ...(stacktrace ? { stacktrace } : {}) }),
     signal,
     stats: { values: 0 },
     region: req.region,
     kernels: req.kernels,
     probe: req.probe,
     mode: req.mode,
+    user: req.user,
+    udfTimeoutMs: req.udfTimeoutMs,
   };
-  if (!req.probe) return evaluateAndAnswer(req, run, logs, started);
   try {
+    if (!req.probe) return await evaluateAndAnswer(req, run, logs, started);
     return { ...(await evaluateAndAnswer(req, run, logs, started)), probe: null };
   } catch (e) {
     if (e instanceof LoadProbe) return { body: Buffer.alloc(0), mediaType: '', extension: '', values: 0, logs, probe: e.plan, stages: stageTimes(performance.now() - started) };
+    // What the graph logged before it failed (a UDF's prints, say) goes along with the failure.
+    withRunLogs(e, logs);
     throw e;
   }
 }
+
+
 
 /** Evaluates the graph and shapes its answer: encoded, or raw planes. */
 async function evaluateAndAnswer(req: ExecuteRequest, run: RunContext, logs: RunLog[], started: number): Promise<ExecuteResult> {

@@ -4,8 +4,9 @@
 import { Worker } from 'node:worker_threads';
 import { ApiError, errorFromData, type ErrorData } from '../core/errors.js';
 import type { ExecuteRequest, ExecuteResult } from './execute.js';
+import { withRunLogs, type RunLog } from '../core/run-context.js';
 import type { ToWorker, WorkerInit } from './worker.js';
-import { searchPortForThread } from '../data/stac-search-bridge.js';
+import { threadPorts } from './thread.js';
 
 interface Task {
   id: number;
@@ -45,13 +46,13 @@ export class ComputePool {
   }
 
   private spawn(): Slot {
-    const searchPort = searchPortForThread();
+    const { searchPort, udf, transferList } = threadPorts();
     const worker = new Worker(new URL('./worker.js', import.meta.url), {
-      workerData: { dataDir: this.opts.dataDir, databaseUrl: this.opts.databaseUrl, database: this.opts.database, blockCacheBytes: this.opts.blockCacheBytes, outboundAllow: this.opts.outboundAllow, arenaKeepBytes: this.opts.arenaKeepBytes, kernelThreads: this.opts.kernelThreads, searchPort } satisfies WorkerInit,
-      transferList: searchPort ? [searchPort] : [],
+      workerData: { dataDir: this.opts.dataDir, databaseUrl: this.opts.databaseUrl, database: this.opts.database, blockCacheBytes: this.opts.blockCacheBytes, outboundAllow: this.opts.outboundAllow, arenaKeepBytes: this.opts.arenaKeepBytes, kernelThreads: this.opts.kernelThreads, searchPort, udf } satisfies WorkerInit,
+      transferList,
     });
     const slot: Slot = { worker, task: null };
-    worker.on('message', (m: { type?: 'ready'; id: number; ok: boolean; result?: ExecuteResult & { body: Uint8Array }; error?: ErrorData }) => {
+    worker.on('message', (m: { type?: 'ready'; id: number; ok: boolean; result?: ExecuteResult & { body: Uint8Array }; error?: ErrorData; logs?: RunLog[] }) => {
       if (m.type === 'ready') {
         // Kept referenced until then, so a start-up awaiting `ready` has something to wait for.
         worker.unref();
@@ -62,7 +63,7 @@ export class ComputePool {
       if (!t || t.id !== m.id) return;
       slot.task = null;
       if (m.ok) t.resolve({ ...m.result!, body: Buffer.from(m.result!.body.buffer, m.result!.body.byteOffset, m.result!.body.byteLength) });
-      else t.reject(errorFromData(m.error!));
+      else t.reject(withRunLogs(errorFromData(m.error!), m.logs));
       this.pump();
     });
     worker.on('error', (e) => {

@@ -9,11 +9,14 @@ import { configureOutbound } from '../data/outbound.js';
 import { errorToData, toApiError, type ErrorData } from '../core/errors.js';
 import type { MessagePort } from 'node:worker_threads';
 import type { CatalogSource } from '../core/catalog.js';
-import { searchOverPort } from '../data/stac-search-bridge.js';
+import { searchOverPort, searchPortForThread } from '../data/stac-search-bridge.js';
+import { linkPorts, udfLinkForThread } from '../udf/host.js';
 import { setTier1 } from '../compile/executor.js';
 import { createTier1 } from '../compile/tier1.js';
 import { configureArena } from '../compile/kernels.js';
 import { configureKernelThreads } from '../compile/kernel-threads.js';
+import { configureUdfLink } from '../udf/client.js';
+import type { HostLink } from '../udf/protocol.js';
 
 export interface ThreadInit {
   dataDir: string;
@@ -30,6 +33,8 @@ export interface ThreadInit {
   kernelThreads?: number;
   /** To the main thread's item searches of STAC API collections (stac-search-bridge.ts). */
   searchPort?: MessagePort | null;
+  /** To the UDF runtimes of the process (udf/host.ts), or null when none run. */
+  udf?: HostLink | null;
 }
 
 /** Prepares this thread for running graphs; answers a getter of its catalog (the store opens on first use). */
@@ -38,12 +43,20 @@ export function setupEngineThread(init: ThreadInit): () => CatalogSource {
   configureOutbound(init.outboundAllow);
   if (init.arenaKeepBytes !== undefined) configureArena({ keepBytes: init.arenaKeepBytes });
   configureKernelThreads(init.kernelThreads ?? 0);
+  configureUdfLink(init.udf ?? null);
   // Compiled kernels are shared by all threads through the disk cache; each thread keeps its own
   // instances (a module instance belongs to the thread's kernel memory).
   setTier1(createTier1({ cacheDir: path.join(init.dataDir, 'kernels'), maxEntries: 256 }));
   const search = init.searchPort ? searchOverPort(init.searchPort) : undefined;
   let catalog: CatalogSource | null = null;
   return () => (catalog ??= { collections: openCatalog(init).collections, search });
+}
+
+/** A thread's ports to spawn it with: the STAC search bridge and the UDF runtimes (for workerData and transferList). */
+export function threadPorts(): { searchPort: MessagePort | null; udf: HostLink | null; transferList: MessagePort[] } {
+  const searchPort = searchPortForThread();
+  const udf = udfLinkForThread();
+  return { searchPort, udf, transferList: [...(searchPort ? [searchPort] : []), ...linkPorts(udf)] };
 }
 
 /** A failure as data that can cross to the main thread. */

@@ -2,6 +2,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { RequestAborted } from '../core/errors.js';
 import { execute, type ExecuteRequest } from './execute.js';
+import { runLogsOf } from '../core/run-context.js';
 import { failureData, setupEngineThread, type ThreadInit } from './thread.js';
 import { warmUp } from './warm-up.js';
 
@@ -34,7 +35,7 @@ parentPort!.on('message', async (msg: ToWorker) => {
     for (const p of out.raw?.planes ?? []) buffers.add(p.buffer as ArrayBuffer);
     parentPort!.postMessage({ id: msg.id, ok: true, result: { ...out, body: transfer } }, [...buffers]);
   } catch (e) {
-    parentPort!.postMessage({ id: msg.id, ok: false, error: failureData(e) });
+    parentPort!.postMessage({ id: msg.id, ok: false, error: failureData(e), logs: runLogsOf(e) });
   } finally {
     running.delete(msg.id);
   }

@@ -97,6 +97,38 @@ export interface Config {
   outboundAllow: string;
   /** STAC API collections (collections add-stac): caching, item caps and asset signers. */
   stac: StacConfig;
+  /** User-defined functions (run_udf): the Python sandbox and its limits. */
+  udf: UdfConfig;
+}
+
+/** The sandboxed Python runtime of run_udf (src/udf/) and its limits. */
+export interface UdfConfig {
+  /** Sandboxed interpreters in all (the warm pool); 0 turns the Python runtime off. */
+  workers: number;
+  /** Address space of one interpreter (RLIMIT_AS), bytes: the interpreter, the data and what the UDF allocates. */
+  memoryBytes: number;
+  /** Seconds one call may run (wall time, and CPU time) for /result and tiles. */
+  timeoutSeconds: number;
+  /** The same for batch jobs, unless the job's `udf_timeout` option says otherwise (up to jobTimeoutMaxSeconds). */
+  jobTimeoutSeconds: number;
+  jobTimeoutMaxSeconds: number;
+  /** The interpreter (Debian's, with numpy, pandas, xarray and scipy) and bubblewrap. */
+  python: string;
+  bwrap: string;
+  /** Size of the private /tmp of an interpreter, bytes. */
+  tmpBytes: number;
+  /** Most bytes one call may answer (and write to any one file). */
+  outputBytes: number;
+  /** Bytes of log entries (print, warnings, inspect) kept per call. */
+  logBytes: number;
+  /** Most bytes a call may write to its standard output and error before it is stopped. */
+  printBytes: number;
+  /** Processes and threads one interpreter may run. */
+  processes: number;
+  /** The user id the sandboxes run as when Xeo runs as root. */
+  uid: number;
+  /** Values one call gets at most in a pixel-wise parent (larger cubes go in bands of rows). */
+  callValues: number;
 }
 
 /** How assets of STAC API collections are signed (see data/stac-signers.ts). */
@@ -277,6 +309,28 @@ export function loadConfig(env: Env = process.env): Config {
         s3: s3Settings(env),
       },
     },
+    udf: udfSettings(env),
+  };
+}
+
+function udfSettings(env: Env): UdfConfig {
+  const timeoutSeconds = int(env, 'XEO_UDF_TIMEOUT', 30, 1);
+  const jobTimeoutSeconds = int(env, 'XEO_UDF_JOB_TIMEOUT', 600, 1);
+  return {
+    workers: int(env, 'XEO_UDF_WORKERS', Math.max(1, Math.min(4, os.availableParallelism())), 0),
+    memoryBytes: int(env, 'XEO_UDF_MEMORY_BYTES', 2 * 1024 * 1024 * 1024, 256 * 1024 * 1024),
+    timeoutSeconds,
+    jobTimeoutSeconds,
+    jobTimeoutMaxSeconds: Math.max(jobTimeoutSeconds, int(env, 'XEO_UDF_JOB_TIMEOUT_MAX', 3600, 1)),
+    python: env.XEO_UDF_PYTHON || '/usr/bin/python3',
+    bwrap: env.XEO_UDF_BWRAP || '/usr/bin/bwrap',
+    tmpBytes: int(env, 'XEO_UDF_TMP_BYTES', 64 * 1024 * 1024, 1024 * 1024),
+    outputBytes: int(env, 'XEO_UDF_OUTPUT_BYTES', 1024 * 1024 * 1024, 1024 * 1024),
+    logBytes: int(env, 'XEO_UDF_LOG_BYTES', 64 * 1024, 1024),
+    printBytes: int(env, 'XEO_UDF_PRINT_BYTES', 16 * 1024 * 1024, 1024),
+    processes: int(env, 'XEO_UDF_PROCESSES', 64, 4),
+    uid: int(env, 'XEO_UDF_UID', 65534, 1),
+    callValues: int(env, 'XEO_UDF_CALL_VALUES', 64 * 1024 * 1024, 1024),
   };
 }
 

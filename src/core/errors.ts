@@ -91,6 +91,14 @@ export const OWN_CODES = {
   ProcessParameterMissing: 400,
   /** The client went away before its answer (never sent: the status nginx logs for it). */
   ClientClosedRequest: 499,
+  /**
+   * A user-defined function (run_udf) failed while it ran: an exception in its code, a limit of
+   * the sandbox it reached (time, memory, output, processes), or an answer that does not fit the
+   * process it runs in. The user's to fix: the message names the UDF's line where there is one.
+   */
+  UdfFailed: 400,
+  /** A user-defined function that cannot be run as written: a syntax or compile error, no known entry point, too large. */
+  UdfInvalid: 400,
 } as const;
 
 export type ErrorCode = keyof typeof CATALOGUE | keyof typeof OWN_CODES;
@@ -109,6 +117,8 @@ export class ApiError extends Error {
   headers?: Record<string, string>;
   /** Close the connection after answering (e.g. a body we refused to read). */
   closeConnection = false;
+  /** Where it happened in the user's own code (a UDF's traceback): for the log entry, never the answer. */
+  stacktrace?: string;
 
   constructor(
     code: ErrorCode,
@@ -180,15 +190,18 @@ export interface ErrorData {
   detail?: string;
   /** Response headers the error asks for (Retry-After, say). */
   headers?: Record<string, string>;
+  /** A UDF's traceback (ApiError.stacktrace). */
+  stacktrace?: string;
 }
 
 export function errorToData(e: ApiError): ErrorData {
-  return { code: e.code, status: e.status, params: e.params, detail: e.detail, ...(e.headers ? { headers: e.headers } : {}) };
+  return { code: e.code, status: e.status, params: e.params, detail: e.detail, ...(e.headers ? { headers: e.headers } : {}), ...(e.stacktrace ? { stacktrace: e.stacktrace } : {}) };
 }
 
 export function errorFromData(d: ErrorData): ApiError {
   const e = new ApiError('Internal', d.params, d.detail, { code: d.code, status: d.status });
   if (d.headers) e.headers = d.headers;
+  if (d.stacktrace) e.stacktrace = d.stacktrace;
   return e;
 }
 

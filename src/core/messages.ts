@@ -73,6 +73,8 @@ const EN: Record<ErrorCode, string> = {
   TooManyRequests: 'You already run {running} computations at a time, the most allowed. Wait for one to finish, or use a batch job.',
   JobQuotaExceeded: 'You keep {jobs} batch jobs, the most allowed. Delete jobs you no longer need to create new ones.',
   CollectionUnavailable: "The STAC API behind collection '{identifier}' cannot be used at the moment. Please try again later.",
+  UdfFailed: 'The user-defined function failed: {reason}',
+  UdfInvalid: 'The user-defined function cannot be run: {reason}',
 };
 
 /** German texts for the messages users meet most. */
@@ -106,6 +108,8 @@ const DE: Partial<Record<ErrorCode, string>> = {
   PayloadTooLarge: 'Der Anfrageinhalt ist größer als die Grenze von {limit} Bytes.',
   MethodNotAllowed: 'Die Methode {method} ist hier nicht erlaubt. Erlaubt: {allowed}',
   QueryParameterInvalid: "Der Query-Parameter '{parameter}' ist ungültig: {reason}",
+  UdfFailed: 'Die benutzerdefinierte Funktion ist fehlgeschlagen: {reason}',
+  UdfInvalid: 'Die benutzerdefinierte Funktion kann nicht ausgeführt werden: {reason}',
 };
 
 /** Picks the best supported language from an Accept-Language header (RFC 9110 q-values). */

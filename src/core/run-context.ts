@@ -20,6 +20,8 @@ export interface RunLog {
   time: string;
   /** What the process logged along (inspect's summary of its data, say). */
   data?: unknown;
+  /** Where in the user's own code (a UDF's traceback). */
+  stacktrace?: string;
 }
 
 export interface RunContext {
@@ -31,7 +33,7 @@ export interface RunContext {
   /** Values the request's budget pays for, in all loads together (Infinity without a budget). */
   budgetValues?: number;
   results: SavedResult[];
-  log(level: LogLevel, message: string, data?: unknown): void;
+  log(level: LogLevel, message: string, data?: unknown, stacktrace?: string): void;
   signal?: AbortSignal;
   /** Which kernels run fusable child processes: 'auto' (tier 1 when compiled, else tier 0), a tier, or 'off' (JS only). */
   kernels?: 'auto' | 'off' | 0 | 1;
@@ -56,4 +58,21 @@ export interface RunContext {
   mode?: 'sync' | 'tile' | 'job';
   /** Values loaded so far, for costs and usage. */
   stats: { values: number };
+  /** Whose graph runs (user-defined functions never share an interpreter between users); absent for the server's own graphs. */
+  user?: string;
+  /** Milliseconds one call of a user-defined function may run in this mode. */
+  udfTimeoutMs?: number;
+}
+
+const RUN_LOGS = Symbol('run logs');
+
+/** The log entries of a run that ended with this failure (none when it logged nothing). */
+export function runLogsOf(e: unknown): RunLog[] {
+  return (e !== null && typeof e === 'object' && (e as { [RUN_LOGS]?: RunLog[] })[RUN_LOGS]) || [];
+}
+
+/** Gives a failure the log entries of its run (what a UDF printed before it failed, say), also after crossing from a thread. */
+export function withRunLogs<T>(e: T, logs: RunLog[] | undefined): T {
+  if (logs?.length && e !== null && typeof e === 'object') (e as { [RUN_LOGS]?: RunLog[] })[RUN_LOGS] = logs;
+  return e;
 }

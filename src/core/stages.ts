@@ -8,17 +8,20 @@ export interface StageTimes {
   warp: number;
   kernel: number;
   encode: number;
+  /** Calls of user-defined functions as the engine sees them (data there and back included), and the UDFs' own code within. */
+  udf: number;
+  udfCode: number;
   total: number;
   /** HTTP requests made for remote data, and the bytes they brought. */
   requests: number;
   bytes: number;
 }
 
-const acc = { load: 0, warp: 0, kernel: 0, encode: 0 };
+const acc = { load: 0, warp: 0, kernel: 0, encode: 0, udf: 0, udfCode: 0 };
 const traffic = { requests: 0, bytes: 0 };
 
 export function resetStages(): void {
-  acc.load = acc.warp = acc.kernel = acc.encode = 0;
+  acc.load = acc.warp = acc.kernel = acc.encode = acc.udf = acc.udfCode = 0;
   traffic.requests = traffic.bytes = 0;
 }
 
@@ -34,12 +37,13 @@ export function addStage(stage: keyof typeof acc, ms: number): void {
 }
 
 export function stageTimes(total: number): StageTimes {
-  return { read: Math.max(0, acc.load - acc.warp), warp: acc.warp, kernel: acc.kernel, encode: acc.encode, total, requests: traffic.requests, bytes: traffic.bytes };
+  return { read: Math.max(0, acc.load - acc.warp), warp: acc.warp, kernel: acc.kernel, encode: acc.encode, udf: acc.udf, udfCode: acc.udfCode, total, requests: traffic.requests, bytes: traffic.bytes };
 }
 
 /** The Server-Timing header value of a computation. */
 export function serverTiming(t: StageTimes): string {
-  const stages = `read;dur=${t.read.toFixed(2)}, warp;dur=${t.warp.toFixed(2)}, kernel;dur=${t.kernel.toFixed(2)}, encode;dur=${t.encode.toFixed(2)}, total;dur=${t.total.toFixed(2)}`;
+  const udf = t.udf > 0 ? `, udf;dur=${t.udf.toFixed(2)}, udfcode;dur=${t.udfCode.toFixed(2)}` : '';
+  const stages = `read;dur=${t.read.toFixed(2)}, warp;dur=${t.warp.toFixed(2)}, kernel;dur=${t.kernel.toFixed(2)}${udf}, encode;dur=${t.encode.toFixed(2)}, total;dur=${t.total.toFixed(2)}`;
   // Remote reads: how many requests the answer cost and what they brought (no duration of their own).
   return t.requests ? `${stages}, remote;desc="requests=${t.requests} bytes=${t.bytes}"` : stages;
 }

@@ -3,7 +3,7 @@
 // typed-array loops. Each answers undefined when its arguments are not the case it handles; the
 // evaluator then lifts the scalar form. NaN propagates as the scalar forms propagate null.
 import { PixelArray } from './pixels.js';
-import { ProcessException } from '../core/errors.js';
+import { ApiError, ProcessException } from '../core/errors.js';
 import { type Labels } from '../core/labels.js';
 
 type PixelOp = (a: Record<string, unknown>, pixels: number) => Float32Array | PixelArray | undefined;
@@ -69,6 +69,15 @@ const OPS: Record<string, PixelOp> = {
   multiply: binary((x, y) => x * y),
   divide: binary((x, y) => x / y),
   array_element: arrayElement,
+  // A UDF is never run once per pixel: only alone in the child process, on the parent's data,
+  // does it get the parent's cube (processes/udf.ts).
+  run_udf: () => {
+    throw new ApiError('ProcessParameterInvalid', {
+      process: 'run_udf',
+      parameter: 'data',
+      reason: "inside apply, reduce_dimension, apply_dimension or apply_neighborhood, run_udf must be the only process of the child process and take the parent's data parameter (x or data) as its data",
+    });
+  },
 };
 
 export function pixelOp(id: string): PixelOp | undefined {

@@ -95,7 +95,11 @@ function checkGraph(graph: unknown, env: ChunkingEnv, udpsSeen: Set<string>, dep
     } else {
       const categories = env.categories(pid);
       if (!categories) throw new NotLocal(`node '${id}': process '${pid}' is not known`);
-      if (categories.includes('cubes')) checkCubeProcess(id, pid, args, deferred);
+      // A UDF inside a child process runs on what its parent hands it: pixel-wise parents
+      // (apply, and reduce_dimension or apply_dimension along a non-spatial dimension) hand it one
+      // chunk at a time, as the reference back-ends hand it one tile at a time.
+      const childUdf = pid === 'run_udf' && depth > 0;
+      if (categories.includes('cubes') && !childUdf) checkCubeProcess(id, pid, args, deferred);
     }
     walkReferences(args, { child: (child) => checkGraph(child, env, udpsSeen, depth + 1) });
   }

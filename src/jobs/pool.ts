@@ -4,7 +4,7 @@
 // thread first and terminates the thread when the work has not halted within the grace time, so a
 // stop never waits on a long computation. A thread that dies is replaced.
 import { Worker } from 'node:worker_threads';
-import { searchPortForThread } from '../data/stac-search-bridge.js';
+import { threadPorts } from '../compute/thread.js';
 import { ApiError, errorToData } from '../core/errors.js';
 import { isFinal, type FromJobThread, type JobTask, type JobThreadInit, type ToJobThread } from './protocol.js';
 import type { JobSpec } from './runner.js';
@@ -39,8 +39,8 @@ export class JobThreads {
   }
 
   private spawn(): Slot {
-    const searchPort = searchPortForThread();
-    const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: { ...this.init, searchPort }, transferList: searchPort ? [searchPort] : [] });
+    const { searchPort, udf, transferList } = threadPorts();
+    const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: { ...this.init, searchPort, udf }, transferList });
     const slot: Slot = { worker, job: null };
     worker.on('message', (m: FromJobThread) => {
       const j = slot.job;

@@ -23,6 +23,18 @@ export function jobThreadInit(config: Config): JobThreadInit {
   return { dataDir: config.dataDir, databaseUrl: config.databaseUrl, database: config.database, blockCacheBytes: config.jobBlockCacheBytes, outboundAllow: config.outboundAllow, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads };
 }
 
+/**
+ * Seconds one call of a user-defined function may take in a job: the job's `udf_timeout` option
+ * (in the process's `default_job_options`, where POST /jobs puts a top-level `udf_timeout` too),
+ * at most XEO_UDF_JOB_TIMEOUT_MAX; XEO_UDF_JOB_TIMEOUT without it.
+ */
+export function udfTimeoutOf(process: Record<string, unknown>, config: Config): number {
+  const options = process.default_job_options;
+  const v = options && typeof options === 'object' ? (options as Record<string, unknown>).udf_timeout : undefined;
+  if (typeof v !== 'number' || !(v > 0)) return config.udf.jobTimeoutSeconds;
+  return Math.min(v, config.udf.jobTimeoutMaxSeconds);
+}
+
 /** A run of a job, as the records know it. */
 export interface RunRef {
   jobId: string;
@@ -69,6 +81,8 @@ export class RunRecords {
       chunkSize: this.config.jobChunkSize,
       budgetValues: job.budget === null ? null : valuesFor(job.budget),
       outDir,
+      user: job.userId,
+      udfTimeoutMs: udfTimeoutOf(job.process, this.config) * 1000,
     };
   }
 
@@ -94,7 +108,7 @@ export class RunRecords {
   /** The run failed: error, with the failure (and where in the graph) in the log. */
   async fail(a: RunRef, e: ErrorData, path: PathEntry[], from: 'running' | 'canceled' = 'running'): Promise<boolean> {
     if (!(await this.store.jobs.transition(a.jobId, [from], 'error'))) return false;
-    void this.log({ id: a.jobId, logLevel: a.logLevel }, { level: 'error', code: e.code, message: messageOf(errorFromData(e), 'en').text, ...(path.length ? { path } : {}) });
+    void this.log({ id: a.jobId, logLevel: a.logLevel }, { level: 'error', code: e.code, message: messageOf(errorFromData(e), 'en').text, ...(path.length ? { path } : {}), ...(e.stacktrace ? { stacktrace: e.stacktrace } : {}) });
     return true;
   }
 

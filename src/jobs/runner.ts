@@ -32,6 +32,10 @@ export interface JobSpec {
   budgetValues: number | null;
   /** A fresh folder for this run's files. */
   outDir: string;
+  /** The job's owner: their user-defined functions run in their own interpreters. */
+  user: string;
+  /** Milliseconds one call of a user-defined function may take (the job's udf_timeout option). */
+  udfTimeoutMs: number;
 }
 
 export interface RunLog {
@@ -39,6 +43,8 @@ export interface RunLog {
   message: string;
   code?: string;
   data?: unknown;
+  /** A UDF's traceback. */
+  stacktrace?: string;
 }
 
 export interface JobSink {
@@ -109,15 +115,15 @@ export function usageOf(started: number, cpuSeconds: number, pixels: number, val
   };
 }
 
-type Forward = (logs: { level: LogLevel; message: string; data?: unknown }[], demote: boolean) => void;
+type Forward = (logs: { level: LogLevel; message: string; data?: unknown; stacktrace?: string }[], demote: boolean) => void;
 
 export const forwarder =
   (sink: Pick<JobSink, 'log'>): Forward =>
   (logs, demote) => {
-    for (const l of logs) sink.log({ level: demote ? 'debug' : l.level, message: l.message, ...(l.data === undefined ? {} : { data: l.data }) });
+    for (const l of logs) sink.log({ level: demote ? 'debug' : l.level, message: l.message, ...(l.data === undefined ? {} : { data: l.data }), ...(l.stacktrace ? { stacktrace: l.stacktrace } : {}) });
   };
 
-const baseOf = (spec: JobSpec) => ({ graph: spec.graph, userProcesses: spec.userProcesses, maxValues: spec.maxValues, limitAdvice: LIMIT_ADVICE, mode: 'job' as const });
+const baseOf = (spec: JobSpec) => ({ graph: spec.graph, userProcesses: spec.userProcesses, maxValues: spec.maxValues, limitAdvice: LIMIT_ADVICE, mode: 'job' as const, user: spec.user, udfTimeoutMs: spec.udfTimeoutMs });
 
 export async function runJob(spec: JobSpec, catalog: CatalogSource, sink: JobSink, signal: AbortSignal): Promise<JobOutcome> {
   const started = Date.now();

@@ -6,6 +6,7 @@ import { failureData, setupEngineThread } from '../compute/thread.js';
 import { failurePath } from '../graph/evaluate.js';
 import { computeChunk, forwarder, JobStopped, planJob, planWindows, runJob, threadCpuSeconds, type JobSink } from './runner.js';
 import { encodeChunk } from './outputs.js';
+import { runLogsOf } from '../core/run-context.js';
 import { chunkBlob } from './chunk-blobs.js';
 import type { FromJobThread, JobTask, JobThreadInit, ToJobThread } from './protocol.js';
 
@@ -37,7 +38,11 @@ parentPort!.on('message', async (msg: ToJobThread) => {
     if (e instanceof JobStopped) {
       sink.halted(0);
       post({ type: 'stopped', ...about });
-    } else post({ type: 'failed', ...about, error: failureData(e), path: failurePath(e) });
+    } else {
+      // What the run logged before it failed (a UDF's prints) comes before the failure.
+      forwarder(sink)(runLogsOf(e), false);
+      post({ type: 'failed', ...about, error: failureData(e), path: failurePath(e) });
+    }
   } finally {
     current = null;
   }

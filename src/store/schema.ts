@@ -122,6 +122,8 @@ const MIGRATIONS: string[] = [
      updated INTEGER NOT NULL
    );
    CREATE INDEX upload_reservations_by_user ON upload_reservations (user_id, updated);`,
+  // API 1.3.0's `stacktrace` of a log entry (a UDF's traceback).
+  `ALTER TABLE logs ADD COLUMN stacktrace TEXT;`,
 ];
 
 /** The same statements in PostgreSQL's words. */

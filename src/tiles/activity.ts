@@ -80,18 +80,18 @@ export class ServiceActivity {
       return;
     }
     this.lastError.set(key, now);
-    this.log(id, 'error', `tile ${coord.z}/${coord.x}/${coord.y} failed: ${message}`, code, { z: coord.z, x: coord.x, y: coord.y });
+    this.log(id, 'error', `tile ${coord.z}/${coord.x}/${coord.y} failed: ${message}`, code, { z: coord.z, x: coord.x, y: coord.y }, err?.stacktrace);
   }
 
   /** Adds an entry to a service's log at its log level (in the background: a tile never waits for it). */
-  log(id: string, level: LogLevel, message: string, code?: string, data?: unknown): void {
-    this.write(id, level, message, code, data).catch((e: unknown) => console.error(`[xeo] a log entry of service ${id} was not stored: ${(e as Error).message}`));
+  log(id: string, level: LogLevel, message: string, code?: string, data?: unknown, stacktrace?: string): void {
+    this.write(id, level, message, code, data, stacktrace).catch((e: unknown) => console.error(`[xeo] a log entry of service ${id} was not stored: ${(e as Error).message}`));
   }
 
-  private async write(id: string, level: LogLevel, message: string, code?: string, data?: unknown): Promise<void> {
+  private async write(id: string, level: LogLevel, message: string, code?: string, data?: unknown, stacktrace?: string): Promise<void> {
     const service = await this.store.services.get(id);
     if (!service || LOG_LEVELS.indexOf(level) > LOG_LEVELS.indexOf(service.logLevel)) return;
-    await this.store.logs.append(serviceLogOwner(id), { level, message, code, data });
+    await this.store.logs.append(serviceLogOwner(id), { level, message, code, data, ...(stacktrace ? { stacktrace } : {}) });
   }
 
   /** Writes a service's counters to its usage and log; counters that could not be written wait for the next flush. */

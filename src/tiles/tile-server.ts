@@ -44,6 +44,8 @@ interface LayerState {
   /** The graph whose result is coloured (a preview's without its stretch). */
   graph: Graph;
   userProcesses: Record<string, UserProcess>;
+  /** Whose graph it is (a service's owner: their user-defined functions run in their own interpreters); none for previews. */
+  user?: string;
   extent: LonLatBox | null;
   /** The extent in Web Mercator, for the outside-the-data test. */
   mercator: Box | null;
@@ -187,6 +189,7 @@ export class TileServer {
       config: tileConfigOf(record.configuration),
       graph,
       userProcesses,
+      user: record.userId,
       extent,
       mercator: extent ? mercatorBox(extent) : null,
       range: null,
@@ -440,6 +443,8 @@ export class TileServer {
         {
           graph: draw.graph,
           userProcesses: st.userProcesses,
+          user: st.user,
+          udfTimeoutMs: this.config.udf.timeoutSeconds * 1000,
           maxValues: this.config.syncMaxValues,
           limitAdvice: activityId ? 'Narrow the dates or bands of the service, or use a batch job.' : 'Narrow the dates of the preview (datetime=).',
           region: tileGrid(coord, size),
@@ -477,7 +482,7 @@ export class TileServer {
     const key = `${st.prefix}${box.map((v) => Math.round(v)).join(',')}`;
     let p = this.previewRanges.get(key);
     if (!p) {
-      p = this.estimateRange(st.graph, st.userProcesses, box).then(
+      p = this.estimateRange(st.graph, st.userProcesses, box, st.user).then(
         // One value everywhere still needs a scale to draw it.
         (r) => (r && !(r[1] > r[0]) ? ([r[0], r[0] + 1] as [number, number]) : r),
         // An overview where the loads find no items has no range (its tiles are empty).
@@ -504,7 +509,7 @@ export class TileServer {
     const stored = st.record.attributes.value_range as { min: number; max: number; version: string } | undefined;
     if (stored && stored.version === st.hash) return Promise.resolve([min ?? stored.min, max ?? stored.max]);
     if (!st.mercator) return Promise.resolve(null);
-    st.range ??= this.estimateRange(st.graph, st.userProcesses, st.mercator).then(
+    st.range ??= this.estimateRange(st.graph, st.userProcesses, st.mercator, st.user).then(
       (r) => {
         // Kept with the service, so a restart does not estimate again.
         if (r) this.keepRange(st, r);
@@ -519,13 +524,15 @@ export class TileServer {
   }
 
   /** The 2nd and 98th percentiles of a graph's result over `box` (Web Mercator) drawn as one 256-pixel tile. */
-  private async estimateRange(graph: Graph, userProcesses: Record<string, UserProcess>, box: Box): Promise<[number, number] | null> {
+  private async estimateRange(graph: Graph, userProcesses: Record<string, UserProcess>, box: Box, user?: string): Promise<[number, number] | null> {
     const [x0, y0, x1, y1] = box;
     const res = Math.max(x1 - x0, y1 - y0) / 256;
     const grid: Grid = gridFor(3857, [x0, y0, x1, y1], res);
     const out = await this.compute.run({
       graph,
       userProcesses,
+      user,
+      udfTimeoutMs: this.config.udf.timeoutSeconds * 1000,
       maxValues: this.config.syncMaxValues,
       limitAdvice: 'Narrow the dates or bands of the service.',
       region: grid,

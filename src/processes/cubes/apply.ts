@@ -11,6 +11,7 @@ import { runProgram } from '../../compile/executor.js';
 import type { Program } from '../../compile/program.js';
 import { applyVector, dimIndex, joinSlices, reduceVectors, requireCallback, slicesOf } from './common.js';
 import { isGridDim } from './dimensions.js';
+import { runUdfChild, udfChild } from '../udf.js';
 
 /** A cube without dimension d (its grid too, if d was spatial). */
 export function withoutDimension(cube: DataCube, d: number, data: Float32Array): DataCube {
@@ -63,6 +64,14 @@ async function intoExisting(cube: DataCube, d: number, e: number, cb: Callback, 
   });
 }
 
+/** apply_dimension's answer along `target_dimension`: the source dimension renamed (type other) unless it is kept. */
+function retarget(cube: DataCube, source: string, target: string | null): DataCube {
+  if (target === null || target === source) return cube;
+  if (cube.has(target)) throw new ProcessException('DimensionNotAvailable', `the target dimension '${target}' exists already; choose a new name`);
+  const dims: Dimension[] = cube.dims.map((x) => (x.name === source ? { name: target, type: 'other', labels: x.labels } : x));
+  return cube.with({ dims, grid: cube.dim(source)?.type === 'spatial' ? null : cube.grid });
+}
+
 /** ndvi's computation as a kernel program: (nir - red) / (nir + red). */
 const NDVI: Program = { inputs: 2, code: [{ op: 'normdiff', a: 0, b: 1 }], output: 2 };
 
@@ -82,6 +91,9 @@ export const processes: ProcessDef[] = [
     async (a, ctx) => {
       const cube = await cubeOf(a.get('data'), ctx.run, 'apply');
       const cb = requireCallback(a.callback('process'), 'apply', 'process');
+      // A UDF gets the whole cube and must answer one of the same shape.
+      const udf = udfChild(cb, 'x', a.get('context'));
+      if (udf) return runUdfChild(udf, ctx, 'apply', cube);
       const out = await applyVector(cb, cube.data, a.get('context'), 'apply');
       return cube.with({ data: out === cube.data ? out.slice() : out });
     },
@@ -104,6 +116,9 @@ export const processes: ProcessDef[] = [
       const cube = await cubeOf(a.get('data'), ctx.run, 'reduce_dimension');
       const cb = requireCallback(a.callback('reducer'), 'reduce_dimension', 'reducer');
       const d = dimIndex(cube, a.get<string>('dimension'));
+      // A UDF gets the whole cube and must answer it without the dimension.
+      const udf = udfChild(cb, 'data', a.get('context'));
+      if (udf) return runUdfChild(udf, ctx, 'reduce', cube, cube.dims[d].name);
       const { data, rest } = cube.outermost(d);
       const out = await reduceVectors(cb, slicesOf(data, cube.shape[d], rest), cube.dims[d].labels, rest, a.get('context'), 'reduce_dimension');
       return withoutDimension(cube, d, out);
@@ -133,6 +148,8 @@ export const processes: ProcessDef[] = [
       const target = a.get<string | null>('target_dimension');
       const e = target === null ? -1 : cube.index(target);
       if (e >= 0 && e !== d) return intoExisting(cube, d, e, cb, a.get('context'));
+      const udf = udfChild(cb, 'data', a.get('context'));
+      if (udf) return retarget(await runUdfChild(udf, ctx, 'apply_dimension', cube, cube.dims[d].name), cube.dims[d].name, target);
       const { data, rest } = cube.outermost(d);
       const n = cube.shape[d];
       const v = await cb({ data: new PixelArray(slicesOf(data, n, rest), cube.dims[d].labels, rest), context: a.get('context') });

@@ -16,6 +16,7 @@ import type { Grid } from '../../core/grid.js';
 import { geometriesArg } from './filters.js';
 import { dimIndex, joinSlices, requireCallback, slicesOf } from './common.js';
 import { labelKey } from './dimensions.js';
+import { runUdfChild, udfChild } from '../udf.js';
 
 const invalid = (process: string, parameter: string, reason: string) => new ApiError('ProcessParameterInvalid', { process, parameter, reason });
 
@@ -522,6 +523,8 @@ export const processes: ProcessDef[] = [
       const cb = requireCallback(a.callback('process'), P, 'process');
       const context = a.get('context');
       if (!cube.grid) throw invalid(P, 'data', 'a raster data cube (with x and y) is expected');
+      // A UDF gets each block as a cube (never the per-pixel arrays of the shortcut below).
+      const udf = udfChild(cb, 'data', context);
       const sizes = chunkSizes(a.get('size'), cube, 'size');
       const overlaps = chunkSizes(a.get('overlap'), cube, 'overlap');
       const n = cube.dims.length;
@@ -534,7 +537,7 @@ export const processes: ProcessDef[] = [
 
       // One dimension whole and blocks of one label along all others: an array per pixel, all pixels at once.
       const wide = shape.map((_, d) => size[d] + 2 * ov[d]).map((l, d) => (l > 1 ? d : -1)).filter((d) => d >= 0);
-      if (wide.length === 1 && size[wide[0]] === shape[wide[0]] && ov[wide[0]] === 0) {
+      if (!udf && wide.length === 1 && size[wide[0]] === shape[wide[0]] && ov[wide[0]] === 0) {
         const d = wide[0];
         const { data, rest } = cube.outermost(d);
         const v = await cb({ data: new PixelArray(slicesOf(data, shape[d], rest), cube.dims[d].labels, rest), context });
@@ -571,7 +574,7 @@ export const processes: ProcessDef[] = [
         const [ydim, xdim] = spatialDims(subGrid);
         const dims = cube.dims.map((dim, d) => (d === xi ? { ...dim, labels: xdim.labels } : d === yi ? { ...dim, labels: ydim.labels } : { ...dim, labels: dim.labels.slice(lo[d], hi[d]) }));
         const block = cube.with({ dims, data: sub, grid: subGrid });
-        const answer = await cb({ data: block, context });
+        const answer = udf ? await runUdfChild(udf, ctx, 'neighborhood', block) : await cb({ data: block, context });
         if (!(answer instanceof DataCube) || !sameDims(answer, block)) {
           throw new ProcessException('DataCubePropertiesImmutable', 'the child process must answer a data cube with the dimensions and labels of the block it got');
         }

@@ -1,0 +1,1 @@
+# The runner's own modules (not for UDFs to import).
