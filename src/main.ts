@@ -11,6 +11,8 @@ import { Workspaces } from './files/workspace.js';
 import { Authenticator } from './auth/authenticate.js';
 import { FailureThrottle } from './auth/throttle.js';
 import { OidcVerifier } from './auth/oidc.js';
+import { KeyRing } from './auth/keys.js';
+import { TokenSigner } from './auth/jwt.js';
 import { buildRouters } from './api/routes.js';
 import { VERSIONS } from './api/versions.js';
 import { createHttpServer } from './server/app.js';
@@ -73,6 +75,13 @@ export async function startXeo(config: Config): Promise<Xeo> {
   let publicUrl = config.publicUrl ?? '';
   const compute = new ComputePool({ threads: config.computeThreads, queue: config.computeQueue, dataDir: config.dataDir, databaseUrl: config.databaseUrl, database: config.database, blockCacheBytes: config.blockCacheBytes, outboundAllow: config.outboundAllow, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads });
   const changes = config.databaseUrl ? new PgChanges(config.databaseUrl, config.database.timeoutMs) : new LocalChanges();
+  const keys = new KeyRing(store.signingKeys, config.jwtRotationSeconds * 1000, config.tokenTtlSeconds * 1000);
+  await keys.start();
+  // Our tokens name the basic-credentials URL of the version they were asked at, and are for this installation.
+  const signer = new TokenSigner(keys, {
+    issuers: () => VERSIONS.map((v) => `${publicUrl}${v.prefix}/credentials/basic`),
+    audience: () => publicUrl,
+  });
   const ctx: AppContext = {
     config,
     brandWord: brandHeaderWord(config.brand),
@@ -83,13 +92,18 @@ export async function startXeo(config: Config): Promise<Xeo> {
       store,
       new OidcVerifier(config.oidcProviders, store),
       new FailureThrottle({ ...config.authFailures, windowMs: config.authFailures.windowS * 1000 }, store.authFailures ? { ledger: store.authFailures, feed: changes } : undefined),
+      signer,
+      changes,
     ),
+    keys,
     workspaces: new Workspaces(blobs, config.maxUploadBytes, store.uploads),
     compute,
     userSlots: new UserSlots(store.semaphores, config.userConcurrency),
     tiles: new TileServer(store, compute, config, (req) => stac.search(req)),
     jobs,
     stac,
+    // No runtime of user-defined functions in this build: the list is empty.
+    udfRuntimes: async () => ({}),
     routers: new Map(),
     publicUrl: () => publicUrl,
   };
@@ -119,6 +133,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
       await jobs.close();
       await ctx.compute.close();
       await changes.close();
+      keys.stop();
       setSearchHost(null);
       await store.close();
     },

@@ -4,6 +4,7 @@ import type { Config } from '../core/config.js';
 import type { Store } from '../store/types.js';
 import type { ChangeFeed } from '../store/changes.js';
 import type { Auth } from '../auth/authenticate.js';
+import type { KeyRing } from '../auth/keys.js';
 import type { Files } from '../files/workspace.js';
 import type { Route, Router } from './routes.js';
 import type { ApiRequest } from './request.js';
@@ -23,6 +24,8 @@ export interface AppContext {
   /** Word of changed records to every node (a patched service's tiles are dropped everywhere at once). */
   changes: ChangeFeed;
   auth: Auth;
+  /** The keys that sign our access tokens (their public half is the JWKS). */
+  keys: Pick<KeyRing, 'jwks'>;
   workspaces: Files;
   /** Compute threads for graphs (/result and tiles). */
   compute: Compute;
@@ -34,6 +37,8 @@ export interface AppContext {
   jobs: Jobs;
   /** Collections backed by STAC APIs: their metadata, read again after a TTL. */
   stac: StacMetadata;
+  /** The runtimes of user-defined functions, as GET /udf_runtimes lists them (empty while none is offered). */
+  udfRuntimes(): Promise<Record<string, unknown>>;
   /** The route table of each served version. */
   routers: Map<VersionProfile, Router<AppContext>>;
   /** Base URL of every link we hand out (known once the port is bound). */

@@ -19,10 +19,9 @@ export const fileFormats: { input: Record<string, FileFormat>; output: Record<st
   output: Object.fromEntries(OUTPUT_FORMATS.map((f) => [f.name, entry(f)])),
 };
 export const serviceTypes: Record<string, unknown> = SERVICE_TYPES;
-export const udfRuntimes: Record<string, unknown> = {};
 
 export const routes: AppRoute[] = [
   { method: 'GET', path: '/file_formats', summary: 'Supported input and output file formats', auth: 'optional', handler: () => json(fileFormats) },
   { method: 'GET', path: '/service_types', summary: 'Supported secondary web service types', auth: 'optional', handler: () => json(serviceTypes) },
-  { method: 'GET', path: '/udf_runtimes', summary: 'Supported UDF runtimes', auth: 'optional', handler: () => json(udfRuntimes) },
+  { method: 'GET', path: '/udf_runtimes', summary: 'Supported UDF runtimes', auth: 'optional', handler: async (req) => json(await req.app.udfRuntimes()) },
 ];

@@ -9,6 +9,9 @@ import { parseLimit } from './paging.js';
 import { userProcessesOf } from '../graph/user-processes.js';
 import type { UserProcess } from '../core/graph.js';
 
+/** The release of the openEO processes our definitions follow (API 1.3.0's `version` of GET /processes). */
+export const PROCESSES_VERSION = '2.0.0-rc.2';
+
 /** The process graph of a request body: the 1.x form (the process itself, or `process`) or the interface spec's. */
 export function processOfBody(body: Record<string, unknown>): Record<string, unknown> {
   const inner = body.process;
@@ -96,7 +99,11 @@ export const routes: AppRoute[] = [
       // the Web Editor, asks with limit=50 and reads only the first page, and its process
       // builder then lacks every process beyond it. A malformed limit is still refused.
       parseLimit(req);
-      return json({ processes: predefined.specs(), links: [{ rel: 'self', href: req.url('/processes'), type: 'application/json' }] });
+      return json({
+        ...(req.version.processesVersion ? { version: PROCESSES_VERSION } : {}),
+        processes: predefined.specs(),
+        links: [{ rel: 'self', href: req.url('/processes'), type: 'application/json' }],
+      });
     },
   },
   {

@@ -28,11 +28,42 @@ export interface UserRepo {
   delete(id: string): Promise<boolean>;
 }
 
+/**
+ * Access tokens, one row each: the SHA-256 of an opaque token (handed out before API 1.3.0), or of
+ * a JWT's `jti`. A token is valid while its row lives: deleting the row revokes it.
+ */
 export interface TokenRepo {
   /** Stores the hash of a token for a user until `expiresAt` (ms since epoch). */
   add(tokenHash: string, userId: string, expiresAt: number): Promise<void>;
   /** The user id and expiry (ms since epoch) of a live token, or null. */
   userOf(tokenHash: string, now: number): Promise<{ userId: string; expiresAt: number } | null>;
+  /** Revokes one token; answers whether it was live. */
+  revoke(tokenHash: string): Promise<boolean>;
+  /** Revokes every token of a user; answers how many there were. */
+  revokeUser(userId: string): Promise<number>;
+  deleteExpired(now: number): Promise<number>;
+}
+
+/** A key pair that signs access tokens (JWKs as jose exports them). */
+export interface SigningKey {
+  kid: string;
+  /** JWS algorithm, e.g. EdDSA. */
+  alg: string;
+  publicJwk: Record<string, unknown>;
+  privateJwk: Record<string, unknown>;
+  /** ms since epoch: it signs from then ... */
+  notBefore: number;
+  /** ... until then (the next key takes over) ... */
+  signsUntil: number;
+  /** ... and verifies the tokens it signed until then (the last one expired); then it is removed. */
+  verifiesUntil: number;
+}
+
+export interface SigningKeyRepo {
+  /** Keys that still verify at `now`, the oldest first. */
+  live(now: number): Promise<SigningKey[]>;
+  /** Stores the key unless one of its kid exists; answers the key stored under that kid (the first one). */
+  addOnce(key: SigningKey): Promise<SigningKey>;
   deleteExpired(now: number): Promise<number>;
 }
 
@@ -243,6 +274,7 @@ export interface SecretRepo {
 export interface Store {
   users: UserRepo;
   tokens: TokenRepo;
+  signingKeys: SigningKeyRepo;
   processGraphs: ProcessGraphRepo;
   collections: CollectionRepo;
   services: ServiceRepo;
