@@ -34,6 +34,10 @@ export function jobJson(req: AppRequest, job: JobRecord, full: boolean): Record<
     progress: job.progress,
     created: job.created,
     updated: job.updated,
+    // API 1.3.0's timeline; earlier versions allow the extra members.
+    ...(job.queued ? { queued: job.queued } : {}),
+    ...(job.started ? { started: job.started } : {}),
+    ...(job.unpublished ? { unpublished: job.unpublished } : {}),
     plan: job.plan,
     costs: job.costs,
     budget: job.budget,

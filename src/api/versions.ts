@@ -32,7 +32,7 @@ export interface VersionProfile {
   jwtConformance: boolean;
   /** GET /processes carries `version`, the processes release implemented (1.3.0). */
   processesVersion: boolean;
-  /** The results document of a time series may be a STAC Collection (1.1.0 on). */
+  /** The results document of a time series is a STAC Collection (1.3.0; allowed since 1.1.0, an Item on 1.2.0 for the clients that expect one). */
   resultsCollection: boolean;
   /** GET /collections/{id}/queryables exists (1.2.0 on). */
   queryables: boolean;
@@ -70,7 +70,7 @@ export const VERSIONS: readonly VersionProfile[] = [
     productionNeedsUdf: false,
     jwtConformance: false,
     processesVersion: false,
-    resultsCollection: true,
+    resultsCollection: false,
     queryables: true,
   },
   {

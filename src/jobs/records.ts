@@ -97,10 +97,13 @@ export class RunRecords {
       created: new Date().toISOString(),
     });
     const values = outcome.usage.values_read?.value ?? 0;
+    // Kept for XEO_JOB_RESULT_TTL from now, when it is set (JobService sweeps them then).
+    const ttl = this.config.jobResultTtlSeconds;
+    const unpublished = ttl > 0 ? new Date(Date.now() + ttl * 1000).toISOString() : null;
     // A partial result belongs to a job set to canceled when it halted; it stays canceled.
     const moved = await (outcome.partial
-      ? this.store.jobs.report(a.jobId, a.run, { usage: outcome.usage, costs: costsOf(values) }, 'canceled')
-      : this.store.jobs.transition(a.jobId, ['running'], 'finished', { usage: outcome.usage, costs: costsOf(values), progress: 100 }));
+      ? this.store.jobs.report(a.jobId, a.run, { usage: outcome.usage, costs: costsOf(values), unpublished }, 'canceled')
+      : this.store.jobs.transition(a.jobId, ['running'], 'finished', { usage: outcome.usage, costs: costsOf(values), progress: 100, unpublished }));
     if (!moved) {
       // The same run settled first by another task (one taken over while still running, or a
       // cancel's partial result): theirs stands. Only a run that is gone takes its files along.

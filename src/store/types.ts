@@ -186,10 +186,15 @@ export interface JobRecord {
   created: string;
   /** Time of the last status change. */
   updated: string;
+  /** API 1.3.0's timeline of the current run: when it was queued and started (null before, and once back to created). */
+  queued: string | null;
+  started: string | null;
+  /** Until when the results of the current run are kept (XEO_JOB_RESULT_TTL); null = until the job is deleted. */
+  unpublished: string | null;
 }
 
 export type JobEdit = Partial<Pick<JobRecord, 'title' | 'description' | 'process' | 'plan' | 'budget' | 'logLevel'>>;
-export type JobFacts = Partial<Pick<JobRecord, 'progress' | 'costs' | 'usage' | 'run' | 'interruptions'>>;
+export type JobFacts = Partial<Pick<JobRecord, 'progress' | 'costs' | 'usage' | 'run' | 'interruptions' | 'unpublished'>>;
 
 export interface JobRepo {
   create(job: Pick<JobRecord, 'id' | 'userId' | 'title' | 'description' | 'process' | 'plan' | 'budget' | 'logLevel'>): Promise<JobRecord>;
@@ -207,7 +212,8 @@ export interface JobRepo {
   edit(id: string, change: JobEdit): Promise<boolean>;
   /**
    * Moves the job to `to` only if its status is one of `from` (atomically), setting the facts
-   * given; `updated` becomes now. Answers whether it moved.
+   * given; `updated` becomes now, and the timeline follows (`queued` is set when it is queued
+   * again; back to created, the timeline is cleared). Answers whether it moved.
    */
   transition(id: string, from: readonly JobStatus[], to: JobStatus, facts?: JobFacts): Promise<boolean>;
   /** Facts of a run (progress, costs, usage) while the job has `status` (default running); status and `updated` stay. Answers whether it applied. */
@@ -216,6 +222,8 @@ export interface JobRepo {
   delete(id: string): Promise<boolean>;
   /** Raster values read and seconds spent by recently finished jobs: the measured throughput. */
   throughput(): Promise<{ values: number; seconds: number; jobs: number }>;
+  /** Jobs whose results were to be kept until before `time` (an ISO date) and may still hold them. */
+  unpublishedBefore(time: string): Promise<JobRecord[]>;
 }
 
 /**
