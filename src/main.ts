@@ -27,6 +27,7 @@ import { apiRoutes, rootRoutes } from './api/index.js';
 import { ComputePool } from './compute/pool.js';
 import { TileServer } from './tiles/tile-server.js';
 import { UserSlots } from './compute/user-slots.js';
+import { SyncLogs } from './compute/sync-logs.js';
 import { JobService, nodeId } from './jobs/service.js';
 import { LinkSigner } from './jobs/signing.js';
 import { TaskQueue } from './jobs/task-queue.js';
@@ -75,6 +76,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
   let publicUrl = config.publicUrl ?? '';
   const compute = new ComputePool({ threads: config.computeThreads, queue: config.computeQueue, dataDir: config.dataDir, databaseUrl: config.databaseUrl, database: config.database, blockCacheBytes: config.blockCacheBytes, outboundAllow: config.outboundAllow, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads });
   const changes = config.databaseUrl ? new PgChanges(config.databaseUrl, config.database.timeoutMs) : new LocalChanges();
+  const syncLogs = new SyncLogs(store.logs);
   const keys = new KeyRing(store.signingKeys, config.jwtRotationSeconds * 1000, config.tokenTtlSeconds * 1000);
   await keys.start();
   // Our tokens name the basic-credentials URL of the version they were asked at, and are for this installation.
@@ -102,6 +104,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
     tiles: new TileServer(store, compute, config, (req) => stac.search(req)),
     jobs,
     stac,
+    syncLogs,
     // No runtime of user-defined functions in this build: the list is empty.
     udfRuntimes: async () => ({}),
     routers: new Map(),
@@ -132,6 +135,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
       await ctx.tiles.close();
       await jobs.close();
       await ctx.compute.close();
+      await syncLogs.close();
       await changes.close();
       keys.stop();
       setSearchHost(null);

@@ -14,6 +14,7 @@ import type { Tiles } from '../tiles/tile-server.js';
 import type { Slots } from '../compute/user-slots.js';
 import type { Jobs } from '../jobs/service.js';
 import type { StacMetadata } from '../data/stac-collections.js';
+import type { SyncLogs } from '../compute/sync-logs.js';
 
 export interface AppContext {
   config: Config;
@@ -37,6 +38,8 @@ export interface AppContext {
   jobs: Jobs;
   /** Collections backed by STAC APIs: their metadata, read again after a TTL. */
   stac: StacMetadata;
+  /** The logs of synchronous requests (linked from their answers). */
+  syncLogs: Pick<SyncLogs, 'save'>;
   /** The runtimes of user-defined functions, as GET /udf_runtimes lists them (empty while none is offered). */
   udfRuntimes(): Promise<Record<string, unknown>>;
   /** The route table of each served version. */

@@ -39,6 +39,8 @@ export interface RunLog {
   message: string;
   code?: string;
   data?: unknown;
+  /** Where in the user's own code (a UDF's traceback). */
+  stacktrace?: string;
 }
 
 export interface JobSink {
@@ -109,12 +111,12 @@ export function usageOf(started: number, cpuSeconds: number, pixels: number, val
   };
 }
 
-type Forward = (logs: { level: LogLevel; message: string; data?: unknown }[], demote: boolean) => void;
+type Forward = (logs: { level: LogLevel; message: string; data?: unknown; stacktrace?: string }[], demote: boolean) => void;
 
 export const forwarder =
   (sink: Pick<JobSink, 'log'>): Forward =>
   (logs, demote) => {
-    for (const l of logs) sink.log({ level: demote ? 'debug' : l.level, message: l.message, ...(l.data === undefined ? {} : { data: l.data }) });
+    for (const l of logs) sink.log({ level: demote ? 'debug' : l.level, message: l.message, ...(l.data === undefined ? {} : { data: l.data }), ...(l.stacktrace ? { stacktrace: l.stacktrace } : {}) });
   };
 
 const baseOf = (spec: JobSpec) => ({ graph: spec.graph, userProcesses: spec.userProcesses, maxValues: spec.maxValues, limitAdvice: LIMIT_ADVICE, mode: 'job' as const });

@@ -10,6 +10,7 @@ interface Row {
   time: string;
   data: string | null;
   path: string | null;
+  stacktrace?: string | null;
 }
 
 /** Levels from the most to the least severe; an entry passes a filter when its rank is at most the filter's. */
@@ -24,6 +25,7 @@ const toEntry = (r: Row): LogEntry => ({
   time: r.time,
   ...(r.data !== null ? { data: JSON.parse(r.data) } : {}),
   ...(r.path !== null ? { path: JSON.parse(r.path) } : {}),
+  ...(r.stacktrace ? { stacktrace: r.stacktrace } : {}),
 });
 
 export class SqlLogs implements LogRepo {
@@ -39,7 +41,7 @@ export class SqlLogs implements LogRepo {
     const time = e.time ?? new Date().toISOString();
     const write = async () => {
       const r = await this.db.get<{ seq: number }>(
-        'INSERT INTO logs (owner, level, message, code, time, data, path) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq',
+        'INSERT INTO logs (owner, level, message, code, time, data, path, stacktrace) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq',
         owner,
         e.level,
         e.message,
@@ -47,6 +49,7 @@ export class SqlLogs implements LogRepo {
         time,
         e.data === undefined ? null : JSON.stringify(e.data),
         e.path === undefined ? null : JSON.stringify(e.path),
+        e.stacktrace ?? null,
       );
       return String(r!.seq);
     };
