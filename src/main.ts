@@ -21,6 +21,7 @@ import { loadUws } from './server/uws.js';
 import { listenRedirect } from './server/redirect.js';
 import { configureBlockCache } from './data/cog-reader.js';
 import { configureOutbound } from './data/outbound.js';
+import { configureRemoteProcesses } from './graph/remote-processes.js';
 import { warmUpHttp } from './data/http-client.js';
 import { generateDemo, DEMO_ID } from './ingest/demo.js';
 import { apiRoutes, rootRoutes } from './api/index.js';
@@ -28,6 +29,7 @@ import { ComputePool } from './compute/pool.js';
 import { TileServer } from './tiles/tile-server.js';
 import { UserSlots } from './compute/user-slots.js';
 import { SyncLogs } from './compute/sync-logs.js';
+import { processingParameters } from './core/processing-options.js';
 import { JobService, nodeId } from './jobs/service.js';
 import { LinkSigner } from './jobs/signing.js';
 import { TaskQueue } from './jobs/task-queue.js';
@@ -61,6 +63,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
   } catch (e) {
     throw new ConfigError((e as Error).message);
   }
+  configureRemoteProcesses(config.remoteProcesses);
   const store = await openStore(config);
   configureBlockCache(config.blockCacheBytes);
   if (config.demo && (await store.collections.list()).length === 0) {
@@ -105,6 +108,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
     jobs,
     stac,
     syncLogs,
+    processing: processingParameters(config),
     // No runtime of user-defined functions in this build: the list is empty.
     udfRuntimes: async () => ({}),
     routers: new Map(),
@@ -157,6 +161,7 @@ export async function startWorker(config: Config): Promise<XeoWorker> {
   } catch (e) {
     throw new ConfigError((e as Error).message);
   }
+  configureRemoteProcesses(config.remoteProcesses);
   const store = await openStore(config);
   if (!config.s3Bucket) console.warn('[xeo] worker without XEO_S3_BUCKET: results go to this machine\'s disk, where only API nodes sharing its data dir find them');
   // With a bucket, the chunks and COGs a worker stores are seen by the other workers and every API node.

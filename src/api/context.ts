@@ -15,6 +15,7 @@ import type { Slots } from '../compute/user-slots.js';
 import type { Jobs } from '../jobs/service.js';
 import type { StacMetadata } from '../data/stac-collections.js';
 import type { SyncLogs } from '../compute/sync-logs.js';
+import type { ProcessingMode, ProcessingParameter } from '../core/processing-options.js';
 
 export interface AppContext {
   config: Config;
@@ -38,6 +39,8 @@ export interface AppContext {
   jobs: Jobs;
   /** Collections backed by STAC APIs: their metadata, read again after a TTL. */
   stac: StacMetadata;
+  /** The processing parameters users may set, per mode (GET /processing_parameters). */
+  processing: Record<ProcessingMode, ProcessingParameter[]>;
   /** The logs of synchronous requests (linked from their answers). */
   syncLogs: Pick<SyncLogs, 'save'>;
   /** The runtimes of user-defined functions, as GET /udf_runtimes lists them (empty while none is offered). */

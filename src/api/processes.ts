@@ -8,6 +8,7 @@ import { messageOf } from '../core/messages.js';
 import { parseLimit } from './paging.js';
 import { userProcessesOf } from '../graph/user-processes.js';
 import type { UserProcess } from '../core/graph.js';
+import { DEFAULTS_MEMBER } from '../core/processing-options.js';
 
 /** The release of the openEO processes our definitions follow (API 1.3.0's `version` of GET /processes). */
 export const PROCESSES_VERSION = '2.0.0-rc.2';
@@ -20,16 +21,37 @@ export function processOfBody(body: Record<string, unknown>): Record<string, unk
   return proc;
 }
 
+/** Members of a body in the interface spec's form (the process itself) that belong to the process. */
+const PROCESS_MEMBERS = ['process_graph', ...Object.values(DEFAULTS_MEMBER)];
+
 /**
- * The process a record keeps from a body in either form, checked: the 1.x `process`, or for the
- * interface spec's form only its `process_graph` (not the record's other members). `provided`:
- * parameters the runner passes (a service's tile extent, say).
+ * The process a record keeps from a body in either form, checked, with the stored and remote
+ * processes it calls: the 1.x `process`, or for the interface spec's form its `process_graph` (and
+ * its `default_*_options`), not the record's other members. `provided`: parameters the runner
+ * passes (a service's tile extent, say).
  */
-export async function storedProcessOf(req: AppRequest, body: Record<string, unknown>, provided: string[] = []): Promise<Record<string, unknown>> {
+export async function checkedProcessOf(req: AppRequest, body: Record<string, unknown>, provided: string[] = []): Promise<{ process: Record<string, unknown>; userProcesses: Record<string, UserProcess> }> {
   const proc = processOfBody(body);
-  const stored = proc === body ? { process_graph: body.process_graph } : proc;
-  await requireValidGraph(req, stored, undefined, provided);
-  return stored;
+  const stored = proc === body ? Object.fromEntries(PROCESS_MEMBERS.filter((k) => body[k] !== undefined).map((k) => [k, body[k]])) : proc;
+  const userProcesses = await requireValidGraph(req, stored, undefined, provided);
+  return { process: stored, userProcesses };
+}
+
+export async function storedProcessOf(req: AppRequest, body: Record<string, unknown>, provided: string[] = []): Promise<Record<string, unknown>> {
+  return (await checkedProcessOf(req, body, provided)).process;
+}
+
+/** What else a process may say about itself (its metadata). */
+const PROCESS_METADATA = ['id', 'summary', 'description', 'parameters', 'returns', 'categories', 'deprecated', 'experimental', 'exceptions', 'examples', 'links'];
+
+/**
+ * The members a processing request has of its own (`own`) besides processing parameters: with the
+ * interface spec's form, the process's members are at the top level too.
+ */
+export function ownMembers(body: Record<string, unknown>, own: readonly string[]): Set<string> {
+  const inner = body.process;
+  const isolated = inner && typeof inner === 'object' && !Array.isArray(inner);
+  return new Set(isolated ? own : [...own, ...PROCESS_MEMBERS, ...PROCESS_METADATA]);
 }
 
 /** What validation knows without records: the predefined processes, the version's rules, the limits. */

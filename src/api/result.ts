@@ -7,7 +7,8 @@ import { ApiError, RequestAborted } from '../core/errors.js';
 import type { Graph } from '../core/graph.js';
 import type { LogLevel } from '../core/run-context.js';
 import { messageOf } from '../core/messages.js';
-import { processOfBody, requireValidGraph } from './processes.js';
+import { ownMembers, processOfBody, requireValidGraph } from './processes.js';
+import { processDefaults, requestOptions, resolveOptions } from '../core/processing-options.js';
 import { DEFAULT_PLAN } from './capabilities.js';
 import { costsOf, valuesFor } from '../compute/costs.js';
 import { newSyncId, SYNC_ID, syncLogOwner, type SyncLogEntry } from '../compute/sync-logs.js';
@@ -22,6 +23,9 @@ export function checkBilling(body: Record<string, unknown>): void {
 }
 
 const invalid = (property: string, reason: string) => new ApiError('PropertyInvalid', { property, reason });
+
+/** Members of a synchronous request of its own; every other top-level member is a processing parameter. */
+const OWN = ['process', 'plan', 'budget', 'log_level'];
 
 /** Keeps what a request logged at `level` or above; answers the headers that name it and link to its log. */
 async function logHeaders(req: AppRequest, id: string, level: LogLevel, entries: SyncLogEntry[]): Promise<Record<string, string>> {
@@ -44,9 +48,11 @@ export const routes: AppRoute[] = [
       const body = await req.jsonObject();
       const proc = processOfBody(body);
       checkBilling(body);
-      const level: LogLevel = body.log_level === undefined || body.log_level === null ? 'info' : logLevelMember(body.log_level, 'log_level', invalid);
+      const given = requestOptions('sync', req.app.processing.sync, body, ownMembers(body, OWN));
       const userProcesses = await requireValidGraph(req, proc);
-      const cfg = req.app.config;
+      // The request's processing parameters, else its processes', else the defaults.
+      const options = resolveOptions(req.app.processing.sync, given, processDefaults('sync', proc, userProcesses));
+      const level: LogLevel = 'log_level' in body ? (body.log_level === null ? 'info' : logLevelMember(body.log_level, 'log_level', invalid)) : (options.log_level as LogLevel);
       const budget = typeof body.budget === 'number' ? body.budget : null;
       // A budget in credits pays for this many raster values.
       const budgetValues = budget === null ? undefined : valuesFor(budget);
@@ -61,7 +67,7 @@ export const routes: AppRoute[] = [
           {
             graph: proc.process_graph as Graph,
             userProcesses,
-            maxValues: cfg.syncMaxValues,
+            maxValues: options.max_values as number,
             limitAdvice: 'Run it as a batch job (POST /jobs), or narrow the extent, dates or bands.',
             budgetValues,
             mode: 'sync',

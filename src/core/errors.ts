@@ -91,6 +91,15 @@ export const OWN_CODES = {
   ProcessParameterMissing: 400,
   /** The client went away before its answer (never sent: the status nginx logs for it). */
   ClientClosedRequest: 499,
+  /** A top-level member of a processing request that GET /processing_parameters does not list for its mode. */
+  ProcessingParameterUnsupported: 400,
+  /** A processing parameter whose value its schema (GET /processing_parameters) refuses. */
+  ProcessingParameterInvalid: 400,
+  /**
+   * The Remote Process Definition extension's code: a node's URL namespace that cannot be read, is
+   * not a process (or a list of processes), or does not hold the node's process.
+   */
+  ProcessNamespaceInvalid: 400,
 } as const;
 
 export type ErrorCode = keyof typeof CATALOGUE | keyof typeof OWN_CODES;

@@ -73,6 +73,9 @@ const EN: Record<ErrorCode, string> = {
   TooManyRequests: 'You already run {running} computations at a time, the most allowed. Wait for one to finish, or use a batch job.',
   JobQuotaExceeded: 'You keep {jobs} batch jobs, the most allowed. Delete jobs you no longer need to create new ones.',
   CollectionUnavailable: "The STAC API behind collection '{identifier}' cannot be used at the moment. Please try again later.",
+  ProcessingParameterUnsupported: "'{parameter}' is not a processing parameter of {mode}. GET /processing_parameters lists them: {known}.",
+  ProcessingParameterInvalid: "The value of processing parameter '{parameter}' is not valid: {reason}",
+  ProcessNamespaceInvalid: "The namespace '{namespace}' of process '{process}' cannot be used: {reason}",
 };
 
 /** German texts for the messages users meet most. */

@@ -1,7 +1,8 @@
 // What a run leaves in the records, the same on whichever node or worker ran it: log entries at
 // the job's level, the result files moved into the result store and listed, the end status.
 import type { Config } from '../core/config.js';
-import type { Graph } from '../core/graph.js';
+import type { Graph, UserProcess } from '../core/graph.js';
+import { processDefaults, processingParameters, resolveOptions } from '../core/processing-options.js';
 import type { LogLevel } from '../core/run-context.js';
 import { errorFromData, type ErrorData } from '../core/errors.js';
 import { messageOf } from '../core/messages.js';
@@ -13,6 +14,11 @@ import { costsOf, valuesFor } from '../compute/costs.js';
 import type { PathEntry } from '../graph/evaluate.js';
 import type { JobOutcome, JobSpec } from './runner.js';
 import type { JobThreadInit } from './protocol.js';
+
+/** The processing parameters a run of `job` uses (core/processing-options.ts). */
+export function jobOptions(config: Config, job: JobRecord, userProcesses: Record<string, UserProcess>): Record<string, unknown> {
+  return resolveOptions(processingParameters(config).job, job.options, processDefaults('job', job.process, userProcesses));
+}
 
 /** The log of a job in the log store. */
 export const jobLogOwner = (id: string) => `job:${id}`;
@@ -50,16 +56,21 @@ export class RunRecords {
     );
   }
 
-  /** What a job thread needs to run (a part of) the job's current run. */
+  /**
+   * What a job thread needs to run (a part of) the job's current run: its graph, the processes it
+   * calls, and its processing parameters (the job's own, else its processes', else the defaults).
+   */
   async spec(job: JobRecord, outDir: string): Promise<JobSpec> {
     const graph = job.process.process_graph as Graph;
+    const userProcesses = await userProcessesOf(this.store.processGraphs, job.userId, graph);
+    const options = jobOptions(this.config, job, userProcesses);
     return {
       jobId: job.id,
       run: job.run,
       graph,
-      userProcesses: await userProcessesOf(this.store.processGraphs, job.userId, graph),
-      maxValues: this.config.batchMaxValues,
-      chunkSize: this.config.jobChunkSize,
+      userProcesses,
+      maxValues: options.max_values as number,
+      chunkSize: options.chunk_size as number,
       budgetValues: job.budget === null ? null : valuesFor(job.budget),
       outDir,
     };

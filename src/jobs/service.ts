@@ -48,7 +48,7 @@ interface Active {
   end(): void;
 }
 
-export type JobFields = Pick<JobRecord, 'title' | 'description' | 'process' | 'plan' | 'budget' | 'logLevel'>;
+export type JobFields = Pick<JobRecord, 'title' | 'description' | 'process' | 'plan' | 'budget' | 'logLevel' | 'options'>;
 
 /** What the API asks of batch jobs (another implementation may take its place). */
 export type Jobs = Pick<JobService, 'create' | 'start' | 'cancel' | 'remove' | 'lastError' | 'links' | 'results' | 'close'>;

@@ -27,6 +27,7 @@ interface Row {
   queued: string | null;
   started: string | null;
   unpublished: string | null;
+  options: string | null;
 }
 
 const toRecord = (r: Row): JobRecord => ({
@@ -50,6 +51,7 @@ const toRecord = (r: Row): JobRecord => ({
   queued: r.queued ?? null,
   started: r.started ?? null,
   unpublished: r.unpublished ?? null,
+  options: r.options ? JSON.parse(r.options) : {},
 });
 
 const EDIT_COLUMNS: Record<keyof JobEdit, [string, (v: unknown) => unknown]> = {
@@ -59,6 +61,7 @@ const EDIT_COLUMNS: Record<keyof JobEdit, [string, (v: unknown) => unknown]> = {
   plan: ['plan', (v) => v],
   budget: ['budget', (v) => v],
   logLevel: ['log_level', (v) => v],
+  options: ['options', (v) => JSON.stringify(v)],
 };
 
 const FACT_COLUMNS: Record<keyof JobFacts, [string, (v: unknown) => unknown]> = {
@@ -115,8 +118,8 @@ export class SqlJobs implements JobRepo {
   async create(job: Parameters<JobRepo['create']>[0]): Promise<JobRecord> {
     const t = now();
     await this.db.run(
-      `INSERT INTO jobs (id, user_id, title, description, process, plan, budget, log_level, status, created, updated)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'created', ?, ?)`,
+      `INSERT INTO jobs (id, user_id, title, description, process, plan, budget, log_level, options, status, created, updated)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'created', ?, ?)`,
       job.id,
       job.userId,
       job.title,
@@ -125,6 +128,7 @@ export class SqlJobs implements JobRepo {
       job.plan,
       job.budget,
       job.logLevel,
+      JSON.stringify(job.options ?? {}),
       t,
       t,
     );

@@ -142,6 +142,8 @@ const MIGRATIONS: string[] = [
   `ALTER TABLE jobs ADD COLUMN queued TEXT;
    ALTER TABLE jobs ADD COLUMN started TEXT;
    ALTER TABLE jobs ADD COLUMN unpublished TEXT;`,
+  // The processing parameters a job's requests gave (the Processing Parameters extension), as JSON.
+  `ALTER TABLE jobs ADD COLUMN options TEXT;`,
 ];
 
 /** The same statements in PostgreSQL's words. */

@@ -114,6 +114,8 @@ export interface ServiceRecord {
   configuration: Record<string, unknown>;
   /** Values the server derived (e.g. the value range used for colours). */
   attributes: Record<string, unknown>;
+  /** The processing parameters its requests gave (POST, PATCH), by name; absent in records of earlier versions. */
+  options?: Record<string, unknown>;
   plan: string;
   budget: number | null;
   logLevel: LogLevel;
@@ -191,13 +193,15 @@ export interface JobRecord {
   started: string | null;
   /** Until when the results of the current run are kept (XEO_JOB_RESULT_TTL); null = until the job is deleted. */
   unpublished: string | null;
+  /** The processing parameters its requests gave (POST, PATCH), by name; the rest come from its processes or the defaults when it runs. */
+  options: Record<string, unknown>;
 }
 
-export type JobEdit = Partial<Pick<JobRecord, 'title' | 'description' | 'process' | 'plan' | 'budget' | 'logLevel'>>;
+export type JobEdit = Partial<Pick<JobRecord, 'title' | 'description' | 'process' | 'plan' | 'budget' | 'logLevel' | 'options'>>;
 export type JobFacts = Partial<Pick<JobRecord, 'progress' | 'costs' | 'usage' | 'run' | 'interruptions' | 'unpublished'>>;
 
 export interface JobRepo {
-  create(job: Pick<JobRecord, 'id' | 'userId' | 'title' | 'description' | 'process' | 'plan' | 'budget' | 'logLevel'>): Promise<JobRecord>;
+  create(job: Pick<JobRecord, 'id' | 'userId' | 'title' | 'description' | 'process' | 'plan' | 'budget' | 'logLevel'> & Partial<Pick<JobRecord, 'options'>>): Promise<JobRecord>;
   /** A job of this user (null for another user's job). */
   get(userId: string, id: string): Promise<JobRecord | null>;
   byId(id: string): Promise<JobRecord | null>;
