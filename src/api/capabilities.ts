@@ -1,5 +1,6 @@
 // GET / (capabilities) and GET /conformance. The endpoint list comes from the version's route table.
-import type { AppContext, AppRequest, AppRoute } from './context.js';
+import type { AppRequest, AppRoute } from './context.js';
+import { productionOf } from './production.js';
 import type { VersionProfile } from './versions.js';
 import { json, type Reply } from './reply.js';
 import { JWKS_PATH } from './credentials.js';
@@ -22,16 +23,6 @@ export function conformanceClasses(v: VersionProfile): string[] {
     'http://www.opengis.net/spec/ogcapi-common-2/1.0/conf/collections',
     ...EXTENSION_CLASSES,
   ];
-}
-
-/**
- * Whether a version is production-ready here: XEO_PRODUCTION, and for a version that needs them
- * (1.3.0) a UDF runtime listed by GET /udf_runtimes. Synchronous when no runtime needs asking.
- */
-export function productionOf(app: AppContext, v: VersionProfile): boolean | Promise<boolean> {
-  if (!app.config.production) return false;
-  if (!v.productionNeedsUdf) return true;
-  return app.udfRuntimes().then((r) => Object.keys(r).length > 0);
 }
 
 export function billing() {

@@ -3,7 +3,7 @@
 import type { AppRoute } from './context.js';
 import { VERSIONS, LATEST } from './versions.js';
 import { json, empty } from './reply.js';
-import { productionOf } from './capabilities.js';
+import { productionOf } from './production.js';
 import { jwksRoute } from './credentials.js';
 
 export const WELL_KNOWN_TITLE = 'Versions of this API';

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { SignJWT, decodeJwt, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
 import { ApiError } from '../core/errors.js';
-import { CLOCK_SKEW_MS, TOKEN_ALG, type KeyRing } from './keys.js';
+import { TOKEN_ALG, type KeyRing } from './keys.js';
 
 /** Who may be named as issuer and audience (known once the server is bound: they contain its URL). */
 export interface TokenParties {
@@ -38,6 +38,9 @@ export function peekClaims(token: string): JWTPayload | null {
 
 const invalid = () => new ApiError('TokenInvalid');
 
+/** Clock difference allowed for `exp` and `nbf` (our own tokens' rows expire exactly, by the records' clock). */
+const CLAIM_TOLERANCE_S = 5;
+
 export class TokenSigner {
   constructor(
     private readonly ring: KeyRing,
@@ -47,7 +50,10 @@ export class TokenSigner {
   async issue(userId: string, issuer: string, ttlSeconds: number): Promise<{ token: string; jti: string; expiresAt: number }> {
     const { kid, key } = await this.ring.signing();
     const jti = randomBytes(16).toString('base64url');
-    const now = Math.floor(Date.now() / 1000);
+    const issued = Date.now();
+    const now = Math.floor(issued / 1000);
+    // The row expires exactly `ttlSeconds` after now; the claim (whole seconds) not before it.
+    const expiresAt = issued + ttlSeconds * 1000;
     const token = await new SignJWT({})
       .setProtectedHeader({ alg: TOKEN_ALG, kid, typ: 'JWT' })
       .setIssuer(issuer)
@@ -55,10 +61,10 @@ export class TokenSigner {
       .setSubject(userId)
       .setIssuedAt(now)
       .setNotBefore(now)
-      .setExpirationTime(now + ttlSeconds)
+      .setExpirationTime(Math.ceil(expiresAt / 1000))
       .setJti(jti)
       .sign(key);
-    return { token, jti, expiresAt: (now + ttlSeconds) * 1000 };
+    return { token, jti, expiresAt };
   }
 
   /** Whether `iss` names us (then the token must verify as ours, or it is invalid). */
@@ -85,13 +91,13 @@ export class TokenSigner {
         issuer: this.parties.issuers(),
         audience: this.parties.audience(),
         requiredClaims: ['iss', 'aud', 'sub', 'iat', 'exp', 'jti'],
-        clockTolerance: CLOCK_SKEW_MS / 1000,
+        clockTolerance: CLAIM_TOLERANCE_S,
       }));
     } catch {
       throw invalid();
     }
     // jose checks `nbf` but not an `iat` in the future.
-    if (typeof payload.iat !== 'number' || payload.iat * 1000 > Date.now() + CLOCK_SKEW_MS) throw invalid();
+    if (typeof payload.iat !== 'number' || payload.iat > Date.now() / 1000 + CLAIM_TOLERANCE_S) throw invalid();
     if (typeof payload.sub !== 'string' || !payload.sub || typeof payload.jti !== 'string' || !payload.jti) throw invalid();
     return { sub: payload.sub, jti: payload.jti, expiresAt: payload.exp! * 1000 };
   }

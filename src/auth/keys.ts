@@ -33,8 +33,10 @@ export class KeyRing {
   constructor(
     private readonly repo: SigningKeyRepo,
     private readonly rotationMs: number,
-    /** Lifetime of the tokens signed (a key verifies this long after its period, plus CLOCK_SKEW_MS). */
+    /** Lifetime of the tokens signed (a key verifies this long after its period, plus `skewMs`). */
     private readonly tokenTtlMs: number,
+    /** Clock differences between nodes allowed for. */
+    private readonly skewMs = CLOCK_SKEW_MS,
   ) {}
 
   /** Reads the key set, makes the keys of this period and the next where missing, and keeps them up to date. */
@@ -99,7 +101,7 @@ export class KeyRing {
       privateJwk: (await exportJWK(privateKey)) as Record<string, unknown>,
       notBefore: start,
       signsUntil: end,
-      verifiesUntil: end + this.tokenTtlMs + CLOCK_SKEW_MS,
+      verifiesUntil: end + this.tokenTtlMs + this.skewMs,
     });
     return this.load(stored);
   }
@@ -131,7 +133,9 @@ export class KeyRing {
 
   /** The key that signs now. */
   async signing(now = Date.now()): Promise<{ kid: string; key: CryptoKey }> {
-    const loaded = await this.ensure(this.period(now));
+    // The next period's key too, when it is missing: published before it signs (at once when it exists).
+    const p = this.period(now);
+    const [loaded] = await Promise.all([this.ensure(p), this.ensure(p + 1)]);
     return { kid: loaded.key.kid, key: loaded.sign };
   }
 
@@ -141,12 +145,12 @@ export class KeyRing {
    */
   verifying(kid: string, now = Date.now()): CryptoKey | null | Promise<CryptoKey | null> {
     const known = this.keys.get(kid);
-    if (known) return known.key.verifiesUntil > now && known.key.notBefore - CLOCK_SKEW_MS <= now ? known.verify : null;
+    if (known) return known.key.verifiesUntil > now && known.key.notBefore - this.skewMs <= now ? known.verify : null;
     if (now - this.lastRefresh < REFRESH_GAP_MS) return null;
     return this.refresh().then(
       () => {
         const k = this.keys.get(kid);
-        return k && k.key.verifiesUntil > now && k.key.notBefore - CLOCK_SKEW_MS <= now ? k.verify : null;
+        return k && k.key.verifiesUntil > now && k.key.notBefore - this.skewMs <= now ? k.verify : null;
       },
       () => null,
     );

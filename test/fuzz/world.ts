@@ -108,9 +108,17 @@ export function itemGraph(collection: string | undefined): Record<string, unknow
  * A body that creates an item at any of our collection endpoints: the members of a stored process,
  * a service and a job together (each endpoint ignores or stores the others).
  */
-export function itemBody(marker: string, collection: string | undefined): Record<string, unknown> {
+/**
+ * A body that creates an item at `path` (the members that endpoint takes: top-level members of its
+ * own are refused as unknown processing parameters); without a path, the members of all of them.
+ */
+export function itemBody(marker: string, collection: string | undefined, path?: string): Record<string, unknown> {
   const graph = itemGraph(collection);
-  return { title: marker, description: marker, summary: marker, type: 'XYZ', process: { process_graph: graph }, process_graph: graph };
+  if (path === undefined) return { title: marker, description: marker, summary: marker, type: 'XYZ', process: { process_graph: graph }, process_graph: graph };
+  if (path.startsWith('/process_graphs')) return { summary: marker, description: marker, process_graph: graph };
+  if (path === '/result' || path === '/validation') return { process: { description: marker, process_graph: graph } };
+  if (path.startsWith('/services')) return { title: marker, description: marker, type: 'XYZ', process: { process_graph: graph } };
+  return { title: marker, description: marker, process: { process_graph: graph } };
 }
 
 const v12 = (eps: Endpoint[]) => eps.filter((e) => e.prefix === '/1.2.0');
@@ -129,7 +137,7 @@ export async function createItems(s: TestServer, eps: Endpoint[], user: User, co
     const param = paramsOf(path)[0];
     if (param === 'collection_id') continue;
     const parent = path.slice(0, path.lastIndexOf('/'));
-    const body = JSON.stringify(itemBody(user.marker, collection));
+    const body = JSON.stringify(itemBody(user.marker, collection, path));
     if (has('POST', parent)) {
       const r = await http('POST', `${s.base}${parent}`, { token: user.token, body, headers: { 'content-type': 'application/json' } });
       if (r.status !== 201) throw new Error(`cannot create an item at POST ${parent}: ${r.status} ${r.text}`);
