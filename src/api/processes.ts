@@ -136,13 +136,15 @@ export const routes: AppRoute[] = [
     body: 'json',
     handler: async (req) => {
       const body = await req.jsonObject();
-      // A body without a process graph is an invalid process like any other: its problem is listed.
+      // A body without a process graph, a graph unsound in shape, a process by URL that cannot be
+      // used: invalid processes like any other, their problems listed.
       let problems: ApiError[];
       try {
         const proc = processOfBody(body);
-        problems = validateProcessGraph(proc.process_graph, (await validationEnv(req, proc.process_graph)).env, declaredOf(proc));
+        const shape = shapeProblems(proc.process_graph, baseEnv(req));
+        problems = shape.length ? shape : validateProcessGraph(proc.process_graph, (await validationEnv(req, proc.process_graph)).env, declaredOf(proc));
       } catch (e) {
-        if (!(e instanceof ApiError) || e.code !== 'ProcessGraphMissing') throw e;
+        if (!(e instanceof ApiError) || e.status !== 400) throw e;
         problems = [e];
       }
       const errors = problems.map((e) => ({
