@@ -58,7 +58,7 @@ export function processingParameters(config: Config): Record<ProcessingMode, Pro
       {
         name: 'chunk_size',
         description:
-          'Side of the square chunks (in pixels) a batch job whose processes all work pixel by pixel is computed in, rounded up to the tiles of the GeoTIFF written. Smaller chunks need less memory and report progress more often; larger ones have less overhead.',
+          'Side of the square chunks (in pixels) a batch job whose processes all work pixel by pixel is computed in, rounded up to a whole number of the blocks the GeoTIFF is written in (1024 pixels with its default tiles). Smaller chunks need less memory and report progress more often; larger ones have less overhead.',
         optional: true,
         default: config.jobChunkSize,
         schema: { type: 'integer', minimum: 16, maximum: 8192 },
