@@ -7,7 +7,7 @@ import { shapeProblems, validateProcessGraph, type ValidationEnv } from '../grap
 import { messageOf } from '../core/messages.js';
 import { parseLimit } from './paging.js';
 import { userProcessesOf } from '../graph/user-processes.js';
-import type { UserProcess } from '../core/graph.js';
+import { calledProcess, type UserProcess } from '../core/graph.js';
 import { DEFAULTS_MEMBER } from '../core/processing-options.js';
 
 /** The release of the openEO processes our definitions follow (API 1.3.0's `version` of GET /processes). */
@@ -73,7 +73,7 @@ export async function validationEnv(req: AppRequest, graph: unknown): Promise<{ 
   const env = baseEnv(req);
   throwFirst(shapeProblems(graph, env));
   const userProcesses = await userProcessesOf(req.app.store.processGraphs, req.user?.id ?? null, graph);
-  env.userProcess = (id) => (Object.hasOwn(userProcesses, id) ? (userProcesses[id] as ReturnType<ValidationEnv['userProcess']>) : null);
+  env.userProcess = (id, ns) => calledProcess(userProcesses, id, ns) as ReturnType<ValidationEnv['userProcess']>;
   return { env, userProcesses };
 }
 
@@ -90,7 +90,7 @@ export async function requireValidGraph(req: AppRequest, proc: Record<string, un
   const { env, userProcesses } = await validationEnv(req, proc.process_graph);
   if (self) {
     const base = env.userProcess;
-    env.userProcess = (id) => (id === self ? (proc as ReturnType<ValidationEnv['userProcess']>) : base(id));
+    env.userProcess = (id, ns) => (id === self && (ns ?? 'user') === 'user' ? (proc as ReturnType<ValidationEnv['userProcess']>) : base(id, ns));
   }
   // Parameters a runner provides (a service's tile extent, say) are declared for the graph too.
   const declared = provided.length ? [...(declaredOf(proc) ?? []), ...provided] : declaredOf(proc);
