@@ -86,7 +86,8 @@ export class JobService {
   async init(): Promise<void> {
     if (this.config.jobResultTtlSeconds > 0) {
       this.unpublish();
-      this.unpublishTimer = setInterval(() => this.unpublish(), UNPUBLISH_EVERY_MS);
+      // Hourly, or as often as results expire when they are kept for less than an hour.
+      this.unpublishTimer = setInterval(() => this.unpublish(), Math.min(UNPUBLISH_EVERY_MS, Math.max(1000, this.config.jobResultTtlSeconds * 1000)));
       this.unpublishTimer.unref();
     }
     // With workers, runs are the queue's: a node that starts has nothing of its own to settle. A
