@@ -13,7 +13,7 @@ import { removeDir, tempDir } from './helpers.js';
 const ROTATION_MS = 1500;
 const TTL_MS = 1000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const parties = { issuers: () => ['https://xeo.test/1.3.0/credentials/basic'], audience: () => 'https://xeo.test' };
+const parties = { issuer: (prefix: string) => `https://xeo.test${prefix}/credentials/basic`, issuers: () => ['https://xeo.test/1.3.0/credentials/basic'], audience: () => 'https://xeo.test' };
 
 const dir = tempDir();
 let store: Store;
@@ -52,7 +52,7 @@ describe('the key ring of access tokens', () => {
     const signer = new TokenSigner(ring, parties);
     const other = new TokenSigner(rings[1], parties);
     await periodStart();
-    const { token } = await signer.issue('alice', parties.issuers()[0], TTL_MS / 1000);
+    const { token } = await signer.issue('alice', '/1.3.0', TTL_MS / 1000);
     const kid = decodeProtectedHeader(token).kid;
     // The other node verifies it (the keys are shared), and so does anyone with the published key set.
     expect((await other.verify(token)).sub).toBe('alice');
@@ -61,7 +61,7 @@ describe('the key ring of access tokens', () => {
     // Next period: a new key signs, the one published ahead.
     const published = ring.jwks().keys.map((k) => k.kid);
     await periodStart();
-    const next = await signer.issue('alice', parties.issuers()[0], TTL_MS / 1000);
+    const next = await signer.issue('alice', '/1.3.0', TTL_MS / 1000);
     const nextKid = decodeProtectedHeader(next.token).kid;
     expect(nextKid).not.toBe(kid);
     expect(published).toContain(nextKid);

@@ -30,7 +30,7 @@ export const routes: AppRoute[] = [
     handler: async (req) => {
       const { token, user } = await req.app.auth.signIn(req.header('authorization'), req.clientAddress, {
         ttlSeconds: req.app.config.tokenTtlSeconds,
-        issuer: req.url('/credentials/basic'),
+        prefix: req.version.prefix,
       });
       // user_id is what API 1.0.0-rc.2 clients expect beside the token; later clients ignore it.
       return json({ access_token: token, ...(req.version.apiVersion === '1.0.0-rc.2' ? { user_id: user.id } : {}) });

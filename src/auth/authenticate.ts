@@ -35,8 +35,8 @@ interface Known {
 
 export interface SignInOptions {
   ttlSeconds: number;
-  /** The `iss` of the token: the basic-credentials URL it was asked at. */
-  issuer: string;
+  /** The prefix of the version it was asked at (the token's `iss` is that version's basic-credentials URL). */
+  prefix: string;
 }
 
 export class Authenticator {
@@ -91,7 +91,7 @@ export class Authenticator {
       throw e;
     }
     await this.throttle.passed(keys, arrivedAt);
-    const { token, jti, expiresAt } = await this.signer.issue(user.id, options.issuer, options.ttlSeconds);
+    const { token, jti, expiresAt } = await this.signer.issue(user.id, options.prefix, options.ttlSeconds);
     // The token's row: it is valid while the row lives.
     await this.store.tokens.add(tokenHash(jti), user.id, expiresAt);
     // Expired rows go in the background: the answer does not wait for the sweep.

@@ -1,5 +1,6 @@
 // Our access tokens: JWTs (RFC 7519) signed with the key ring's current key. Claims: `iss` the
-// basic-credentials URL the token was asked at, `aud` our public URL, `sub` the user, `iat`/`nbf`,
+// basic-credentials URL of the version it was asked through, on the installation's URL (its public
+// URL; nodes sharing a database server without one agree on one), `aud` that URL, `sub` the user, `iat`/`nbf`,
 // `exp`, and a random `jti` whose SHA-256 is the token's row in the records (deleting it revokes
 // the token). Verification accepts exactly that: alg EdDSA (so `none`, HMAC with a public key and
 // every other algorithm are refused), one of our keys, one of our issuers and our audience, the
@@ -11,6 +12,8 @@ import { TOKEN_ALG, type KeyRing } from './keys.js';
 
 /** Who may be named as issuer and audience (known once the server is bound: they contain its URL). */
 export interface TokenParties {
+  /** The issuer of tokens handed out by the version under `prefix`: its basic-credentials URL. */
+  issuer(prefix: string): string;
   /** Our issuers: the basic-credentials URL of every served version. */
   issuers(): string[];
   /** The audience of our tokens: the public URL of this installation. */
@@ -47,7 +50,8 @@ export class TokenSigner {
     private readonly parties: TokenParties,
   ) {}
 
-  async issue(userId: string, issuer: string, ttlSeconds: number): Promise<{ token: string; jti: string; expiresAt: number }> {
+  /** A token for `userId`, valid `ttlSeconds`, handed out by the version under `prefix`. */
+  async issue(userId: string, prefix: string, ttlSeconds: number): Promise<{ token: string; jti: string; expiresAt: number }> {
     const { kid, key } = await this.ring.signing();
     const jti = randomBytes(16).toString('base64url');
     const issued = Date.now();
@@ -56,7 +60,7 @@ export class TokenSigner {
     const expiresAt = issued + ttlSeconds * 1000;
     const token = await new SignJWT({})
       .setProtectedHeader({ alg: TOKEN_ALG, kid, typ: 'JWT' })
-      .setIssuer(issuer)
+      .setIssuer(this.parties.issuer(prefix))
       .setAudience(this.parties.audience())
       .setSubject(userId)
       .setIssuedAt(now)
