@@ -116,10 +116,12 @@ export async function startXeo(config: Config): Promise<Xeo> {
     processing: processingParameters(config),
     // No runtime of user-defined functions in this build: the list is empty.
     udfRuntimes: async () => ({}),
+    udfRuntimesOffered: false,
     routers: new Map(),
     publicUrl: () => publicUrl,
   };
   changes.subscribe('service', (id) => ctx.tiles.invalidate(id));
+  ctx.udfRuntimesOffered = Object.keys(await ctx.udfRuntimes()).length > 0;
   ctx.routers = buildRouters(apiRoutes, ctx, VERSIONS, unsupportedRoutes);
   const server = createHttpServer(uws, ctx, rootRoutes(config.brand));
   // The first tile should not wait for threads still loading and warming up, nor for the JIT of

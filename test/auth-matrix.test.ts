@@ -195,7 +195,8 @@ describe('authorization matrix: every listed endpoint and method', () => {
       expect(r.status, e.path).toBe(200);
       expect(aliceDataIn(r, urlOf(e)), e.path).toBe('');
     }
-    for (const p of Object.keys(w.ids).filter((x) => x !== 'collection_id')) {
+    // (the log of a synchronous request is reached by its answer's link only: no list holds it)
+    for (const p of Object.keys(w.ids).filter((x) => x !== 'collection_id' && x !== 'log_id')) {
       const list = parentOf(p);
       expect(list, p).not.toBeNull();
       const mine = (await http('GET', urlOf(api(list!)), { token: w.bob.token })).text;

@@ -145,12 +145,19 @@ describe('discovery with the default brand', () => {
     expect(rels['web-editor']).toMatchObject({ href: 'https://editor.openeo.org/?server=here', type: 'text/html' });
     expect(rels.jwks.href).toBe(`${s.url}/.well-known/jwks.json`);
     const paths = c.endpoints.map((e: any) => e.path);
-    for (const p of ['/processing_parameters', '/udf_runtimes', '/collections/{collection_id}/queryables', '/logs/{log_id}']) expect(paths).toContain(p);
+    for (const p of ['/processing_parameters', '/collections/{collection_id}/queryables', '/logs/{log_id}']) expect(paths).toContain(p);
     const processes = (await http('GET', `${s.url}/1.3.0/processes`)).json;
     expect(processes.version).toBe('2.0.0-rc.2');
     expect((await http('GET', `${s.base}/processes`)).json.version).toBeUndefined();
-    // No UDF runtime in this build: the list is empty (and so 1.3.0 is not production-ready, see below).
-    expect((await http('GET', `${s.url}/1.3.0/udf_runtimes`)).json).toEqual({});
+    // From 1.3.0 on the runtimes list must name one: without any, the endpoint is not offered there.
+    const runtimes = (await http('GET', `${s.base}/udf_runtimes`)).json;
+    if (Object.keys(runtimes).length) {
+      expect(paths).toContain('/udf_runtimes');
+      expect((await http('GET', `${s.url}/1.3.0/udf_runtimes`)).json).toEqual(runtimes);
+    } else {
+      expect(paths).not.toContain('/udf_runtimes');
+      expectError(await http('GET', `${s.url}/1.3.0/udf_runtimes`), 404, 'NotFound');
+    }
     expectError(await http('GET', `${s.url}/1.3.0/credentials/oidc`), 404, 'NotFound');
   });
 
@@ -183,7 +190,7 @@ describe('brand word openeo, production', () => {
 
   it('says production where the administrator does, for 1.3.0 only once a UDF runtime is listed', async () => {
     const wk = (await http('GET', `${s.url}/.well-known/openeo`)).json;
-    const runtimes = Object.keys((await http('GET', `${s.url}/1.3.0/udf_runtimes`)).json).length;
+    const runtimes = Object.keys((await http('GET', `${s.url}/1.2.0/udf_runtimes`)).json).length;
     for (const v of wk.versions) {
       const want = v.api_version === '1.3.0' ? runtimes > 0 : true;
       expect(v.production, v.api_version).toBe(want);

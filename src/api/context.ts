@@ -45,6 +45,8 @@ export interface AppContext {
   syncLogs: Pick<SyncLogs, 'save'>;
   /** The runtimes of user-defined functions, as GET /udf_runtimes lists them (empty while none is offered). */
   udfRuntimes(): Promise<Record<string, unknown>>;
+  /** Whether it listed any when the server started (GET /udf_runtimes of 1.3.0 exists only then). */
+  udfRuntimesOffered: boolean;
   /** The route table of each served version. */
   routers: Map<VersionProfile, Router<AppContext>>;
   /** Base URL of every link we hand out (known once the port is bound). */

@@ -36,6 +36,8 @@ export interface VersionProfile {
   resultsCollection: boolean;
   /** GET /collections/{id}/queryables exists (1.2.0 on). */
   queryables: boolean;
+  /** GET /udf_runtimes must list at least one runtime (1.3.0); without one it is not offered. */
+  udfRuntimesRequired: boolean;
 }
 
 export const VERSIONS: readonly VersionProfile[] = [
@@ -55,6 +57,7 @@ export const VERSIONS: readonly VersionProfile[] = [
     processesVersion: true,
     resultsCollection: true,
     queryables: true,
+    udfRuntimesRequired: true,
   },
   {
     apiVersion: '1.2.0',
@@ -72,6 +75,7 @@ export const VERSIONS: readonly VersionProfile[] = [
     processesVersion: false,
     resultsCollection: false,
     queryables: true,
+    udfRuntimesRequired: false,
   },
   {
     apiVersion: '1.0.1',
@@ -89,6 +93,7 @@ export const VERSIONS: readonly VersionProfile[] = [
     processesVersion: false,
     resultsCollection: false,
     queryables: false,
+    udfRuntimesRequired: false,
   },
   {
     apiVersion: '1.0.0-rc.2',
@@ -106,6 +111,7 @@ export const VERSIONS: readonly VersionProfile[] = [
     processesVersion: false,
     resultsCollection: false,
     queryables: false,
+    udfRuntimesRequired: false,
   },
 ];
 

@@ -4,6 +4,7 @@
 // version and our OpenAPI document), so that endpoints merged later are covered without changes here.
 import { startServer, http, addUser, login, type TestServer } from '../helpers.js';
 import type { GraphWorld, ProcessInfo } from './graphs.js';
+import { SignJWT, generateKeyPair } from 'jose';
 
 export type Auth = 'none' | 'optional' | 'required' | 'basic';
 
@@ -43,12 +44,15 @@ export interface World {
   graphs: GraphWorld;
   /** A finished batch job of Alice's and its results document with signed links (when jobs are offered). */
   results: { jobId: string; doc: any; links: string[] } | null;
+  /** Authorization headers with JWTs forged from Alice's (each must be refused, never act as her). */
+  forgedJwts: string[];
 }
 
 /** The unversioned routes at the host root (README: Endpoints); no version document lists them. */
 export const ROOT_ROUTES: Omit<Endpoint, 'prefix' | 'listed'>[] = [
   { path: '/', method: 'GET', auth: 'none' },
   { path: '/.well-known/xeo', method: 'GET', auth: 'none' },
+  { path: '/.well-known/jwks.json', method: 'GET', auth: 'none' },
   { path: '/xyz/{service_id}/{z}/{x}/{y}', method: 'GET', auth: 'none' },
   { path: '/wmts/{service_id}', method: 'GET', auth: 'none' },
   { path: '/viewer', method: 'GET', auth: 'none' },
@@ -177,6 +181,16 @@ export async function buildWorld(env: Record<string, string>, dataDir?: string):
     return item && !v.some((e) => e.method === 'PUT' && e.path === item.path);
   });
   if (collections[0]) ids.collection_id = { alice: collections[0], bob: collections[0] };
+  // The log of a synchronous request of each (holding the user's marker): an item without a list.
+  if (endpoints.some((e) => e.path === '/logs/{log_id}')) {
+    const logOf = async (user: User) => {
+      const body = JSON.stringify({ process: { process_graph: { i: { process_id: 'inspect', arguments: { data: 1, message: user.marker }, result: true } } } });
+      const r = await http('POST', `${server.base}/result`, { token: user.token, body });
+      if (r.status !== 200 || !r.headers.link) throw new Error(`a synchronous request kept no log: ${r.status} ${r.text}`);
+      return r.headers['xeo-identifier'];
+    };
+    ids.log_id = { alice: await logOf(alice), bob: await logOf(bob) };
+  }
   const processes: ProcessInfo[] = (await http('GET', `${server.base}/processes`)).json.processes.map((p: { id: string; parameters: { name: string }[] }) => ({
     id: p.id,
     parameters: p.parameters.map((x) => x.name),
@@ -191,7 +205,36 @@ export async function buildWorld(env: Record<string, string>, dataDir?: string):
     if (r.status === 200 && !stored.includes(id)) stored.push(id);
   }
   const results = v.some((e) => e.method === 'POST' && e.path === '/jobs/{job_id}/results') ? await finishedJob(server, alice) : null;
-  return { server, port, alice, bob, endpoints, ids, serverIds, graphs: { processes, stored, collections }, results };
+  return { server, port, alice, bob, endpoints, ids, serverIds, graphs: { processes, stored, collections }, results, forgedJwts: await forgeries(server, alice.token) };
+}
+
+/**
+ * JWTs forged from a valid one: unsigned (alg none), HMAC keyed with the server's public key
+ * (algorithm confusion), signed by another key under the server's key id, claims altered under
+ * the real signature, the signature cut; each raw and in the basic// and oidc/ forms.
+ */
+async function forgeries(s: TestServer, header: string): Promise<string[]> {
+  const token = header.replace(/^Bearer basic\/\//, '');
+  const [h, p, sig] = token.split('.');
+  const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+  const claims = JSON.parse(Buffer.from(p, 'base64url').toString());
+  const { kid } = JSON.parse(Buffer.from(h, 'base64url').toString());
+  const jwk = (await http('GET', `${s.url}/.well-known/jwks.json`)).json.keys.find((k: { kid: string }) => k.kid === kid);
+  const { privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
+  const tokens = [
+    `${b64({ alg: 'none', typ: 'JWT' })}.${p}.`,
+    `${b64({ alg: 'none', kid })}.${b64({ ...claims, sub: 'bob' })}.`,
+    await new SignJWT(claims).setProtectedHeader({ alg: 'HS256', kid }).sign(new Uint8Array(Buffer.from(JSON.stringify(jwk)))),
+    await new SignJWT(claims).setProtectedHeader({ alg: 'HS256', kid }).sign(new Uint8Array(Buffer.from(jwk.x, 'base64url'))),
+    await new SignJWT(claims).setProtectedHeader({ alg: 'EdDSA', kid }).sign(privateKey),
+    `${h}.${b64({ ...claims, exp: claims.exp + 86_400 })}.${sig}`,
+    `${h}.${b64({ ...claims, iss: 'https://evil.example/1.3.0/credentials/basic' })}.${sig}`,
+    `${h}.${p}`,
+    `${h}.${p}.`,
+    `${h}.${p}.${sig.slice(0, -2)}`,
+    `${h}.${p}.${sig}.${sig}`,
+  ];
+  return tokens.flatMap((t) => [`Bearer ${t}`, `Bearer basic//${t}`, `Bearer oidc/x/${t}`]);
 }
 
 /** Runs a batch job that finishes at once (1 + 1) and fetches its results document. */
