@@ -83,8 +83,9 @@ export async function startXeo(config: Config): Promise<Xeo> {
   const keys = new KeyRing(store.signingKeys, config.jwtRotationSeconds * 1000, config.tokenTtlSeconds * 1000);
   await keys.start();
   // Our tokens name the basic-credentials URL of the version they were asked at, and are for this
-  // installation: its public URL. Nodes sharing a database server without one (XEO_PUBLIC_URL)
-  // agree on the URL of the first of them to start (set below, once this node knows its own).
+  // installation: its public URL, or without one (XEO_PUBLIC_URL) the URL of the first node that
+  // started on these records (kept with them, set below once this node knows its own), so that a
+  // restart on another port, or another node sharing the database, keeps the tokens valid.
   let issuerBase: string | null = config.publicUrl;
   const issuer = (prefix: string) => `${issuerBase ?? publicUrl}${prefix}/credentials/basic`;
   const signer = new TokenSigner(keys, {
@@ -131,7 +132,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
   const hostPart = config.host.includes(':') ? `[${config.host}]` : config.host;
   const localUrl = `${config.tls ? 'https' : 'http'}://${hostPart}:${port}`;
   if (!config.publicUrl) publicUrl = localUrl;
-  if (!issuerBase) issuerBase = config.databaseUrl ? await store.secrets.getOrCreate('token-issuer', () => localUrl) : localUrl;
+  if (!issuerBase) issuerBase = await store.secrets.getOrCreate('token-issuer', () => localUrl);
   const redirect = config.tls && config.httpRedirectPort !== null ? await listenRedirect(uws, config.host, config.httpRedirectPort, () => publicUrl) : null;
   // Jobs left running by a previous server are settled, and the queue starts, once we serve.
   await jobs.init();

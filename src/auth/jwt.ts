@@ -1,6 +1,6 @@
 // Our access tokens: JWTs (RFC 7519) signed with the key ring's current key. Claims: `iss` the
 // basic-credentials URL of the version it was asked through, on the installation's URL (its public
-// URL; nodes sharing a database server without one agree on one), `aud` that URL, `sub` the user, `iat`/`nbf`,
+// URL, else the first node's, kept with the records), `aud` that URL, `sub` the user, `iat`/`nbf`,
 // `exp`, and a random `jti` whose SHA-256 is the token's row in the records (deleting it revokes
 // the token). Verification accepts exactly that: alg EdDSA (so `none`, HMAC with a public key and
 // every other algorithm are refused), one of our keys, one of our issuers and our audience, the
