@@ -7,6 +7,9 @@ import { loadConfig, ConfigError } from './core/config.js';
 import { startWorker, startXeo } from './main.js';
 import { openStore } from './store/db.js';
 import { hashPassword } from './auth/password.js';
+import { announceUserGone, revokeToken, revokeUserTokens } from './auth/revoke.js';
+import { PgChanges, type ChangeFeed } from './store/changes.js';
+import type { Config } from './core/config.js';
 import { wellKnownPath } from './api/well-known.js';
 import { importFiles } from './ingest/import.js';
 import { migrateInstallation } from './ingest/migrate.js';
@@ -29,7 +32,9 @@ Commands:
   users add NAME [--password PASSWORD]   add a user (password read from stdin when not given)
   users passwd NAME [--password PASSWORD] set a user's password
   users list                             list users
-  users delete NAME                      delete a user and their records
+  users delete NAME                      delete a user and their records (their tokens too)
+  tokens revoke TOKEN|JTI                revoke one access token (the token itself, or its jti)
+  tokens revoke --user NAME              revoke every access token of a user
   import PATH... --collection ID [--bands B1,B2] [--date YYYY-MM-DD] [--title T] [--license L]
                                          create or extend a collection from GeoTIFFs or STAC Item JSON
   collections add-stac API_URL REMOTE_ID [--id ID] [--title T] [--max-items N]
@@ -116,7 +121,8 @@ async function serve(): Promise<void> {
 async function users(args: string[]): Promise<void> {
   const { values, positionals } = parseArgs({ args, options: { password: { type: 'string' } }, allowPositionals: true });
   const [action, name] = positionals;
-  const store = await openStore(loadConfig());
+  const config = loadConfig();
+  const store = await openStore(config);
   try {
     switch (action) {
       case 'add':
@@ -132,7 +138,9 @@ async function users(args: string[]): Promise<void> {
         } else {
           if (!(await store.users.byId(name))) throw new UsageError(`there is no user '${name}'`);
           await store.users.setPassword(name, hash);
-          console.log(`changed the password of ${name}`);
+          // A new password ends the sessions of the old one.
+          const n = await withFeed(config, (feed) => revokeUserTokens(store, feed, name));
+          console.log(`changed the password of ${name} (${n} access token(s) revoked)`);
         }
         return;
       }
@@ -141,10 +149,41 @@ async function users(args: string[]): Promise<void> {
         return;
       case 'delete':
         if (!name || !(await store.users.delete(name))) throw new UsageError(`there is no user '${name ?? ''}'`);
+        await withFeed(config, (feed) => announceUserGone(feed, name));
         console.log(`deleted user ${name}`);
         return;
       default:
         throw new UsageError(USAGE);
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+/** Runs `fn` with the change feed of the nodes sharing a database server (none for an embedded installation). */
+async function withFeed<T>(config: Config, fn: (feed: ChangeFeed | null) => Promise<T>): Promise<T> {
+  const feed = config.databaseUrl ? new PgChanges(config.databaseUrl, config.database.timeoutMs) : null;
+  try {
+    return await fn(feed);
+  } finally {
+    await feed?.close();
+  }
+}
+
+async function tokensCommand(args: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({ args, options: { user: { type: 'string' } }, allowPositionals: true });
+  const [action, given, ...extra] = positionals;
+  if (action !== 'revoke' || extra.length || (given === undefined) === (values.user === undefined)) throw new UsageError('usage: tokens revoke TOKEN|JTI, or tokens revoke --user NAME');
+  const config = loadConfig();
+  const store = await openStore(config);
+  try {
+    if (values.user !== undefined) {
+      if (!(await store.users.byId(values.user))) throw new UsageError(`there is no user '${values.user}'`);
+      const n = await withFeed(config, (feed) => revokeUserTokens(store, feed, values.user!));
+      console.log(`revoked ${n} access token(s) of ${values.user}`);
+    } else {
+      const was = await withFeed(config, (feed) => revokeToken(store, feed, given!));
+      console.log(was ? 'revoked the token' : 'no live token matches (unknown, expired or revoked already)');
     }
   } finally {
     await store.close();
@@ -258,6 +297,7 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'worker') return worker();
   if (command === 'migrate') return migrate(rest);
   if (command === 'users') return users(rest);
+  if (command === 'tokens') return tokensCommand(rest);
   if (command === 'import') return importCommand(rest);
   if (command === 'collections') return collectionsCommand(rest);
   if (command === 'help' || command === '--help' || command === '-h' || command === undefined) {

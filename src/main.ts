@@ -11,6 +11,8 @@ import { Workspaces } from './files/workspace.js';
 import { Authenticator } from './auth/authenticate.js';
 import { FailureThrottle } from './auth/throttle.js';
 import { OidcVerifier } from './auth/oidc.js';
+import { KeyRing } from './auth/keys.js';
+import { TokenSigner } from './auth/jwt.js';
 import { buildRouters } from './api/routes.js';
 import { VERSIONS } from './api/versions.js';
 import { createHttpServer } from './server/app.js';
@@ -19,6 +21,7 @@ import { loadUws } from './server/uws.js';
 import { listenRedirect } from './server/redirect.js';
 import { configureBlockCache } from './data/cog-reader.js';
 import { configureOutbound } from './data/outbound.js';
+import { configureRemoteProcesses } from './graph/remote-processes.js';
 import { warmUpHttp } from './data/http-client.js';
 import { generateDemo, DEMO_ID } from './ingest/demo.js';
 import { apiRoutes, rootRoutes } from './api/index.js';
@@ -26,6 +29,7 @@ import { ComputePool } from './compute/pool.js';
 import { TileServer } from './tiles/tile-server.js';
 import { UserSlots } from './compute/user-slots.js';
 import { SyncLogs } from './compute/sync-logs.js';
+import { processingParameters } from './core/processing-options.js';
 import { JobService, nodeId } from './jobs/service.js';
 import { LinkSigner } from './jobs/signing.js';
 import { TaskQueue } from './jobs/task-queue.js';
@@ -34,6 +38,7 @@ import { StacCollections } from './data/stac-collections.js';
 import { setSearchHost } from './data/stac-search-bridge.js';
 import { setUdfHost, UdfHost } from './udf/host.js';
 import { setUdfFileReader, workspaceReader } from './udf/sources.js';
+import { runtimesDocument } from './udf/runtimes.js';
 
 export interface Xeo {
   port: number;
@@ -61,6 +66,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
   } catch (e) {
     throw new ConfigError((e as Error).message);
   }
+  configureRemoteProcesses(config.remoteProcesses);
   const store = await openStore(config);
   configureBlockCache(config.blockCacheBytes);
   if (config.demo && (await store.collections.list()).length === 0) {
@@ -82,6 +88,19 @@ export async function startXeo(config: Config): Promise<Xeo> {
   let publicUrl = config.publicUrl ?? '';
   const compute = new ComputePool({ threads: config.computeThreads, queue: config.computeQueue, dataDir: config.dataDir, databaseUrl: config.databaseUrl, database: config.database, blockCacheBytes: config.blockCacheBytes, outboundAllow: config.outboundAllow, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads });
   const changes = config.databaseUrl ? new PgChanges(config.databaseUrl, config.database.timeoutMs) : new LocalChanges();
+  const keys = new KeyRing(store.signingKeys, config.jwtRotationSeconds * 1000, config.tokenTtlSeconds * 1000);
+  await keys.start();
+  // Our tokens name the basic-credentials URL of the version they were asked at, and are for this
+  // installation: its public URL, or without one (XEO_PUBLIC_URL) the URL of the first node that
+  // started on these records (kept with them, set below once this node knows its own), so that a
+  // restart on another port, or another node sharing the database, keeps the tokens valid.
+  let issuerBase: string | null = config.publicUrl;
+  const issuer = (prefix: string) => `${issuerBase ?? publicUrl}${prefix}/credentials/basic`;
+  const signer = new TokenSigner(keys, {
+    issuer,
+    issuers: () => VERSIONS.map((v) => issuer(v.prefix)),
+    audience: () => issuerBase ?? publicUrl,
+  });
   const ctx: AppContext = {
     config,
     brandWord: brandHeaderWord(config.brand),
@@ -92,19 +111,26 @@ export async function startXeo(config: Config): Promise<Xeo> {
       store,
       new OidcVerifier(config.oidcProviders, store),
       new FailureThrottle({ ...config.authFailures, windowMs: config.authFailures.windowS * 1000 }, store.authFailures ? { ledger: store.authFailures, feed: changes } : undefined),
+      signer,
+      changes,
     ),
+    keys,
     workspaces,
-    udf,
     syncLogs,
     compute,
     userSlots: new UserSlots(store.semaphores, config.userConcurrency),
     tiles: new TileServer(store, compute, config, (req) => stac.search(req)),
     jobs,
     stac,
+    processing: processingParameters(config),
+    udfRuntimes: async () => runtimesDocument(await udf.info()),
+    // Known once the runtimes have been probed (below).
+    udfRuntimesOffered: false,
     routers: new Map(),
     publicUrl: () => publicUrl,
   };
   changes.subscribe('service', (id) => ctx.tiles.invalidate(id));
+  ctx.udfRuntimesOffered = Object.keys(await ctx.udfRuntimes()).length > 0;
   ctx.routers = buildRouters(apiRoutes, ctx, VERSIONS, unsupportedRoutes);
   const server = createHttpServer(uws, ctx, rootRoutes(config.brand));
   // The first tile should not wait for threads still loading and warming up, nor for the JIT of
@@ -114,6 +140,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
   const hostPart = config.host.includes(':') ? `[${config.host}]` : config.host;
   const localUrl = `${config.tls ? 'https' : 'http'}://${hostPart}:${port}`;
   if (!config.publicUrl) publicUrl = localUrl;
+  if (!issuerBase) issuerBase = await store.secrets.getOrCreate('token-issuer', () => localUrl);
   const redirect = config.tls && config.httpRedirectPort !== null ? await listenRedirect(uws, config.host, config.httpRedirectPort, () => publicUrl) : null;
   // Jobs left running by a previous server are settled, and the queue starts, once we serve.
   await jobs.init();
@@ -132,6 +159,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
       await udf.close();
       await syncLogs.close();
       await changes.close();
+      keys.stop();
       setSearchHost(null);
       setUdfHost(null);
       setUdfFileReader(null);
@@ -153,6 +181,7 @@ export async function startWorker(config: Config): Promise<XeoWorker> {
   } catch (e) {
     throw new ConfigError((e as Error).message);
   }
+  configureRemoteProcesses(config.remoteProcesses);
   const store = await openStore(config);
   if (!config.s3Bucket) console.warn('[xeo] worker without XEO_S3_BUCKET: results go to this machine\'s disk, where only API nodes sharing its data dir find them');
   // With a bucket, the chunks and COGs a worker stores are seen by the other workers and every API node.

@@ -2,6 +2,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import Database from 'better-sqlite3';
 import path from 'node:path';
+import { createHash } from 'node:crypto';
 import { startServer, http, expectError, removeDir, addUser, login, basicHeader, xeo, tempDir, type TestServer } from './helpers.js';
 
 let s: TestServer;
@@ -46,9 +47,12 @@ describe('CLI users', () => {
       expect(user.password_hash).toMatch(/^scrypt\$/);
       expect(user.password_hash).not.toContain('secret-a');
       const raw = token.slice('Bearer basic//'.length);
+      const jti = JSON.parse(Buffer.from(raw.split('.')[1], 'base64url').toString()).jti;
       const rows = db.prepare('SELECT token_hash FROM tokens').all() as { token_hash: string }[];
       expect(rows.length).toBeGreaterThan(0);
-      expect(rows.some((r) => r.token_hash === raw)).toBe(false);
+      // One row per token: the SHA-256 of its jti, neither the token nor the jti itself.
+      expect(rows.some((r) => r.token_hash === raw || r.token_hash === jti)).toBe(false);
+      expect(rows.some((r) => r.token_hash === createHash('sha256').update(jti).digest('hex'))).toBe(true);
       expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     } finally {
       db.close();
@@ -61,7 +65,8 @@ describe('basic sign-in', () => {
     const r = await http('GET', `${s.base}/credentials/basic`, { headers: { authorization: basicHeader('alice', 'secret-a') } });
     expect(r.status).toBe(200);
     expect(Object.keys(r.json)).toEqual(['access_token']);
-    expect(r.json.access_token).toMatch(/^[\w-]{43}$/);
+    // A JWT (three base64url parts), usable in the older basic// form too.
+    expect(r.json.access_token).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
     const me = await http('GET', `${s.base}/me`, { token: `Bearer basic//${r.json.access_token}` });
     expect(me.status).toBe(200);
     expect(me.json).toMatchObject({ user_id: 'alice', name: 'alice', default_plan: 'free', storage: { free: 1000000, quota: 1000000 } });

@@ -18,6 +18,8 @@ let finished: { id: string; doc: any } | null = null;
 
 const ORIGIN = { origin: 'https://editor.example' }; // API 1.0.0-rc.2 sends CORS headers only to an Origin
 const NOT_FOUND_CODES = ['ProcessGraphNotFound', 'FileNotFound', 'ServiceNotFound', 'JobNotFound'];
+/** The item kind's not-found codes: the log of a synchronous request has none of its own in the catalogue. */
+const notFoundCodes = (e: Endpoint) => (e.path.startsWith('/logs/') ? ['NotFound'] : NOT_FOUND_CODES);
 const MALFORMED: [string, number, string][] = [
   ['Bearer nonsense', 403, 'TokenInvalid'],
   ['Bearer basic//', 403, 'TokenInvalid'],
@@ -79,7 +81,7 @@ function urlOf(e: Endpoint, values: Record<string, string> = {}): string {
 function call(e: Endpoint, authorization: string | undefined, values: Record<string, string> = {}): Promise<Res> {
   const headers: Record<string, string> = { ...ORIGIN, 'content-type': 'application/json' };
   if (authorization !== undefined) headers.authorization = authorization;
-  const body = ['POST', 'PUT', 'PATCH'].includes(e.method) ? JSON.stringify(e.method === 'PATCH' ? { title: 'changed by someone else' } : itemBody('written by someone else', w.graphs.collections[0])) : undefined;
+  const body = ['POST', 'PUT', 'PATCH'].includes(e.method) ? JSON.stringify(e.method === 'PATCH' ? { title: 'changed by someone else' } : itemBody('written by someone else', w.graphs.collections[0], e.path)) : undefined;
   return http(e.method, urlOf(e, values), { headers, body });
 }
 
@@ -175,7 +177,7 @@ describe('authorization matrix: every listed endpoint and method', () => {
       // What Alice hears for an id that does not exist is what Bob must hear for hers.
       const unknown = Object.fromEntries(items.map((p) => [p, p === 'path' ? 'nothing/here.txt' : 'nothing_here_0']));
       const own = await call(e, w.alice.token, unknown);
-      if (own.status !== 404 || !NOT_FOUND_CODES.includes(own.json?.code)) {
+      if (own.status !== 404 || !notFoundCodes(e).includes(own.json?.code)) {
         wrong.push(`${describeCase(e)}: an unknown id answers ${own.status} ${own.text.slice(0, 120)}, not a NotFound code`);
         continue;
       }
@@ -193,7 +195,8 @@ describe('authorization matrix: every listed endpoint and method', () => {
       expect(r.status, e.path).toBe(200);
       expect(aliceDataIn(r, urlOf(e)), e.path).toBe('');
     }
-    for (const p of Object.keys(w.ids).filter((x) => x !== 'collection_id')) {
+    // (the log of a synchronous request is reached by its answer's link only: no list holds it)
+    for (const p of Object.keys(w.ids).filter((x) => x !== 'collection_id' && x !== 'log_id')) {
       const list = parentOf(p);
       expect(list, p).not.toBeNull();
       const mine = (await http('GET', urlOf(api(list!)), { token: w.bob.token })).text;
@@ -232,7 +235,7 @@ describe('capabilities handed out without a token', () => {
     expect((await patch(id, { enabled: true })).status).toBe(204);
     expect((await http('GET', tile)).status).toBe(200);
     // Deleted: gone for good.
-    const other = (await http('POST', `${w.server.base}/services`, { token: w.alice.token, body: JSON.stringify(itemBody(w.alice.marker, w.graphs.collections[0])) })).headers['xeo-identifier'];
+    const other = (await http('POST', `${w.server.base}/services`, { token: w.alice.token, body: JSON.stringify(itemBody(w.alice.marker, w.graphs.collections[0], '/services')) })).headers['xeo-identifier'];
     const otherTile = await tileOf(other);
     expect((await http('GET', otherTile)).status).toBe(200);
     expect((await http('DELETE', `${w.server.base}/services/${other}`, { token: w.alice.token })).status).toBe(204);
@@ -257,7 +260,7 @@ describe('capabilities handed out without a token', () => {
       const collection = api(parentOf(p)!, 'POST');
       const ids = [w.ids[p].alice, w.ids[p].bob];
       for (let i = 0; i < 8; i++) {
-        const r = await http('POST', urlOf(collection), { token: w.alice.token, body: JSON.stringify(itemBody('id test', w.graphs.collections[0])) });
+        const r = await http('POST', urlOf(collection), { token: w.alice.token, body: JSON.stringify(itemBody('id test', w.graphs.collections[0], collection.path)) });
         expect(r.status, r.text).toBe(201);
         ids.push(r.headers['xeo-identifier']);
       }

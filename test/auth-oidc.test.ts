@@ -104,6 +104,7 @@ const oidcProviders = (issuer: string) =>
       scopes: ['openid'],
       audience: AUDIENCE,
       default_clients: [{ id: CLIENT_ID, grant_types: ['client_credentials'] }],
+      authorization_parameters: { prompt: 'consent', access_type: 'offline' },
     },
   ]);
 
@@ -148,6 +149,7 @@ describe('OpenID Connect with a live provider', () => {
       title: 'Local test provider',
       scopes: ['openid'],
       default_clients: [{ id: CLIENT_ID, grant_types: ['client_credentials'] }],
+      authorization_parameters: { prompt: 'consent', access_type: 'offline' },
     });
     // the audience is our own setting, not part of the openEO provider description
     expect(r.json.providers[0].audience).toBeUndefined();
@@ -175,6 +177,47 @@ describe('OpenID Connect with a live provider', () => {
     const other = await http('GET', `${s.base}/me`, { token: bearer('local', await op.token()) });
     expect(other.status).toBe(200);
     expect(other.json.user_id).toBe(r.json.user_id);
+  });
+
+  it('accepts the raw access token (API 1.3.0) by its issuer on every version, as the same user', async () => {
+    const token = await op.token();
+    const users = new Set<string>();
+    for (const v of ['1.3.0', '1.2.0', '1.0.1', '1.0.0-rc.2']) {
+      const r = await http('GET', `${s.url}/${v}/me`, { token: `Bearer ${token}`, headers: { origin: 'http://x.test' } });
+      expect(r.status, `${v}: ${r.text}`).toBe(200);
+      users.add(r.json.user_id);
+    }
+    users.add((await http('GET', `${s.base}/me`, { token: bearer('local', token) })).json.user_id);
+    expect([...users]).toEqual([`local~${CLIENT_ID}`]);
+  });
+
+  it('refuses a raw token of an issuer no provider has, and HMAC tokens keyed with the public key', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const stranger = await new SignJWT({ sub: CLIENT_ID })
+      .setProtectedHeader({ alg: 'RS256', typ: 'at+jwt', kid: KID })
+      .setIssuer('https://someone-else.example')
+      .setAudience(AUDIENCE)
+      .setIssuedAt(now)
+      .setExpirationTime(now + 600)
+      .sign(providerKey);
+    const generic = (await http('GET', `${s.base}/me`, { token: 'Bearer x' })).json.message;
+    const r = await http('GET', `${s.base}/me`, { token: `Bearer ${stranger}` });
+    expectError(r, 403, 'TokenInvalid');
+    expect(r.json.message).toBe(generic);
+    // Algorithm confusion: HS256 "signed" with the provider's public key as the secret.
+    const jwks = (await http('GET', (await http('GET', `${op.issuer}/.well-known/openid-configuration`)).json.jwks_uri)).json;
+    const publicJwk = jwks.keys.find((k: any) => k.kid === KID);
+    for (const secret of [Buffer.from(JSON.stringify(publicJwk)), Buffer.from(publicJwk.n, 'base64url')]) {
+      const confused = await new SignJWT({ sub: CLIENT_ID })
+        .setProtectedHeader({ alg: 'HS256', kid: KID })
+        .setIssuer(op.issuer)
+        .setAudience(AUDIENCE)
+        .setIssuedAt(now)
+        .setExpirationTime(now + 600)
+        .sign(new Uint8Array(secret));
+      expectError(await http('GET', `${s.base}/me`, { token: `Bearer ${confused}` }), 403, 'TokenInvalid');
+      expectError(await http('GET', `${s.base}/me`, { token: bearer('local', confused) }), 403, 'TokenInvalid');
+    }
   });
 
   it('refuses a token signed by another key', async () => {

@@ -6,19 +6,19 @@ import { startServer, http, expectError, removeDir, type TestServer } from './he
 describe('discovery with the default brand', () => {
   let s: TestServer;
   beforeAll(async () => {
-    s = await startServer();
+    s = await startServer({ XEO_WEB_EDITOR_URL: 'https://editor.openeo.org/?server=here' });
   });
   afterAll(async () => {
     await s.stop();
     removeDir(s.dataDir);
   });
 
-  it('lists three versions at /.well-known/xeo, each reachable at its own prefix', async () => {
+  it('lists four versions at /.well-known/xeo, each reachable at its own prefix', async () => {
     const r = await http('GET', `${s.url}/.well-known/xeo`);
     expect(r.status).toBe(200);
     expect(r.headers['content-type']).toBe('application/json');
     const versions = r.json.versions;
-    expect(versions.map((v: any) => v.api_version)).toEqual(['1.0.0-rc.2', '1.0.1', '1.2.0']);
+    expect(versions.map((v: any) => v.api_version)).toEqual(['1.0.0-rc.2', '1.0.1', '1.2.0', '1.3.0']);
     for (const v of versions) {
       expect(v.production).toBe(false);
       const caps = await http('GET', `${v.url}/`);
@@ -86,7 +86,7 @@ describe('discovery with the default brand', () => {
     expectError(await http('GET', `${s.base}/credentials/oidc`), 404, 'NotFound');
     expectError(await http('GET', `${s.url}/1.0.1/credentials/oidc`), 501, 'FeatureUnsupported');
     expectError(await http('GET', `${s.url}/1.0.0-rc.2/credentials/oidc`, { headers: { origin: 'http://x.test' } }), 501, 'FeatureUnsupported');
-    // queryables exist only in 1.2.0
+    // queryables exist from 1.2.0 on
     expectError(await http('GET', `${s.base}/collections/x/queryables`), 404, 'CollectionNotFound');
     expectError(await http('GET', `${s.url}/1.0.1/collections/x/queryables`), 404, 'NotFound');
   });
@@ -120,11 +120,45 @@ describe('discovery with the default brand', () => {
   it('redirects the host root to the newest version and answers HEAD like GET without a body', async () => {
     const r = await http('GET', `${s.url}/`);
     expect(r.status).toBe(302);
-    expect(r.headers.location).toBe(`${s.base}/`);
+    expect(r.headers.location).toBe(`${s.url}/1.3.0/`);
     const head = await http('HEAD', `${s.base}/`);
     expect(head.status).toBe(200);
     expect(head.body.length).toBe(0);
     expect(Number(head.headers['content-length'])).toBe((await http('GET', `${s.base}/`)).body.length);
+  });
+
+  it('answers GET / of 1.3.0 with type, conformsTo as /conformance, the JWT and extension classes', async () => {
+    const c = (await http('GET', `${s.url}/1.3.0/`)).json;
+    expect(c).toMatchObject({ api_version: '1.3.0', stac_version: '1.0.0', type: 'Catalog', production: false });
+    expect(c.conformsTo).toEqual((await http('GET', `${s.url}/1.3.0/conformance`)).json.conformsTo);
+    for (const cls of [
+      'https://api.openeo.org/1.3.0',
+      'https://api.openeo.org/1.3.0/authentication/jwt',
+      'https://api.openeo.org/extensions/processing-parameters/0.1.0',
+      'https://api.openeo.org/extensions/remote-process-definition/0.1.0',
+    ]) {
+      expect(c.conformsTo).toContain(cls);
+    }
+    // JWTs are accepted on every version, but only 1.3.0 declares the class (clients send raw JWTs then).
+    expect((await http('GET', `${s.base}/`)).json.conformsTo).not.toContain('https://api.openeo.org/1.2.0/authentication/jwt');
+    const rels = Object.fromEntries(c.links.map((l: any) => [l.rel, l]));
+    expect(rels['web-editor']).toMatchObject({ href: 'https://editor.openeo.org/?server=here', type: 'text/html' });
+    expect(rels.jwks.href).toBe(`${s.url}/.well-known/jwks.json`);
+    const paths = c.endpoints.map((e: any) => e.path);
+    for (const p of ['/processing_parameters', '/collections/{collection_id}/queryables', '/logs/{log_id}']) expect(paths).toContain(p);
+    const processes = (await http('GET', `${s.url}/1.3.0/processes`)).json;
+    expect(processes.version).toBe('2.0.0-rc.2');
+    expect((await http('GET', `${s.base}/processes`)).json.version).toBeUndefined();
+    // From 1.3.0 on the runtimes list must name one: without any, the endpoint is not offered there.
+    const runtimes = (await http('GET', `${s.base}/udf_runtimes`)).json;
+    if (Object.keys(runtimes).length) {
+      expect(paths).toContain('/udf_runtimes');
+      expect((await http('GET', `${s.url}/1.3.0/udf_runtimes`)).json).toEqual(runtimes);
+    } else {
+      expect(paths).not.toContain('/udf_runtimes');
+      expectError(await http('GET', `${s.url}/1.3.0/udf_runtimes`), 404, 'NotFound');
+    }
+    expectError(await http('GET', `${s.url}/1.3.0/credentials/oidc`), 404, 'NotFound');
   });
 
   it('ignores unknown query parameters on discovery', async () => {
@@ -132,10 +166,10 @@ describe('discovery with the default brand', () => {
   });
 });
 
-describe('brand word openeo', () => {
+describe('brand word openeo, production', () => {
   let s: TestServer;
   beforeAll(async () => {
-    s = await startServer({ XEO_BRAND: 'openeo' });
+    s = await startServer({ XEO_BRAND: 'openeo', XEO_PRODUCTION: 'true' });
   });
   afterAll(async () => {
     await s.stop();
@@ -152,5 +186,15 @@ describe('brand word openeo', () => {
     expect(caps.links.find((l: any) => l.rel === 'version-history').href).toBe(`${s.url}/.well-known/openeo`);
     const api = (await http('GET', `${s.base}/openapi.json`)).json;
     expect(api.paths['/process_graphs'].post.responses['201'].headers).toHaveProperty('OpenEO-Identifier');
+  });
+
+  it('says production where the administrator does, for 1.3.0 only once a UDF runtime is listed', async () => {
+    const wk = (await http('GET', `${s.url}/.well-known/openeo`)).json;
+    const runtimes = Object.keys((await http('GET', `${s.url}/1.2.0/udf_runtimes`)).json).length;
+    for (const v of wk.versions) {
+      const want = v.api_version === '1.3.0' ? runtimes > 0 : true;
+      expect(v.production, v.api_version).toBe(want);
+      expect((await http('GET', `${v.url}/`)).json.production, v.api_version).toBe(want);
+    }
   });
 });

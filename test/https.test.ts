@@ -109,6 +109,6 @@ describeWithTool(hasOpenssl, 'openssl', 'HTTPS', () => {
     `;
     const out = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, env: { ...process.env, NODE_EXTRA_CA_CERTS: files.cert }, encoding: 'utf8', timeout: 60_000 });
     expect(out.status, out.stderr.slice(-2000)).toBe(0);
-    expect(JSON.parse(out.stdout.trim().split('\n').pop()!)).toEqual({ version: '1.2.0', collections: 0, user: 'alice' });
+    expect(JSON.parse(out.stdout.trim().split('\n').pop()!)).toEqual({ version: '1.3.0', collections: 0, user: 'alice' });
   });
 });

@@ -12,7 +12,7 @@ import { writeCog } from '../src/output/cog-writer.js';
 import { addUser, expectError, http, login, rawRequest, removeDir, startServer, xeo, type Res, type TestServer } from './helpers.js';
 import { describeWithTool, hasGdal, hasXarray, run, xarrayRead } from './system-tools.js';
 
-const VERSIONS = ['1.0.0-rc.2', '1.0.1', '1.2.0'];
+const VERSIONS = ['1.0.0-rc.2', '1.0.1', '1.2.0', '1.3.0'];
 let s: TestServer;
 let token: string;
 beforeAll(async () => {
@@ -37,7 +37,7 @@ describe('interoperability with the openEO tools', () => {
     expect(wk.json.versions.map((v: { api_version: string }) => v.api_version)).toEqual(VERSIONS);
     const root = await http('GET', `${s.url}/`);
     expect(root.status).toBe(302);
-    expect(root.headers.location).toBe(`${s.url}/1.2.0/`);
+    expect(root.headers.location).toBe(`${s.url}/1.3.0/`);
   });
 
   it('reads a run of slashes as one on every route and version, but never an encoded slash', async () => {

@@ -51,6 +51,21 @@ describeWithTool(hasPostgres, 'PostgreSQL 15', 'API nodes sharing PostgreSQL', (
     expect(me.json.user_id).toBe('alice');
   });
 
+  it('both nodes sign with the same key and publish the same key set; a revocation reaches both at once', async () => {
+    const [ka, kb] = await Promise.all([a, b].map((s) => http('GET', `${s.url}/.well-known/jwks.json`)));
+    expect(ka.json.keys.length).toBeGreaterThan(0);
+    expect(kb.json).toEqual(ka.json);
+    // A token issued by b, used on both (each now trusts it from memory), then revoked by the
+    // command line: the change feed tells both nodes, which refuse it at once.
+    const raw = (await http('GET', `${b.url}/1.3.0/credentials/basic`, { headers: { authorization: basicHeader('alice', 'secret') } })).json.access_token;
+    for (const s of [a, b]) expect((await http('GET', `${s.url}/1.3.0/me`, { token: `Bearer ${raw}` })).status).toBe(200);
+    const r = xeo(['tokens', 'revoke', raw], { dataDir: tempDir(), env });
+    expect(r.status, r.stderr).toBe(0);
+    for (const s of [a, b]) expectError(await http('GET', `${s.url}/1.3.0/me`, { token: `Bearer ${raw}` }), 403, 'TokenInvalid');
+    // the other tokens of alice stay good
+    expect((await http('GET', `${b.base}/me`, { headers: auth() })).status).toBe(200);
+  });
+
   it('a stored process and a job written through one node are read through the other', async () => {
     const graph = { process_graph: { a: { process_id: 'absolute', arguments: { x: -3 }, result: true } } };
     expect((await http('PUT', `${a.base}/process_graphs/shared`, { headers: auth(), body: JSON.stringify(graph) })).status).toBe(200);

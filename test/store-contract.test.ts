@@ -47,6 +47,28 @@ function contract(open: () => Promise<Store>) {
     expect(await s.tokens.userOf('t2', Date.now())).toBeNull();
     expect(await s.tokens.deleteExpired(Date.now())).toBe(1);
     await expect(s.tokens.add('t1', 'bob', later)).rejects.toThrow(UniqueViolation);
+    // revoked one by one, or all of a user's at once
+    await s.tokens.add('t3', 'alice', later);
+    await s.tokens.add('t4', 'bob', later);
+    expect(await s.tokens.revoke('t1')).toBe(true);
+    expect(await s.tokens.revoke('t1')).toBe(false);
+    expect(await s.tokens.userOf('t1', Date.now())).toBeNull();
+    expect(await s.tokens.revokeUser('alice')).toBe(1);
+    expect(await s.tokens.userOf('t3', Date.now())).toBeNull();
+    expect(await s.tokens.userOf('t4', Date.now())).toEqual({ userId: 'bob', expiresAt: later });
+  });
+
+  it('signing keys: the first of a kid stays, live until they stop verifying, then purged', async () => {
+    const key = (kid: string, x: string, verifiesUntil: number) => ({ kid, alg: 'EdDSA', publicJwk: { kty: 'OKP', crv: 'Ed25519', x }, privateJwk: { kty: 'OKP', crv: 'Ed25519', x, d: `d-${x}` }, notBefore: 1000, signsUntil: 2000, verifiesUntil });
+    const later = Date.now() + 86_400_000;
+    expect(await s.signingKeys.addOnce(key('k1', 'first', later))).toEqual(key('k1', 'first', later));
+    // a second node making the same period's key gets the one stored first
+    expect((await s.signingKeys.addOnce(key('k1', 'second', later))).publicJwk.x).toBe('first');
+    await s.signingKeys.addOnce(key('k0', 'old', 5000));
+    expect((await s.signingKeys.live(Date.now())).map((k) => k.kid)).toEqual(['k1']);
+    expect((await s.signingKeys.live(4000)).map((k) => k.kid).sort()).toEqual(['k0', 'k1']);
+    expect(await s.signingKeys.deleteExpired(Date.now())).toBe(1);
+    expect((await s.signingKeys.live(0)).map((k) => k.kid)).toEqual(['k1']);
   });
 
   it('process graphs: put tells created from replaced, pages by id, delete', async () => {
@@ -98,11 +120,12 @@ function contract(open: () => Promise<Store>) {
 
   it('logs: ids grow, pages by id and level, owners apart', async () => {
     const a = (await s.logs.append('job:x', { level: 'debug', message: 'one' }));
-    const b = (await s.logs.append('job:x', { level: 'error', message: 'two', code: 'E', data: { k: [1] }, path: [{ node_id: 'n' }] }));
+    const b = (await s.logs.append('job:x', { level: 'error', message: 'two', code: 'E', data: { k: [1] }, path: [{ node_id: 'n' }], stacktrace: 'Traceback:\n  line 3\n' }));
     await s.logs.append('job:y', { level: 'info', message: 'other' });
     expect(Number(b)).toBeGreaterThan(Number(a));
     expect((await s.logs.page('job:x', null, 'debug', 10)).map((e) => e.message)).toEqual(['one', 'two']);
-    expect(await s.logs.page('job:x', null, 'warning', 10)).toEqual([expect.objectContaining({ id: b, code: 'E', data: { k: [1] }, path: [{ node_id: 'n' }] })]);
+    expect(await s.logs.page('job:x', null, 'warning', 10)).toEqual([expect.objectContaining({ id: b, code: 'E', data: { k: [1] }, path: [{ node_id: 'n' }], stacktrace: 'Traceback:\n  line 3\n' })]);
+    expect((await s.logs.page('job:x', null, 'debug', 10))[0]).not.toHaveProperty('stacktrace');
     expect((await s.logs.page('job:x', a, 'debug', 10)).map((e) => e.id)).toEqual([b]);
     await s.logs.deleteOwner('job:x');
     expect(await s.logs.page('job:x', null, 'debug', 10)).toEqual([]);
@@ -125,7 +148,7 @@ function contract(open: () => Promise<Store>) {
     expect(await s.jobs.report('j1', 1, { progress: 50, costs: 0.125 })).toBe(true);
     const usage = { values_read: { value: 4e6, unit: 'values' }, duration: { value: 2, unit: 's' } };
     expect(await s.jobs.transition('j1', ['running'], 'finished', { progress: 100, usage })).toBe(true);
-    expect(await s.jobs.byId('j1')).toMatchObject({ status: 'finished', progress: 100, costs: 0.125, usage, run: 1 });
+    expect(await s.jobs.byId('j1')).toMatchObject({ status: 'finished', progress: 100, costs: 0.125, usage, run: 1, options: {} });
     expect((await s.jobs.withStatus('finished')).map((j) => j.id)).toEqual(['j1']);
     expect(await s.jobs.throughput()).toEqual({ values: 4e6, seconds: 2, jobs: 1 });
     await s.jobResults.put('j1', { run: 1, partial: false, assets: {}, bbox: null, geometry: null, times: [], created: 'c' });
@@ -210,6 +233,25 @@ function contract(open: () => Promise<Store>) {
     expect((await s.jobQueue.claim('n1'))?.id).toBe('q3');
     expect(await s.jobQueue.claim('n1')).toBeNull();
     expect(await s.jobQueue.size()).toBe(0);
+    // the timeline: queued when queued, started when claimed, cleared back at created
+    expect(first.queued).toEqual(expect.any(String));
+    expect(first.started).toBe(first.updated);
+    expect(Date.parse(first.queued!)).toBeLessThanOrEqual(Date.parse(first.started!));
+    expect(await s.jobs.byId('q1')).toMatchObject({ status: 'created', queued: null, started: null });
+    expect(await s.jobs.transition('q2', ['running'], 'finished', { unpublished: '2999-01-01T00:00:00.000Z' })).toBe(true);
+    expect((await s.jobs.byId('q2'))?.unpublished).toBe('2999-01-01T00:00:00.000Z');
+    expect(await s.jobQueue.enqueue('q2')).toBe(true);
+    expect(await s.jobs.byId('q2')).toMatchObject({ status: 'queued', started: null, unpublished: null });
+    // unpublished in the past, with results still held
+    expect(await s.jobs.transition('q3', ['running'], 'finished', { unpublished: '2000-01-01T00:00:00.000Z' })).toBe(true);
+    expect(await s.jobs.unpublishedBefore(new Date().toISOString())).toEqual([]);
+    await s.jobResults.put('q3', { run: 1, partial: false, assets: {}, bbox: null, geometry: null, times: [], created: 'c' });
+    expect((await s.jobs.unpublishedBefore(new Date().toISOString())).map((j) => j.id)).toEqual(['q3']);
+    // processing parameters a request gave
+    await s.jobs.create({ ...job('q4'), options: { chunk_size: 2048 } });
+    expect((await s.jobs.byId('q4'))?.options).toEqual({ chunk_size: 2048 });
+    expect(await s.jobs.edit('q4', { options: { chunk_size: 1024, max_values: 5 } })).toBe(true);
+    expect((await s.jobs.byId('q4'))?.options).toEqual({ chunk_size: 1024, max_values: 5 });
   });
 }
 

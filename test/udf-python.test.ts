@@ -267,7 +267,8 @@ describeWithTool(hasUdfPython, 'Debian python3 with numpy, pandas, xarray, scipy
       const logs = (await jobs.logs(job.id)).logs;
       expect(logs.some((l: any) => /runs as 1 chunk/.test(l.message)), JSON.stringify(logs.map((l: any) => l.message))).toBe(true);
       expect(logs.some((l: any) => l.message.startsWith('rescaled'))).toBe(true);
-      expect((await jobs.get(job.id)).process.default_job_options).toEqual({ udf_timeout: 120 });
+      // A processing parameter of the job (GET /processing_parameters), shown with the job.
+      expect((await jobs.get(job.id)).udf_timeout).toBe(120);
       const res = await jobs.call('GET', `/jobs/${job.id}/results`);
       const file = path.join(work, 'udf-job.tif');
       writeFileSync(file, (await http('GET', res.json.assets['result.tif'].href)).body);

@@ -1,17 +1,27 @@
 // GET / (capabilities) and GET /conformance. The endpoint list comes from the version's route table.
 import type { AppRequest, AppRoute } from './context.js';
+import { productionOf } from './production.js';
 import type { VersionProfile } from './versions.js';
-import type { Reply } from './reply.js';
+import { json, type Reply } from './reply.js';
+import { JWKS_PATH } from './credentials.js';
 import { WELL_KNOWN_TITLE, wellKnownPath } from './well-known.js';
 
 export const DEFAULT_PLAN = 'free';
 
+/** Extensions of the API we implement (their conformance classes are listed where conformsTo is). */
+export const EXTENSION_CLASSES = [
+  'https://api.openeo.org/extensions/processing-parameters/0.1.0',
+  'https://api.openeo.org/extensions/remote-process-definition/0.1.0',
+];
+
 export function conformanceClasses(v: VersionProfile): string[] {
   return [
     `https://api.openeo.org/${v.apiVersion}`,
+    ...(v.jwtConformance ? [`https://api.openeo.org/${v.apiVersion}/authentication/jwt`] : []),
     'https://api.stacspec.org/v1.0.0/core',
     'https://api.stacspec.org/v1.0.0/collections',
     'http://www.opengis.net/spec/ogcapi-common-2/1.0/conf/collections',
+    ...EXTENSION_CLASSES,
   ];
 }
 
@@ -24,17 +34,26 @@ export function billing() {
   };
 }
 
-/** A handler for a document that depends only on version and configuration: serialised once per version. */
-function perVersion(build: (req: AppRequest) => unknown): (req: AppRequest) => Reply {
-  const cache = new WeakMap<VersionProfile, Buffer>();
-  return (req) => {
-    let body = cache.get(req.version);
-    if (!body) cache.set(req.version, (body = Buffer.from(JSON.stringify(build(req)))));
+/**
+ * A handler for a document that depends only on version, configuration and whether the version is
+ * production-ready: serialised once per version and production state.
+ */
+function perVersion(build: (req: AppRequest, production: boolean) => unknown): (req: AppRequest) => Reply | Promise<Reply> {
+  const cache = new WeakMap<VersionProfile, Map<boolean, Buffer>>();
+  const answer = (req: AppRequest, production: boolean): Reply => {
+    let byState = cache.get(req.version);
+    if (!byState) cache.set(req.version, (byState = new Map()));
+    let body = byState.get(production);
+    if (!body) byState.set(production, (body = Buffer.from(JSON.stringify(build(req, production)))));
     return { status: 200, body, contentType: 'application/json' };
+  };
+  return (req) => {
+    const production = productionOf(req.app, req.version);
+    return typeof production === 'boolean' ? answer(req, production) : production.then((p) => answer(req, p));
   };
 }
 
-function capabilities(req: AppRequest) {
+function capabilities(req: AppRequest, production: boolean) {
   const { config } = req.app;
   const v = req.version;
   return {
@@ -46,7 +65,7 @@ function capabilities(req: AppRequest) {
     title: config.title,
     description: config.description,
     ...(v.conformsToInCapabilities ? { conformsTo: conformanceClasses(v) } : {}),
-    production: config.production,
+    production,
     endpoints: req.app.routers.get(v)!.endpoints(),
     billing: billing(),
     links: [
@@ -55,6 +74,8 @@ function capabilities(req: AppRequest) {
       { rel: 'service-desc', href: req.url('/openapi.json'), type: 'application/vnd.oai.openapi+json;version=3.0', title: 'OpenAPI description of this API' },
       { rel: 'conformance', href: req.url('/conformance'), type: 'application/json', title: 'Conformance classes' },
       { rel: 'data', href: req.url('/collections'), type: 'application/json', title: 'Collections' },
+      { rel: 'jwks', href: req.app.publicUrl() + JWKS_PATH, type: 'application/jwk-set+json', title: 'Public keys of the access tokens this back-end signs' },
+      ...(config.webEditorUrl ? [{ rel: 'web-editor', href: config.webEditorUrl, type: 'text/html', title: 'openEO Web Editor' }] : []),
     ],
   };
 }
@@ -66,6 +87,6 @@ export const routes: AppRoute[] = [
     path: '/conformance',
     summary: 'Conformance classes this API meets',
     auth: 'none',
-    handler: perVersion((req) => ({ conformsTo: conformanceClasses(req.version) })),
+    handler: (req) => json({ conformsTo: conformanceClasses(req.version) }),
   },
 ];

@@ -12,7 +12,7 @@ const options = (req: AppRequest, full: boolean, id: string) => ({
   collectionsUrl: req.url('/collections'),
   rootUrl: req.baseUrl,
   full,
-  queryables: req.version.apiVersion === '1.2.0',
+  queryables: req.version.queryables,
   // The map preview (api/tiles.ts): XYZ, WMTS and the map page, public like the collection.
   mapLinks: previewLinks(req, id),
 });
@@ -69,7 +69,7 @@ export const routes: AppRoute[] = [
     path: '/collections/{collection_id}/queryables',
     summary: 'Properties to filter the items of a collection by',
     auth: 'optional',
-    versions: ['1.2.0'],
+    versions: ['1.3.0', '1.2.0'],
     handler: async (req) => {
       const meta = await req.app.stac.fresh(await collection(req));
       const url = req.url(`/collections/${encodeURIComponent(meta.id)}/queryables`);

@@ -4,6 +4,7 @@ import type { Config } from '../core/config.js';
 import type { Store } from '../store/types.js';
 import type { ChangeFeed } from '../store/changes.js';
 import type { Auth } from '../auth/authenticate.js';
+import type { KeyRing } from '../auth/keys.js';
 import type { Files } from '../files/workspace.js';
 import type { Route, Router } from './routes.js';
 import type { ApiRequest } from './request.js';
@@ -13,8 +14,8 @@ import type { Tiles } from '../tiles/tile-server.js';
 import type { Slots } from '../compute/user-slots.js';
 import type { Jobs } from '../jobs/service.js';
 import type { StacMetadata } from '../data/stac-collections.js';
-import type { UdfHost } from '../udf/host.js';
 import type { SyncLogs } from '../compute/sync-logs.js';
+import type { ProcessingMode, ProcessingParameter } from '../core/processing-options.js';
 
 export interface AppContext {
   config: Config;
@@ -25,6 +26,8 @@ export interface AppContext {
   /** Word of changed records to every node (a patched service's tiles are dropped everywhere at once). */
   changes: ChangeFeed;
   auth: Auth;
+  /** The keys that sign our access tokens (their public half is the JWKS). */
+  keys: Pick<KeyRing, 'jwks'>;
   workspaces: Files;
   /** Compute threads for graphs (/result and tiles). */
   compute: Compute;
@@ -36,10 +39,14 @@ export interface AppContext {
   jobs: Jobs;
   /** Collections backed by STAC APIs: their metadata, read again after a TTL. */
   stac: StacMetadata;
+  /** The processing parameters users may set, per mode (GET /processing_parameters). */
+  processing: Record<ProcessingMode, ProcessingParameter[]>;
   /** The logs of synchronous requests (linked from their answers). */
   syncLogs: Pick<SyncLogs, 'save'>;
-  /** The runtimes of user-defined functions (what GET /udf_runtimes lists). */
-  udf: Pick<UdfHost, 'info'>;
+  /** The runtimes of user-defined functions, as GET /udf_runtimes lists them (empty while none is offered). */
+  udfRuntimes(): Promise<Record<string, unknown>>;
+  /** Whether it listed any when the server started (GET /udf_runtimes of 1.3.0 exists only then). */
+  udfRuntimesOffered: boolean;
   /** The route table of each served version. */
   routers: Map<VersionProfile, Router<AppContext>>;
   /** Base URL of every link we hand out (known once the port is bound). */

@@ -4,74 +4,24 @@
 import type { AppRequest, AppRoute } from './context.js';
 import { ApiError } from '../core/errors.js';
 import { json, empty, type Reply } from './reply.js';
-import type { JobRecord, JobResults } from '../store/types.js';
+import type { JobRecord } from '../store/types.js';
 import { jobOf } from './jobs.js';
 import { estimateJob } from '../jobs/estimate.js';
-
-const STAC_EXTENSIONS = [
-  'https://stac-extensions.github.io/projection/v1.1.0/schema.json',
-  'https://stac-extensions.github.io/raster/v1.1.0/schema.json',
-  'https://stac-extensions.github.io/eo/v1.1.0/schema.json',
-  'https://stac-extensions.github.io/file/v2.1.0/schema.json',
-];
+import { documentReply, formFor, resultsDocument, variantKey, type DocumentVariant } from './results-document.js';
 
 const enc = encodeURIComponent;
 
-/** A signed, expiring link to the results document (asset null) or to one asset. */
-function signedUrl(req: AppRequest, jobId: string, asset: string | null, expires: number): string {
-  const sig = req.app.jobs.links.sign(jobId, asset, expires);
-  return req.url(`/download/${enc(jobId)}${asset === null ? '' : `/${enc(asset)}`}?expires=${expires}&signature=${sig}`);
-}
-
-/** The STAC Item of a job's results; `self` is the address it was asked at. */
-function resultsItem(req: AppRequest, job: JobRecord, results: JobResults | null, expires: number, self: string): Record<string, unknown> {
-  const times = results?.times ?? [];
-  const when = times.length === 1 ? { datetime: times[0] } : times.length > 1 ? { datetime: null, start_datetime: times[0], end_datetime: times[times.length - 1] } : { datetime: results?.created ?? job.updated };
-  const assets: Record<string, unknown> = {};
-  for (const [name, a] of Object.entries(results?.assets ?? {})) {
-    assets[name] = { href: signedUrl(req, job.id, name, expires), type: a.type, title: a.title, roles: a.roles, ...a.fields };
-  }
-  return {
-    stac_version: req.version.stacVersion,
-    stac_extensions: STAC_EXTENSIONS,
-    type: 'Feature',
-    id: job.id,
-    ...(results?.bbox ? { bbox: results.bbox } : {}),
-    geometry: results?.geometry ?? null,
-    properties: {
-      ...when,
-      title: job.title ?? `Results of job ${job.id}`,
-      ...(job.description ? { description: job.description } : {}),
-      created: results?.created ?? job.updated,
-      updated: job.updated,
-      expires: new Date(expires * 1000).toISOString(),
-      'openeo:status': job.status,
-    },
-    assets,
-    links: [
-      { rel: 'self', href: self, type: 'application/geo+json' },
-      { rel: 'canonical', href: signedUrl(req, job.id, null, expires), type: 'application/geo+json', title: 'This document, signed: works without a token until it expires' },
-      { rel: 'monitor', href: req.url(`/jobs/${job.id}/logs`), type: 'application/json', title: 'Logs of the job' },
-    ],
-  };
-}
-
-function documentReply(req: AppRequest, item: Record<string, unknown>, expires: number): Reply {
-  const geo = /application\/geo\+json/.test(req.header('accept') ?? '');
-  return {
-    status: 200,
-    body: JSON.stringify(item),
-    contentType: geo ? 'application/geo+json' : 'application/json',
-    headers: { [`${req.app.brandWord}-Costs`]: '0', Expires: new Date(expires * 1000).toUTCString() },
-  };
+/** The variant a link to the document names (what its signature covers). */
+function linkVariant(req: AppRequest): DocumentVariant {
+  return { form: req.query.get('form') === 'collection' ? 'collection' : 'item', partial: req.query.get('partial') === 'true' };
 }
 
 /** A signed link's job, after checking signature and expiry: a bad signature is 404 (it reveals nothing), an old one 410. */
-async function signedJob(req: AppRequest, asset: string | null): Promise<{ job: JobRecord; expires: number }> {
+async function signedJob(req: AppRequest, asset: string | null, variant = ''): Promise<{ job: JobRecord; expires: number }> {
   const jobId = req.params.job_id;
   const expires = Number(req.query.get('expires'));
   const signature = req.query.get('signature') ?? '';
-  if (!Number.isSafeInteger(expires) || !req.app.jobs.links.verify(jobId, asset, expires, signature)) {
+  if (!Number.isSafeInteger(expires) || !req.app.jobs.links.verify(jobId, asset, expires, signature, variant)) {
     throw new ApiError('NotFound', {}, 'This link is not valid. Request the job results again for working links.');
   }
   if (expires * 1000 < Date.now()) throw new ApiError('ResultLinkExpired');
@@ -126,8 +76,10 @@ export const routes: AppRoute[] = [
       const ready = job.status === 'finished' || (partial && job.status !== 'created' && job.status !== 'queued');
       if (!ready) throw new ApiError('JobNotFinished');
       const expires = expiry(req);
-      const item = resultsItem(req, job, await req.app.store.jobResults.get(job.id), expires, req.url(req.path) + (req.rawQuery ? `?${req.rawQuery}` : ''));
-      return documentReply(req, item, expires);
+      const results = await req.app.store.jobResults.get(job.id);
+      const variant: DocumentVariant = { form: formFor(req, results), partial };
+      const doc = resultsDocument(req, job, results, expires, req.url(req.path) + (req.rawQuery ? `?${req.rawQuery}` : ''), variant);
+      return documentReply(req, doc, expires);
     },
   },
   {
@@ -167,10 +119,13 @@ export const routes: AppRoute[] = [
     auth: 'none',
     listed: false,
     handler: async (req) => {
-      const { job, expires } = await signedJob(req, null);
+      const variant = linkVariant(req);
+      const { job, expires } = await signedJob(req, null, variantKey(variant));
       const results = await req.app.store.jobResults.get(job.id);
-      if (!results) throw new ApiError('NotFound', {}, 'The job has no results (any more).');
-      return documentReply(req, resultsItem(req, job, results, expires, signedUrl(req, job.id, null, expires)), expires);
+      // A link to partial results shows what there is while the job runs (and when it failed).
+      if (!results && !(variant.partial && job.status !== 'created' && job.status !== 'queued')) throw new ApiError('NotFound', {}, 'The job has no results (any more).');
+      const self = req.url(req.path) + (req.rawQuery ? `?${req.rawQuery}` : '');
+      return documentReply(req, resultsDocument(req, job, results, expires, self, variant), expires);
     },
   },
   {

@@ -7,7 +7,8 @@ import { ApiError } from '../core/errors.js';
 import { json, empty } from './reply.js';
 import type { JobEdit, JobRecord } from '../store/types.js';
 import type { LogLevel } from '../core/run-context.js';
-import { storedProcessOf } from './processes.js';
+import { checkedProcessOf, ownMembers } from './processes.js';
+import { processDefaults, requestOptions, resolveOptions } from '../core/processing-options.js';
 import { logLevelMember, textMember } from './members.js';
 import { checkBilling } from './result.js';
 import { paginate, type Link } from './paging.js';
@@ -34,11 +35,17 @@ export function jobJson(req: AppRequest, job: JobRecord, full: boolean): Record<
     progress: job.progress,
     created: job.created,
     updated: job.updated,
+    // API 1.3.0's timeline; earlier versions allow the extra members.
+    ...(job.queued ? { queued: job.queued } : {}),
+    ...(job.started ? { started: job.started } : {}),
+    ...(job.unpublished ? { unpublished: job.unpublished } : {}),
     plan: job.plan,
     costs: job.costs,
     budget: job.budget,
     ...(job.usage ? { usage: job.usage } : {}),
     log_level: job.logLevel,
+    // The processing parameters its requests set (GET /processing_parameters), as they were given.
+    ...(full ? job.options : {}),
     links,
   };
 }
@@ -49,19 +56,19 @@ const text = (body: Record<string, unknown>, k: string) => textMember(body, k, i
 /** `log_level`; absent or null is the default. */
 const logLevelOf = (v: unknown): LogLevel => (v === undefined || v === null ? 'info' : logLevelMember(v, 'log_level', invalid));
 
-/** Members PATCH may change; the rest of a job is read-only. */
+/** Members of a job request of its own; every other top-level member is a processing parameter. */
+const OWN = ['title', 'description', 'process', 'plan', 'budget', 'log_level'];
+
 /**
- * A top-level `udf_timeout` (seconds one UDF call may take) goes into the process's
- * `default_job_options`, where the processing-parameters extension keeps a job's options.
+ * The log level of a job: the request's `log_level` when it has one (even null: then the default),
+ * else the default its processes give, else info.
  */
-function withJobOptions(process: Record<string, unknown>, body: Record<string, unknown>): Record<string, unknown> {
-  const v = body.udf_timeout;
-  if (v === undefined || v === null) return process;
-  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) throw invalid('udf_timeout', 'a number of seconds greater than 0 is expected');
-  const options = process.default_job_options && typeof process.default_job_options === 'object' ? (process.default_job_options as Record<string, unknown>) : {};
-  return { ...process, default_job_options: { ...options, udf_timeout: v } };
+function jobLogLevel(req: AppRequest, body: Record<string, unknown>, process: Record<string, unknown>, userProcesses: Parameters<typeof processDefaults>[2]): LogLevel {
+  if ('log_level' in body) return logLevelOf(body.log_level);
+  return resolveOptions(req.app.processing.job, {}, processDefaults('job', process, userProcesses)).log_level as LogLevel;
 }
 
+/** Members PATCH may change besides processing parameters; the rest of a job is read-only. */
 const EDITABLE = new Set(['title', 'description', 'process', 'process_graph', 'plan', 'budget', 'log_level']);
 
 export const routes: AppRoute[] = [
@@ -87,7 +94,8 @@ export const routes: AppRoute[] = [
       const body = await req.jsonObject();
       const held = await req.app.store.jobs.count(req.me.id);
       if (held >= req.app.config.maxJobsPerUser) throw new ApiError('JobQuotaExceeded', { jobs: held });
-      const process = withJobOptions(await storedProcessOf(req, body), body);
+      const options = requestOptions('job', req.app.processing.job, body, ownMembers(body, OWN));
+      const { process, userProcesses } = await checkedProcessOf(req, body);
       checkBilling(body);
       const fields: JobFields = {
         title: text(body, 'title'),
@@ -95,7 +103,8 @@ export const routes: AppRoute[] = [
         process,
         plan: DEFAULT_PLAN,
         budget: typeof body.budget === 'number' ? body.budget : null,
-        logLevel: logLevelOf(body.log_level),
+        logLevel: jobLogLevel(req, body, process, userProcesses),
+        options,
       };
       // 128 random bits: the id cannot be guessed.
       const id = `j-${randomBytes(16).toString('hex')}`;
@@ -124,12 +133,15 @@ export const routes: AppRoute[] = [
       // An update that changes nothing succeeds as a no-op, also on a job locked for edits.
       if (keys.length === 0) return empty(204);
       if (job.status === 'queued' || job.status === 'running') throw new ApiError('JobLocked');
-      for (const k of keys) if (!EDITABLE.has(k)) throw new ApiError('PropertyNotEditable', { property: k });
+      const params = new Set(req.app.processing.job.map((p) => p.name));
+      for (const k of keys) if (!EDITABLE.has(k) && !params.has(k)) throw new ApiError('PropertyNotEditable', { property: k });
+      const options = requestOptions('job', req.app.processing.job, body, EDITABLE);
       checkBilling(body);
       const change: JobEdit = {};
       if ('title' in body) change.title = text(body, 'title');
       if ('description' in body) change.description = text(body, 'description');
-      if (body.process !== undefined || body.process_graph !== undefined) change.process = await storedProcessOf(req, body);
+      if (body.process !== undefined || body.process_graph !== undefined) change.process = (await checkedProcessOf(req, body)).process;
+      if (Object.keys(options).length) change.options = { ...job.options, ...options };
       // A null plan keeps the plan; a null budget means no limit.
       if (typeof body.plan === 'string') change.plan = DEFAULT_PLAN;
       if ('budget' in body) change.budget = typeof body.budget === 'number' ? body.budget : null;

@@ -54,7 +54,12 @@ function document(req: AppRequest) {
     paths,
     components: {
       securitySchemes: {
-        Bearer: { type: 'http', scheme: 'bearer', description: 'basic//TOKEN from /credentials/basic, or oidc/PROVIDER/TOKEN' },
+        Bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT or openEO',
+          description: 'The access token of /credentials/basic or of an OpenID Connect provider, as it is (a JWT), or in the older form basic//TOKEN or oidc/PROVIDER/TOKEN',
+        },
         Basic: { type: 'http', scheme: 'basic' },
       },
       responses: {

@@ -7,7 +7,11 @@ import { shapeProblems, validateProcessGraph, type ValidationEnv } from '../grap
 import { messageOf } from '../core/messages.js';
 import { parseLimit } from './paging.js';
 import { userProcessesOf } from '../graph/user-processes.js';
-import type { UserProcess } from '../core/graph.js';
+import { calledProcess, type UserProcess } from '../core/graph.js';
+import { DEFAULTS_MEMBER } from '../core/processing-options.js';
+
+/** The release of the openEO processes our definitions follow (API 1.3.0's `version` of GET /processes). */
+export const PROCESSES_VERSION = '2.0.0-rc.2';
 
 /** The process graph of a request body: the 1.x form (the process itself, or `process`) or the interface spec's. */
 export function processOfBody(body: Record<string, unknown>): Record<string, unknown> {
@@ -17,16 +21,37 @@ export function processOfBody(body: Record<string, unknown>): Record<string, unk
   return proc;
 }
 
+/** Members of a body in the interface spec's form (the process itself) that belong to the process. */
+const PROCESS_MEMBERS = ['process_graph', ...Object.values(DEFAULTS_MEMBER)];
+
 /**
- * The process a record keeps from a body in either form, checked: the 1.x `process`, or for the
- * interface spec's form only its `process_graph` (not the record's other members). `provided`:
- * parameters the runner passes (a service's tile extent, say).
+ * The process a record keeps from a body in either form, checked, with the stored and remote
+ * processes it calls: the 1.x `process`, or for the interface spec's form its `process_graph` (and
+ * its `default_*_options`), not the record's other members. `provided`: parameters the runner
+ * passes (a service's tile extent, say).
  */
-export async function storedProcessOf(req: AppRequest, body: Record<string, unknown>, provided: string[] = []): Promise<Record<string, unknown>> {
+export async function checkedProcessOf(req: AppRequest, body: Record<string, unknown>, provided: string[] = []): Promise<{ process: Record<string, unknown>; userProcesses: Record<string, UserProcess> }> {
   const proc = processOfBody(body);
-  const stored = proc === body ? { process_graph: body.process_graph } : proc;
-  await requireValidGraph(req, stored, undefined, provided);
-  return stored;
+  const stored = proc === body ? Object.fromEntries(PROCESS_MEMBERS.filter((k) => body[k] !== undefined).map((k) => [k, body[k]])) : proc;
+  const userProcesses = await requireValidGraph(req, stored, undefined, provided);
+  return { process: stored, userProcesses };
+}
+
+export async function storedProcessOf(req: AppRequest, body: Record<string, unknown>, provided: string[] = []): Promise<Record<string, unknown>> {
+  return (await checkedProcessOf(req, body, provided)).process;
+}
+
+/** What else a process may say about itself (its metadata). */
+const PROCESS_METADATA = ['id', 'summary', 'description', 'parameters', 'returns', 'categories', 'deprecated', 'experimental', 'exceptions', 'examples', 'links'];
+
+/**
+ * The members a processing request has of its own (`own`) besides processing parameters: with the
+ * interface spec's form, the process's members are at the top level too.
+ */
+export function ownMembers(body: Record<string, unknown>, own: readonly string[]): Set<string> {
+  const inner = body.process;
+  const isolated = inner && typeof inner === 'object' && !Array.isArray(inner);
+  return new Set(isolated ? own : [...own, ...PROCESS_MEMBERS, ...PROCESS_METADATA]);
 }
 
 /** What validation knows without records: the predefined processes, the version's rules, the limits. */
@@ -48,7 +73,7 @@ export async function validationEnv(req: AppRequest, graph: unknown): Promise<{ 
   const env = baseEnv(req);
   if (shapeProblems(graph, env).length) return { env, userProcesses: {} };
   const userProcesses = await userProcessesOf(req.app.store.processGraphs, req.user?.id ?? null, graph);
-  env.userProcess = (id) => (Object.hasOwn(userProcesses, id) ? (userProcesses[id] as ReturnType<ValidationEnv['userProcess']>) : null);
+  env.userProcess = (id, ns) => calledProcess(userProcesses, id, ns) as ReturnType<ValidationEnv['userProcess']>;
   return { env, userProcesses };
 }
 
@@ -65,7 +90,7 @@ export async function requireValidGraph(req: AppRequest, proc: Record<string, un
   const { env, userProcesses } = await validationEnv(req, proc.process_graph);
   if (self) {
     const base = env.userProcess;
-    env.userProcess = (id) => (id === self ? (proc as ReturnType<ValidationEnv['userProcess']>) : base(id));
+    env.userProcess = (id, ns) => (id === self && (ns ?? 'user') === 'user' ? (proc as ReturnType<ValidationEnv['userProcess']>) : base(id, ns));
   }
   // Parameters a runner provides (a service's tile extent, say) are declared for the graph too.
   const declared = provided.length ? [...(declaredOf(proc) ?? []), ...provided] : declaredOf(proc);
@@ -96,7 +121,11 @@ export const routes: AppRoute[] = [
       // the Web Editor, asks with limit=50 and reads only the first page, and its process
       // builder then lacks every process beyond it. A malformed limit is still refused.
       parseLimit(req);
-      return json({ processes: predefined.specs(), links: [{ rel: 'self', href: req.url('/processes'), type: 'application/json' }] });
+      return json({
+        ...(req.version.processesVersion ? { version: PROCESSES_VERSION } : {}),
+        processes: predefined.specs(),
+        links: [{ rel: 'self', href: req.url('/processes'), type: 'application/json' }],
+      });
     },
   },
   {
@@ -107,13 +136,15 @@ export const routes: AppRoute[] = [
     body: 'json',
     handler: async (req) => {
       const body = await req.jsonObject();
-      // A body without a process graph is an invalid process like any other: its problem is listed.
+      // A body without a process graph, a graph unsound in shape, a process by URL that cannot be
+      // used: invalid processes like any other, their problems listed.
       let problems: ApiError[];
       try {
         const proc = processOfBody(body);
-        problems = validateProcessGraph(proc.process_graph, (await validationEnv(req, proc.process_graph)).env, declaredOf(proc));
+        const shape = shapeProblems(proc.process_graph, baseEnv(req));
+        problems = shape.length ? shape : validateProcessGraph(proc.process_graph, (await validationEnv(req, proc.process_graph)).env, declaredOf(proc));
       } catch (e) {
-        if (!(e instanceof ApiError) || e.code !== 'ProcessGraphMissing') throw e;
+        if (!(e instanceof ApiError) || e.status !== 400) throw e;
         problems = [e];
       }
       const errors = problems.map((e) => ({

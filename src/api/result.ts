@@ -1,18 +1,22 @@
 // Synchronous processing: POST /result validates the graph, runs it on a compute thread and
-// answers the encoded result (the format of save_result, JSON without one) with its costs.
+// answers the encoded result (the format of save_result, JSON without one) with its costs. Each
+// request gets an identifier ({Brand}-Identifier); what it logged at its `log_level` or above is
+// kept for an hour at GET /logs/{id}, linked from the answer (Link, rel monitor), also when it fails.
 import type { AppRequest, AppRoute } from './context.js';
-import { json } from './reply.js';
-import { serverTiming } from '../core/stages.js';
+import { ApiError, RequestAborted } from '../core/errors.js';
+import type { Graph } from '../core/graph.js';
+import type { LogLevel } from '../core/run-context.js';
 import { messageOf } from '../core/messages.js';
 import { runLogsOf } from '../core/run-context.js';
-import { syncLogOwner, type SyncLogEntry } from '../compute/sync-logs.js';
-import { ApiError } from '../core/errors.js';
-import { RequestAborted } from '../core/errors.js';
-import { forEachNode, type Graph, type UserProcess } from '../core/graph.js';
-import { processOfBody, requireValidGraph } from './processes.js';
+import { serverTiming } from '../core/stages.js';
+import { ownMembers, processOfBody, requireValidGraph } from './processes.js';
+import { processDefaults, requestOptions, resolveOptions } from '../core/processing-options.js';
 import { DEFAULT_PLAN } from './capabilities.js';
-
 import { costsOf, valuesFor } from '../compute/costs.js';
+import { newSyncId, SYNC_ID, syncLogOwner, type SyncLogEntry } from '../compute/sync-logs.js';
+import { levelRank } from '../store/logs.js';
+import { logLevelMember } from './members.js';
+import { logsReply } from './logs.js';
 
 /** Checks `plan` and `budget` of a request body. */
 export function checkBilling(body: Record<string, unknown>): void {
@@ -20,35 +24,22 @@ export function checkBilling(body: Record<string, unknown>): void {
   if (body.budget !== undefined && body.budget !== null && (typeof body.budget !== 'number' || !(body.budget > 0))) throw new ApiError('BudgetInvalid');
 }
 
-/** Whether the graph writes logs of the user's own (inspect, or a UDF's prints): only such requests keep theirs. */
-function userLogs(graph: unknown, userProcesses: Record<string, UserProcess>): boolean {
-  let found = false;
-  const visit = (g: unknown) => forEachNode(g, (n) => (found ||= n.process_id === 'run_udf' || n.process_id === 'inspect'));
-  visit(graph);
-  for (const p of Object.values(userProcesses)) visit(p.process_graph);
-  return found;
-}
+const invalid = (property: string, reason: string) => new ApiError('PropertyInvalid', { property, reason });
 
-/** Keeps a request's log entries and answers the Link header to them (rel monitor). */
-async function monitorLink(req: AppRequest, entries: SyncLogEntry[]): Promise<string> {
-  const id = await req.app.syncLogs.save(req.me.id, entries);
-  return `<${req.url(`/logs/${id}`)}>; rel="monitor"`;
+/** Members of a synchronous request of its own; every other top-level member is a processing parameter. */
+const OWN = ['process', 'plan', 'budget', 'log_level'];
+
+/** Keeps what a request logged at `level` or above; answers the headers that name it and link to its log. */
+async function logHeaders(req: AppRequest, id: string, level: LogLevel, entries: SyncLogEntry[]): Promise<Record<string, string>> {
+  const kept = entries.filter((e) => levelRank(e.level) <= levelRank(level));
+  const headers: Record<string, string> = { [`${req.app.brandWord}-Identifier`]: id };
+  if (!kept.length) return headers;
+  await req.app.syncLogs.save(req.me.id, id, kept);
+  headers.Link = `<${req.url(`/logs/${id}`)}>; rel="monitor"`;
+  return headers;
 }
 
 export const routes: AppRoute[] = [
-  {
-    method: 'GET',
-    path: '/logs/{log_id}',
-    summary: 'The log of a synchronous request (linked from its answer)',
-    auth: 'required',
-    handler: async (req) => {
-      const id = req.params.log_id;
-      if (!/^[0-9a-f]{24}$/.test(id)) throw new ApiError('NotFound');
-      const logs = await req.app.store.logs.page(syncLogOwner(req.me.id, id), null, 'debug', 1001);
-      if (!logs.length) throw new ApiError('NotFound');
-      return json({ level: 'debug', logs, links: [] });
-    },
-  },
   {
     method: 'POST',
     path: '/result',
@@ -59,11 +50,15 @@ export const routes: AppRoute[] = [
       const body = await req.jsonObject();
       const proc = processOfBody(body);
       checkBilling(body);
+      const given = requestOptions('sync', req.app.processing.sync, body, ownMembers(body, OWN));
       const userProcesses = await requireValidGraph(req, proc);
-      const cfg = req.app.config;
+      // The request's processing parameters, else its processes', else the defaults.
+      const options = resolveOptions(req.app.processing.sync, given, processDefaults('sync', proc, userProcesses));
+      const level: LogLevel = 'log_level' in body ? (body.log_level === null ? 'info' : logLevelMember(body.log_level, 'log_level', invalid)) : (options.log_level as LogLevel);
       const budget = typeof body.budget === 'number' ? body.budget : null;
       // A budget in credits pays for this many raster values.
       const budgetValues = budget === null ? undefined : valuesFor(budget);
+      const id = newSyncId();
       // A client that goes away cancels its computation.
       const ac = new AbortController();
       req.onAbort(() => ac.abort(new RequestAborted()));
@@ -74,28 +69,42 @@ export const routes: AppRoute[] = [
           {
             graph: proc.process_graph as Graph,
             userProcesses,
-            maxValues: cfg.syncMaxValues,
+            maxValues: options.max_values as number,
             limitAdvice: 'Run it as a batch job (POST /jobs), or narrow the extent, dates or bands.',
             budgetValues,
             mode: 'sync',
             user: req.me.id,
-            udfTimeoutMs: cfg.udf.timeoutSeconds * 1000,
+            udfTimeoutMs: req.app.config.udf.timeoutSeconds * 1000,
           },
           ac.signal,
         );
       } catch (e) {
-        // The failure links to what the run logged (a UDF's prints and its traceback).
-        if (e instanceof ApiError && e.status < 500 && (e.stacktrace || (runLogsOf(e).length && userLogs(proc.process_graph, userProcesses)))) {
+        // A failure of the run that is the user's to fix is kept in the request's log too (with
+        // the stack trace of the user's own code, when there is one).
+        if (e instanceof ApiError && e.status < 500 && !(e instanceof RequestAborted)) {
           const entry: SyncLogEntry = { level: 'error', code: e.code, message: messageOf(e, 'en').text, time: new Date().toISOString(), ...(e.stacktrace ? { stacktrace: e.stacktrace } : {}) };
-          e.headers = { ...e.headers, Link: await monitorLink(req, [...runLogsOf(e), entry]) };
+          // What the run logged before it failed (a UDF's prints) comes first.
+          e.headers = { ...e.headers, ...(await logHeaders(req, id, level, [...runLogsOf(e), entry]).catch(() => ({}))) };
         }
         throw e;
       } finally {
         release();
       }
-      const headers: Record<string, string> = { [`${req.app.brandWord}-Costs`]: String(costsOf(out.values)), 'Server-Timing': serverTiming(out.stages) };
-      if (out.logs.length && userLogs(proc.process_graph, userProcesses)) headers.Link = await monitorLink(req, out.logs);
+      const headers = { [`${req.app.brandWord}-Costs`]: String(costsOf(out.values)), 'Server-Timing': serverTiming(out.stages), ...(await logHeaders(req, id, level, out.logs)) };
       return { status: 200, body: out.body, contentType: out.mediaType, headers };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/logs/{log_id}',
+    summary: 'The log of a synchronous request (linked from its answer)',
+    auth: 'required',
+    handler: async (req) => {
+      const id = req.params.log_id;
+      const owner = syncLogOwner(req.me.id, id);
+      // An id that is not ours, of another user, or whose hour has passed: nothing here.
+      if (!SYNC_ID.test(id) || !(await req.app.store.logs.page(owner, null, 'debug', 1)).length) throw new ApiError('NotFound', {}, 'There is no log of a request with this id (they are kept for an hour).');
+      return logsReply(req, owner, 'debug');
     },
   },
 ];

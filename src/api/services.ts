@@ -7,7 +7,9 @@ import type { ServiceRecord, ServiceUsage } from '../store/types.js';
 import { ApiError } from '../core/errors.js';
 import { json, empty } from './reply.js';
 import { paginate } from './paging.js';
-import { storedProcessOf } from './processes.js';
+import { checkedProcessOf, ownMembers } from './processes.js';
+import { processDefaults, requestOptions, resolveOptions } from '../core/processing-options.js';
+import type { LogLevel } from '../core/run-context.js';
 import { checkBilling } from './result.js';
 import { costsOf } from '../compute/costs.js';
 import { DEFAULT_PLAN } from './capabilities.js';
@@ -15,9 +17,25 @@ import { logsReply } from './logs.js';
 import { logLevelMember, textMember } from './members.js';
 import { checkConfiguration, serviceParameterNames, serviceTypeName } from '../tiles/service-types.js';
 import { serviceLogOwner } from '../tiles/activity.js';
+import { userProcessesOf } from '../graph/user-processes.js';
 
-/** Members PATCH may change; everything else of the record is the server's. */
+/** Members PATCH may change besides processing parameters; everything else of the record is the server's. */
 const EDITABLE = new Set(['title', 'description', 'process', 'process_graph', 'enabled', 'configuration', 'parameters', 'plan', 'budget', 'log_level']);
+
+/** Members of a service request of its own; every other top-level member is a processing parameter. */
+const OWN = ['title', 'description', 'process', 'type', 'enabled', 'configuration', 'parameters', 'plan', 'budget', 'log_level'];
+
+/** The configuration the body gives (`parameters` is the interface spec's older name). */
+const givenConfiguration = (body: Record<string, unknown>) => body.configuration ?? body.parameters;
+
+/**
+ * A configuration with its tile size: its own `tile_size` when the request's configuration gives
+ * one, else the processing parameter (the request's, else the processes' default, else 256).
+ */
+function withTileSize(configuration: Record<string, unknown>, given: unknown, options: Record<string, unknown>): Record<string, unknown> {
+  const explicit = given !== null && typeof given === 'object' && 'tile_size' in (given as object);
+  return explicit ? configuration : { ...configuration, tile_size: options.tile_size };
+}
 
 /** Where a service is reached: an XYZ URL template, or the WMTS endpoint. */
 export function serviceUrl(req: AppRequest, s: Pick<ServiceRecord, 'id' | 'type' | 'configuration'>): string {
@@ -50,6 +68,8 @@ function present(req: AppRequest, s: ServiceRecord & { usage: ServiceUsage }, fu
     out.process = s.process;
     out.configuration = s.configuration;
     out.attributes = s.attributes;
+    // The processing parameters its requests set (GET /processing_parameters), as they were given.
+    Object.assign(out, s.options ?? {});
   }
   Object.assign(out, {
     created: s.created,
@@ -70,8 +90,8 @@ function present(req: AppRequest, s: ServiceRecord & { usage: ServiceUsage }, fu
 const invalid = (member: string, reason: string) => new ApiError('ServiceConfigInvalid', { parameter: member, reason });
 
 const text = (body: Record<string, unknown>, k: string) => textMember(body, k, invalid);
-/** The process of a body, checked: the service type's parameters are declared for it. */
-const processOf = (req: AppRequest, body: Record<string, unknown>, type: string) => storedProcessOf(req, body, serviceParameterNames(type));
+/** The process of a body, checked (the service type's parameters are declared for it), with the processes it calls. */
+const processOf = (req: AppRequest, body: Record<string, unknown>, type: string) => checkedProcessOf(req, body, serviceParameterNames(type));
 const logLevelOf = (v: unknown) => logLevelMember(v, 'log_level', invalid);
 
 const owned = (req: AppRequest) => ownedRecord(req, 'service_id', 'ServiceNotFound', (id) => req.app.store.services.get(id));
@@ -100,10 +120,13 @@ export const routes: AppRoute[] = [
       if (body.type === undefined || body.type === null) throw new ApiError('ServiceUnsupported', { type: '' }, 'A service needs a `type`: one of those GET /service_types lists.');
       const type = serviceTypeName(body.type);
       // `parameters` is the interface spec's older name of `configuration`.
-      const configuration = checkConfiguration(type, body.configuration ?? body.parameters);
+      const configured = checkConfiguration(type, givenConfiguration(body));
+      const given = requestOptions('service', req.app.processing.service, body, ownMembers(body, OWN));
       checkBilling(body);
       if (body.enabled !== undefined && typeof body.enabled !== 'boolean') throw invalid('enabled', 'true or false is expected');
-      const process = await processOf(req, body, type);
+      const { process, userProcesses } = await processOf(req, body, type);
+      const options = resolveOptions(req.app.processing.service, given, processDefaults('service', process, userProcesses));
+      const configuration = withTileSize(configured, givenConfiguration(body), options);
       const now = new Date().toISOString();
       const record: ServiceRecord = {
         id: randomBytes(16).toString('base64url'),
@@ -115,9 +138,10 @@ export const routes: AppRoute[] = [
         process,
         configuration,
         attributes: {},
+        options: given,
         plan: DEFAULT_PLAN,
         budget: typeof body.budget === 'number' ? body.budget : null,
-        logLevel: body.log_level === undefined || body.log_level === null ? 'info' : logLevelOf(body.log_level),
+        logLevel: 'log_level' in body ? (body.log_level === null ? 'info' : logLevelOf(body.log_level)) : (options.log_level as LogLevel),
         created: now,
         updated: now,
       };
@@ -147,16 +171,27 @@ export const routes: AppRoute[] = [
       const keys = Object.keys(body);
       // An update that changes nothing succeeds as a no-op.
       if (keys.length === 0) return empty(204);
-      for (const k of keys) if (!EDITABLE.has(k)) throw new ApiError('PropertyNotEditable', { property: k });
-      const next: ServiceRecord = { ...current, updated: new Date().toISOString() };
+      const params = new Set(req.app.processing.service.map((p) => p.name));
+      for (const k of keys) if (!EDITABLE.has(k) && !params.has(k)) throw new ApiError('PropertyNotEditable', { property: k });
+      const given = requestOptions('service', req.app.processing.service, body, EDITABLE);
+      const next: ServiceRecord = { ...current, options: { ...current.options, ...given }, updated: new Date().toISOString() };
       if ('title' in body) next.title = text(body, 'title');
       if ('description' in body) next.description = text(body, 'description');
       if ('enabled' in body) {
         if (typeof body.enabled !== 'boolean') throw invalid('enabled', 'true or false is expected');
         next.enabled = body.enabled;
       }
-      if ('configuration' in body || 'parameters' in body) next.configuration = checkConfiguration(current.type, body.configuration ?? body.parameters);
-      if ('process' in body || 'process_graph' in body) next.process = await processOf(req, body, current.type);
+      const checked = 'process' in body || 'process_graph' in body ? await processOf(req, body, current.type) : null;
+      if (checked) next.process = checked.process;
+      // A new configuration takes its tile size as a new service would; a tile_size of the request
+      // alone sets it; a change of the process alone keeps it.
+      if ('configuration' in body || 'parameters' in body) {
+        const configured = checkConfiguration(current.type, givenConfiguration(body));
+        const userProcesses = checked?.userProcesses ?? (await userProcessesOf(req.app.store.processGraphs, req.me.id, next.process.process_graph));
+        next.configuration = withTileSize(configured, givenConfiguration(body), resolveOptions(req.app.processing.service, next.options ?? {}, processDefaults('service', next.process, userProcesses)));
+      } else if ('tile_size' in given) {
+        next.configuration = { ...next.configuration, tile_size: given.tile_size };
+      }
       checkBilling(body);
       // plan: null keeps the plan; budget: null removes the limit.
       if ('budget' in body) next.budget = typeof body.budget === 'number' ? body.budget : null;

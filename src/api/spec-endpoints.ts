@@ -1,7 +1,7 @@
 // The endpoints the openEO API defines (paths and methods are facts of the spec). A request to one
 // of these that we do not (yet) implement gets the version's "unsupported" answer (404 or 501)
 // instead of a plain "nothing here", and its preflight still succeeds.
-import type { ApiVersion, VersionProfile } from './versions.js';
+import type { VersionProfile } from './versions.js';
 import type { AppRoute } from './context.js';
 import { ApiError } from '../core/errors.js';
 
@@ -33,17 +33,17 @@ const COMMON: [string, string[]][] = [
   ['/me', ['GET']],
 ];
 
-const ONLY_1_2: [string, string[]][] = [['/collections/{collection_id}/queryables', ['GET']]];
+const SINCE_1_2: [string, string[]][] = [['/collections/{collection_id}/queryables', ['GET']]];
 
-export function specEndpoints(version: ApiVersion): [string, string[]][] {
-  return version === '1.2.0' ? [...COMMON, ...ONLY_1_2] : COMMON;
+export function specEndpoints(version: VersionProfile): [string, string[]][] {
+  return version.queryables ? [...COMMON, ...SINCE_1_2] : COMMON;
 }
 
 /** Routes of the spec that we do not implement answer the version's "unsupported" error. */
 export function unsupportedRoutes(version: VersionProfile, implemented: AppRoute[]): AppRoute[] {
   const have = new Set(implemented.map((r) => `${r.method} ${r.path}`));
   const out: AppRoute[] = [];
-  for (const [path, methods] of specEndpoints(version.apiVersion)) {
+  for (const [path, methods] of specEndpoints(version)) {
     for (const method of methods) {
       if (have.has(`${method} ${path}`)) continue;
       out.push({

@@ -1,7 +1,7 @@
 // One profile per served API version. Every difference between the versions lives here, as data;
 // handlers read the profile of the request instead of branching on version strings.
 
-export type ApiVersion = '1.2.0' | '1.0.1' | '1.0.0-rc.2';
+export type ApiVersion = '1.3.0' | '1.2.0' | '1.0.1' | '1.0.0-rc.2';
 
 export interface VersionProfile {
   apiVersion: ApiVersion;
@@ -11,7 +11,7 @@ export interface VersionProfile {
   stacVersion: string;
   /** GET / carries `type: "Catalog"` (required from STAC 1.0.0-rc.1 on). */
   catalogType: boolean;
-  /** GET / carries `conformsTo` (1.2.0 only). */
+  /** GET / carries `conformsTo` (1.2.0 on; required from 1.3.0). */
   conformsToInCapabilities: boolean;
   /** Process nodes may carry `namespace` (absent in 1.0.0-rc.2). */
   nodeNamespace: boolean;
@@ -23,9 +23,42 @@ export interface VersionProfile {
   canonicalLinks: boolean;
   /** Default of `production` when a document does not state it (we always state it). */
   productionDefault: boolean;
+  /**
+   * Production-ready only once GET /udf_runtimes lists a runtime (1.3.0: a complete back-end offers
+   * user-defined functions); then, as for every version, when XEO_PRODUCTION says so.
+   */
+  productionNeedsUdf: boolean;
+  /** Lists the conformance class of JWT bearer tokens (1.3.0); JWTs are accepted on every version. */
+  jwtConformance: boolean;
+  /** GET /processes carries `version`, the processes release implemented (1.3.0). */
+  processesVersion: boolean;
+  /** The results document of a time series is a STAC Collection (1.3.0; allowed since 1.1.0, an Item on 1.2.0 for the clients that expect one). */
+  resultsCollection: boolean;
+  /** GET /collections/{id}/queryables exists (1.2.0 on). */
+  queryables: boolean;
+  /** GET /udf_runtimes must list at least one runtime (1.3.0); without one it is not offered. */
+  udfRuntimesRequired: boolean;
 }
 
 export const VERSIONS: readonly VersionProfile[] = [
+  {
+    apiVersion: '1.3.0',
+    prefix: '/1.3.0',
+    stacVersion: '1.0.0',
+    catalogType: true,
+    conformsToInCapabilities: true,
+    nodeNamespace: true,
+    unsupported: 'NotFound',
+    cors: 'star',
+    canonicalLinks: true,
+    productionDefault: false,
+    productionNeedsUdf: true,
+    jwtConformance: true,
+    processesVersion: true,
+    resultsCollection: true,
+    queryables: true,
+    udfRuntimesRequired: true,
+  },
   {
     apiVersion: '1.2.0',
     prefix: '/1.2.0',
@@ -37,6 +70,12 @@ export const VERSIONS: readonly VersionProfile[] = [
     cors: 'star',
     canonicalLinks: true,
     productionDefault: false,
+    productionNeedsUdf: false,
+    jwtConformance: false,
+    processesVersion: false,
+    resultsCollection: false,
+    queryables: true,
+    udfRuntimesRequired: false,
   },
   {
     apiVersion: '1.0.1',
@@ -49,6 +88,12 @@ export const VERSIONS: readonly VersionProfile[] = [
     cors: 'star',
     canonicalLinks: false,
     productionDefault: false,
+    productionNeedsUdf: false,
+    jwtConformance: false,
+    processesVersion: false,
+    resultsCollection: false,
+    queryables: false,
+    udfRuntimesRequired: false,
   },
   {
     apiVersion: '1.0.0-rc.2',
@@ -61,6 +106,12 @@ export const VERSIONS: readonly VersionProfile[] = [
     cors: 'echo-origin',
     canonicalLinks: false,
     productionDefault: true,
+    productionNeedsUdf: false,
+    jwtConformance: false,
+    processesVersion: false,
+    resultsCollection: false,
+    queryables: false,
+    udfRuntimesRequired: false,
   },
 ];
 

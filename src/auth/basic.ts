@@ -1,6 +1,7 @@
-// HTTP Basic sign-in and the access tokens it hands out. Tokens are 256 random bits; only their
-// SHA-256 is stored, so a copy of the database does not let anyone sign in.
-import { createHash, randomBytes } from 'node:crypto';
+// HTTP Basic sign-in, and the rows of the access tokens it hands out: only the SHA-256 of a token
+// (of an opaque token of an earlier Xeo, or of a JWT's `jti`) is stored, so a copy of the database
+// does not let anyone sign in.
+import { createHash } from 'node:crypto';
 import type { Store, User } from '../store/types.js';
 import { ApiError } from '../core/errors.js';
 import { verifyPassword } from './password.js';
@@ -28,19 +29,9 @@ export async function verifyBasic(store: Store, header: string | undefined): Pro
   return user;
 }
 
-/** A new access token for `user`, valid `ttlSeconds`. */
-export async function issueBasicToken(store: Store, user: User, ttlSeconds: number): Promise<{ token: string; user: User }> {
-  const token = randomBytes(32).toString('base64url');
-  const now = Date.now();
-  await store.tokens.add(tokenHash(token), user.id, now + ttlSeconds * 1000);
-  // Expired tokens go in the background: the answer does not wait for the sweep.
-  store.tokens.deleteExpired(now).catch(() => {});
-  return { token, user };
-}
-
-/** The user of a live token and when the token expires (ms since epoch), or null. */
-export async function userOfBasicToken(store: Store, token: string): Promise<{ user: User; expiresAt: number } | null> {
-  const live = await store.tokens.userOf(tokenHash(token), Date.now());
+/** The user of a live token row (by its hash) and when the token expires (ms since epoch), or null. */
+export async function userOfToken(store: Store, hash: string): Promise<{ user: User; expiresAt: number } | null> {
+  const live = await store.tokens.userOf(hash, Date.now());
   const user = live ? await store.users.byId(live.userId) : null;
   return user ? { user, expiresAt: live!.expiresAt } : null;
 }

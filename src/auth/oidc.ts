@@ -1,5 +1,6 @@
-// OpenID Connect bearer tokens: `Bearer oidc/PROVIDER/JWT`. The access token must be a JWT signed by
-// the provider; its keys come from the provider's JWKS (found through its discovery document) and
+// OpenID Connect bearer tokens: `Bearer oidc/PROVIDER/JWT`, or the raw JWT whose `iss` is the
+// provider's issuer (API 1.3.0). The access token must be a JWT signed by the provider with an
+// asymmetric algorithm; its keys come from the provider's JWKS (found through its discovery document) and
 // are cached by jose. A user is identified by (issuer, subject) and created on first sight; its
 // record is kept in memory for a short while, so a busy client does not cost a read per request.
 import { createHash } from 'node:crypto';
@@ -17,6 +18,9 @@ interface Keys {
 
 /** How long a user record found by (issuer, subject) is used from memory. */
 const USER_MEMORY_MS = 30_000;
+
+/** Signature algorithms accepted from providers: asymmetric ones only (an HMAC "signed" with a public key is a forgery). */
+const ASYMMETRIC = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
 
 export class OidcVerifier {
   private readonly keys = new Map<string, Promise<Keys>>();
@@ -44,12 +48,18 @@ export class OidcVerifier {
     return k;
   }
 
+  /** The id of the provider whose issuer is `iss` (a trailing slash aside), or null. */
+  providerOfIssuer(iss: string): string | null {
+    const want = iss.replace(/\/+$/, '');
+    return this.providers.find((p) => p.issuer === want)?.id ?? null;
+  }
+
   async userOf(providerId: string, token: string): Promise<User> {
     const p = this.provider(providerId);
     const { issuer, jwks } = await this.keysOf(p);
     let payload;
     try {
-      ({ payload } = await jwtVerify(token, jwks, { issuer, audience: p.audience }));
+      ({ payload } = await jwtVerify(token, jwks, { issuer, audience: p.audience, algorithms: ASYMMETRIC }));
     } catch (e) {
       if (e instanceof ApiError) throw e;
       throw new ApiError('TokenInvalid');

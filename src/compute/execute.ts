@@ -3,7 +3,7 @@
 // graph gets, and whether the answer is encoded or handed back as planes. Knows nothing of HTTP
 // or threads.
 import { evaluateGraph, rootScope } from '../graph/evaluate.js';
-import { type Graph } from '../core/graph.js';
+import { calledProcess, type Graph } from '../core/graph.js';
 import { withRunLogs, type RunContext, type RunLog } from '../core/run-context.js';
 import type { CatalogSource } from '../core/catalog.js';
 import type { UserProcess } from '../core/graph.js';
@@ -125,7 +125,7 @@ async function executeInScope(req: ExecuteRequest, catalog: CatalogSource, signa
 async function evaluateAndAnswer(req: ExecuteRequest, run: RunContext, logs: RunLog[], started: number): Promise<ExecuteResult> {
   const value = await evaluateGraph(
     req.graph,
-    { predefined: (id) => predefined.get(id), userProcess: (id) => req.userProcesses[id] ?? null, run },
+    { predefined: (id) => predefined.get(id), userProcess: (id, ns) => calledProcess(req.userProcesses, id, ns), run },
     rootScope(req.parameters ?? {}),
   );
   // With save_result the saved data is the answer; without, the graph's value, as JSON.

@@ -1,18 +1,23 @@
-// The logs of synchronous requests (POST /result): what a graph logged while it ran (print() and
-// inspect() of UDFs, inspect's summaries, a UDF's error with its traceback) is kept in the record
-// store under an owner of the user's own, for an hour, and the answer links to it with
-// `Link: <...>; rel="monitor"` (API 1.1+). The node that kept a log deletes it after the hour (and
-// at an orderly stop); a node that dies leaves its last hour of such logs behind.
+// The logs of synchronous requests (POST /result): what a graph logged while it ran (inspect's
+// summaries, loads, warnings; a user-defined function's prints and traceback) is kept in the
+// record store under an owner of the user's own, for an hour, and the answer names the request
+// (`{Brand}-Identifier`) and links to its log (`Link: <...>; rel="monitor"`). The node that kept a
+// log deletes it after the hour (and at an orderly stop); a node that dies leaves its last hour of
+// such logs behind.
 import { randomBytes } from 'node:crypto';
-import type { LogRepo } from '../store/types.js';
-import type { RunLog } from '../core/run-context.js';
+import type { LogEntry, LogRepo } from '../store/types.js';
 
-/** Entries one request may keep at most. */
+/** Entries one request keeps at most. */
 const MAX_ENTRIES = 1000;
 
+/** The log of request `id` of `user` in the log store. */
 export const syncLogOwner = (user: string, id: string) => `result:${user}:${id}`;
 
-export type SyncLogEntry = RunLog & { code?: string };
+/** A new request id: 96 random bits, hex (its log cannot be guessed, and is the user's only anyway). */
+export const newSyncId = () => randomBytes(12).toString('hex');
+export const SYNC_ID = /^[0-9a-f]{24}$/;
+
+export type SyncLogEntry = Omit<LogEntry, 'id'>;
 
 export class SyncLogs {
   private readonly kept: { owner: string; until: number }[] = [];
@@ -26,14 +31,16 @@ export class SyncLogs {
     this.timer.unref();
   }
 
-  /** Keeps the entries of one request; answers the id of its log. */
-  async save(user: string, entries: SyncLogEntry[]): Promise<string> {
-    const id = randomBytes(12).toString('hex');
+  /** Keeps the entries of request `id` (nothing when there are none). */
+  async save(user: string, id: string, entries: SyncLogEntry[]): Promise<void> {
+    if (!entries.length) return;
     const owner = syncLogOwner(user, id);
-    const list = entries.length > MAX_ENTRIES ? [...entries.slice(0, MAX_ENTRIES - 1), { level: 'warning' as const, message: `${entries.length - MAX_ENTRIES + 1} more log entries of this request were dropped.`, time: new Date().toISOString() }] : entries;
+    const list =
+      entries.length > MAX_ENTRIES
+        ? [...entries.slice(0, MAX_ENTRIES - 1), { level: 'warning' as const, message: `${entries.length - MAX_ENTRIES + 1} more log entries of this request were dropped.`, time: new Date().toISOString() }]
+        : entries;
     for (const e of list) await this.logs.append(owner, e);
     this.kept.push({ owner, until: Date.now() + this.ttlMs });
-    return id;
   }
 
   private async sweep(now: number): Promise<void> {

@@ -13,6 +13,8 @@ export interface OidcProviderConfig {
   default_clients?: { id: string; grant_types: string[]; redirect_urls?: string[] }[];
   /** Expected `aud` of access tokens; unchecked when absent. */
   audience?: string;
+  /** Parameters clients must add to the authorization request (API 1.3.0), e.g. `{"prompt": "consent"}`. */
+  authorization_parameters?: Record<string, string>;
 }
 
 export interface Config {
@@ -36,6 +38,10 @@ export interface Config {
   title: string;
   description: string;
   tokenTtlSeconds: number;
+  /** Seconds a key signs access tokens before the next one takes over (each verifies its tokens until they expire). */
+  jwtRotationSeconds: number;
+  /** An openEO Web Editor announced by a `web-editor` link in GET /; null = none. */
+  webEditorUrl: string | null;
   maxJsonBodyBytes: number;
   maxUploadBytes: number;
   userQuotaBytes: number;
@@ -78,6 +84,10 @@ export interface Config {
   jobBlockCacheBytes: number;
   /** Lifetime of signed result links, seconds. */
   resultLinkTtlSeconds: number;
+  /** Seconds the results of a finished job are kept (its `unpublished` time); 0 = until the job is deleted. */
+  jobResultTtlSeconds: number;
+  /** Processes named by URL in a node's `namespace` (the Remote Process Definition extension). */
+  remoteProcesses: RemoteProcessConfig;
   /**
    * A bucket of an S3-compatible store for user files (files/...) and job results (jobs/...), with
    * the endpoint, region and credentials of stac.signers.s3; null = both on the local disk.
@@ -129,6 +139,15 @@ export interface UdfConfig {
   uid: number;
   /** Values one call gets at most in a pixel-wise parent (larger cubes go in bands of rows). */
   callValues: number;
+}
+
+export interface RemoteProcessConfig {
+  /** Plain http:// namespaces are read too (https:// always is). */
+  http: boolean;
+  /** Seconds a fetched process definition is used before it is read again. */
+  ttlSeconds: number;
+  /** Largest process document read, bytes. */
+  maxBytes: number;
 }
 
 /** How assets of STAC API collections are signed (see data/stac-signers.ts). */
@@ -210,6 +229,10 @@ function oidcProviders(env: Env): OidcProviderConfig[] {
     seen.add(p.id);
     if (typeof p.issuer !== 'string' || !/^https?:\/\//.test(p.issuer)) throw new ConfigError(`OIDC provider '${p.id}': issuer must be an http(s) URL`);
     if (typeof p.title !== 'string') throw new ConfigError(`OIDC provider '${p.id}': title is required`);
+    const ap = p.authorization_parameters;
+    if (ap !== undefined && (ap === null || typeof ap !== 'object' || Array.isArray(ap) || !Object.values(ap).every((v) => typeof v === 'string'))) {
+      throw new ConfigError(`OIDC provider '${p.id}': authorization_parameters must be an object of strings`);
+    }
     return { ...p, issuer: p.issuer.replace(/\/+$/, '') } as OidcProviderConfig;
   });
 }
@@ -261,6 +284,8 @@ export function loadConfig(env: Env = process.env): Config {
       env.XEO_DESCRIPTION ||
       'Xeo is an Earth-observation processing back-end: discover collections and processes, then run process graphs as XYZ map tiles, synchronous previews or batch jobs.',
     tokenTtlSeconds: int(env, 'XEO_TOKEN_TTL', 24 * 3600, 1),
+    jwtRotationSeconds: int(env, 'XEO_JWT_ROTATION', 7 * 24 * 3600, 60),
+    webEditorUrl: url(env, 'XEO_WEB_EDITOR_URL'),
     maxJsonBodyBytes: int(env, 'XEO_MAX_BODY_BYTES', 8 * 1024 * 1024, 1024),
     maxUploadBytes: int(env, 'XEO_MAX_UPLOAD_BYTES', 2 * 1024 * 1024 * 1024, 1),
     userQuotaBytes: int(env, 'XEO_USER_QUOTA_BYTES', 5 * 1024 * 1024 * 1024, 0),
@@ -285,6 +310,12 @@ export function loadConfig(env: Env = process.env): Config {
     jobChunkSize: int(env, 'XEO_JOB_CHUNK_SIZE', 1024, 16),
     jobBlockCacheBytes: int(env, 'XEO_JOB_BLOCK_CACHE_BYTES', 32 * 1024 * 1024, 1024 * 1024),
     resultLinkTtlSeconds: int(env, 'XEO_RESULT_LINK_TTL', 7 * 24 * 3600, 1),
+    jobResultTtlSeconds: int(env, 'XEO_JOB_RESULT_TTL', 0, 0),
+    remoteProcesses: {
+      http: bool(env, 'XEO_REMOTE_PROCESS_HTTP', false),
+      ttlSeconds: int(env, 'XEO_REMOTE_PROCESS_TTL', 300, 0),
+      maxBytes: int(env, 'XEO_REMOTE_PROCESS_MAX_BYTES', 1024 * 1024, 1024),
+    },
     s3Bucket: s3Bucket(env),
     s3TimeoutMs: int(env, 'XEO_S3_TIMEOUT', 10, 1) * 1000,
     authFailures: {

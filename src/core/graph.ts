@@ -24,6 +24,25 @@ export interface UserProcess {
 
 export const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
+/** A namespace that is the URL of a process (or of a list of processes): the Remote Process Definition extension. */
+export const isRemoteNamespace = (ns: unknown): ns is string => typeof ns === 'string' && /^https?:\/\//i.test(ns);
+
+/**
+ * The key under which the processes a graph calls are handed around (the user's stored processes
+ * and remote ones, `Record<string, UserProcess>`): the id for namespace `user` or none, the URL and
+ * the id for a remote process; null for a namespace that holds only predefined processes.
+ */
+export function processKey(id: string, namespace: string | null | undefined): string | null {
+  if (namespace === undefined || namespace === null || namespace === 'user') return id;
+  return isRemoteNamespace(namespace) ? `${namespace}\n${id}` : null;
+}
+
+/** The process of `processes` a node calls (stored or remote), or null. */
+export function calledProcess(processes: Record<string, UserProcess>, id: string, namespace: string | null | undefined): UserProcess | null {
+  const key = processKey(id, namespace);
+  return key !== null && Object.hasOwn(processes, key) ? processes[key] : null;
+}
+
 export interface ReferenceVisitor {
   /** A `{from_node}` reference of this level. */
   node?(id: string): void;

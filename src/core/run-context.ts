@@ -20,7 +20,10 @@ export interface RunLog {
   time: string;
   /** What the process logged along (inspect's summary of its data, say). */
   data?: unknown;
-  /** Where in the user's own code (a UDF's traceback). */
+  /**
+   * Where in the user's own code (a UDF's traceback; API 1.3.0's `stacktrace` of a log entry).
+   * Never set from our own failures: their internals stay in the server's log.
+   */
   stacktrace?: string;
 }
 

@@ -41,8 +41,8 @@ export const rootScope = (values: Record<string, unknown> = {}, defaults: Record
 
 export interface EvalEnv {
   predefined(id: string): ProcessDef | undefined;
-  /** A stored process of the current user (namespace `user`), or null. */
-  userProcess(id: string): UserProcess | null;
+  /** A stored process of the current user (namespace `user` or none) or a remote one (a URL namespace), or null. */
+  userProcess(id: string, namespace?: string | null): UserProcess | null;
   /** Nesting of user-defined process calls, to stop runaway recursion. */
   depth?: number;
   /** The run this evaluation belongs to (cube processes need it). */
@@ -159,7 +159,7 @@ export async function evaluateGraph(graph: Graph, env: EvalEnv, scope: Scope): P
     // Failures of the process itself (not of its arguments, which name their own node) carry
     // the node, so a batch job's log can say where the graph failed.
     try {
-      const udp = ns === 'backend' ? null : env.userProcess(node.process_id);
+      const udp = ns === 'backend' ? null : env.userProcess(node.process_id, ns);
       if (udp) return await callUserProcess(node.process_id, udp, values, env);
       if (ns === 'user') throw new ApiError('ProcessUnsupported', { process: node.process_id, namespace: 'user' });
       if (ns !== null && ns !== 'backend') throw new ApiError('ProcessUnsupported', { process: node.process_id, namespace: ns });

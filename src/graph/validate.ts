@@ -8,14 +8,15 @@ import addFormatsModule from 'ajv-formats';
 import { ApiError } from '../core/errors.js';
 import type { ProcessParameter, ProcessSpec } from '../core/process.js';
 import { checkProcessGraph } from './structure.js';
-import { isObject, walkReferences } from '../core/graph.js';
+import { isObject, isRemoteNamespace, walkReferences } from '../core/graph.js';
 
 const Ajv = AjvModule as unknown as typeof AjvModule.default;
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 
 export interface ValidationEnv {
   predefined(id: string): { spec: ProcessSpec; accepts?: Record<string, unknown> } | undefined;
-  userProcess(id: string): { parameters?: ProcessParameter[] | null; returns?: { schema?: unknown } | null } | null;
+  /** A stored process (namespace `user` or none) or a remote one (a URL namespace), or null. */
+  userProcess(id: string, namespace?: string | null): { parameters?: ProcessParameter[] | null; returns?: { schema?: unknown } | null } | null;
   allowNamespace: boolean;
   /** Most nodes (child graphs included) and deepest nesting of child graphs accepted. */
   limits?: { nodes: number; depth: number };
@@ -140,8 +141,8 @@ function checkNodes(graph: Record<string, Record<string, unknown>>, env: Validat
     const id = node.process_id as string;
     const ns = (node.namespace as string | null | undefined) ?? null;
     const args = node.arguments as Record<string, unknown>;
-    const udp = ns === 'backend' ? null : env.userProcess(id);
-    const def = udp || ns === 'user' ? null : env.predefined(id);
+    const udp = ns === 'backend' ? null : env.userProcess(id, ns);
+    const def = udp || ns === 'user' || isRemoteNamespace(ns) ? null : env.predefined(id);
     const params: ProcessParameter[] | null = udp ? (udp.parameters ?? null) : def ? widened(def.spec.parameters, def.accepts) : null;
     if (!udp && !def) {
       errors.push(new ApiError('ProcessUnsupported', { process: id, namespace: ns ?? 'backend' }));
@@ -164,9 +165,9 @@ function returnSchemaOf(node: Record<string, unknown> | undefined, env: Validati
   if (!node) return undefined;
   const id = node.process_id as string;
   const ns = (node.namespace as string | null | undefined) ?? null;
-  const udp = ns === 'backend' ? null : env.userProcess(id);
+  const udp = ns === 'backend' ? null : env.userProcess(id, ns);
   if (udp) return udp.returns?.schema;
-  return ns === 'user' ? undefined : env.predefined(id)?.spec.returns.schema;
+  return ns === 'user' || isRemoteNamespace(ns) ? undefined : env.predefined(id)?.spec.returns.schema;
 }
 
 function checkArguments(

@@ -12,7 +12,7 @@ import { LocalBlobStore } from '../store/blobs.js';
 import { openBlobStore } from '../store/open-blobs.js';
 
 /** Every table of records, parents before the tables that refer to them. Sign-in failures are not carried over. */
-const TABLES = ['users', 'tokens', 'process_graphs', 'collections', 'items', 'services', 'logs', 'jobs', 'job_results', 'secrets'] as const;
+const TABLES = ['users', 'tokens', 'signing_keys', 'process_graphs', 'collections', 'items', 'services', 'logs', 'jobs', 'job_results', 'secrets'] as const;
 
 export interface MigrationSummary {
   rows: Record<string, number>;

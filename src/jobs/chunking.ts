@@ -5,13 +5,13 @@
 // neighbours, at the whole extent or changes the grid runs as one piece.
 import type { Grid } from '../core/grid.js';
 
-import { isObject, walkReferences, type Graph } from '../core/graph.js';
+import { isObject, processKey, walkReferences, type Graph } from '../core/graph.js';
 
 export interface ChunkingEnv {
   /** The categories of a predefined process, or undefined when there is none. */
   categories(processId: string): string[] | undefined;
   /** The graph of the user's stored process, or null. */
-  userProcess(processId: string): Graph | null;
+  userProcess(processId: string, namespace?: string | null): Graph | null;
 }
 
 /** Cube processes that work pixel by pixel whatever their arguments. */
@@ -77,7 +77,7 @@ function checkGraph(graph: unknown, env: ChunkingEnv, udpsSeen: Set<string>, dep
   const deferred = (v: unknown, seen = new Set<string>()): boolean => {
     if (!isObject(v) || typeof v.from_node !== 'string' || seen.has(v.from_node)) return false;
     const n = g[v.from_node];
-    if (!n || !KEEPS_DEFERRED.has(n.process_id) || (n.namespace ?? null) === 'user' || env.userProcess(n.process_id)) return false;
+    if (!n || !KEEPS_DEFERRED.has(n.process_id) || (n.namespace ?? null) === 'user' || env.userProcess(n.process_id, n.namespace)) return false;
     if (n.process_id === 'load_collection' || n.process_id === 'load_stac') return true;
     seen.add(v.from_node);
     return deferred(n.arguments?.data, seen);
@@ -86,10 +86,11 @@ function checkGraph(graph: unknown, env: ChunkingEnv, udpsSeen: Set<string>, dep
     if (!isObject(node) || typeof node.process_id !== 'string') throw new NotLocal(`node '${id}' is not a process node`);
     const pid = node.process_id;
     const args = isObject(node.arguments) ? node.arguments : {};
-    const udp = node.namespace === 'backend' ? null : env.userProcess(pid);
+    const udp = node.namespace === 'backend' ? null : env.userProcess(pid, node.namespace);
     if (udp) {
-      if (!udpsSeen.has(pid)) {
-        udpsSeen.add(pid);
+      const key = processKey(pid, node.namespace) ?? pid;
+      if (!udpsSeen.has(key)) {
+        udpsSeen.add(key);
         checkGraph(udp, env, udpsSeen, depth + 1);
       }
     } else {

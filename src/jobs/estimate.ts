@@ -4,9 +4,10 @@
 // tiny sample of the output has.
 import type { Compute } from '../compute/pool.js';
 import type { Config } from '../core/config.js';
-import type { Graph } from '../core/graph.js';
+import { calledProcess, type Graph } from '../core/graph.js';
 import type { JobRecord, Store } from '../store/types.js';
 import { userProcessesOf } from '../graph/user-processes.js';
+import { jobOptions } from './records.js';
 import { costsOf } from '../compute/costs.js';
 import { predefined } from '../processes/registry.js';
 import { classifyGraph, savedFormats } from './chunking.js';
@@ -28,10 +29,11 @@ export interface Estimate {
 
 export async function estimateJob(job: JobRecord, store: Store, compute: Compute, config: Config): Promise<Estimate> {
   const graph = job.process.process_graph as Graph;
+  const userProcesses = await userProcessesOf(store.processGraphs, job.userId, graph);
   const base = {
     graph,
-    userProcesses: await userProcessesOf(store.processGraphs, job.userId, graph),
-    maxValues: config.batchMaxValues,
+    userProcesses,
+    maxValues: jobOptions(config, job, userProcesses).max_values as number,
     limitAdvice: 'Narrow the extent, dates or bands of the job.',
     mode: 'job' as const,
   };
@@ -41,7 +43,7 @@ export async function estimateJob(job: JobRecord, store: Store, compute: Compute
   const measured = await store.jobs.throughput();
   const rate = measured.seconds > 0 && measured.values > 0 ? measured.values / measured.seconds : DEFAULT_VALUES_PER_SECOND;
   const out: Estimate = { costs: costsOf(plan.values), duration: isoDuration(OVERHEAD_S + plan.values / rate), values: plan.values };
-  const local = classifyGraph(graph, { categories: (id) => predefined.get(id)?.spec.categories, userProcess: (id) => base.userProcesses[id]?.process_graph ?? null }).local;
+  const local = classifyGraph(graph, { categories: (id) => predefined.get(id)?.spec.categories, userProcess: (id, ns) => calledProcess(base.userProcesses, id, ns)?.process_graph ?? null }).local;
   const formats = savedFormats(graph);
   if (local && formats.length === 1 && formats[0]?.toLowerCase() === 'gtiff') {
     // The bands of the output, from a 4 x 4 pixel sample at the centre; float32, overviews add a third.

@@ -3,6 +3,7 @@
 import type { Config } from '../core/config.js';
 import type { Graph, UserProcess } from '../core/graph.js';
 import { LRUCache } from 'lru-cache';
+import { processDefaults, processingParameters, resolveOptions } from '../core/processing-options.js';
 import type { LogLevel } from '../core/run-context.js';
 import { errorFromData, type ErrorData } from '../core/errors.js';
 import { messageOf } from '../core/messages.js';
@@ -15,24 +16,17 @@ import type { PathEntry } from '../graph/evaluate.js';
 import type { JobOutcome, JobSpec } from './runner.js';
 import type { JobThreadInit } from './protocol.js';
 
+/** The processing parameters a run of `job` uses (core/processing-options.ts). */
+export function jobOptions(config: Config, job: JobRecord, userProcesses: Record<string, UserProcess>): Record<string, unknown> {
+  return resolveOptions(processingParameters(config).job, job.options, processDefaults('job', job.process, userProcesses));
+}
+
 /** The log of a job in the log store. */
 export const jobLogOwner = (id: string) => `job:${id}`;
 
 /** What a job thread needs of the configuration (on an API node and on a worker alike). */
 export function jobThreadInit(config: Config): JobThreadInit {
   return { dataDir: config.dataDir, databaseUrl: config.databaseUrl, database: config.database, blockCacheBytes: config.jobBlockCacheBytes, outboundAllow: config.outboundAllow, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads };
-}
-
-/**
- * Seconds one call of a user-defined function may take in a job: the job's `udf_timeout` option
- * (in the process's `default_job_options`, where POST /jobs puts a top-level `udf_timeout` too),
- * at most XEO_UDF_JOB_TIMEOUT_MAX; XEO_UDF_JOB_TIMEOUT without it.
- */
-export function udfTimeoutOf(process: Record<string, unknown>, config: Config): number {
-  const options = process.default_job_options;
-  const v = options && typeof options === 'object' ? (options as Record<string, unknown>).udf_timeout : undefined;
-  if (typeof v !== 'number' || !(v > 0)) return config.udf.jobTimeoutSeconds;
-  return Math.min(v, config.udf.jobTimeoutMaxSeconds);
 }
 
 /** A run of a job, as the records know it. */
@@ -69,20 +63,25 @@ export class RunRecords {
     );
   }
 
-  /** What a job thread needs to run (a part of) the job's current run. */
+  /**
+   * What a job thread needs to run (a part of) the job's current run: its graph, the processes it
+   * calls, and its processing parameters (the job's own, else its processes', else the defaults).
+   */
   async spec(job: JobRecord, outDir: string): Promise<JobSpec> {
     const graph = job.process.process_graph as Graph;
+    const userProcesses = await this.userProcesses(job, graph);
+    const options = jobOptions(this.config, job, userProcesses);
     return {
       jobId: job.id,
       run: job.run,
       graph,
-      userProcesses: await this.userProcesses(job, graph),
-      maxValues: this.config.batchMaxValues,
-      chunkSize: this.config.jobChunkSize,
+      userProcesses,
+      maxValues: options.max_values as number,
+      chunkSize: options.chunk_size as number,
       budgetValues: job.budget === null ? null : valuesFor(job.budget),
       outDir,
       user: job.userId,
-      udfTimeoutMs: udfTimeoutOf(job.process, this.config) * 1000,
+      udfTimeoutMs: (options.udf_timeout as number) * 1000,
     };
   }
 
@@ -130,10 +129,13 @@ export class RunRecords {
       created: new Date().toISOString(),
     });
     const values = outcome.usage.values_read?.value ?? 0;
+    // Kept for XEO_JOB_RESULT_TTL from now, when it is set (JobService sweeps them then).
+    const ttl = this.config.jobResultTtlSeconds;
+    const unpublished = ttl > 0 ? new Date(Date.now() + ttl * 1000).toISOString() : null;
     // A partial result belongs to a job set to canceled when it halted; it stays canceled.
     const moved = await (outcome.partial
-      ? this.store.jobs.report(a.jobId, a.run, { usage: outcome.usage, costs: costsOf(values) }, 'canceled')
-      : this.store.jobs.transition(a.jobId, ['running'], 'finished', { usage: outcome.usage, costs: costsOf(values), progress: 100 }));
+      ? this.store.jobs.report(a.jobId, a.run, { usage: outcome.usage, costs: costsOf(values), unpublished }, 'canceled')
+      : this.store.jobs.transition(a.jobId, ['running'], 'finished', { usage: outcome.usage, costs: costsOf(values), progress: 100, unpublished }));
     if (!moved) {
       // The same run settled first by another task (one taken over while still running, or a
       // cancel's partial result): theirs stands. Only a run that is gone takes its files along.

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { execute } from '../compute/execute.js';
 import { withArena } from '../compile/kernels.js';
-import { type UserProcess } from '../core/graph.js';
+import { calledProcess, type UserProcess } from '../core/graph.js';
 import type { CatalogSource } from '../core/catalog.js';
 import type { Graph } from '../core/graph.js';
 import type { LogLevel } from '../core/run-context.js';
@@ -43,7 +43,7 @@ export interface RunLog {
   message: string;
   code?: string;
   data?: unknown;
-  /** A UDF's traceback. */
+  /** Where in the user's own code (a UDF's traceback). */
   stacktrace?: string;
 }
 
@@ -161,7 +161,7 @@ export async function planJob(spec: JobSpec, catalog: CatalogSource, sink: JobSi
   const plan = dry.probe;
   const verdict = classifyGraph(spec.graph, {
     categories: (id) => predefined.get(id)?.spec.categories,
-    userProcess: (id) => spec.userProcesses[id]?.process_graph ?? null,
+    userProcess: (id, ns) => calledProcess(spec.userProcesses, id, ns)?.process_graph ?? null,
   });
   const formats = savedFormats(spec.graph);
   const cog = formats.length === 1 && formats[0]?.toLowerCase() === 'gtiff';

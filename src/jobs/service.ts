@@ -29,6 +29,8 @@ export { jobLogOwner };
 export const MAX_INTERRUPTIONS = 2;
 /** How long a delete or shutdown waits for the computation to halt before terminating its thread. */
 const STOP_GRACE_MS = 800;
+/** How often the results kept past their `unpublished` time are looked for (XEO_JOB_RESULT_TTL). */
+const UNPUBLISH_EVERY_MS = 3600_000;
 /**
  * A cancel waits longer: the chunks done are kept as a partial result only if the computation
  * halts at a chunk's end, and on a loaded machine one chunk can take seconds.
@@ -46,7 +48,7 @@ interface Active {
   end(): void;
 }
 
-export type JobFields = Pick<JobRecord, 'title' | 'description' | 'process' | 'plan' | 'budget' | 'logLevel'>;
+export type JobFields = Pick<JobRecord, 'title' | 'description' | 'process' | 'plan' | 'budget' | 'logLevel' | 'options'>;
 
 /** What the API asks of batch jobs (another implementation may take its place). */
 export type Jobs = Pick<JobService, 'create' | 'start' | 'cancel' | 'remove' | 'lastError' | 'links' | 'results' | 'close'>;
@@ -62,6 +64,7 @@ export class JobService {
   private pumpAgain = false;
   /** This node's id (kept in its data dir): the runs it claims are its to settle after a restart. */
   private readonly node: string;
+  private unpublishTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly store: Store,
@@ -81,6 +84,12 @@ export class JobService {
 
   /** Settles what a previous server left behind, then starts queued jobs. */
   async init(): Promise<void> {
+    if (this.config.jobResultTtlSeconds > 0) {
+      this.unpublish();
+      // Hourly, or as often as results expire when they are kept for less than an hour.
+      this.unpublishTimer = setInterval(() => this.unpublish(), Math.min(UNPUBLISH_EVERY_MS, Math.max(1000, this.config.jobResultTtlSeconds * 1000)));
+      this.unpublishTimer.unref();
+    }
     // With workers, runs are the queue's: a node that starts has nothing of its own to settle. A
     // queued job whose task is missing (records moved from an embedded installation, a queue
     // that lost its data) gets it; a task still there is not added twice.
@@ -115,6 +124,18 @@ export class JobService {
   async lastError(jobId: string): Promise<LogEntry | null> {
     const errors = await this.store.logs.page(jobLogOwner(jobId), null, 'error', Number.MAX_SAFE_INTEGER);
     return errors[errors.length - 1] ?? null;
+  }
+
+  /** Removes the results whose `unpublished` time has passed (in the background; any node may do it, once counts). */
+  private unpublish(): void {
+    const run = async () => {
+      for (const job of await this.store.jobs.unpublishedBefore(new Date().toISOString())) {
+        if (!(await this.store.jobResults.delete(job.id))) continue;
+        await this.results.deleteTree(job.id);
+        void this.log(job, { level: 'info', message: `The results were removed: they were kept until ${job.unpublished} (XEO_JOB_RESULT_TTL). Start the job again for new ones.` });
+      }
+    };
+    run().catch((e: unknown) => console.error(`[xeo] could not remove results past their time: ${(e as Error).message}`));
   }
 
   /** Job files no record accounts for (orphans.ts), swept in the background: a large bucket takes a while to list. */
@@ -338,6 +359,7 @@ export class JobService {
   /** Stops the job threads; running jobs are queued again (they start over on the next start). */
   async close(): Promise<void> {
     this.closed = true;
+    if (this.unpublishTimer) clearInterval(this.unpublishTimer);
     const running = [...this.active.values()];
     for (const a of running) a.stop = 'shutdown';
     await this.threads.close();

@@ -23,13 +23,16 @@ export class LinkSigner {
     return new LinkSigner(Buffer.from(hex, 'hex'));
   }
 
-  /** `asset` null signs the results document itself. */
-  sign(jobId: string, asset: string | null, expires: number): string {
-    return createHmac('sha256', this.key).update(`xeo-result-link\n${jobId}\n${asset ?? ''}\n${expires}`).digest('base64url');
+  /**
+   * `asset` null signs the results document itself; `variant` what else the link fixes (which form
+   * of the document, partial results), so that it cannot be changed either.
+   */
+  sign(jobId: string, asset: string | null, expires: number, variant = ''): string {
+    return createHmac('sha256', this.key).update(`xeo-result-link\n${jobId}\n${asset ?? ''}\n${expires}${variant ? `\n${variant}` : ''}`).digest('base64url');
   }
 
-  verify(jobId: string, asset: string | null, expires: number, signature: string): boolean {
-    const want = Buffer.from(this.sign(jobId, asset, expires));
+  verify(jobId: string, asset: string | null, expires: number, signature: string, variant = ''): boolean {
+    const want = Buffer.from(this.sign(jobId, asset, expires, variant));
     const got = Buffer.from(signature);
     return got.length === want.length && timingSafeEqual(got, want);
   }

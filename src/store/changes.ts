@@ -3,9 +3,12 @@
 // more than its own listeners; nodes sharing PostgreSQL hear each other through LISTEN/NOTIFY.
 import pg from 'pg';
 
-/** What changes are told about: the topic and the record's id (a service; a sign-in key's wait). */
-export type ChangeTopic = 'service' | 'throttle';
-const TOPICS: readonly string[] = ['service', 'throttle'] satisfies ChangeTopic[];
+/**
+ * What changes are told about: the topic and the record's id (a service; a sign-in key's wait;
+ * a revoked token, `token:HASH`, or all of a user's, `user:ID`).
+ */
+export type ChangeTopic = 'service' | 'throttle' | 'revoked';
+const TOPICS: readonly string[] = ['service', 'throttle', 'revoked'] satisfies ChangeTopic[];
 
 export interface ChangeFeed {
   /** Tells this node's listeners at once, and the other nodes' as soon as the database relays it. */

@@ -10,6 +10,7 @@ import { migratePostgres } from './schema.js';
 import { migrateSqlite } from './sqlite-migrate.js';
 import { SqlUsers } from './users.js';
 import { SqlTokens } from './tokens.js';
+import { SqlSigningKeys } from './signing-keys.js';
 import { SqlProcessGraphs } from './process-graphs.js';
 import { SqlCollections } from './collections.js';
 import { SqlServices } from './services.js';
@@ -62,6 +63,7 @@ export async function openStore(where: StoreLocation | string): Promise<Store> {
   return {
     users: new SqlUsers(db),
     tokens: new SqlTokens(db),
+    signingKeys: new SqlSigningKeys(db),
     processGraphs: new SqlProcessGraphs(db),
     collections: new SqlCollections(db),
     services: new SqlServices(db),

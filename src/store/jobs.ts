@@ -24,6 +24,10 @@ interface Row {
   node: string | null;
   created: string;
   updated: string;
+  queued: string | null;
+  started: string | null;
+  unpublished: string | null;
+  options: string | null;
 }
 
 const toRecord = (r: Row): JobRecord => ({
@@ -44,6 +48,10 @@ const toRecord = (r: Row): JobRecord => ({
   node: r.node,
   created: r.created,
   updated: r.updated,
+  queued: r.queued ?? null,
+  started: r.started ?? null,
+  unpublished: r.unpublished ?? null,
+  options: r.options ? JSON.parse(r.options) : {},
 });
 
 const EDIT_COLUMNS: Record<keyof JobEdit, [string, (v: unknown) => unknown]> = {
@@ -53,6 +61,7 @@ const EDIT_COLUMNS: Record<keyof JobEdit, [string, (v: unknown) => unknown]> = {
   plan: ['plan', (v) => v],
   budget: ['budget', (v) => v],
   logLevel: ['log_level', (v) => v],
+  options: ['options', (v) => JSON.stringify(v)],
 };
 
 const FACT_COLUMNS: Record<keyof JobFacts, [string, (v: unknown) => unknown]> = {
@@ -61,6 +70,7 @@ const FACT_COLUMNS: Record<keyof JobFacts, [string, (v: unknown) => unknown]> = 
   usage: ['usage', (v) => (v === null ? null : JSON.stringify(v))],
   run: ['run', (v) => v],
   interruptions: ['interruptions', (v) => v],
+  unpublished: ['unpublished', (v) => v],
 };
 
 /** `col = ?` assignments and their values for the members given. */
@@ -77,6 +87,16 @@ function assignments<T extends object>(change: T, columns: Record<keyof T, [stri
 }
 
 const now = () => new Date().toISOString();
+
+/** What a status change does to the timeline (`?` is the time of the change). */
+const TIMELINE: Record<JobStatus, string> = {
+  created: ', queued = NULL, started = NULL, unpublished = NULL',
+  queued: ', queued = ?, started = NULL, unpublished = NULL',
+  running: ', started = ?',
+  canceled: '',
+  finished: '',
+  error: '',
+};
 
 /** The last 20 finished jobs that read anything: enough to follow the machine, few enough to adapt. */
 function recentSql(db: SqlDb): string {
@@ -98,8 +118,8 @@ export class SqlJobs implements JobRepo {
   async create(job: Parameters<JobRepo['create']>[0]): Promise<JobRecord> {
     const t = now();
     await this.db.run(
-      `INSERT INTO jobs (id, user_id, title, description, process, plan, budget, log_level, status, created, updated)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'created', ?, ?)`,
+      `INSERT INTO jobs (id, user_id, title, description, process, plan, budget, log_level, options, status, created, updated)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'created', ?, ?)`,
       job.id,
       job.userId,
       job.title,
@@ -108,6 +128,7 @@ export class SqlJobs implements JobRepo {
       job.plan,
       job.budget,
       job.logLevel,
+      JSON.stringify(job.options ?? {}),
       t,
       t,
     );
@@ -141,8 +162,10 @@ export class SqlJobs implements JobRepo {
 
   async transition(id: string, from: readonly JobStatus[], to: JobStatus, facts: JobFacts = {}): Promise<boolean> {
     const [sets, values] = assignments(facts, FACT_COLUMNS);
-    const sql = `UPDATE jobs SET status = ?, updated = ?${sets.map((s) => `, ${s}`).join('')} WHERE id = ? AND status IN (${from.map(() => '?').join(', ')})`;
-    return (await this.db.run(sql, to, now(), ...values, id, ...from)) > 0;
+    const t = now();
+    const timeline = TIMELINE[to];
+    const sql = `UPDATE jobs SET status = ?, updated = ?${timeline}${sets.map((s) => `, ${s}`).join('')} WHERE id = ? AND status IN (${from.map(() => '?').join(', ')})`;
+    return (await this.db.run(sql, to, t, ...(timeline.includes('?') ? [t] : []), ...values, id, ...from)) > 0;
   }
 
   async report(id: string, run: number, facts: JobFacts, status: JobStatus = 'running'): Promise<boolean> {
@@ -159,6 +182,10 @@ export class SqlJobs implements JobRepo {
     return (await this.db.run('DELETE FROM jobs WHERE id = ?', id)) > 0;
   }
 
+  async unpublishedBefore(time: string): Promise<JobRecord[]> {
+    return (await this.db.all<Row>('SELECT * FROM jobs WHERE unpublished IS NOT NULL AND unpublished < ? AND EXISTS (SELECT 1 FROM job_results r WHERE r.job_id = jobs.id) ORDER BY unpublished', time)).map(toRecord);
+  }
+
   async throughput(): Promise<{ values: number; seconds: number; jobs: number }> {
     const r = (await this.db.get<{ values: number | null; seconds: number | null; jobs: number }>(this.recent))!;
     return { values: r.values ?? 0, seconds: r.seconds ?? 0, jobs: r.jobs };
@@ -172,17 +199,19 @@ export class SqlJobQueue implements JobQueue {
     // On PostgreSQL, nodes claiming at the same moment skip each other's row instead of both
     // waiting for it and one coming back empty.
     const lock = db.dialect === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : '';
-    this.pull = `UPDATE jobs SET status = 'running', updated = ?, node = ?
+    this.pull = `UPDATE jobs SET status = 'running', updated = ?, started = ?, node = ?
        WHERE id = (SELECT id FROM jobs WHERE status = 'queued' ORDER BY queue_seq, id LIMIT 1${lock}) AND status = 'queued'
        RETURNING *`;
   }
 
   enqueue(id: string, facts: JobFacts = {}): Promise<boolean> {
+    const t = now();
     return this.db.transaction(async (tx) => {
       const moved = await tx.run(
-        `UPDATE jobs SET status = 'queued', updated = ?, queue_seq = (SELECT COALESCE(MAX(queue_seq), 0) + 1 FROM jobs)
+        `UPDATE jobs SET status = 'queued', updated = ?, queued = ?, started = NULL, unpublished = NULL, queue_seq = (SELECT COALESCE(MAX(queue_seq), 0) + 1 FROM jobs)
          WHERE id = ? AND status IN ('created', 'canceled', 'finished', 'error')`,
-        now(),
+        t,
+        t,
         id,
       );
       if (moved === 0) return false;
@@ -193,16 +222,18 @@ export class SqlJobQueue implements JobQueue {
   }
 
   async withdraw(id: string): Promise<boolean> {
-    return (await this.db.run(`UPDATE jobs SET status = 'created', updated = ? WHERE id = ? AND status = 'queued'`, now(), id)) > 0;
+    return (await this.db.run(`UPDATE jobs SET status = 'created', updated = ?, queued = NULL, started = NULL WHERE id = ? AND status = 'queued'`, now(), id)) > 0;
   }
 
   async claim(node: string): Promise<JobRecord | null> {
-    const r = await this.db.get<Row>(this.pull, now(), node);
+    const t = now();
+    const r = await this.db.get<Row>(this.pull, t, t, node);
     return r ? toRecord(r) : null;
   }
 
   async claimRun(id: string, run: number, node: string): Promise<JobRecord | null> {
-    const r = await this.db.get<Row>(`UPDATE jobs SET status = 'running', updated = ?, node = ? WHERE id = ? AND run = ? AND status = 'queued' RETURNING *`, now(), node, id, run);
+    const t = now();
+    const r = await this.db.get<Row>(`UPDATE jobs SET status = 'running', updated = ?, started = ?, node = ? WHERE id = ? AND run = ? AND status = 'queued' RETURNING *`, t, t, node, id, run);
     return r ? toRecord(r) : null;
   }
 

@@ -10,7 +10,7 @@ interface Row {
   time: string;
   data: string | null;
   path: string | null;
-  stacktrace: string | null;
+  stacktrace?: string | null;
 }
 
 /** Levels from the most to the least severe; an entry passes a filter when its rank is at most the filter's. */

@@ -124,6 +124,26 @@ const MIGRATIONS: string[] = [
    CREATE INDEX upload_reservations_by_user ON upload_reservations (user_id, updated);`,
   // API 1.3.0's `stacktrace` of a log entry (a UDF's traceback).
   `ALTER TABLE logs ADD COLUMN stacktrace TEXT;`,
+  // Keys that sign the access tokens (JWTs) of basic sign-in, shared by every node: one per
+  // rotation period, made ahead of its period, kept until the last token it signed expires.
+  // Tokens stay one row each in tokens (the SHA-256 of an opaque token, or of a JWT's jti), so
+  // deleting the row revokes it.
+  `CREATE TABLE signing_keys (
+     kid TEXT PRIMARY KEY,
+     alg TEXT NOT NULL,
+     public_jwk TEXT NOT NULL,
+     private_jwk TEXT NOT NULL,
+     not_before INTEGER NOT NULL,
+     signs_until INTEGER NOT NULL,
+     verifies_until INTEGER NOT NULL
+   );
+   CREATE INDEX tokens_by_user ON tokens (user_id);`,
+  // API 1.3.0's timeline of a batch job: when it was last queued and started, and until when its results are kept.
+  `ALTER TABLE jobs ADD COLUMN queued TEXT;
+   ALTER TABLE jobs ADD COLUMN started TEXT;
+   ALTER TABLE jobs ADD COLUMN unpublished TEXT;`,
+  // The processing parameters a job's requests gave (the Processing Parameters extension), as JSON.
+  `ALTER TABLE jobs ADD COLUMN options TEXT;`,
 ];
 
 /** The same statements in PostgreSQL's words. */

@@ -13,6 +13,14 @@ export class SqlTokens implements TokenRepo {
     return r ? { userId: r.user_id, expiresAt: Number(r.expires_at) } : null;
   }
 
+  async revoke(tokenHash: string): Promise<boolean> {
+    return (await this.db.run('DELETE FROM tokens WHERE token_hash = ?', tokenHash)) > 0;
+  }
+
+  revokeUser(userId: string): Promise<number> {
+    return this.db.run('DELETE FROM tokens WHERE user_id = ?', userId);
+  }
+
   deleteExpired(now: number): Promise<number> {
     return this.db.run('DELETE FROM tokens WHERE expires_at <= ?', now);
   }

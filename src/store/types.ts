@@ -28,11 +28,42 @@ export interface UserRepo {
   delete(id: string): Promise<boolean>;
 }
 
+/**
+ * Access tokens, one row each: the SHA-256 of an opaque token (handed out before API 1.3.0), or of
+ * a JWT's `jti`. A token is valid while its row lives: deleting the row revokes it.
+ */
 export interface TokenRepo {
   /** Stores the hash of a token for a user until `expiresAt` (ms since epoch). */
   add(tokenHash: string, userId: string, expiresAt: number): Promise<void>;
   /** The user id and expiry (ms since epoch) of a live token, or null. */
   userOf(tokenHash: string, now: number): Promise<{ userId: string; expiresAt: number } | null>;
+  /** Revokes one token; answers whether it was live. */
+  revoke(tokenHash: string): Promise<boolean>;
+  /** Revokes every token of a user; answers how many there were. */
+  revokeUser(userId: string): Promise<number>;
+  deleteExpired(now: number): Promise<number>;
+}
+
+/** A key pair that signs access tokens (JWKs as jose exports them). */
+export interface SigningKey {
+  kid: string;
+  /** JWS algorithm, e.g. EdDSA. */
+  alg: string;
+  publicJwk: Record<string, unknown>;
+  privateJwk: Record<string, unknown>;
+  /** ms since epoch: it signs from then ... */
+  notBefore: number;
+  /** ... until then (the next key takes over) ... */
+  signsUntil: number;
+  /** ... and verifies the tokens it signed until then (the last one expired); then it is removed. */
+  verifiesUntil: number;
+}
+
+export interface SigningKeyRepo {
+  /** Keys that still verify at `now`, the oldest first. */
+  live(now: number): Promise<SigningKey[]>;
+  /** Stores the key unless one of its kid exists; answers the key stored under that kid (the first one). */
+  addOnce(key: SigningKey): Promise<SigningKey>;
   deleteExpired(now: number): Promise<number>;
 }
 
@@ -83,6 +114,8 @@ export interface ServiceRecord {
   configuration: Record<string, unknown>;
   /** Values the server derived (e.g. the value range used for colours). */
   attributes: Record<string, unknown>;
+  /** The processing parameters its requests gave (POST, PATCH), by name; absent in records of earlier versions. */
+  options?: Record<string, unknown>;
   plan: string;
   budget: number | null;
   logLevel: LogLevel;
@@ -155,13 +188,20 @@ export interface JobRecord {
   created: string;
   /** Time of the last status change. */
   updated: string;
+  /** API 1.3.0's timeline of the current run: when it was queued and started (null before, and once back to created). */
+  queued: string | null;
+  started: string | null;
+  /** Until when the results of the current run are kept (XEO_JOB_RESULT_TTL); null = until the job is deleted. */
+  unpublished: string | null;
+  /** The processing parameters its requests gave (POST, PATCH), by name; the rest come from its processes or the defaults when it runs. */
+  options: Record<string, unknown>;
 }
 
-export type JobEdit = Partial<Pick<JobRecord, 'title' | 'description' | 'process' | 'plan' | 'budget' | 'logLevel'>>;
-export type JobFacts = Partial<Pick<JobRecord, 'progress' | 'costs' | 'usage' | 'run' | 'interruptions'>>;
+export type JobEdit = Partial<Pick<JobRecord, 'title' | 'description' | 'process' | 'plan' | 'budget' | 'logLevel' | 'options'>>;
+export type JobFacts = Partial<Pick<JobRecord, 'progress' | 'costs' | 'usage' | 'run' | 'interruptions' | 'unpublished'>>;
 
 export interface JobRepo {
-  create(job: Pick<JobRecord, 'id' | 'userId' | 'title' | 'description' | 'process' | 'plan' | 'budget' | 'logLevel'>): Promise<JobRecord>;
+  create(job: Pick<JobRecord, 'id' | 'userId' | 'title' | 'description' | 'process' | 'plan' | 'budget' | 'logLevel'> & Partial<Pick<JobRecord, 'options'>>): Promise<JobRecord>;
   /** A job of this user (null for another user's job). */
   get(userId: string, id: string): Promise<JobRecord | null>;
   byId(id: string): Promise<JobRecord | null>;
@@ -176,7 +216,8 @@ export interface JobRepo {
   edit(id: string, change: JobEdit): Promise<boolean>;
   /**
    * Moves the job to `to` only if its status is one of `from` (atomically), setting the facts
-   * given; `updated` becomes now. Answers whether it moved.
+   * given; `updated` becomes now, and the timeline follows (`queued` is set when it is queued
+   * again; back to created, the timeline is cleared). Answers whether it moved.
    */
   transition(id: string, from: readonly JobStatus[], to: JobStatus, facts?: JobFacts): Promise<boolean>;
   /** Facts of a run (progress, costs, usage) while the job has `status` (default running); status and `updated` stay. Answers whether it applied. */
@@ -185,6 +226,8 @@ export interface JobRepo {
   delete(id: string): Promise<boolean>;
   /** Raster values read and seconds spent by recently finished jobs: the measured throughput. */
   throughput(): Promise<{ values: number; seconds: number; jobs: number }>;
+  /** Jobs whose results were to be kept until before `time` (an ISO date) and may still hold them. */
+  unpublishedBefore(time: string): Promise<JobRecord[]>;
 }
 
 /**
@@ -243,6 +286,7 @@ export interface SecretRepo {
 export interface Store {
   users: UserRepo;
   tokens: TokenRepo;
+  signingKeys: SigningKeyRepo;
   processGraphs: ProcessGraphRepo;
   collections: CollectionRepo;
   services: ServiceRepo;

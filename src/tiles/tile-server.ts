@@ -12,6 +12,7 @@ import type { Graph } from '../core/graph.js';
 import type { UserProcess } from '../core/graph.js';
 import { ApiError } from '../core/errors.js';
 import { userProcessesOf } from '../graph/user-processes.js';
+import { processDefaults, processingParameters, resolveOptions, type ProcessingParameter } from '../core/processing-options.js';
 import { transformBox } from '../data/crs.js';
 import { gridFor, type Box, type Grid } from '../core/grid.js';
 import { encodePng } from '../output/png-writer.js';
@@ -50,6 +51,9 @@ interface LayerState {
   /** The extent in Web Mercator, for the outside-the-data test. */
   mercator: Box | null;
   loadedAt: number;
+  /** A service's processing parameters: the most values a tile's load reads, and its Cache-Control (else the server's). */
+  maxValues?: number;
+  cacheControl?: string;
 }
 
 interface ServiceState extends LayerState {
@@ -117,6 +121,7 @@ export class TileServer {
   private readonly previewLoading = new Map<string, Promise<PreviewState>>();
   private readonly empties = new Map<string, CachedTile>();
   private readonly cacheControl: string;
+  private readonly serviceParameters: ProcessingParameter[];
   private readonly previews = new LRUCache<string, PreviewState>({ max: PREVIEW_STATES });
   /** Stretches of previews, computed once per collection version, dates and overview area (keyed by cache prefix and area). */
   private readonly previewRanges = new LRUCache<string, Promise<[number, number] | null>>({ max: PREVIEW_RANGES });
@@ -133,6 +138,7 @@ export class TileServer {
     this.cache = new TileCache(config.tileCacheBytes);
     this.activity = new ServiceActivity(store);
     this.cacheControl = `public, max-age=${config.tileMaxAge}`;
+    this.serviceParameters = processingParameters(config).service;
   }
 
   /**
@@ -178,12 +184,15 @@ export class TileServer {
     const graph = (record.process.process_graph ?? {}) as Graph;
     const userProcesses = await userProcessesOf(this.store.processGraphs, record.userId, graph);
     const hash = createHash('sha256')
-      .update(JSON.stringify([record.type, graph, record.configuration, userProcesses]))
+      .update(JSON.stringify([record.type, graph, record.configuration, userProcesses, record.options ?? {}]))
       .digest('base64url')
       .slice(0, 16);
     const extent = await serviceExtent(this.store, graph);
+    const options = resolveOptions(this.serviceParameters, record.options ?? {}, processDefaults('service', record.process, userProcesses));
     return {
       record,
+      maxValues: options.max_values as number,
+      cacheControl: `public, max-age=${options.max_age as number}`,
       prefix: `${id}:${hash}:`,
       hash,
       config: tileConfigOf(record.configuration),
@@ -403,24 +412,24 @@ export class TileServer {
     const hit = this.cache.get(key);
     if (hit) {
       if (activityId) this.activity.hit(activityId);
-      return this.answer(hit, ifNoneMatch);
+      return this.answer(hit, ifNoneMatch, false, st.cacheControl);
     }
     if (st.mercator && !intersects(st.mercator, tileBox(coord))) {
       if (activityId) this.activity.empty(activityId);
-      return this.answer(this.empty(cfg.tile_size, fmt), ifNoneMatch);
+      return this.answer(this.empty(cfg.tile_size, fmt), ifNoneMatch, false, st.cacheControl);
     }
     const signal = abortable?.();
     return this.cache
       .render(key, (s) => this.render(st, activityId, coord, fmt, s, drawing), signal, () => activityId && this.activity.joined(activityId))
-      .then((t) => this.answer(t, ifNoneMatch, true))
+      .then((t) => this.answer(t, ifNoneMatch, true, st.cacheControl))
       .catch((e) => {
         if (!signal?.aborted && activityId) this.activity.failed(activityId, e, coord);
         throw e;
       });
   }
 
-  private answer(t: CachedTile, ifNoneMatch: string | undefined, rendered = false): TileAnswer {
-    const headers: Record<string, string> = { ETag: t.etag, 'Cache-Control': this.cacheControl };
+  private answer(t: CachedTile, ifNoneMatch: string | undefined, rendered = false, cacheControl = this.cacheControl): TileAnswer {
+    const headers: Record<string, string> = { ETag: t.etag, 'Cache-Control': cacheControl };
     if (rendered && t.timing) headers['Server-Timing'] = t.timing;
     if (ifNoneMatch !== undefined && matchesEtag(ifNoneMatch, t.etag)) return { status: 304, headers };
     return { status: 200, body: t.body, contentType: t.contentType, headers };
@@ -445,7 +454,7 @@ export class TileServer {
           userProcesses: st.userProcesses,
           user: st.user,
           udfTimeoutMs: this.config.udf.timeoutSeconds * 1000,
-          maxValues: this.config.syncMaxValues,
+          maxValues: st.maxValues ?? this.config.syncMaxValues,
           limitAdvice: activityId ? 'Narrow the dates or bands of the service, or use a batch job.' : 'Narrow the dates of the preview (datetime=).',
           region: tileGrid(coord, size),
           mode: 'tile',

@@ -103,6 +103,8 @@ const MALFORMED_AUTH = [
   'Bearer', 'Bearer ', 'Bearer basic//', 'Bearer basic/', 'Bearer basic//x', 'Bearer oidc//x', 'Bearer oidc/x/y', 'Bearer foo//x', 'Bearer nonsense',
   'Basic !!!', 'Basic', 'Basic Og==', 'Basic YWxpY2U6cGE=', 'Digest x', 'bearer basic//x', 'Bearer basic//x/y/z', `Bearer basic//${'a'.repeat(10_000)}`,
   'Bearer \xff\xfe', `Bearer ${utf8AsLatin1('basic//é')}`, 'Bearer basic//%00', 'Bearer  basic//x', 'Bearer oidc/__proto__/x', 'Bearer oidc/constructor/x',
+  // JWT-shaped: the raw form of API 1.3.0
+  'Bearer a.b.c', 'Bearer ..', 'Bearer e30.e30.', 'Bearer eyJhbGciOiJub25lIn0.e30.', `Bearer ${'eyJ'.repeat(1000)}.e30.x`, 'Bearer e30.bm90IGpzb24.x', 'Bearer basic//a.b.c',
 ];
 
 function authorization(world: World): fc.Arbitrary<{ who: Who; header?: string }> {
@@ -120,6 +122,9 @@ function authorization(world: World): fc.Arbitrary<{ who: Who; header?: string }
     },
     // Padding around a header value is not part of it (RFC 9110 5.5): still Alice.
     { weight: 1, arbitrary: fc.constantFrom(` ${world.alice.token}`, `${world.alice.token} `, `\t${world.alice.token}\t`).map((header) => ({ who: 'alice' as Who, header })) },
+    // Her JWT raw (API 1.3.0's form) is Alice too; forged from it, nobody.
+    { weight: 1, arbitrary: fc.constant({ who: 'alice' as Who, header: world.alice.token.replace('basic//', '') }) },
+    { weight: 2, arbitrary: fc.constantFrom(...world.forgedJwts).map((header) => ({ who: 'malformed' as Who, header })) },
   );
 }
 

@@ -4,6 +4,7 @@
 // version and our OpenAPI document), so that endpoints merged later are covered without changes here.
 import { startServer, http, addUser, login, type TestServer } from '../helpers.js';
 import type { GraphWorld, ProcessInfo } from './graphs.js';
+import { SignJWT, generateKeyPair } from 'jose';
 
 export type Auth = 'none' | 'optional' | 'required' | 'basic';
 
@@ -43,12 +44,15 @@ export interface World {
   graphs: GraphWorld;
   /** A finished batch job of Alice's and its results document with signed links (when jobs are offered). */
   results: { jobId: string; doc: any; links: string[] } | null;
+  /** Authorization headers with JWTs forged from Alice's (each must be refused, never act as her). */
+  forgedJwts: string[];
 }
 
 /** The unversioned routes at the host root (README: Endpoints); no version document lists them. */
 export const ROOT_ROUTES: Omit<Endpoint, 'prefix' | 'listed'>[] = [
   { path: '/', method: 'GET', auth: 'none' },
   { path: '/.well-known/xeo', method: 'GET', auth: 'none' },
+  { path: '/.well-known/jwks.json', method: 'GET', auth: 'none' },
   { path: '/xyz/{service_id}/{z}/{x}/{y}', method: 'GET', auth: 'none' },
   { path: '/wmts/{service_id}', method: 'GET', auth: 'none' },
   { path: '/viewer', method: 'GET', auth: 'none' },
@@ -108,9 +112,17 @@ export function itemGraph(collection: string | undefined): Record<string, unknow
  * A body that creates an item at any of our collection endpoints: the members of a stored process,
  * a service and a job together (each endpoint ignores or stores the others).
  */
-export function itemBody(marker: string, collection: string | undefined): Record<string, unknown> {
+/**
+ * A body that creates an item at `path` (the members that endpoint takes: top-level members of its
+ * own are refused as unknown processing parameters); without a path, the members of all of them.
+ */
+export function itemBody(marker: string, collection: string | undefined, path?: string): Record<string, unknown> {
   const graph = itemGraph(collection);
-  return { title: marker, description: marker, summary: marker, type: 'XYZ', process: { process_graph: graph }, process_graph: graph };
+  if (path === undefined) return { title: marker, description: marker, summary: marker, type: 'XYZ', process: { process_graph: graph }, process_graph: graph };
+  if (path.startsWith('/process_graphs')) return { summary: marker, description: marker, process_graph: graph };
+  if (path === '/result' || path === '/validation') return { process: { description: marker, process_graph: graph } };
+  if (path.startsWith('/services')) return { title: marker, description: marker, type: 'XYZ', process: { process_graph: graph } };
+  return { title: marker, description: marker, process: { process_graph: graph } };
 }
 
 const v12 = (eps: Endpoint[]) => eps.filter((e) => e.prefix === '/1.2.0');
@@ -129,7 +141,7 @@ export async function createItems(s: TestServer, eps: Endpoint[], user: User, co
     const param = paramsOf(path)[0];
     if (param === 'collection_id') continue;
     const parent = path.slice(0, path.lastIndexOf('/'));
-    const body = JSON.stringify(itemBody(user.marker, collection));
+    const body = JSON.stringify(itemBody(user.marker, collection, path));
     if (has('POST', parent)) {
       const r = await http('POST', `${s.base}${parent}`, { token: user.token, body, headers: { 'content-type': 'application/json' } });
       if (r.status !== 201) throw new Error(`cannot create an item at POST ${parent}: ${r.status} ${r.text}`);
@@ -169,6 +181,16 @@ export async function buildWorld(env: Record<string, string>, dataDir?: string):
     return item && !v.some((e) => e.method === 'PUT' && e.path === item.path);
   });
   if (collections[0]) ids.collection_id = { alice: collections[0], bob: collections[0] };
+  // The log of a synchronous request of each (holding the user's marker): an item without a list.
+  if (endpoints.some((e) => e.path === '/logs/{log_id}')) {
+    const logOf = async (user: User) => {
+      const body = JSON.stringify({ process: { process_graph: { i: { process_id: 'inspect', arguments: { data: 1, message: user.marker }, result: true } } } });
+      const r = await http('POST', `${server.base}/result`, { token: user.token, body });
+      if (r.status !== 200 || !r.headers.link) throw new Error(`a synchronous request kept no log: ${r.status} ${r.text}`);
+      return r.headers['xeo-identifier'];
+    };
+    ids.log_id = { alice: await logOf(alice), bob: await logOf(bob) };
+  }
   const processes: ProcessInfo[] = (await http('GET', `${server.base}/processes`)).json.processes.map((p: { id: string; parameters: { name: string }[] }) => ({
     id: p.id,
     parameters: p.parameters.map((x) => x.name),
@@ -183,7 +205,36 @@ export async function buildWorld(env: Record<string, string>, dataDir?: string):
     if (r.status === 200 && !stored.includes(id)) stored.push(id);
   }
   const results = v.some((e) => e.method === 'POST' && e.path === '/jobs/{job_id}/results') ? await finishedJob(server, alice) : null;
-  return { server, port, alice, bob, endpoints, ids, serverIds, graphs: { processes, stored, collections }, results };
+  return { server, port, alice, bob, endpoints, ids, serverIds, graphs: { processes, stored, collections }, results, forgedJwts: await forgeries(server, alice.token) };
+}
+
+/**
+ * JWTs forged from a valid one: unsigned (alg none), HMAC keyed with the server's public key
+ * (algorithm confusion), signed by another key under the server's key id, claims altered under
+ * the real signature, the signature cut; each raw and in the basic// and oidc/ forms.
+ */
+async function forgeries(s: TestServer, header: string): Promise<string[]> {
+  const token = header.replace(/^Bearer basic\/\//, '');
+  const [h, p, sig] = token.split('.');
+  const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+  const claims = JSON.parse(Buffer.from(p, 'base64url').toString());
+  const { kid } = JSON.parse(Buffer.from(h, 'base64url').toString());
+  const jwk = (await http('GET', `${s.url}/.well-known/jwks.json`)).json.keys.find((k: { kid: string }) => k.kid === kid);
+  const { privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
+  const tokens = [
+    `${b64({ alg: 'none', typ: 'JWT' })}.${p}.`,
+    `${b64({ alg: 'none', kid })}.${b64({ ...claims, sub: 'bob' })}.`,
+    await new SignJWT(claims).setProtectedHeader({ alg: 'HS256', kid }).sign(new Uint8Array(Buffer.from(JSON.stringify(jwk)))),
+    await new SignJWT(claims).setProtectedHeader({ alg: 'HS256', kid }).sign(new Uint8Array(Buffer.from(jwk.x, 'base64url'))),
+    await new SignJWT(claims).setProtectedHeader({ alg: 'EdDSA', kid }).sign(privateKey),
+    `${h}.${b64({ ...claims, exp: claims.exp + 86_400 })}.${sig}`,
+    `${h}.${b64({ ...claims, iss: 'https://evil.example/1.3.0/credentials/basic' })}.${sig}`,
+    `${h}.${p}`,
+    `${h}.${p}.`,
+    `${h}.${p}.${sig.slice(0, -2)}`,
+    `${h}.${p}.${sig}.${sig}`,
+  ];
+  return tokens.flatMap((t) => [`Bearer ${t}`, `Bearer basic//${t}`, `Bearer oidc/x/${t}`]);
 }
 
 /** Runs a batch job that finishes at once (1 + 1) and fetches its results document. */
