@@ -45,7 +45,7 @@ describe('GET /processing_parameters', () => {
     }
     const doc = docs[0].json;
     const names = (mode: string) => doc[mode].map((p: { name: string }) => p.name);
-    expect(names('create_job_parameters')).toEqual(['chunk_size', 'max_values', 'log_level']);
+    expect(names('create_job_parameters')).toEqual(['chunk_size', 'max_values', 'log_level', 'udf_timeout']);
     expect(names('create_synchronous_parameters')).toEqual(['max_values', 'log_level']);
     expect(names('create_service_parameters')).toEqual(['tile_size', 'max_values', 'max_age', 'log_level']);
     for (const p of [...doc.create_job_parameters, ...doc.create_synchronous_parameters, ...doc.create_service_parameters]) {
@@ -54,6 +54,7 @@ describe('GET /processing_parameters', () => {
     }
     const byName = (mode: string, name: string) => doc[mode].find((p: { name: string }) => p.name === name);
     expect(byName('create_job_parameters', 'chunk_size').default).toBe(1024);
+    expect(byName('create_job_parameters', 'udf_timeout')).toMatchObject({ default: 600, schema: { type: 'number', exclusiveMinimum: 0, maximum: 3600 } });
     expect(byName('create_service_parameters', 'max_age').default).toBe(77);
     expect(byName('create_synchronous_parameters', 'max_values').schema.maximum).toBe(byName('create_synchronous_parameters', 'max_values').default);
   });
