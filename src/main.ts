@@ -30,6 +30,8 @@ import { TaskQueue } from './jobs/task-queue.js';
 import { JobWorker } from './jobs/worker-node.js';
 import { StacCollections } from './data/stac-collections.js';
 import { setSearchHost } from './data/stac-search-bridge.js';
+import { setFilesHost, workspaceFilesHost } from './files/file-bridge.js';
+import { configureVectorLimits } from './datacube/vector-limits.js';
 
 export interface Xeo {
   port: number;
@@ -59,6 +61,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
   }
   const store = openStore(config);
   configureBlockCache(config.blockCacheBytes);
+  configureVectorLimits(config.vector);
   if (config.demo && store.collections.list().length === 0) {
     await generateDemo(store, path.join(config.dataDir, 'collections', DEMO_ID), (line) => console.log(line));
   }
@@ -67,10 +70,13 @@ export async function startXeo(config: Config): Promise<Xeo> {
   // Item searches of STAC API collections run here for every engine thread (spawned below).
   const stac = new StacCollections(store.collections, config.stac);
   setSearchHost((req) => stac.search(req));
+  const workspaces = new Workspaces(blobs, config.maxUploadBytes, store.uploads);
+  // Engine threads (spawned below) read users' files through this thread's store.
+  setFilesHost(workspaceFilesHost(workspaces));
   const tasks = config.redisUrl ? new TaskQueue(config.redisUrl, config.chunkAttempts) : null;
   const jobs = new JobService(store, results, config, tasks);
   let publicUrl = config.publicUrl ?? '';
-  const compute = new ComputePool({ threads: config.computeThreads, queue: config.computeQueue, dataDir: config.dataDir, databaseUrl: config.databaseUrl, blockCacheBytes: config.blockCacheBytes, outboundAllow: config.outboundAllow, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads });
+  const compute = new ComputePool({ threads: config.computeThreads, queue: config.computeQueue, dataDir: config.dataDir, databaseUrl: config.databaseUrl, blockCacheBytes: config.blockCacheBytes, outboundAllow: config.outboundAllow, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads, vector: config.vector });
   const changes = config.databaseUrl ? new PgChanges(config.databaseUrl) : new LocalChanges();
   const ctx: AppContext = {
     config,
@@ -83,7 +89,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
       new OidcVerifier(config.oidcProviders, store),
       new FailureThrottle({ ...config.authFailures, windowMs: config.authFailures.windowS * 1000 }, store.authFailures ? { ledger: store.authFailures, feed: changes } : undefined),
     ),
-    workspaces: new Workspaces(blobs, config.maxUploadBytes, store.uploads),
+    workspaces,
     compute,
     userSlots: new UserSlots(store.semaphores, config.userConcurrency),
     tiles: new TileServer(store, compute, config, (req) => stac.search(req)),
@@ -119,6 +125,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
       await ctx.compute.close();
       await changes.close();
       setSearchHost(null);
+      setFilesHost(null);
       store.close();
     },
   };
@@ -143,6 +150,9 @@ export async function startWorker(config: Config): Promise<XeoWorker> {
   const results = await openBlobStore(config, 'results');
   const stac = new StacCollections(store.collections, config.stac);
   setSearchHost((req) => stac.search(req));
+  configureVectorLimits(config.vector);
+  // load_uploaded_files in a job reads the user's files from the shared file store.
+  setFilesHost(workspaceFilesHost(new Workspaces(await openBlobStore(config, 'files'), config.maxUploadBytes, store.uploads)));
   const node = nodeId(config.dataDir);
   const worker = new JobWorker(store, results, config, new TaskQueue(config.redisUrl, config.chunkAttempts), node);
   await worker.start();
@@ -151,6 +161,7 @@ export async function startWorker(config: Config): Promise<XeoWorker> {
     async stop() {
       await worker.close();
       setSearchHost(null);
+      setFilesHost(null);
       store.close();
     },
   };

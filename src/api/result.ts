@@ -41,6 +41,7 @@ export const routes: AppRoute[] = [
         out = await req.app.compute.run(
           {
             graph: proc.process_graph as Graph,
+            userId: req.me.id,
             userProcesses: userProcessesOf(req.app.store.processGraphs, req.user?.id ?? null, proc.process_graph),
             maxValues: cfg.syncMaxValues,
             limitAdvice: 'Run it as a batch job (POST /jobs), or narrow the extent, dates or bands.',

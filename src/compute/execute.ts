@@ -4,7 +4,7 @@
 // or threads.
 import { evaluateGraph, rootScope } from '../graph/evaluate.js';
 import { type Graph } from '../core/graph.js';
-import type { RunContext, RunLog } from '../core/run-context.js';
+import type { RunContext, RunLog, UserFiles } from '../core/run-context.js';
 import type { CatalogSource } from '../core/catalog.js';
 import type { UserProcess } from '../core/graph.js';
 import { predefined } from '../processes/registry.js';
@@ -16,8 +16,19 @@ import { addStage, resetStages, stageTimes, type StageTimes } from '../core/stag
 import { outputFormat } from '../output/formats.js';
 import { inArena, withArena } from '../compile/kernels.js';
 
+/** This thread's reader of users' files (set by setupEngineThread), bound to a user per run. */
+let userFiles: ((userId: string) => UserFiles) | null = null;
+
+export function setUserFiles(f: ((userId: string) => UserFiles) | null): void {
+  userFiles = f;
+}
+
 export interface ExecuteRequest {
   graph: Graph;
+  /** The user the graph runs for: whose files load_uploaded_files reads. */
+  userId?: string | null;
+  /** A chunk of a zonal batch job: the geometries aggregate_spatial computes (RunContext.zonal). */
+  zonal?: { members: number[] };
   /** The user's stored processes the graph may call, by id. */
   userProcesses: Record<string, UserProcess>;
   maxValues: number;
@@ -101,6 +112,8 @@ async function executeInScope(req: ExecuteRequest, catalog: CatalogSource, signa
     kernels: req.kernels,
     probe: req.probe,
     mode: req.mode,
+    files: req.userId && userFiles ? userFiles(req.userId) : undefined,
+    zonal: req.zonal,
   };
   if (!req.probe) return evaluateAndAnswer(req, run, logs, started);
   try {

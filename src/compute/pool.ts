@@ -6,6 +6,7 @@ import { ApiError, errorFromData, type ErrorData } from '../core/errors.js';
 import type { ExecuteRequest, ExecuteResult } from './execute.js';
 import type { ToWorker, WorkerInit } from './worker.js';
 import { searchPortForThread } from '../data/stac-search-bridge.js';
+import { filesPortForThread } from '../files/file-bridge.js';
 
 interface Task {
   id: number;
@@ -46,9 +47,10 @@ export class ComputePool {
 
   private spawn(): Slot {
     const searchPort = searchPortForThread();
+    const filesPort = filesPortForThread();
     const worker = new Worker(new URL('./worker.js', import.meta.url), {
-      workerData: { dataDir: this.opts.dataDir, databaseUrl: this.opts.databaseUrl, blockCacheBytes: this.opts.blockCacheBytes, outboundAllow: this.opts.outboundAllow, arenaKeepBytes: this.opts.arenaKeepBytes, kernelThreads: this.opts.kernelThreads, searchPort } satisfies WorkerInit,
-      transferList: searchPort ? [searchPort] : [],
+      workerData: { dataDir: this.opts.dataDir, databaseUrl: this.opts.databaseUrl, blockCacheBytes: this.opts.blockCacheBytes, outboundAllow: this.opts.outboundAllow, arenaKeepBytes: this.opts.arenaKeepBytes, kernelThreads: this.opts.kernelThreads, vector: this.opts.vector, searchPort, filesPort } satisfies WorkerInit,
+      transferList: [searchPort, filesPort].filter((p) => p !== null),
     });
     const slot: Slot = { worker, task: null };
     worker.on('message', (m: { type?: 'ready'; id: number; ok: boolean; result?: ExecuteResult & { body: Uint8Array }; error?: ErrorData }) => {

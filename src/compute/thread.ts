@@ -14,6 +14,10 @@ import { setTier1 } from '../compile/executor.js';
 import { createTier1 } from '../compile/tier1.js';
 import { configureArena } from '../compile/kernels.js';
 import { configureKernelThreads } from '../compile/kernel-threads.js';
+import { configureVectorLimits } from '../datacube/vector-limits.js';
+import { filesOverPort } from '../files/file-bridge.js';
+import { setUserFiles } from './execute.js';
+import type { Config } from '../core/config.js';
 
 export interface ThreadInit {
   dataDir: string;
@@ -28,6 +32,10 @@ export interface ThreadInit {
   kernelThreads?: number;
   /** To the main thread's item searches of STAC API collections (stac-search-bridge.ts). */
   searchPort?: MessagePort | null;
+  /** To the main thread's reader of users' files (files/file-bridge.ts). */
+  filesPort?: MessagePort | null;
+  /** Limits on vector inputs (XEO_VECTOR_*); the defaults when absent. */
+  vector?: Config['vector'];
 }
 
 /** Prepares this thread for running graphs; answers a getter of its catalog (the store opens on first use). */
@@ -36,6 +44,8 @@ export function setupEngineThread(init: ThreadInit): () => CatalogSource {
   configureOutbound(init.outboundAllow);
   if (init.arenaKeepBytes !== undefined) configureArena({ keepBytes: init.arenaKeepBytes });
   configureKernelThreads(init.kernelThreads ?? 0);
+  if (init.vector) configureVectorLimits(init.vector);
+  setUserFiles(init.filesPort ? filesOverPort(init.filesPort) : null);
   // Compiled kernels are shared by all threads through the disk cache; each thread keeps its own
   // instances (a module instance belongs to the thread's kernel memory).
   setTier1(createTier1({ cacheDir: path.join(init.dataDir, 'kernels'), maxEntries: 256 }));

@@ -76,6 +76,8 @@ export interface Config {
   jobBlockCacheBytes: number;
   /** Lifetime of signed result links, seconds. */
   resultLinkTtlSeconds: number;
+  /** Vector inputs (load_url, load_uploaded_files, GeoJSON): most bytes, features and vertices (all, and of one geometry). */
+  vector: { maxBytes: number; maxGeometries: number; maxVertices: number; maxVerticesPerGeometry: number };
   /**
    * A bucket of an S3-compatible store for user files (files/...) and job results (jobs/...), with
    * the endpoint, region and credentials of stac.signers.s3; null = both on the local disk.
@@ -248,6 +250,12 @@ export function loadConfig(env: Env = process.env): Config {
     jobChunkSize: int(env, 'XEO_JOB_CHUNK_SIZE', 1024, 16),
     jobBlockCacheBytes: int(env, 'XEO_JOB_BLOCK_CACHE_BYTES', 32 * 1024 * 1024, 1024 * 1024),
     resultLinkTtlSeconds: int(env, 'XEO_RESULT_LINK_TTL', 7 * 24 * 3600, 1),
+    vector: {
+      maxBytes: int(env, 'XEO_VECTOR_MAX_BYTES', 256 * 1024 * 1024, 1024),
+      maxGeometries: int(env, 'XEO_VECTOR_MAX_FEATURES', 1_000_000, 1),
+      maxVertices: int(env, 'XEO_VECTOR_MAX_VERTICES', 20_000_000, 1),
+      maxVerticesPerGeometry: int(env, 'XEO_VECTOR_MAX_GEOMETRY_VERTICES', 100_000, 4),
+    },
     s3Bucket: s3Bucket(env),
     authFailures: {
       perAccount: int(env, 'XEO_AUTH_FAILURES_PER_ACCOUNT', 5, 1),

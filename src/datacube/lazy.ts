@@ -9,8 +9,9 @@ import { bandsOf, collectionOf, itemsByTime, loadChunk, type Extent, snappedGrid
 import { type CatalogSource } from '../core/catalog.js';
 import type { Resampling } from '../data/warp.js';
 import type { RunContext } from '../core/run-context.js';
-import { DataCube, spatialDims, type Geometry } from './datacube.js';
-import { geometriesBox, rasterizeMask } from './geometry.js';
+import { DataCube, spatialDims } from './datacube.js';
+import { featuresBox, rasterizeMask } from './geometry.js';
+import type { VectorFeatures } from './features.js';
 import type { Grid } from '../core/grid.js';
 
 export interface LoadSpec {
@@ -22,8 +23,8 @@ export interface LoadSpec {
   bands: string[] | null;
   target: { epsg?: number; resolution?: number };
   resampling: Resampling;
-  /** Pixels outside these geometries (EPSG:4326) become no-data; each list is one filter (all must hold). */
-  mask: Geometry[][] | null;
+  /** Pixels outside these geometries become no-data; each set is one filter (all must hold). */
+  mask: VectorFeatures[] | null;
   /**
    * The grid every load of the run fills (a map tile, a chunk of a batch job), whatever extent,
    * CRS and resolution the graph asks for; null = the grid those give. See RunContext.region.
@@ -137,9 +138,11 @@ export async function cubeOf(v: unknown, run: RunContext | undefined, processId:
 export const isCube = (v: unknown): v is DataCube | LazyCube => v instanceof DataCube || v instanceof LazyCube;
 
 /** Narrows a lazy load to the bbox of geometries and masks outside them. */
-export function lazyWithGeometries(c: LazyCube, geoms: Geometry[]): LazyCube {
-  const box = geometriesBox(geoms);
-  return c.with({ extent: intersectExtent(c.spec.extent, { west: box[0], south: box[1], east: box[2], north: box[3], crs: 4326 }), mask: [...(c.spec.mask ?? []), geoms] });
+export function lazyWithGeometries(c: LazyCube, f: VectorFeatures): LazyCube {
+  const box = featuresBox(f, 4326);
+  const mask = [...(c.spec.mask ?? []), f];
+  if (!box.every(Number.isFinite)) return c.with({ mask });
+  return c.with({ extent: intersectExtent(c.spec.extent, { west: box[0], south: box[1], east: box[2], north: box[3], crs: 4326 }), mask });
 }
 
 /** The intersection of two extents (the second wins when the CRSs differ or the first is open). */

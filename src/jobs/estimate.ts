@@ -29,6 +29,7 @@ export async function estimateJob(job: JobRecord, store: Store, compute: Compute
   const graph = job.process.process_graph as Graph;
   const base = {
     graph,
+    userId: job.userId,
     userProcesses: userProcessesOf(store.processGraphs, job.userId, graph),
     maxValues: config.batchMaxValues,
     limitAdvice: 'Narrow the extent, dates or bands of the job.',

@@ -5,6 +5,7 @@
 // stop never waits on a long computation. A thread that dies is replaced.
 import { Worker } from 'node:worker_threads';
 import { searchPortForThread } from '../data/stac-search-bridge.js';
+import { filesPortForThread } from '../files/file-bridge.js';
 import { ApiError, errorToData } from '../core/errors.js';
 import { isFinal, type FromJobThread, type JobTask, type JobThreadInit, type ToJobThread } from './protocol.js';
 import type { JobSpec } from './runner.js';
@@ -40,7 +41,8 @@ export class JobThreads {
 
   private spawn(): Slot {
     const searchPort = searchPortForThread();
-    const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: { ...this.init, searchPort }, transferList: searchPort ? [searchPort] : [] });
+    const filesPort = filesPortForThread();
+    const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: { ...this.init, searchPort, filesPort }, transferList: [searchPort, filesPort].filter((p) => p !== null) });
     const slot: Slot = { worker, job: null };
     worker.on('message', (m: FromJobThread) => {
       const j = slot.job;

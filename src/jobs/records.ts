@@ -19,7 +19,7 @@ export const jobLogOwner = (id: string) => `job:${id}`;
 
 /** What a job thread needs of the configuration (on an API node and on a worker alike). */
 export function jobThreadInit(config: Config): JobThreadInit {
-  return { dataDir: config.dataDir, databaseUrl: config.databaseUrl, blockCacheBytes: config.jobBlockCacheBytes, outboundAllow: config.outboundAllow, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads };
+  return { dataDir: config.dataDir, databaseUrl: config.databaseUrl, blockCacheBytes: config.jobBlockCacheBytes, outboundAllow: config.outboundAllow, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads, vector: config.vector };
 }
 
 /** A run of a job, as the records know it. */
@@ -49,6 +49,7 @@ export class RunRecords {
     return {
       jobId: job.id,
       run: job.run,
+      userId: job.userId,
       graph,
       userProcesses: userProcessesOf(this.store.processGraphs, job.userId, graph),
       maxValues: this.config.batchMaxValues,

@@ -22,6 +22,8 @@ import type { Usage } from '../store/types.js';
 export interface JobSpec {
   jobId: string;
   run: number;
+  /** The job's owner: whose files load_uploaded_files reads. */
+  userId: string;
   graph: Graph;
   userProcesses: Record<string, UserProcess>;
   /** Most values one load may read (per chunk when chunked). */
@@ -117,7 +119,7 @@ export const forwarder =
     for (const l of logs) sink.log({ level: demote ? 'debug' : l.level, message: l.message, ...(l.data === undefined ? {} : { data: l.data }) });
   };
 
-const baseOf = (spec: JobSpec) => ({ graph: spec.graph, userProcesses: spec.userProcesses, maxValues: spec.maxValues, limitAdvice: LIMIT_ADVICE, mode: 'job' as const });
+const baseOf = (spec: JobSpec) => ({ graph: spec.graph, userId: spec.userId, userProcesses: spec.userProcesses, maxValues: spec.maxValues, limitAdvice: LIMIT_ADVICE, mode: 'job' as const });
 
 export async function runJob(spec: JobSpec, catalog: CatalogSource, sink: JobSink, signal: AbortSignal): Promise<JobOutcome> {
   const started = Date.now();

@@ -16,6 +16,8 @@ import { processes as resample } from './cubes/resample.js';
 import { processes as climate } from './cubes/climate.js';
 import { processes as inspect } from './cubes/inspect.js';
 import { processes as polygon } from './cubes/polygon.js';
+import { processes as zonal } from './cubes/zonal.js';
+import { processes as vectorLoad } from './cubes/vector-load.js';
 
 export class Registry {
   private readonly byId = new Map<string, ProcessDef>();
@@ -41,4 +43,4 @@ export class Registry {
   }
 }
 
-export const predefined = new Registry([...math, ...logic, ...arrays, ...statistics, ...texts, ...load, ...filters, ...apply, ...dimensions, ...combine, ...aggregate, ...resample, ...climate, ...inspect, ...polygon]);
+export const predefined = new Registry([...math, ...logic, ...arrays, ...statistics, ...texts, ...load, ...filters, ...apply, ...dimensions, ...combine, ...aggregate, ...resample, ...climate, ...inspect, ...polygon, ...zonal, ...vectorLoad]);
