@@ -43,6 +43,12 @@ export interface ExecuteRequest {
   output?: { format: string; options: Record<string, unknown> };
   /** Hand back a raster result as planes instead of encoding it (batch chunks are written by the job). */
   raw?: boolean;
+  /**
+   * Hand back a vector cube result itself (`kept`) instead of encoding it: for callers on the same
+   * thread (a batch job's plan and chunks, jobs/zonal-plan.ts); its values are copied out of the
+   * run's kernel memory.
+   */
+  keep?: boolean;
   /** Answer only the default value range of a raster result (percentileRange), computed here, not by the caller. */
   range?: boolean;
   /** What runs the graph (RunContext.mode); sync when absent. */
@@ -78,6 +84,10 @@ export interface ExecuteResult extends Encoded {
   stages: StageTimes;
   /** With `probe`: the plan of the first load, or null when the graph loads nothing (then the answer is complete). */
   probe?: LoadPlan | null;
+  /** With `keep`: the vector cube the graph gave (not encoded), or null when it gave something else. */
+  kept?: DataCube | null;
+  /** With `keep`: the format and options save_result asked for (null without save_result). */
+  saved?: { format: string; options: Record<string, unknown> } | null;
 }
 
 /**
@@ -139,6 +149,12 @@ async function evaluateAndAnswer(req: ExecuteRequest, run: RunContext, logs: Run
   const nothing: Encoded = { body: Buffer.alloc(0), mediaType: '', extension: '' };
   const raster = data instanceof DataCube && data.grid ? data : null;
   if (req.range) return done(nothing, { range: raster ? percentileRange(planesOf(raster, 'GTiff').planes) : null });
+  if (req.keep) {
+    return done(nothing, {
+      kept: data instanceof DataCube && data.features ? data.with({ data: Float32Array.from(data.data) }) : null,
+      saved: saved ? { format: saved.format, options: saved.options } : null,
+    });
+  }
   if (req.raw && raster) {
     const format = saved?.format ?? 'GTiff';
     const { planes, names } = planesOf(raster, format);
