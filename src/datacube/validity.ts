@@ -14,7 +14,8 @@ const asGeometry = (g: unknown) => g as Geometry;
 import { GeometryColumn, GeomType, PartKind } from './geometry-column.js';
 import type { VectorFeatures } from './features.js';
 
-const factory = new GeometryFactory();
+/** The one factory of JSTS geometries. */
+export const factory = new GeometryFactory();
 
 function ringOf(c: GeometryColumn, r: number): LinearRing {
   const coords: Coordinate[] = [];

@@ -18,6 +18,10 @@ import { processes as inspect } from './cubes/inspect.js';
 import { processes as polygon } from './cubes/polygon.js';
 import { processes as zonal } from './cubes/zonal.js';
 import { processes as vectorLoad } from './cubes/vector-load.js';
+import { processes as vectorProcesses } from './cubes/vector-processes.js';
+import { processes as curves } from './cubes/curves.js';
+import { processes as spatialReduce } from './cubes/spatial-reduce.js';
+import { processes as flatten } from './cubes/flatten.js';
 
 export class Registry {
   private readonly byId = new Map<string, ProcessDef>();
@@ -43,4 +47,4 @@ export class Registry {
   }
 }
 
-export const predefined = new Registry([...math, ...logic, ...arrays, ...statistics, ...texts, ...load, ...filters, ...apply, ...dimensions, ...combine, ...aggregate, ...resample, ...climate, ...inspect, ...polygon, ...zonal, ...vectorLoad]);
+export const predefined = new Registry([...math, ...logic, ...arrays, ...statistics, ...texts, ...load, ...filters, ...apply, ...dimensions, ...combine, ...aggregate, ...resample, ...climate, ...inspect, ...polygon, ...zonal, ...vectorLoad, ...vectorProcesses, ...curves, ...spatialReduce, ...flatten]);
