@@ -227,7 +227,7 @@ async function readParquet(bytes: Uint8Array): Promise<VectorFeatures> {
   const file = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
   let meta;
   try {
-    meta = parquetMetadata(file, { geoparquet: false });
+    meta = parquetMetadata(file);
   } catch (e) {
     throw unsuitable('Parquet', `the file cannot be read (${(e as Error).message})`);
   }
@@ -246,6 +246,10 @@ async function readParquet(bytes: Uint8Array): Promise<VectorFeatures> {
   const colMeta = geo.columns?.[column];
   if (colMeta && colMeta.encoding && colMeta.encoding.toUpperCase() !== 'WKB') throw unsuitable('Parquet', `its geometry encoding ${colMeta.encoding} is not WKB`);
   const epsg = checkCrs(colMeta ? parquetCrs(colMeta.crs) : 4326, 'Parquet');
+  // The geometry column as bytes (text would mangle WKB): marked as geometry, handed over raw.
+  const element = meta.schema.find((e, i) => i > 0 && e.name === column)!;
+  if (element.type !== 'BYTE_ARRAY') throw unsuitable('Parquet', `the column ${column} does not hold WKB`);
+  element.logical_type ??= { type: 'GEOMETRY' } as never;
   const limits = vectorLimits().geometry;
   if (Number(meta.num_rows) > limits.maxGeometries) throw new GeometryError(limits.maxGeometries, `there are ${meta.num_rows} rows, more than the ${limits.maxGeometries} features one input may hold here`);
   let rows: Record<string, unknown>[];
