@@ -59,11 +59,19 @@ export class LazyCube {
     return new LazyCube({ ...this.spec, ...change });
   }
 
-  /** The extent of the load: the requested one, else the bbox of all items. */
+  /**
+   * The extent of the load: the requested one, else the box of all items: in their CRS when they
+   * share one (so the grid ends where the data ends), else in EPSG:4326.
+   */
   extent(): Extent {
     if (this.spec.extent) return this.spec.extent;
     const items = this.spec.source.collections.items(this.spec.collection);
     if (!items.length) throw new ApiError('ProcessParameterInvalid', { process: 'load_collection', parameter: 'id', reason: 'the collection has no items' });
+    const epsg = items[0].epsg;
+    if (items.every((it) => it.epsg === epsg)) {
+      const n = items.reduce((a, it) => [Math.min(a[0], it.bbox[0]), Math.min(a[1], it.bbox[1]), Math.max(a[2], it.bbox[2]), Math.max(a[3], it.bbox[3])], [Infinity, Infinity, -Infinity, -Infinity]);
+      return { west: n[0], south: n[1], east: n[2], north: n[3], crs: epsg };
+    }
     const b = items.reduce((a, it) => [Math.min(a[0], it.bbox4326[0]), Math.min(a[1], it.bbox4326[1]), Math.max(a[2], it.bbox4326[2]), Math.max(a[3], it.bbox4326[3])], [Infinity, Infinity, -Infinity, -Infinity]);
     return { west: b[0], south: b[1], east: b[2], north: b[3], crs: 4326 };
   }

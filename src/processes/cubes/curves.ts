@@ -16,6 +16,8 @@ import { PixelArray, broadcast } from '../../datacube/pixels.js';
 import { cubeOf } from '../../datacube/lazy.js';
 import { instantOf } from './aggregate.js';
 import { dimIndex, requireCallback } from './common.js';
+import { runFused } from '../../compile/child-kernel.js';
+import { freePlane, plane } from '../../compile/kernels.js';
 
 const invalid = (process: string, parameter: string, reason: string) => new ApiError('ProcessParameterInvalid', { process, parameter, reason });
 
@@ -27,15 +29,35 @@ export function xOf(label: string | number, process: string): number {
   return ms / 1000;
 }
 
-/** The model at x for every pixel's parameters (each a Float64Array of P values). */
-async function model(fn: Callback, x: number, params: Float64Array[], pixels: number): Promise<Float64Array> {
-  const items = params.map((p) => Float32Array.from(p));
+/**
+ * The model at x for every pixel's parameters (each a Float64Array of P values). A model the
+ * kernels can fuse runs there: x is a constant of the fused program (folded with everything else
+ * that does not depend on the parameters, in double precision), one program per x, kept across
+ * iterations and chunks; any other model runs as a child process.
+ */
+async function model(fn: Callback, x: number, params: Float64Array[], pixels: number, items: Float32Array[]): Promise<Float64Array> {
+  // The parameters as float32, in planes of kernel memory reused by every evaluation.
+  params.forEach((p, i) => items[i].set(p));
+  if (fn.child) {
+    const child = fn.child;
+    const atX = Object.assign((v: Record<string, unknown>) => fn(v), { child: { ...child, outer: (n: string) => (n === 'x' ? x : child.outer(n)) } }) as Callback;
+    // x goes in as the context too: the fused program is kept per context.
+    const fused = runFused(atX, { kind: 'array', param: 'parameters', labels: items.map((_, i) => i) }, items, pixels, x);
+    if (fused) {
+      const out = Float64Array.from(fused);
+      freePlane(fused);
+      return out;
+    }
+  }
   const v = broadcast(await fn({ x, parameters: new PixelArray(items, null, pixels) }), pixels, 'fit_curve');
   if (v instanceof PixelArray) throw invalid('fit_curve', 'function', 'the model function must answer one number');
   return Float64Array.from(v);
 }
 
 const MAX_ITERATIONS = 50;
+
+/** m float32 planes of `pixels` values (kernel memory of the run), for the parameters of every evaluation of one fit. */
+const paramPlanes = (m: number, pixels: number): Float32Array[] => Array.from({ length: m }, () => plane(pixels));
 
 /**
  * Fits every pixel: y[k] (P values each) at x[k]; answers the parameters (m arrays of P values),
@@ -44,6 +66,7 @@ const MAX_ITERATIONS = 50;
 export async function fitPixels(fn: Callback, xs: number[], ys: Float32Array[], guess: number[], pixels: number, ignoreNodata: boolean): Promise<Float64Array[]> {
   const m = guess.length;
   const n = xs.length;
+  const items = paramPlanes(m, pixels);
   const p = guess.map((g) => new Float64Array(pixels).fill(g));
   const lambda = new Float64Array(pixels).fill(1e-3);
   const done = new Uint8Array(pixels);
@@ -55,7 +78,7 @@ export async function fitPixels(fn: Callback, xs: number[], ys: Float32Array[], 
     const f: Float64Array[] = [];
     const s = new Float64Array(pixels);
     for (let k = 0; k < n; k++) {
-      const fk = await model(fn, xs[k], pp, pixels);
+      const fk = await model(fn, xs[k], pp, pixels, items);
       f.push(fk);
       const y = ys[k];
       for (let i = 0; i < pixels; i++) {
@@ -78,7 +101,7 @@ export async function fitPixels(fn: Callback, xs: number[], ys: Float32Array[], 
       for (let i = 0; i < pixels; i++) h[i] = Math.fround(pj[j][i]) - Math.fround(p[j][i]);
       const rows: Float64Array[] = [];
       for (let k = 0; k < n; k++) {
-        const fk = await model(fn, xs[k], pj, pixels);
+        const fk = await model(fn, xs[k], pj, pixels, items);
         const d = new Float64Array(pixels);
         for (let i = 0; i < pixels; i++) d[i] = h[i] !== 0 ? (fk[i] - cur.f[k][i]) / h[i] : 0;
         rows.push(d);
@@ -123,7 +146,7 @@ export async function fitPixels(fn: Callback, xs: number[], ys: Float32Array[], 
       // evaluated in float32) or the step no longer moves the parameters.
       let step = 0;
       for (let a = 0; a < m; a++) step = Math.max(step, Math.abs(next[a][i] - p[a][i]) / (Math.abs(p[a][i]) + 1e-6));
-      if (Math.abs(cur.s[i] - trial.s[i]) <= 1e-7 * cur.s[i] || step < 1e-7) done[i] = 1;
+      if (Math.abs(cur.s[i] - trial.s[i]) <= 1e-6 * cur.s[i] || step < 1e-6) done[i] = 1;
       if (trial.s[i] <= cur.s[i]) {
         for (let a = 0; a < m; a++) p[a][i] = next[a][i];
         for (let k = 0; k < n; k++) cur.f[k][i] = trial.f[k][i];
@@ -230,8 +253,9 @@ export const processes: ProcessDef[] = [
       const { data, rest } = cube.outermost(d);
       const params = Array.from({ length: m }, (_, j) => Float64Array.from(data.subarray(j * rest, (j + 1) * rest)));
       const out = new Float32Array(labels.length * rest);
+      const items = paramPlanes(m, rest);
       for (const [k, l] of labels.entries()) {
-        const v = await model(fn, xOf(l, P), params, rest);
+        const v = await model(fn, xOf(l, P), params, rest, items);
         for (let i = 0; i < rest; i++) out[k * rest + i] = v[i];
       }
       const dims = cube.dims.map((x, i) => (i === d ? { ...x, labels: [...labels] } : x));

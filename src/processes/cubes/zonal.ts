@@ -17,7 +17,6 @@ import { spansOf } from '../../datacube/spans.js';
 import { ZONAL_STATS, zonalStats, zonalValues, type ZonalStat } from '../../datacube/zonal.js';
 import { geometryDimension } from '../../datacube/vector-cube.js';
 import { crsInfo } from '../../data/crs.js';
-import type { Extent } from '../../data/load.js';
 import { reduceVectors, requireCallback } from './common.js';
 
 const P = 'aggregate_spatial';
@@ -51,23 +50,10 @@ export function zonalStatOf(cb: Callback): { stat: ZonalStat; ignoreNodata: bool
   return { stat: pid, ignoreNodata };
 }
 
-/**
- * The extent of a load without one: the union of its items' boxes in the collection's CRS (so the
- * cube ends where the data ends: pixels beyond it are no pixels of any geometry), else in EPSG:4326.
- */
-async function dataExtent(c: LazyCube): Promise<Extent> {
-  const items = await c.spec.source.collections.items(c.spec.collection);
-  const epsg = items[0]?.epsg;
-  if (items.length && items.every((it) => it.epsg === epsg)) {
-    const b = items.reduce((a, it) => [Math.min(a[0], it.bbox[0]), Math.min(a[1], it.bbox[1]), Math.max(a[2], it.bbox[2]), Math.max(a[3], it.bbox[3])], [Infinity, Infinity, -Infinity, -Infinity]);
-    return { west: b[0], south: b[1], east: b[2], north: b[3], crs: epsg };
-  }
-  return c.extent();
-}
-
 /** A deferred load narrowed to the box of the geometries (a hair wider, so points on its edge keep their pixel). */
-async function narrowToGeometries(c: LazyCube, f: VectorFeatures): Promise<LazyCube> {
-  const cur = c.spec.extent ?? (await dataExtent(c));
+function narrowToGeometries(c: LazyCube, f: VectorFeatures): LazyCube {
+  // A load of the whole collection ends where its items end.
+  const cur = c.spec.extent ?? c.extent();
   const crs = cur.crs ?? 4326;
   const b = featuresBox(f, crs);
   if (!b.every(Number.isFinite)) return c;
@@ -116,7 +102,7 @@ export const processes: ProcessDef[] = [
       const target = a.get<string | null>('target_dimension');
       let data = a.get<unknown>('data');
       // Narrowed by all geometries (not the chunk's): every chunk reads the same dates.
-      if (data instanceof LazyCube) data = await narrowToGeometries(data, all);
+      if (data instanceof LazyCube) data = narrowToGeometries(data, all);
       const cube = await cubeOf(data, ctx.run, P);
       const grid = cube.grid;
       if (!grid) throw new ApiError('ProcessParameterInvalid', { process: P, parameter: 'data', reason: 'a raster data cube (with x and y) is expected' });
