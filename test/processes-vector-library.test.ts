@@ -4,11 +4,14 @@
 // flatten_dimensions and unflatten_dimension against numpy) on a small collection GDAL made.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { writeFileSync } from 'node:fs';
+import { Agent, setGlobalDispatcher } from 'undici';
 import path from 'node:path';
 import { startServer, http, expectError, removeDir, addUser, login, tempDir, xeo, type TestServer } from './helpers.js';
 import { hasGdal, describeWithTool, run } from './system-tools.js';
 
 const PY = '/usr/bin/python3';
+// The checks below take seconds between requests: no kept-alive connection the server may have closed meanwhile.
+setGlobalDispatcher(new Agent({ keepAliveTimeout: 500, keepAliveMaxTimeout: 500 }));
 const UTM = { type: 'name', properties: { name: 'urn:ogc:def:crs:EPSG::32633' } };
 const X0 = 600000;
 const Y0 = 5300000;

@@ -10,11 +10,14 @@ import type { AddressInfo } from 'node:net';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { Agent, setGlobalDispatcher } from 'undici';
 import { startServer, http, expectError, removeDir, addUser, login, tempDir, xeo, ROOT, type TestServer, type Res } from './helpers.js';
 import { hasGdal, describeWithTool, run } from './system-tools.js';
 import { RangeServer } from './support/range-server.js';
 
 const PY = '/usr/bin/python3';
+// The checks below take seconds between requests: no kept-alive connection the server may have closed meanwhile.
+setGlobalDispatcher(new Agent({ keepAliveTimeout: 500, keepAliveMaxTimeout: 500 }));
 const MAX_BYTES = 24 * 1024 * 1024;
 
 describeWithTool(hasGdal, 'GDAL', 'vector data in and out', () => {
@@ -80,7 +83,7 @@ ds = None
     addUser(s.dataDir, 'u', 'p');
     addUser(s.dataDir, 'v', 'q');
     token = await login(s, 'u', 'p');
-    for (const f of ['fields.geojson', 'fields.fgb', 'indexed.fgb', 'fields.csv', 'fields.parquet', 'huge.fgb', 'big.geojson']) {
+    for (const f of ['fields.geojson', 'fields.fgb', 'indexed.fgb', 'fields.csv', 'fields.parquet', 'huge.fgb', 'big.geojson', ...['20240601', '20240611', '20240621'].map((d) => `rasters/fields_${d}.tif`)]) {
       const up = await http('PUT', `${s.base}/files/in/${f}`, { token, body: readFileSync(path.join(work, f)), headers: { 'content-type': 'application/octet-stream' } });
       if (up.status !== 200) throw new Error(up.text);
     }
@@ -171,6 +174,22 @@ ds = None
         for (const d of Object.keys(base)) got[d].forEach((row: (number | null)[], g: number) => row.forEach((v, b) => expect(close(v, base[d][g][b])).toBe(true)));
       }
     }
+  });
+
+  it('reads uploaded GeoTIFFs as a raster cube, one date per file, to the same result as the collection', async () => {
+    const base = (await result(zonal(inline(), 'JSON'))).json;
+    const tifs = ['20240621', '20240601', '20240611'].map((d) => `/in/rasters/fields_${d}.tif`);
+    const graph = { ...zonal(inline(), 'JSON'), l: { process_id: 'load_uploaded_files', arguments: { paths: tifs, format: 'GTiff' } }, b: { process_id: 'rename_labels', arguments: { data: { from_node: 'l' }, dimension: 'bands', source: ['B1', 'B2'], target: ['B04', 'B08'] } } };
+    graph.a.arguments.data = { from_node: 'b' };
+    const r = await result(graph);
+    expect(r.status, r.text.slice(0, 300)).toBe(200);
+    expect(Object.keys(r.json)).toEqual(Object.keys(base));
+    for (const d of Object.keys(base)) r.json[d].forEach((row: (number | null)[], g: number) => row.forEach((v, b) => expect(close(v, base[d][g][b])).toBe(true)));
+    const undated = await http('PUT', `${s.base}/files/in/undated.tif`, { token, body: readFileSync(path.join(work, 'rasters', 'fields_20240601.tif')), headers: { 'content-type': 'application/octet-stream' } });
+    expect(undated.status).toBe(200);
+    const noDate = await result({ ...graph, l: { process_id: 'load_uploaded_files', arguments: { paths: ['in/undated.tif'], format: 'GTiff' } } });
+    expectError(noDate, 400, 'ProcessParameterInvalid');
+    expect(noDate.json.message).toMatch(/carries no date/);
   });
 
   it('keeps the properties with their geometries whatever the order of the file (a spatially indexed FlatGeobuf)', async () => {

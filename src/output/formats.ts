@@ -145,7 +145,7 @@ export const INPUT_FORMATS: InputFormat[] = [
   {
     name: 'GTiff',
     title: 'GeoTIFF',
-    description: 'GeoTIFF and Cloud-Optimized GeoTIFF, local or over HTTP(S) range requests (imports, load_stac): 8/16/32-bit integers and 32/64-bit floats, any EPSG CRS, tiled or stripped.',
+    description: 'GeoTIFF and Cloud-Optimized GeoTIFF, local or over HTTP(S) range requests (imports, load_stac), or uploaded (load_uploaded_files: each file one date, from its TIFF DateTime or the date in its name): 8/16/32-bit integers and 32/64-bit floats, any EPSG CRS, tiled or stripped.',
     gis_data_types: ['raster'],
     parameters: {},
   },

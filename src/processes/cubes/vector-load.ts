@@ -7,7 +7,11 @@ import { LRUCache } from 'lru-cache';
 import { ApiError, ProcessException } from '../../core/errors.js';
 import { define } from '../define.js';
 import { type ProcessDef } from '../../core/process.js';
-import type { RunContext } from '../../core/run-context.js';
+import type { RunContext, UserFiles } from '../../core/run-context.js';
+import type { BandMeta, CatalogSource, CollectionMeta, ItemMeta } from '../../core/catalog.js';
+import { LazyCube } from '../../datacube/lazy.js';
+import { hasMemoryRaster, RasterFormatError, registerMemoryRaster } from '../../data/cog-reader.js';
+import { ImportError, itemOfGeoTiff, type Parsed } from '../../data/items.js';
 import { VectorFeatures } from '../../datacube/features.js';
 import { featuresFromGeoJson } from '../../datacube/geojson-in.js';
 import { checkedFeatures } from '../../datacube/geometry.js';
@@ -67,6 +71,47 @@ function formatArg(format: unknown, options: unknown, processId: string): { name
   return { name: f.name, options: f.options };
 }
 
+/**
+ * Uploaded GeoTIFFs as a deferred load (like load_collection's): each file an item of one
+ * collection, dated by its TIFF DateTime or the date in its name, its samples the bands. The bytes
+ * are read through the file store once and held in memory (`mem:` hrefs of the COG reader).
+ */
+async function uploadedRasters(paths: unknown[], files: UserFiles, max: number, run: RunContext): Promise<LazyCube> {
+  const P = 'load_uploaded_files';
+  const items: ItemMeta[] = [];
+  let bands: BandMeta[] = [];
+  let meta: Pick<CollectionMeta, 'epsg' | 'resolution'> | null = null;
+  for (const raw of paths) {
+    const path = workspacePath(raw);
+    const st = await files.stat(path);
+    if (!st) throw new ApiError('FileNotFound', { file: path });
+    if (st.size > max) throw invalid(P, 'paths', `the file ${path} has ${st.size} bytes; files are read up to ${max} bytes here`);
+    // (the file name last: its date, if any, is read from it)
+    const href = `mem:${files.owner}/${st.modified}/${st.size}/${path}`;
+    if (!hasMemoryRaster(href)) registerMemoryRaster(href, await files.read(path, max));
+    let parsed: Parsed;
+    try {
+      parsed = await itemOfGeoTiff(href, {});
+    } catch (e) {
+      if (e instanceof RasterFormatError) throw new ProcessException('FormatUnsuitable', `GTiff: ${path} is not a readable GeoTIFF`);
+      if (e instanceof ImportError) throw invalid(P, 'paths', `${path} carries no date (neither a TIFF DateTime nor a date in its name, e.g. fields_20240601.tif)`);
+      throw e;
+    }
+    items.push({ ...parsed.item, id: path });
+    for (const b of parsed.bands) if (!bands.some((x) => x.name === b.name)) bands = [...bands, b];
+    meta ??= { epsg: parsed.item.epsg, resolution: parsed.resolution };
+  }
+  items.sort((x, y) => (x.datetime < y.datetime ? -1 : x.datetime > y.datetime ? 1 : 0));
+  const id = 'load_uploaded_files';
+  const collection: CollectionMeta = { id, title: 'Uploaded files', description: 'GeoTIFFs of the user workspace', license: 'other', epsg: meta!.epsg, resolution: meta!.resolution, bands };
+  const within = (t: string, start?: string | null, end?: string | null) => (!start || t >= start) && (!end || t < end);
+  const source: CatalogSource = {
+    access: { trusted: true, process: P, parameter: 'paths' },
+    collections: { get: (x) => (x === id ? collection : null), items: (x, start, end) => (x === id ? items.filter((it) => within(it.datetime, start, end)) : []) },
+  };
+  return new LazyCube({ source, collection: id, extent: null, temporal: null, bands: null, target: {}, resampling: 'nearest', mask: null, region: run.region ?? null });
+}
+
 export const processes: ProcessDef[] = [
   define(
     'load_geojson',
@@ -116,15 +161,15 @@ export const processes: ProcessDef[] = [
     {
       summary: 'Load your uploaded vector files',
       description:
-        'Reads files of your workspace (uploaded with PUT /files) into one vector data cube: GeoJSON, FlatGeobuf, GeoParquet or CSV. The features of several files follow one another in the order of `paths`, in the CRS of the first file. `/a.geojson`, `a.geojson` and `./a.geojson` name the same file; a path outside your workspace is not found. Files larger than the server allows (XEO_VECTOR_MAX_BYTES) are refused.',
+        'Reads files of your workspace (uploaded with PUT /files) into one data cube. Vector files (GeoJSON, FlatGeobuf, GeoParquet or CSV) give a vector data cube: the features of several files follow one another in the order of `paths`, in the CRS of the first file. GeoTIFFs give a raster data cube (t, bands, y, x) like load_collection: each file is one date (its TIFF DateTime, or the date in its name such as fields_20240601.tif), its samples the bands, on the grid of the first file. `/a.tif`, `a.tif` and `./a.tif` name the same file; a path outside your workspace is not found. Files larger than the server allows (XEO_VECTOR_MAX_BYTES) are refused.',
       parameters: {
         paths: 'The files to read, as paths in your workspace.',
-        format: 'The file format, one of the input formats of GET /file_formats (GeoJSON, FlatGeobuf, Parquet, CSV); any case.',
+        format: 'The file format, one of the input formats of GET /file_formats (GTiff, GeoJSON, FlatGeobuf, Parquet, CSV); any case.',
         options: 'Options of the format, as GET /file_formats lists them.',
       },
-      returns: 'A vector data cube.',
+      returns: 'A vector data cube, or a raster data cube for GeoTIFFs.',
       exceptions: {
-        FormatUnsuitable: 'A file is not in the format given, or the format is not a vector format.',
+        FormatUnsuitable: 'A file is not in the format given, or the format is not one this back-end reads.',
         FileNotFound: 'A path names no file of your workspace.',
       },
     },
@@ -133,10 +178,11 @@ export const processes: ProcessDef[] = [
       const paths = a.get<unknown[]>('paths');
       if (!Array.isArray(paths) || paths.length === 0) throw invalid(P, 'paths', 'give at least one path');
       const f = formatArg(a.get('format'), a.get('options'), P);
-      if (!vectorFormat(f.name)) throw new ProcessException('FormatUnsuitable', `${f.name}: load_uploaded_files reads vector files here (GeoJSON, FlatGeobuf, Parquet, CSV)`);
       const files = ctx.run?.files;
       if (!files) throw new ApiError('ProcessUnsupported', { process: P, namespace: 'backend' }, 'load_uploaded_files reads the files of the signed-in user; this run has none (a web service, say).');
       const max = vectorLimits().maxBytes;
+      if (f.name === 'GTiff') return uploadedRasters(paths, files, max, ctx.run!);
+      if (!vectorFormat(f.name)) throw new ProcessException('FormatUnsuitable', `${f.name}: load_uploaded_files reads GeoTIFF and vector files (GeoJSON, FlatGeobuf, Parquet, CSV)`);
       const parts: VectorFeatures[] = [];
       for (const raw of paths) {
         const path = workspacePath(raw);
