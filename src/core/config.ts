@@ -74,6 +74,11 @@ export interface Config {
   jobChunkSize: number;
   /** Memory for decoded raster blocks per job thread (jobs read each block about once). */
   jobBlockCacheBytes: number;
+  /**
+   * Memory for decoded raster blocks while a job thread runs a zonal job's chunks (the windows of
+   * neighbouring groups of fields share the blocks along their edges): at most this much.
+   */
+  zonalBlockCacheBytes: number;
   /** Lifetime of signed result links, seconds. */
   resultLinkTtlSeconds: number;
   /** Vector inputs (load_url, load_uploaded_files, GeoJSON): most bytes, features and vertices (all, and of one geometry). */
@@ -249,6 +254,7 @@ export function loadConfig(env: Env = process.env): Config {
     batchMaxValues: int(env, 'XEO_BATCH_MAX_VALUES', 512 * 1024 * 1024, 1),
     jobChunkSize: int(env, 'XEO_JOB_CHUNK_SIZE', 1024, 16),
     jobBlockCacheBytes: int(env, 'XEO_JOB_BLOCK_CACHE_BYTES', 32 * 1024 * 1024, 1024 * 1024),
+    zonalBlockCacheBytes: int(env, 'XEO_ZONAL_BLOCK_CACHE_BYTES', 512 * 1024 * 1024, 1024 * 1024),
     resultLinkTtlSeconds: int(env, 'XEO_RESULT_LINK_TTL', 7 * 24 * 3600, 1),
     vector: {
       maxBytes: int(env, 'XEO_VECTOR_MAX_BYTES', 256 * 1024 * 1024, 1024),

@@ -55,6 +55,7 @@ export class RunRecords {
       maxValues: this.config.batchMaxValues,
       chunkSize: this.config.jobChunkSize,
       budgetValues: job.budget === null ? null : valuesFor(job.budget),
+      zonalBlockCacheBytes: this.config.zonalBlockCacheBytes,
       outDir,
     };
   }

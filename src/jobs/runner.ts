@@ -23,6 +23,7 @@ import { joinVectorParts } from '../datacube/vector-blob.js';
 import { featuresBox } from '../datacube/geometry.js';
 import { encodeResult } from '../output/encode.js';
 import { OUTPUT_FORMATS, outputFormat } from '../output/formats.js';
+import { blockCacheBytes, configureBlockCache } from '../data/cog-reader.js';
 
 /** Output format names by lower-case name and alias. */
 const OUTPUT_NAMES = new Map<string, string>([...OUTPUT_FORMATS.map((f) => [f.name.toLowerCase(), f.name] as [string, string]), ['geoparquet', 'Parquet'], ['nc', 'netCDF']]);
@@ -43,6 +44,8 @@ export interface JobSpec {
   budgetValues: number | null;
   /** A fresh folder for this run's files. */
   outDir: string;
+  /** The block cache of the thread while it runs a zonal job's chunks (XEO_ZONAL_BLOCK_CACHE_BYTES); as configured when absent. */
+  zonalBlockCacheBytes?: number;
 }
 
 export interface RunLog {
@@ -299,6 +302,28 @@ async function runChunked(
 ): Promise<JobOutcome> {
   const windows = planWindows(plan);
   const forward = forwarder(sink);
+  // Neighbouring groups of fields read the blocks along their common edges: with a cache that holds
+  // a row of chunks' blocks, each block is decoded once. The thread's own size is back afterwards.
+  const cacheBefore = blockCacheBytes();
+  const cacheZonal = plan.zonal && spec.zonalBlockCacheBytes && spec.zonalBlockCacheBytes > cacheBefore ? spec.zonalBlockCacheBytes : null;
+  if (cacheZonal) configureBlockCache(cacheZonal);
+  try {
+    return await runChunks(spec, plan, windows, catalog, sink, signal, forward, finish);
+  } finally {
+    if (cacheZonal) configureBlockCache(cacheBefore);
+  }
+}
+
+async function runChunks(
+  spec: JobSpec,
+  plan: ChunkPlan,
+  windows: Window[],
+  catalog: CatalogSource,
+  sink: JobSink,
+  signal: AbortSignal,
+  forward: Forward,
+  finish: (outputs: OutputFile[], partial: boolean, values: number) => JobOutcome,
+): Promise<JobOutcome> {
   let out = null as CogSink | null;
   const parts: DataCube[] = [];
   const partIndices: number[] = [];

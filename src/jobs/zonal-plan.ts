@@ -130,6 +130,13 @@ export function groupGeometries(features: VectorFeatures, grid: Grid, cell: numb
   }
   if (!groups.length) groups.push({ window: { col: 0, row: 0, width: 0, height: 0 }, members: [], c0: 0, r0: 0, c1: 0, r1: 0 });
   groups[0].members.push(...outside);
-  // Row by row of cells, as raster chunks go: neighbouring chunks read neighbouring blocks.
+  // Row by row of cells, as raster chunks go: neighbouring chunks read neighbouring blocks (which
+  // the thread's block cache then holds).
+  const cellOf = (g: { c0: number; r0: number; c1: number; r1: number }) => [Math.floor((g.r0 + g.r1) / 2 / cell), Math.floor((g.c0 + g.c1) / 2 / cell)];
+  groups.sort((a, b) => {
+    const [ra, ca] = cellOf(a);
+    const [rb, cb] = cellOf(b);
+    return ra - rb || ca - cb;
+  });
   return groups.map((g) => ({ window: { col: g.c0, row: g.r0, width: g.c1 - g.c0 + 1, height: g.r1 - g.r0 + 1 }, members: g.members.sort((a, b) => a - b) }));
 }
