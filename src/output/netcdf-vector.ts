@@ -11,10 +11,24 @@ import type { DataCube } from '../datacube/datacube.js';
 import { GeometryColumn, PartKind } from '../datacube/geometry-column.js';
 import { inCrs } from '../datacube/spans.js';
 import { jstsOf } from '../datacube/validity.js';
-import { chars, doubles, encodeModel, floats, ints, NC_CHAR, NC_DOUBLE, NC_FLOAT, NC_INT, type AttrValue, type Model, type Variable } from './netcdf-writer.js';
+import { doubles, encodeModel, floats, NC_CHAR, NC_DOUBLE, NC_FLOAT, NC_INT, type AttrValue, type Model, type Variable } from './netcdf-writer.js';
 import { rowCount, vectorTable } from './vector-table.js';
 
 const DAY_MS = 86_400_000;
+
+/** i32 values, big-endian. */
+export function ints(values: ArrayLike<number>): Variable['write'] {
+  return (out, at, from, to) => {
+    for (let b = from; b < to; b += 4) out.writeInt32BE(values[b / 4]!, at + b - from);
+  };
+}
+
+/** Bytes (NC_CHAR data), zero-padded to the stored size. */
+export function chars(bytes: Uint8Array): Variable['write'] {
+  return (out, at, from, to) => {
+    for (let b = from; b < to; b++) out[at + b - from] = b < bytes.length ? bytes[b] : 0;
+  };
+}
 const RESERVED = new Set(['t', 'feature', 'feature_names', 'lat', 'lon', 'x', 'y', 'crs', 'geometry_container', 'node_count', 'part_node_count', 'interior_ring']);
 
 /** A netCDF variable name from a label: invalid characters become _, clashes get a suffix. */

@@ -400,20 +400,6 @@ export function encodeNetcdf(input: NetcdfInput): Buffer {
   return encodeModel(buildModel(input));
 }
 
-/** i32 values, big-endian. */
-export function ints(values: ArrayLike<number>): Variable['write'] {
-  return (out, at, from, to) => {
-    for (let b = from; b < to; b += 4) out.writeInt32BE(values[b / 4]!, at + b - from);
-  };
-}
-
-/** Bytes (NC_CHAR data), zero-padded to the stored size. */
-export function chars(bytes: Uint8Array): Variable['write'] {
-  return (out, at, from, to) => {
-    for (let b = from; b < to; b++) out[at + b - from] = b < bytes.length ? bytes[b] : 0;
-  };
-}
-
 /** A model of our own making (any variables) as a whole file. */
 export function encodeModel(model: Model): Buffer {
   const { header, begins, bytes } = layoutOf(model);
