@@ -9,6 +9,7 @@
 // same job and peer also run on uncompressed copies of the COGs: there decoding costs little for
 // both, and what remains is the zonal work itself.
 import { spawnSync } from 'node:child_process';
+import { Agent, setGlobalDispatcher } from 'undici';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { CLI, Cleanup, median, procKb, round, startChild, table, tempDir, removeDir, type Child } from './lib.js';
@@ -16,6 +17,8 @@ import type { BenchOptions, BenchResult } from './run.js';
 
 const PY = '/usr/bin/python3';
 const DATES = 12;
+// The peer runs for minutes between two requests: no connection is kept that long.
+setGlobalDispatcher(new Agent({ keepAliveTimeout: 1000, keepAliveMaxTimeout: 1000 }));
 const X0 = 600000;
 const Y0 = 5400000;
 

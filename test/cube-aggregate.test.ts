@@ -286,6 +286,21 @@ describe('aggregate_spatial', () => {
     expect([...out.data]).toEqual(want);
   });
 
+  it('counts pixel centres on a polygon\'s boundary, and the pixels a line passes through', async () => {
+    const utm = (coordinates: unknown, type = 'Polygon') => ({ type: 'FeatureCollection', crs: { type: 'name', properties: { name: 'EPSG:32633' } }, features: [{ type: 'Feature', properties: {}, geometry: { type, coordinates } }] });
+    // A square whose edges run through pixel centres (columns 0-2, rows 0-2): all nine belong.
+    const onCentres = utm([[[600005, 5299995], [600025, 5299995], [600025, 5299975], [600005, 5299975], [600005, 5299995]]]);
+    const count = await call('aggregate_spatial', { geometries: onCentres, reducer: COUNT }, cube());
+    expect(count.data[0]).toBe(9);
+    // A line along row 1 from column 0.2 to column 3.5: columns 0-3 of that row.
+    const line = utm([[600002, 5299985], [600035, 5299985]], 'LineString');
+    const crossed = await call('aggregate_spatial', { geometries: line, reducer: MEAN, target_dimension: 'stats' }, cube());
+    expect([...crossed.data.slice(0, 3)]).toEqual([Math.fround((10 + 11 + 12 + 13) / 4), 4, 4]);
+    // A point on a pixel's corner belongs to the pixel right and below it.
+    const point = utm([600010, 5299990], 'Point');
+    expect((await call('aggregate_spatial', { geometries: point, reducer: MEAN }, cube())).data[0]).toBe(11);
+  });
+
   it('takes a bare geometry and a vector cube (keeping its labels), and refuses an existing target dimension', async () => {
     const one = await call('aggregate_spatial', { geometries: A, reducer: COUNT }, cube());
     expect([...one.data]).toEqual([4, 4, 4, 4, 4, 4]);
