@@ -9,7 +9,7 @@
 // same job and peer also run on uncompressed copies of the COGs: there decoding costs little for
 // both, and what remains is the zonal work itself.
 import { spawnSync } from 'node:child_process';
-import { Agent, setGlobalDispatcher } from 'undici';
+import { Agent, fetch, setGlobalDispatcher } from 'undici';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { CLI, Cleanup, median, procKb, round, startChild, table, tempDir, removeDir, type Child } from './lib.js';
@@ -122,8 +122,12 @@ print(json.dumps({'seconds': secs, 'peak_mb': resource.getrusage(resource.RUSAGE
   return { seconds: j.seconds, peakMb: j.peak_mb, means: j.means };
 }
 
-async function api(xeo: Child, method: string, p: string, token: string, body?: unknown): Promise<Response> {
-  return fetch(`${xeo.url}/1.2.0${p}`, { method, headers: { authorization: token, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+async function api(xeo: Child, method: string, p: string, token: string, body?: unknown) {
+  try {
+    return await fetch(`${xeo.url}/1.2.0${p}`, { method, headers: { authorization: token, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  } catch (e) {
+    throw new Error(`${method} ${p} failed (${String((e as { cause?: unknown }).cause ?? e)}); the server said:\n${xeo.output().slice(-2000)}`);
+  }
 }
 
 const graph = (geometries: unknown, format: string, collection = 'BENCH') => ({
