@@ -123,10 +123,16 @@ print(json.dumps({'seconds': secs, 'peak_mb': resource.getrusage(resource.RUSAGE
 }
 
 async function api(xeo: Child, method: string, p: string, token: string, body?: unknown) {
+  const send = () => fetch(`${xeo.url}/1.2.0${p}`, { method, headers: { authorization: token, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
   try {
-    return await fetch(`${xeo.url}/1.2.0${p}`, { method, headers: { authorization: token, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-  } catch (e) {
-    throw new Error(`${method} ${p} failed (${String((e as { cause?: unknown }).cause ?? e)}); the server said:\n${xeo.output().slice(-2000)}`);
+    return await send();
+  } catch {
+    // A connection closed while the peer ran for minutes: once more on a new one.
+    try {
+      return await send();
+    } catch (e) {
+      throw new Error(`${method} ${p} failed (${String((e as { cause?: unknown }).cause ?? e)}); the server said:\n${xeo.output().slice(-2000)}`);
+    }
   }
 }
 
