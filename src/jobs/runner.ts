@@ -118,6 +118,9 @@ export type JobPlan = { kind: 'done'; outcome: JobOutcome } | { kind: 'chunked';
 /** The windows of a chunk plan, in chunk order. */
 export const planWindows = (plan: ChunkPlan): Window[] => (plan.zonal ? plan.zonal.groups.map((g) => g.window) : chunkWindows(plan.grid.width, plan.grid.height, plan.size));
 
+/** Chunks of a zonal job the embedded runner computes at once. */
+const ZONAL_CHUNKS_AT_ONCE = 2;
+
 /** Formats a zonal job's joined parts can be written in. */
 const VECTOR_FORMATS = new Set(['CSV', 'GeoJSON', 'Parquet', 'netCDF', 'JSON']);
 
@@ -329,9 +332,15 @@ async function runChunks(
   const partIndices: number[] = [];
   let values = 0;
   let done = 0;
-  try {
-    for (const [i, w] of windows.entries()) {
+  let next = 0;
+  // Raster chunks go one by one into the COG; a zonal job's parts in any order, so two chunks run
+  // at once: one's blocks are read and inflated (in libuv's pool) while the other's are reduced.
+  const lanes = plan.zonal ? ZONAL_CHUNKS_AT_ONCE : 1;
+  let failed = false;
+  const lane = async () => {
+    for (let i = next++; i < windows.length && !failed; i = next++) {
       if (signal.aborted) throw signal.reason;
+      const w = windows[i];
       const t0 = performance.now();
       // Each chunk's planes are written from kernel memory, then reused by the next chunk.
       values += await computeChunk(spec, plan, i, spec.budgetValues === null ? null : spec.budgetValues - values, catalog, signal, forward, async (o) => {
@@ -344,9 +353,21 @@ async function runChunks(
         await out.write(w, o.planes);
       });
       done++;
-      sink.log({ level: 'debug', message: `Chunk ${done} of ${windows.length} (${w.width} x ${w.height} px at column ${w.col}, row ${w.row}) took ${Math.round(performance.now() - t0)} ms.` });
+      sink.log({ level: 'debug', message: `Chunk ${i + 1} of ${windows.length} (${w.width} x ${w.height} px at column ${w.col}, row ${w.row}) took ${Math.round(performance.now() - t0)} ms.` });
       sink.progress(done, windows.length, values);
     }
+  };
+  try {
+    const running = Array.from({ length: Math.min(lanes, windows.length) }, () =>
+      lane().catch((e: unknown) => {
+        failed = true;
+        throw e;
+      }),
+    );
+    // Every lane ends (a failure stops the others before their next chunk) before the outcome is decided.
+    const settled = await Promise.allSettled(running);
+    const failure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failure) throw failure.reason;
     if (plan.zonal) return finish([await writeZonal(spec.outDir, plan, parts, partIndices)], false, values);
     return finish([await out!.finish(windows)], false, values);
   } catch (e) {
