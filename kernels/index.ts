@@ -95,3 +95,5 @@ export function linearScale(a: usize, out: usize, n: i32, inMin: f32, inMax: f32
 export { warpNearest, warpBilinear, warpCoordinates } from './warp';
 export { vmRun, vmScratchBytes, vmBlock, mathSin, mathCos, mathTan } from './vm';
 export { colorizeRgba } from './colormap';
+export { zonalSpans, zonalScratchBytes } from './spans';
+export { zonalSums, zonalDeviations, zonalGather, zonalFillU8 } from './zonal';

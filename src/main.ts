@@ -39,6 +39,8 @@ import { setSearchHost } from './data/stac-search-bridge.js';
 import { setUdfHost, UdfHost } from './udf/host.js';
 import { setUdfFileReader, workspaceReader } from './udf/sources.js';
 import { runtimesDocument } from './udf/runtimes.js';
+import { setFilesHost, workspaceFilesHost } from './files/file-bridge.js';
+import { configureVectorLimits } from './datacube/vector-limits.js';
 
 export interface Xeo {
   port: number;
@@ -69,6 +71,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
   configureRemoteProcesses(config.remoteProcesses);
   const store = await openStore(config);
   configureBlockCache(config.blockCacheBytes);
+  configureVectorLimits(config.vector);
   if (config.demo && (await store.collections.list()).length === 0) {
     await generateDemo(store, path.join(config.dataDir, 'collections', DEMO_ID), (line) => console.log(line));
   }
@@ -83,10 +86,12 @@ export async function startXeo(config: Config): Promise<Xeo> {
   setUdfHost(udf);
   setUdfFileReader(workspaceReader(workspaces));
   const syncLogs = new SyncLogs(store.logs);
+  // Engine threads (spawned below) read users' files through this thread's store.
+  setFilesHost(workspaceFilesHost(workspaces));
   const tasks = config.redisUrl ? new TaskQueue(config.redisUrl, config.chunkAttempts) : null;
   const jobs = new JobService(store, results, config, await LinkSigner.open(store.secrets, config.dataDir), tasks);
   let publicUrl = config.publicUrl ?? '';
-  const compute = new ComputePool({ threads: config.computeThreads, queue: config.computeQueue, dataDir: config.dataDir, databaseUrl: config.databaseUrl, database: config.database, blockCacheBytes: config.blockCacheBytes, outboundAllow: config.outboundAllow, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads });
+  const compute = new ComputePool({ threads: config.computeThreads, queue: config.computeQueue, dataDir: config.dataDir, databaseUrl: config.databaseUrl, database: config.database, blockCacheBytes: config.blockCacheBytes, outboundAllow: config.outboundAllow, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads, vector: config.vector });
   const changes = config.databaseUrl ? new PgChanges(config.databaseUrl, config.database.timeoutMs) : new LocalChanges();
   const keys = new KeyRing(store.signingKeys, config.jwtRotationSeconds * 1000, config.tokenTtlSeconds * 1000);
   await keys.start();
@@ -163,6 +168,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
       setSearchHost(null);
       setUdfHost(null);
       setUdfFileReader(null);
+      setFilesHost(null);
       await store.close();
     },
   };
@@ -188,9 +194,13 @@ export async function startWorker(config: Config): Promise<XeoWorker> {
   const results = await openBlobStore(config, 'results');
   const stac = new StacCollections(store.collections, config.stac);
   setSearchHost((req) => stac.search(req));
+  configureVectorLimits(config.vector);
   const udf = new UdfHost(config);
   setUdfHost(udf);
-  setUdfFileReader(workspaceReader(new Workspaces(await openBlobStore(config, 'files'), config.maxUploadBytes, store.uploads)));
+  // run_udf code and load_uploaded_files in a job read the user's files from the shared file store.
+  const files = new Workspaces(await openBlobStore(config, 'files'), config.maxUploadBytes, store.uploads);
+  setUdfFileReader(workspaceReader(files));
+  setFilesHost(workspaceFilesHost(files));
   const node = nodeId(config.dataDir);
   const worker = new JobWorker(store, results, config, new TaskQueue(config.redisUrl, config.chunkAttempts), node);
   await worker.start();
@@ -202,6 +212,7 @@ export async function startWorker(config: Config): Promise<XeoWorker> {
       setSearchHost(null);
       setUdfHost(null);
       setUdfFileReader(null);
+      setFilesHost(null);
       await store.close();
     },
   };

@@ -68,7 +68,7 @@ function xeoOk(args: string[], dataDir: string, env: Record<string, string>): st
   return r.stdout;
 }
 
-/** Season maximum of the NDVI over the demo collection: pixel-wise, 9 chunks of 1024 px. */
+/** Season maximum of the NDVI over the demo collection: pixel-wise, 4 chunks of 1024 px (its 2048 x 2048 grid). */
 const SEASON_MAX = {
   l: { process_id: 'load_collection', arguments: { id: DEMO_COLLECTION, spatial_extent: null, temporal_extent: null, bands: ['B04', 'B08'] } },
   n: { process_id: 'ndvi', arguments: { data: { from_node: 'l' } } },
@@ -218,13 +218,49 @@ describeWithTool(hasPostgres && hasRedis && hasRadosgw, 'PostgreSQL 15, Redis 7 
     expect((await http('POST', `${a.base}/jobs/${id}/results`, { headers: auth() })).status).toBe(202);
     const done = await until(b, id, (j) => j.status !== 'queued' && j.status !== 'running');
     expect(done.status).toBe('finished');
-    const chunkLines = (await logs(b, id)).filter((l) => /^Chunk \d+ of 9 done on worker/.test(l.message));
-    expect(chunkLines).toHaveLength(9);
+    const chunkLines = (await logs(b, id)).filter((l) => /^Chunk \d+ of 4 done on worker/.test(l.message));
+    expect(chunkLines).toHaveLength(4);
     for (const w of workers) expect(chunkLines.some((l) => l.message.includes(`worker ${w.id} `)), `chunks done by worker ${w.id}`).toBe(true);
     expectSamePixels(await resultPixels(b, id), expected);
     // The chunk planes were only kept until the assembly.
     const again = await http('GET', `${b.base}/jobs/${id}/results`, { headers: auth() });
     expect(Object.keys(again.json.assets)).toEqual(['result.tif']);
+  });
+
+  it('a job over fields uploaded through A runs its groups of fields on both workers; its CSV, read through B, equals /result', async () => {
+    // 36 square fields spread over the demo scene (UTM 33N), in four of its 1024 px cells and more.
+    const features = [];
+    for (let j = 0; j < 6; j++) {
+      for (let i = 0; i < 6; i++) {
+        const x = 620000 + 1500 + i * 3300;
+        const y = 5320000 - 1500 - j * 3300;
+        features.push({ type: 'Feature', properties: { name: `f${j}${i}` }, geometry: { type: 'Polygon', coordinates: [[[x, y], [x + 433, y], [x + 433, y - 377], [x, y - 377], [x, y]]] } });
+      }
+    }
+    const fields = { type: 'FeatureCollection', crs: { type: 'name', properties: { name: 'EPSG:32633' } }, features };
+    const put = await http('PUT', `${a.base}/files/fields.geojson`, { headers: { authorization: token, 'content-type': 'application/octet-stream' }, body: JSON.stringify(fields) });
+    expect(put.status, put.text).toBe(200);
+    const graph = {
+      l: { process_id: 'load_collection', arguments: { id: DEMO_COLLECTION, spatial_extent: null, temporal_extent: null, bands: ['B04', 'B08'] } },
+      f: { process_id: 'load_uploaded_files', arguments: { paths: ['fields.geojson'], format: 'GeoJSON' } },
+      z: { process_id: 'aggregate_spatial', arguments: { data: { from_node: 'l' }, geometries: { from_node: 'f' }, reducer: { process_graph: { m: { process_id: 'median', arguments: { data: { from_parameter: 'data' } }, result: true } } } } },
+      s: { process_id: 'save_result', arguments: { data: { from_node: 'z' }, format: 'CSV' }, result: true },
+    };
+    const sync = await http('POST', `${b.base}/result`, { headers: auth(), body: JSON.stringify({ process: { process_graph: graph } }) });
+    expect(sync.status, sync.text).toBe(200);
+    const id = await createJob(a, graph);
+    expect((await http('POST', `${a.base}/jobs/${id}/results`, { headers: auth() })).status).toBe(202);
+    const done = await until(b, id, (j) => j.status !== 'queued' && j.status !== 'running');
+    const lines = (await logs(b, id)).map((l) => l.message);
+    expect(done.status, lines.join('\n')).toBe('finished');
+    const chunks = lines.filter((m) => /^Chunk \d+ of \d+ done on worker/.test(m));
+    expect(chunks.length).toBeGreaterThan(1);
+    for (const w of workers) expect(chunks.some((l) => l.includes(`worker ${w.id} `)), `chunks done by worker ${w.id}`).toBe(true);
+    const doc = await http('GET', `${b.base}/jobs/${id}/results`, { headers: auth() });
+    expect(doc.json.assets['result.csv'].type).toBe('text/csv');
+    const csv = await http('GET', doc.json.assets['result.csv'].href);
+    expect(csv.text.split('\r\n').length).toBe(36 * 8 + 2);
+    expect(csv.text).toBe(sync.text);
   });
 
   it('a worker killed with SIGKILL mid-job: its chunk runs again on the other, nothing is lost, the COG is right', async () => {

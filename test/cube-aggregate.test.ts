@@ -9,7 +9,9 @@ import { type Graph } from '../src/core/graph.js';
 import type { RunContext } from '../src/core/run-context.js';
 import { predefined } from '../src/processes/registry.js';
 import type { ProcessArgs, ProcessDef } from '../src/core/process.js';
-import { processes as mine } from '../src/processes/cubes/aggregate.js';
+import { processes as temporal } from '../src/processes/cubes/aggregate.js';
+import { processes as zonal } from '../src/processes/cubes/zonal.js';
+const mine = [...temporal, ...zonal];
 import { DataCube, spatialDims, type Dimension } from '../src/datacube/datacube.js';
 import { PixelArray } from '../src/datacube/pixels.js';
 import { transformBox, transformer } from '../src/data/crs.js';
@@ -17,6 +19,7 @@ import type { Grid } from '../src/core/grid.js';
 import type { CatalogSnapshot } from '../src/core/catalog.js';
 import { writeCog } from '../src/output/cog-writer.js';
 import { LazyCube } from '../src/datacube/lazy.js';
+import { featuresFromGeoJson } from '../src/datacube/geojson-in.js';
 
 const defs = new Map<string, ProcessDef>([...predefined.specs().map((s) => [s.id, predefined.get(s.id)!] as [string, ProcessDef]), ...mine.map((d) => [d.spec.id, d] as [string, ProcessDef])]);
 const run: RunContext = { catalog: { collections: { get: () => null, items: () => [] } } as any, maxValues: 1e9, limitAdvice: '', results: [], log: () => {}, stats: { values: 0 } };
@@ -251,7 +254,8 @@ describe('aggregate_spatial', () => {
     const out = await call('aggregate_spatial', { geometries: features, reducer: MEAN }, cube());
     expect(out.dims.map((d) => [d.name, d.type])).toEqual([['geometry', 'geometry'], ['t', 'temporal'], ['bands', 'bands']]);
     expect(out.dims[0].labels).toEqual([0, 1, 2]);
-    expect(out.geometries).toEqual([A, B, C]);
+    expect([0, 1, 2].map((g) => out.features!.geometries.toGeoJSON(g))).toEqual([A, B, C]);
+    expect(out.features!.properties.column('i')).toEqual([0, 1, 2]);
     expect(out.grid).toBeNull();
     const want: number[] = [];
     // A: mean of row*10 + col over rows 0-1, cols 0-1 = (0 + 1 + 10 + 11) / 4 = 5.5; B: 33; C: no-data.
@@ -282,10 +286,26 @@ describe('aggregate_spatial', () => {
     expect([...out.data]).toEqual(want);
   });
 
+  it('counts pixel centres on a polygon\'s boundary, and the pixels a line passes through', async () => {
+    const utm = (coordinates: unknown, type = 'Polygon') => ({ type: 'FeatureCollection', crs: { type: 'name', properties: { name: 'EPSG:32633' } }, features: [{ type: 'Feature', properties: {}, geometry: { type, coordinates } }] });
+    // A square whose edges run through pixel centres (columns 0-2, rows 0-2): all nine belong.
+    const onCentres = utm([[[600005, 5299995], [600025, 5299995], [600025, 5299975], [600005, 5299975], [600005, 5299995]]]);
+    const count = await call('aggregate_spatial', { geometries: onCentres, reducer: COUNT }, cube());
+    expect(count.data[0]).toBe(9);
+    // A line along row 1 from column 0.2 to column 3.5: columns 0-3 of that row.
+    const line = utm([[600002, 5299985], [600035, 5299985]], 'LineString');
+    const crossed = await call('aggregate_spatial', { geometries: line, reducer: MEAN, target_dimension: 'stats' }, cube());
+    expect([...crossed.data.slice(0, 3)]).toEqual([Math.fround((10 + 11 + 12 + 13) / 4), 4, 4]);
+    // A point on a pixel's corner belongs to the pixel right and below it.
+    const point = utm([600010, 5299990], 'Point');
+    expect((await call('aggregate_spatial', { geometries: point, reducer: MEAN }, cube())).data[0]).toBe(11);
+  });
+
   it('takes a bare geometry and a vector cube (keeping its labels), and refuses an existing target dimension', async () => {
     const one = await call('aggregate_spatial', { geometries: A, reducer: COUNT }, cube());
     expect([...one.data]).toEqual([4, 4, 4, 4, 4, 4]);
-    const vector = new DataCube({ dims: [{ name: 'geometry', type: 'geometry', labels: ['field-a', 'field-b'] } as Dimension], data: new Float32Array(2), geometries: [A, B] });
+    const features = featuresFromGeoJson({ type: 'FeatureCollection', features: [A, B].map((geometry) => ({ type: 'Feature', properties: {}, geometry })) }, { processId: 'test', parameter: 'x' });
+    const vector = new DataCube({ dims: [{ name: 'geometry', type: 'geometry', labels: ['field-a', 'field-b'] } as Dimension], data: new Float32Array(2), features });
     const out = await call('aggregate_spatial', { geometries: { from_parameter: 'vector' }, reducer: MEAN }, cube(), { vector });
     expect(out.dims[0].labels).toEqual(['field-a', 'field-b']);
     expect(out.data[0]).toBe(5.5);

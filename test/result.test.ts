@@ -137,8 +137,8 @@ describe('POST /result basics', () => {
 
   it('lists exactly the formats it writes', async () => {
     const r = await http('GET', `${s.base}/file_formats`);
-    expect(Object.keys(r.json.output).sort()).toEqual(['GTiff', 'JPEG', 'JSON', 'PNG', 'netCDF']);
-    expect(Object.keys(r.json.input)).toEqual(['GTiff']);
+    expect(Object.keys(r.json.output).sort()).toEqual(['CSV', 'GTiff', 'GeoJSON', 'JPEG', 'JSON', 'PNG', 'Parquet', 'netCDF']);
+    expect(Object.keys(r.json.input)).toEqual(['GTiff', 'GeoJSON', 'FlatGeobuf', 'Parquet', 'CSV']);
     expect(r.json.output.PNG.parameters.colormap.enum).toContain('viridis');
   });
 });
@@ -347,8 +347,9 @@ describeWithTool(hasGdal, 'gdal', 'POST /result on the demo data, checked with G
     };
     const r = await result({ process_graph: graph });
     expect(r.status, r.text).toBe(200);
-    expect(r.json.type).toBe('FeatureCollection');
-    const got = Object.values(r.json.features[0].properties)[0] as number;
+    // A vector cube over dates: the time-series form, {date: [[value] per geometry]}.
+    expect(Object.keys(r.json)).toEqual([expect.stringMatching(/^2024-06/)]);
+    const got = (Object.values(r.json)[0] as number[][])[0][0];
     // The test's own rasterization: pixel centres inside the triangle (barycentric sign test).
     const ndvi = ndviWant();
     const side = (a: number[], b: number[], p: number[]) => (b[0] - a[0]) * (p[1] - a[1]) - (b[1] - a[1]) * (p[0] - a[0]);

@@ -69,6 +69,19 @@ export interface KernelExports {
   vmBlock(): number;
   /** n f32 values to RGBA words through a 256-word RGBA table, as src/output/colormap.ts colorize. */
   colorizeRgba(values: number, n: number, table: number, min: number, max: number, out: number): void;
+  /**
+   * Zonal work (kernels/zonal.ts): rasterises parts (i32 quads: kind, first ring, end ring, label) of
+   * geometries in pixel coordinates (f64 pairs at xy, u32 ring starts) to spans (i32 quads: label,
+   * row, c0, c1) at out; answers their number, or -1 when `capacity` spans do not suffice.
+   */
+  zonalSpans(xy: number, ringStarts: number, parts: number, nParts: number, width: number, height: number, scratch: number, out: number, capacity: number): number;
+  zonalScratchBytes(maxVertices: number, height: number): number;
+  /** Adds one f32 plane over spans to f64 x 6 accumulators per label (total, valid, sum, min, max, deviations). */
+  zonalSums(values: number, width: number, spans: number, nSpans: number, acc: number): void;
+  zonalDeviations(values: number, width: number, spans: number, nSpans: number, means: number, acc: number): void;
+  /** Copies each label's pixel values to out at its u32 cursor (advanced). */
+  zonalGather(values: number, width: number, spans: number, nSpans: number, cursors: number, out: number): void;
+  zonalFillU8(spans: number, nSpans: number, width: number, value: number, out: number): void;
   /** Math.sin, cos, tan in double precision (for tier-1 modules to import: they have no data segments for the tables). */
   mathSin(x: number): number;
   mathCos(x: number): number;

@@ -4,7 +4,7 @@
 // or threads.
 import { evaluateGraph, rootScope } from '../graph/evaluate.js';
 import { calledProcess, type Graph } from '../core/graph.js';
-import { withRunLogs, type RunContext, type RunLog } from '../core/run-context.js';
+import { withRunLogs, type RunContext, type RunLog, type UserFiles } from '../core/run-context.js';
 import type { CatalogSource } from '../core/catalog.js';
 import type { UserProcess } from '../core/graph.js';
 import { predefined } from '../processes/registry.js';
@@ -16,8 +16,17 @@ import { addStage, resetStages, stageTimes, type StageTimes } from '../core/stag
 import { outputFormat } from '../output/formats.js';
 import { inArena, withArena } from '../compile/kernels.js';
 
+/** This thread's reader of users' files (set by setupEngineThread), bound to a user per run. */
+let userFiles: ((userId: string) => UserFiles) | null = null;
+
+export function setUserFiles(f: ((userId: string) => UserFiles) | null): void {
+  userFiles = f;
+}
+
 export interface ExecuteRequest {
   graph: Graph;
+  /** A chunk of a zonal batch job: the geometries aggregate_spatial computes (RunContext.zonal). */
+  zonal?: { members: number[] };
   /** The user's stored processes the graph may call, by id. */
   userProcesses: Record<string, UserProcess>;
   maxValues: number;
@@ -32,11 +41,17 @@ export interface ExecuteRequest {
   output?: { format: string; options: Record<string, unknown> };
   /** Hand back a raster result as planes instead of encoding it (batch chunks are written by the job). */
   raw?: boolean;
+  /**
+   * Hand back a vector cube result itself (`kept`) instead of encoding it: for callers on the same
+   * thread (a batch job's plan and chunks, jobs/zonal-plan.ts); its values are copied out of the
+   * run's kernel memory.
+   */
+  keep?: boolean;
   /** Answer only the default value range of a raster result (percentileRange), computed here, not by the caller. */
   range?: boolean;
   /** What runs the graph (RunContext.mode); sync when absent. */
   mode?: RunContext['mode'];
-  /** Whose graph it is (RunContext.user): user-defined functions run in that user's interpreters only. */
+  /** Whose graph it is (RunContext.user): whose files load_uploaded_files reads; user-defined functions run in that user's interpreters only. */
   user?: string;
   /** Milliseconds one call of a user-defined function may take (RunContext.udfTimeoutMs). */
   udfTimeoutMs?: number;
@@ -71,6 +86,10 @@ export interface ExecuteResult extends Encoded {
   stages: StageTimes;
   /** With `probe`: the plan of the first load, or null when the graph loads nothing (then the answer is complete). */
   probe?: LoadPlan | null;
+  /** With `keep`: the vector cube the graph gave (not encoded), or null when it gave something else. */
+  kept?: DataCube | null;
+  /** With `keep`: the format and options save_result asked for (null without save_result). */
+  saved?: { format: string; options: Record<string, unknown> } | null;
 }
 
 /**
@@ -107,6 +126,8 @@ async function executeInScope(req: ExecuteRequest, catalog: CatalogSource, signa
     mode: req.mode,
     user: req.user,
     udfTimeoutMs: req.udfTimeoutMs,
+    files: req.user && userFiles ? userFiles(req.user) : undefined,
+    zonal: req.zonal,
   };
   try {
     if (!req.probe) return await evaluateAndAnswer(req, run, logs, started);
@@ -136,6 +157,12 @@ async function evaluateAndAnswer(req: ExecuteRequest, run: RunContext, logs: Run
   const nothing: Encoded = { body: Buffer.alloc(0), mediaType: '', extension: '' };
   const raster = data instanceof DataCube && data.grid ? data : null;
   if (req.range) return done(nothing, { range: raster ? percentileRange(planesOf(raster, 'GTiff').planes) : null });
+  if (req.keep) {
+    return done(nothing, {
+      kept: data instanceof DataCube && data.features ? data.with({ data: Float32Array.from(data.data) }) : null,
+      saved: saved ? { format: saved.format, options: saved.options } : null,
+    });
+  }
   if (req.raw && raster) {
     const format = saved?.format ?? 'GTiff';
     const { planes, names } = planesOf(raster, format);

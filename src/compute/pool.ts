@@ -46,9 +46,9 @@ export class ComputePool {
   }
 
   private spawn(): Slot {
-    const { searchPort, udf, transferList } = threadPorts();
+    const { searchPort, udf, filesPort, transferList } = threadPorts();
     const worker = new Worker(new URL('./worker.js', import.meta.url), {
-      workerData: { dataDir: this.opts.dataDir, databaseUrl: this.opts.databaseUrl, database: this.opts.database, blockCacheBytes: this.opts.blockCacheBytes, outboundAllow: this.opts.outboundAllow, arenaKeepBytes: this.opts.arenaKeepBytes, kernelThreads: this.opts.kernelThreads, searchPort, udf } satisfies WorkerInit,
+      workerData: { dataDir: this.opts.dataDir, databaseUrl: this.opts.databaseUrl, database: this.opts.database, blockCacheBytes: this.opts.blockCacheBytes, outboundAllow: this.opts.outboundAllow, arenaKeepBytes: this.opts.arenaKeepBytes, kernelThreads: this.opts.kernelThreads, vector: this.opts.vector, searchPort, udf, filesPort } satisfies WorkerInit,
       transferList,
     });
     const slot: Slot = { worker, task: null };

@@ -17,6 +17,10 @@ import { configureArena } from '../compile/kernels.js';
 import { configureKernelThreads } from '../compile/kernel-threads.js';
 import { configureUdfLink } from '../udf/client.js';
 import type { HostLink } from '../udf/protocol.js';
+import { configureVectorLimits } from '../datacube/vector-limits.js';
+import { filesOverPort, filesPortForThread } from '../files/file-bridge.js';
+import { setUserFiles } from './execute.js';
+import type { Config } from '../core/config.js';
 
 export interface ThreadInit {
   dataDir: string;
@@ -35,6 +39,10 @@ export interface ThreadInit {
   searchPort?: MessagePort | null;
   /** To the UDF runtimes of the process (udf/host.ts), or null when none run. */
   udf?: HostLink | null;
+  /** To the main thread's reader of users' files (files/file-bridge.ts). */
+  filesPort?: MessagePort | null;
+  /** Limits on vector inputs (XEO_VECTOR_*); the defaults when absent. */
+  vector?: Config['vector'];
 }
 
 /** Prepares this thread for running graphs; answers a getter of its catalog (the store opens on first use). */
@@ -44,6 +52,8 @@ export function setupEngineThread(init: ThreadInit): () => CatalogSource {
   if (init.arenaKeepBytes !== undefined) configureArena({ keepBytes: init.arenaKeepBytes });
   configureKernelThreads(init.kernelThreads ?? 0);
   configureUdfLink(init.udf ?? null);
+  if (init.vector) configureVectorLimits(init.vector);
+  setUserFiles(init.filesPort ? filesOverPort(init.filesPort) : null);
   // Compiled kernels are shared by all threads through the disk cache; each thread keeps its own
   // instances (a module instance belongs to the thread's kernel memory).
   setTier1(createTier1({ cacheDir: path.join(init.dataDir, 'kernels'), maxEntries: 256 }));
@@ -52,11 +62,15 @@ export function setupEngineThread(init: ThreadInit): () => CatalogSource {
   return () => (catalog ??= { collections: openCatalog(init).collections, search });
 }
 
-/** A thread's ports to spawn it with: the STAC search bridge and the UDF runtimes (for workerData and transferList). */
-export function threadPorts(): { searchPort: MessagePort | null; udf: HostLink | null; transferList: MessagePort[] } {
+/**
+ * A thread's ports to spawn it with (for workerData and transferList): the STAC search bridge, the
+ * UDF runtimes and the reader of users' files.
+ */
+export function threadPorts(): { searchPort: MessagePort | null; udf: HostLink | null; filesPort: MessagePort | null; transferList: MessagePort[] } {
   const searchPort = searchPortForThread();
   const udf = udfLinkForThread();
-  return { searchPort, udf, transferList: [...(searchPort ? [searchPort] : []), ...linkPorts(udf)] };
+  const filesPort = filesPortForThread();
+  return { searchPort, udf, filesPort, transferList: [...(searchPort ? [searchPort] : []), ...(filesPort ? [filesPort] : []), ...linkPorts(udf)] };
 }
 
 /** A failure as data that can cross to the main thread. */

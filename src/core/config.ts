@@ -82,12 +82,19 @@ export interface Config {
   jobChunkSize: number;
   /** Memory for decoded raster blocks per job thread (jobs read each block about once). */
   jobBlockCacheBytes: number;
+  /**
+   * Memory for decoded raster blocks while a job thread runs a zonal job's chunks (the windows of
+   * neighbouring groups of fields share the blocks along their edges): at most this much.
+   */
+  zonalBlockCacheBytes: number;
   /** Lifetime of signed result links, seconds. */
   resultLinkTtlSeconds: number;
   /** Seconds the results of a finished job are kept (its `unpublished` time); 0 = until the job is deleted. */
   jobResultTtlSeconds: number;
   /** Processes named by URL in a node's `namespace` (the Remote Process Definition extension). */
   remoteProcesses: RemoteProcessConfig;
+  /** Vector inputs (load_url, load_uploaded_files, GeoJSON): most bytes, features and vertices (all, and of one geometry). */
+  vector: { maxBytes: number; maxGeometries: number; maxVertices: number; maxVerticesPerGeometry: number };
   /**
    * A bucket of an S3-compatible store for user files (files/...) and job results (jobs/...), with
    * the endpoint, region and credentials of stac.signers.s3; null = both on the local disk.
@@ -309,12 +316,19 @@ export function loadConfig(env: Env = process.env): Config {
     batchMaxValues: int(env, 'XEO_BATCH_MAX_VALUES', 512 * 1024 * 1024, 1),
     jobChunkSize: int(env, 'XEO_JOB_CHUNK_SIZE', 1024, 16),
     jobBlockCacheBytes: int(env, 'XEO_JOB_BLOCK_CACHE_BYTES', 32 * 1024 * 1024, 1024 * 1024),
+    zonalBlockCacheBytes: int(env, 'XEO_ZONAL_BLOCK_CACHE_BYTES', 512 * 1024 * 1024, 1024 * 1024),
     resultLinkTtlSeconds: int(env, 'XEO_RESULT_LINK_TTL', 7 * 24 * 3600, 1),
     jobResultTtlSeconds: int(env, 'XEO_JOB_RESULT_TTL', 0, 0),
     remoteProcesses: {
       http: bool(env, 'XEO_REMOTE_PROCESS_HTTP', false),
       ttlSeconds: int(env, 'XEO_REMOTE_PROCESS_TTL', 300, 0),
       maxBytes: int(env, 'XEO_REMOTE_PROCESS_MAX_BYTES', 1024 * 1024, 1024),
+    },
+    vector: {
+      maxBytes: int(env, 'XEO_VECTOR_MAX_BYTES', 256 * 1024 * 1024, 1024),
+      maxGeometries: int(env, 'XEO_VECTOR_MAX_FEATURES', 1_000_000, 1),
+      maxVertices: int(env, 'XEO_VECTOR_MAX_VERTICES', 20_000_000, 1),
+      maxVerticesPerGeometry: int(env, 'XEO_VECTOR_MAX_GEOMETRY_VERTICES', 100_000, 4),
     },
     s3Bucket: s3Bucket(env),
     s3TimeoutMs: int(env, 'XEO_S3_TIMEOUT', 10, 1) * 1000,

@@ -11,6 +11,21 @@ export interface SavedResult {
   options: Record<string, unknown>;
 }
 
+/** A user's file as a run sees it. */
+export interface UserFileInfo {
+  size: number;
+  /** ISO date-time of its last change. */
+  modified: string;
+}
+
+/** The files of the user a run belongs to (load_uploaded_files), by path in their workspace. */
+export interface UserFiles {
+  /** Whose files these are (the user id): part of every cache key of what is read from them. */
+  owner: string;
+  stat(path: string): Promise<UserFileInfo | null>;
+  read(path: string, maxBytes: number): Promise<Uint8Array>;
+}
+
 export type LogLevel = 'debug' | 'info' | 'warning' | 'error';
 
 /** A line a running graph logs (inspect's summary, a warning); the store adds an id, code and path. */
@@ -59,6 +74,13 @@ export interface RunContext {
    * and the cap on items is higher for jobs.
    */
   mode?: 'sync' | 'tile' | 'job';
+  /** The files of the run's user; absent when the run has no user (or the thread no file store). */
+  files?: UserFiles;
+  /**
+   * A chunk of a batch job that aggregates over geometries (jobs/zonal-plan.ts): aggregate_spatial
+   * computes only the geometries at these positions, the chunk's share of the job.
+   */
+  zonal?: { members: number[] };
   /** Values loaded so far, for costs and usage. */
   stats: { values: number };
   /** Whose graph runs (user-defined functions never share an interpreter between users); absent for the server's own graphs. */

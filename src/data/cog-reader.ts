@@ -4,7 +4,7 @@
 // ranges for remote files) and decoded by node:zlib (native, in libuv's pool) instead of geotiff.js's
 // JS inflate. Decoded blocks and opened files (their parsed headers) live in one LRU bounded by
 // bytes, shared by every file, and concurrent misses of one block or file are fetched once.
-import { fromFile, addDecoder, getDecoder, BaseDecoder, GeoTIFF, type GeoTIFFImage } from 'geotiff';
+import { fromArrayBuffer, fromFile, addDecoder, getDecoder, BaseDecoder, GeoTIFF, type GeoTIFFImage } from 'geotiff';
 import { LRUCache } from 'lru-cache';
 import { inflate } from 'node:zlib';
 import { promisify } from 'node:util';
@@ -20,7 +20,31 @@ const inflateAsync = promisify(inflate);
 class ZlibDecoder extends BaseDecoder {
   override async decodeBlock(buffer: ArrayBufferLike): Promise<ArrayBufferLike> {
     const out = await inflateAsync(new Uint8Array(buffer));
-    return out.buffer.slice(out.byteOffset, out.byteOffset + out.byteLength);
+    // zlib's answer usually owns its memory whole: then it is the block, without another copy.
+    return out.byteOffset === 0 && out.byteLength === out.buffer.byteLength ? out.buffer : out.buffer.slice(out.byteOffset, out.byteOffset + out.byteLength);
+  }
+
+  /**
+   * Horizontal differencing (predictor 2) of one-sample 16-bit blocks, the layout of Sentinel-2
+   * style COGs, undone in one tight loop per row; anything else as geotiff.js does it.
+   */
+  override async decode(buffer: ArrayBufferLike): Promise<ArrayBufferLike> {
+    const p = (this as unknown as { parameters: { predictor: number; bitsPerSample: number | number[]; planarConfiguration: number; tileWidth: number; tileHeight: number } }).parameters;
+    const bits = [p.bitsPerSample].flat().map(Number);
+    if (p.predictor !== 2 || !bits.every((b) => b === 16) || !(bits.length === 1 || p.planarConfiguration === 2)) return super.decode(buffer);
+    const decoded = await this.decodeBlock(buffer);
+    const a = new Uint16Array(decoded, 0, decoded.byteLength >> 1);
+    const w = p.tileWidth;
+    const rows = Math.min(p.tileHeight, Math.floor(a.length / w));
+    for (let r = 0; r < rows; r++) {
+      const o = r * w;
+      let acc = a[o];
+      for (let i = 1; i < w; i++) {
+        acc = (acc + a[o + i]) & 0xffff;
+        a[o + i] = acc;
+      }
+    }
+    return decoded;
   }
 }
 addDecoder([8, 32946], async () => ZlibDecoder as unknown as typeof BaseDecoder);
@@ -89,6 +113,11 @@ export function configureBlockCache(maxBytes: number): void {
   cache = new LRUCache<string, Cached>({ maxSize: Math.max(1, maxBytes), sizeCalculation: sizeOf, dispose });
 }
 
+/** The byte budget of the cache (configureBlockCache). */
+export function blockCacheBytes(): number {
+  return cache.maxSize;
+}
+
 /** Forgets the decoded blocks (opened files stay). */
 export function clearBlockCache(): void {
   for (const [k, v] of cache.entries()) if (!(v instanceof CogReader)) cache.delete(k);
@@ -102,6 +131,21 @@ export function clearRasterCaches(): void {
 // --- opening files ---------------------------------------------------------------------------
 
 const isRemote = (href: string) => /^(https?|s3):\/\//i.test(href);
+
+/**
+ * GeoTIFFs held in memory under `mem:` hrefs: a user's uploaded file read through the file store
+ * (load_uploaded_files). Only hrefs registered here by our own code open; a `mem:` href anyone
+ * writes elsewhere names nothing.
+ */
+const memoryRasters = new LRUCache<string, ArrayBuffer>({ maxSize: 1024 * 1024 * 1024, sizeCalculation: (b) => Math.max(1, b.byteLength), ttl: 10 * 60 * 1000 });
+
+/** Registers the bytes of a GeoTIFF under a `mem:` href (kept for ten minutes, 1 GiB per thread at most). */
+export function registerMemoryRaster(href: string, bytes: Uint8Array): void {
+  if (!href.startsWith('mem:')) throw new Error('memory rasters have mem: hrefs');
+  memoryRasters.set(href, bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? (bytes.buffer as ArrayBuffer) : (bytes.slice().buffer as ArrayBuffer));
+}
+
+export const hasMemoryRaster = (href: string): boolean => memoryRasters.has(href);
 const isS3 = (href: string) => /^s3:\/\//i.test(href);
 
 /**
@@ -110,6 +154,10 @@ const isS3 = (href: string) => /^s3:\/\//i.test(href);
  * anything else is refused before any I/O.
  */
 export function openRaster(href: string, policy: OutboundPolicy = TRUSTED): Promise<CogReader> {
+  if (href.startsWith('mem:')) {
+    if (!memoryRasters.has(href)) return Promise.reject(new RasterFormatError(`${href.slice(4)} is no longer in memory; load it again`));
+    return openCached(href, `m\u0000${href}`, policy);
+  }
   // s3:// hrefs are signed with the operator's credentials (XEO_S3_*): only the administrator's items may name them.
   if (isS3(href)) {
     if (!policy.trusted) throw new OutboundRefused(`'${href}' is refused: s3:// hrefs are read only in collections the administrator added`);
@@ -117,7 +165,10 @@ export function openRaster(href: string, policy: OutboundPolicy = TRUSTED): Prom
   // A trusted href is an http(s) URL or a local path; another scheme is neither (never a relative path named 's3:').
   else if (/^[a-z][a-z0-9+.-]*:\/\//i.test(href)) throw new OutboundRefused(`'${href}' is refused: only http(s) URLs and local paths are read`);
   // Readers are kept per policy: a user's href never reuses a connection pool without the rules.
-  const key = `${policy.trusted ? 't' : 'u'}\u0000${href}`;
+  return openCached(href, `${policy.trusted ? 't' : 'u'}\u0000${href}`, policy);
+}
+
+function openCached(href: string, key: string, policy: OutboundPolicy): Promise<CogReader> {
   const hit = cache.get(`f\u0000${key}`);
   if (hit instanceof CogReader) return Promise.resolve(hit);
   let p = opening.get(key);
@@ -166,7 +217,8 @@ export class CogReader {
     let tiff: GeoTIFF;
     const all: GeoTIFFImage[] = [];
     try {
-      tiff = source ? await GeoTIFF.fromSource(source as never) : await fromFile(href);
+      const mem = href.startsWith('mem:') ? memoryRasters.get(href) : undefined;
+      tiff = mem ? await fromArrayBuffer(mem) : source ? await GeoTIFF.fromSource(source as never) : await fromFile(href);
       const count = await tiff.getImageCount();
       for (let i = 0; i < count; i++) all.push(await tiff.getImage(i));
     } catch (e) {

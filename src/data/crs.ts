@@ -116,3 +116,24 @@ export function crsWkt(epsg: number): string {
   if (!wkt) throw new CrsUnknownError(epsg);
   return wkt;
 }
+
+/** The unit of a CRS's coordinates as proj4 names it ('m', 'degrees', 'us-ft', ...). */
+export function crsUnits(epsg: number): string {
+  ensureCrs(epsg);
+  const def = proj4.defs(`EPSG:${epsg}`) as { units?: string; projName?: string } | undefined;
+  return def?.units ?? (def?.projName === 'longlat' ? 'degrees' : 'm');
+}
+
+/** The EPSG code named by a WKT (its outermost ID or AUTHORITY), or null when it names none. */
+export function epsgOfWkt(wkt: string): number | null {
+  // The last ID/AUTHORITY at the outermost level is the CRS's own (nested ones name its parts).
+  let depth = 0;
+  let found: number | null = null;
+  const re = /(ID|AUTHORITY)\[\s*"EPSG"\s*,\s*"?(\d+)"?\s*\]|\[|\]/gi;
+  for (const m of wkt.matchAll(re)) {
+    if (m[0] === '[') depth++;
+    else if (m[0] === ']') depth--;
+    else if (depth === 1) found = Number(m[2]);
+  }
+  return found;
+}

@@ -1,11 +1,14 @@
 // The data cube: named dimensions with labels over one Float32 array (NaN = no-data), last
 // dimension fastest. Raster cubes carry a grid for their `y` and `x` dimensions, which are always
-// the last two; vector cubes carry the geometries of their `geometry` dimension. Cubes are
+// the last two; vector cubes carry the features (geometries with their CRS, ids and properties) of
+// their dimension of type `geometry` (datacube/features.ts). Cubes are
 // immutable values: operations return new cubes (sharing arrays where nothing changes). In an
 // arena scope (src/compile/kernels.ts) the arrays are planes of the kernels' memory.
 import type { Grid } from '../core/grid.js';
 import type { Labels } from '../core/labels.js';
 import { plane } from '../compile/kernels.js';
+import type { VectorFeatures } from './features.js';
+import type { GeoJsonGeometry } from './geometry-column.js';
 
 export type DimensionType = 'spatial' | 'temporal' | 'bands' | 'other' | 'geometry';
 
@@ -18,14 +21,15 @@ export interface Dimension {
   labels: Labels;
 }
 
-/** A GeoJSON geometry (in EPSG:4326 unless `crs` of the cube says otherwise). */
-export type Geometry = { type: string; coordinates?: unknown; geometries?: Geometry[] };
+/** A GeoJSON geometry object. */
+export type Geometry = GeoJsonGeometry;
 
 export interface CubeInit {
   dims: Dimension[];
   data: Float32Array;
   grid?: Grid | null;
-  geometries?: Geometry[] | null;
+  /** The features of the geometry dimension (vector cubes). */
+  features?: VectorFeatures | null;
   /** Band metadata carried along for writers (e.g. common names). */
   bandInfo?: Record<string, { common_name?: string; center_wavelength?: number }>;
 }
@@ -34,15 +38,18 @@ export class DataCube {
   readonly dims: Dimension[];
   readonly data: Float32Array;
   readonly grid: Grid | null;
-  readonly geometries: Geometry[] | null;
+  readonly features: VectorFeatures | null;
   readonly bandInfo: Record<string, { common_name?: string; center_wavelength?: number }>;
   readonly shape: number[];
 
   constructor(init: CubeInit) {
+    // Features belong to a geometry dimension: a cube that lost it (reduced, dropped) loses them.
+    const gd = init.features ? init.dims.find((d) => d.type === 'geometry') : undefined;
+    if (init.features && gd && gd.labels.length !== init.features.length) throw new Error(`a vector cube with ${init.features.length} features has ${gd.labels.length} geometry labels`);
     this.dims = init.dims;
     this.data = init.data;
     this.grid = init.grid ?? null;
-    this.geometries = init.geometries ?? null;
+    this.features = gd ? init.features! : null;
     this.bandInfo = init.bandInfo ?? {};
     this.shape = this.dims.map((d) => d.labels.length);
     const n = this.shape.reduce((a, b) => a * b, 1);
@@ -75,7 +82,7 @@ export class DataCube {
       dims: init.dims ?? this.dims,
       data: init.data ?? this.data,
       grid: init.grid !== undefined ? init.grid : this.grid,
-      geometries: init.geometries !== undefined ? init.geometries : this.geometries,
+      features: init.features !== undefined ? init.features : this.features,
       bandInfo: init.bandInfo ?? this.bandInfo,
     });
   }
@@ -132,8 +139,7 @@ export class DataCube {
       });
     }
     const dims = this.dims.map((dim, i) => (i === d ? { ...dim, labels: positions.map((p) => dim.labels[p]) } : dim));
-    const cube = this.with({ dims, data: out });
-    return dims[d].type === 'geometry' && this.geometries ? cube.with({ geometries: positions.map((p) => this.geometries![p]) }) : cube;
+    return this.with({ dims, data: out, ...(dims[d].type === 'geometry' && this.features ? { features: this.features.select(positions) } : {}) });
   }
 }
 

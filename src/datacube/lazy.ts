@@ -9,8 +9,9 @@ import { bandsOf, collectionOf, itemsByTime, loadChunk, type Extent, snappedGrid
 import { type CatalogSnapshot } from '../core/catalog.js';
 import type { Resampling } from '../data/warp.js';
 import type { RunContext } from '../core/run-context.js';
-import { DataCube, spatialDims, type Geometry } from './datacube.js';
-import { geometriesBox, rasterizeMask } from './geometry.js';
+import { DataCube, spatialDims } from './datacube.js';
+import { featuresBox, rasterizeMask } from './geometry.js';
+import type { VectorFeatures } from './features.js';
 import type { Grid } from '../core/grid.js';
 
 export interface LoadSpec {
@@ -22,8 +23,8 @@ export interface LoadSpec {
   bands: string[] | null;
   target: { epsg?: number; resolution?: number };
   resampling: Resampling;
-  /** Pixels outside these geometries (EPSG:4326) become no-data; each list is one filter (all must hold). */
-  mask: Geometry[][] | null;
+  /** Pixels outside these geometries become no-data; each set is one filter (all must hold). */
+  mask: VectorFeatures[] | null;
   /**
    * The grid every load of the run fills (a map tile, a chunk of a batch job), whatever extent,
    * CRS and resolution the graph asks for; null = the grid those give. See RunContext.region.
@@ -58,11 +59,19 @@ export class LazyCube {
     return new LazyCube({ ...this.spec, ...change });
   }
 
-  /** The extent of the load: the requested one, else the bbox of all items. */
+  /**
+   * The extent of the load: the requested one, else the box of all items: in their CRS when they
+   * share one (so the grid ends where the data ends), else in EPSG:4326.
+   */
   extent(): Extent {
     if (this.spec.extent) return this.spec.extent;
     const items = this.spec.source.collections.items(this.spec.collection);
     if (!items.length) throw new ApiError('ProcessParameterInvalid', { process: 'load_collection', parameter: 'id', reason: 'the collection has no items' });
+    const epsg = items[0].epsg;
+    if (items.every((it) => it.epsg === epsg)) {
+      const n = items.reduce((a, it) => [Math.min(a[0], it.bbox[0]), Math.min(a[1], it.bbox[1]), Math.max(a[2], it.bbox[2]), Math.max(a[3], it.bbox[3])], [Infinity, Infinity, -Infinity, -Infinity]);
+      return { west: n[0], south: n[1], east: n[2], north: n[3], crs: epsg };
+    }
     const b = items.reduce((a, it) => [Math.min(a[0], it.bbox4326[0]), Math.min(a[1], it.bbox4326[1]), Math.max(a[2], it.bbox4326[2]), Math.max(a[3], it.bbox4326[3])], [Infinity, Infinity, -Infinity, -Infinity]);
     return { west: b[0], south: b[1], east: b[2], north: b[3], crs: 4326 };
   }
@@ -137,9 +146,11 @@ export async function cubeOf(v: unknown, run: RunContext | undefined, processId:
 export const isCube = (v: unknown): v is DataCube | LazyCube => v instanceof DataCube || v instanceof LazyCube;
 
 /** Narrows a lazy load to the bbox of geometries and masks outside them. */
-export function lazyWithGeometries(c: LazyCube, geoms: Geometry[]): LazyCube {
-  const box = geometriesBox(geoms);
-  return c.with({ extent: intersectExtent(c.spec.extent, { west: box[0], south: box[1], east: box[2], north: box[3], crs: 4326 }), mask: [...(c.spec.mask ?? []), geoms] });
+export function lazyWithGeometries(c: LazyCube, f: VectorFeatures): LazyCube {
+  const box = featuresBox(f, 4326);
+  const mask = [...(c.spec.mask ?? []), f];
+  if (!box.every(Number.isFinite)) return c.with({ mask });
+  return c.with({ extent: intersectExtent(c.spec.extent, { west: box[0], south: box[1], east: box[2], north: box[3], crs: 4326 }), mask });
 }
 
 /** The intersection of two extents (the second wins when the CRSs differ or the first is open). */

@@ -62,6 +62,32 @@ export class Workspaces {
     return { stream, size: st.size, modified: st.modified, range: r };
   }
 
+  /** A file's size and date, or null when there is none (a folder counts as none). */
+  async stat(userId: string, path: string): Promise<{ size: number; modified: string } | null> {
+    const st = await this.guard(path, () => this.blobs.stat(`${userId}/${path}`));
+    return st && st !== 'folder' ? { size: st.size, modified: st.modified.toISOString() } : null;
+  }
+
+  /** A whole file's bytes; one larger than `maxBytes` is refused before reading. */
+  async readAll(userId: string, path: string, maxBytes: number): Promise<Uint8Array> {
+    const { stream, size } = await this.open(userId, path);
+    if (size > maxBytes) {
+      stream.destroy();
+      throw new ApiError('FileSizeExceeded', { size: maxBytes });
+    }
+    const out = new Uint8Array(size);
+    let at = 0;
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      if (at + chunk.length > size) {
+        stream.destroy();
+        throw new ApiError('FileContentInvalid');
+      }
+      out.set(chunk, at);
+      at += chunk.length;
+    }
+    return at === size ? out : out.subarray(0, at);
+  }
+
   async upload(userId: string, path: string, quota: number, body: AsyncIterable<Buffer>, declaredSize: number | null): Promise<FileRecord> {
     const key = `${userId}/${path}`;
     const existing = await this.guard(path, () => this.blobs.stat(key));

@@ -32,6 +32,7 @@ export async function estimateJob(job: JobRecord, store: Store, compute: Compute
   const userProcesses = await userProcessesOf(store.processGraphs, job.userId, graph);
   const base = {
     graph,
+    user: job.userId,
     userProcesses,
     maxValues: jobOptions(config, job, userProcesses).max_values as number,
     limitAdvice: 'Narrow the extent, dates or bands of the job.',

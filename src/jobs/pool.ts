@@ -39,8 +39,8 @@ export class JobThreads {
   }
 
   private spawn(): Slot {
-    const { searchPort, udf, transferList } = threadPorts();
-    const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: { ...this.init, searchPort, udf }, transferList });
+    const { searchPort, udf, filesPort, transferList } = threadPorts();
+    const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: { ...this.init, searchPort, udf, filesPort }, transferList });
     const slot: Slot = { worker, job: null };
     worker.on('message', (m: FromJobThread) => {
       const j = slot.job;

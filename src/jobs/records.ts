@@ -26,7 +26,7 @@ export const jobLogOwner = (id: string) => `job:${id}`;
 
 /** What a job thread needs of the configuration (on an API node and on a worker alike). */
 export function jobThreadInit(config: Config): JobThreadInit {
-  return { dataDir: config.dataDir, databaseUrl: config.databaseUrl, database: config.database, blockCacheBytes: config.jobBlockCacheBytes, outboundAllow: config.outboundAllow, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads };
+  return { dataDir: config.dataDir, databaseUrl: config.databaseUrl, database: config.database, blockCacheBytes: config.jobBlockCacheBytes, outboundAllow: config.outboundAllow, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads, vector: config.vector };
 }
 
 /** A run of a job, as the records know it. */
@@ -79,6 +79,7 @@ export class RunRecords {
       maxValues: options.max_values as number,
       chunkSize: options.chunk_size as number,
       budgetValues: job.budget === null ? null : valuesFor(job.budget),
+      zonalBlockCacheBytes: this.config.zonalBlockCacheBytes,
       outDir,
       user: job.userId,
       udfTimeoutMs: (options.udf_timeout as number) * 1000,

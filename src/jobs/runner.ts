@@ -17,6 +17,16 @@ import { ApiError } from '../core/errors.js';
 import { CogStreamWriter } from '../output/cog-stream.js';
 import { chunkWindows, classifyGraph, savedFormats, windowGrid, type Window } from './chunking.js';
 import { bytesOutput, cogSink, footprint, type CogSink, type OutputFile } from './outputs.js';
+import { groupGeometries, zonalShape, type ZonalGroup } from './zonal-plan.js';
+import type { DataCube } from '../datacube/datacube.js';
+import { joinVectorParts } from '../datacube/vector-blob.js';
+import { featuresBox } from '../datacube/geometry.js';
+import { encodeResult } from '../output/encode.js';
+import { OUTPUT_FORMATS, outputFormat } from '../output/formats.js';
+import { blockCacheBytes, configureBlockCache } from '../data/cog-reader.js';
+
+/** Output format names by lower-case name and alias. */
+const OUTPUT_NAMES = new Map<string, string>([...OUTPUT_FORMATS.map((f) => [f.name.toLowerCase(), f.name] as [string, string]), ['geoparquet', 'Parquet'], ['nc', 'netCDF']]);
 import type { Usage } from '../store/types.js';
 
 export interface JobSpec {
@@ -32,10 +42,12 @@ export interface JobSpec {
   budgetValues: number | null;
   /** A fresh folder for this run's files. */
   outDir: string;
-  /** The job's owner: their user-defined functions run in their own interpreters. */
+  /** The job's owner: whose files load_uploaded_files reads; their user-defined functions run in their own interpreters. */
   user: string;
   /** Milliseconds one call of a user-defined function may take (the job's udf_timeout option). */
   udfTimeoutMs: number;
+  /** The block cache of the thread while it runs a zonal job's chunks (XEO_ZONAL_BLOCK_CACHE_BYTES); as configured when absent. */
+  zonalBlockCacheBytes?: number;
 }
 
 export interface RunLog {
@@ -97,13 +109,32 @@ export interface ChunkPlan {
   geometry: unknown;
   /** The save_result options (tile size, overview resampling). */
   options: Record<string, unknown>;
+  /**
+   * A zonal job (zonal-plan.ts): chunk i computes the geometries of group i in its window, and the
+   * parts are joined and written in `format`. Absent for raster jobs (square windows of a COG).
+   */
+  zonal?: { groups: ZonalGroup[]; format: string };
 }
 
 /** After the dry run: the job is done already (it ran as one piece), or runs in chunks. */
 export type JobPlan = { kind: 'done'; outcome: JobOutcome } | { kind: 'chunked'; chunks: ChunkPlan };
 
 /** The windows of a chunk plan, in chunk order. */
-export const planWindows = (plan: ChunkPlan): Window[] => chunkWindows(plan.grid.width, plan.grid.height, plan.size);
+export const planWindows = (plan: ChunkPlan): Window[] => (plan.zonal ? plan.zonal.groups.map((g) => g.window) : chunkWindows(plan.grid.width, plan.grid.height, plan.size));
+
+/** Chunks of a zonal job the embedded runner computes at once. */
+const ZONAL_CHUNKS_AT_ONCE = 2;
+
+/** Formats a zonal job's joined parts can be written in. */
+const VECTOR_FORMATS = new Set(['CSV', 'GeoJSON', 'Parquet', 'netCDF', 'JSON']);
+
+/** The file of a zonal job: its parts joined in geometry order, encoded in the saved format. */
+export async function writeZonal(dir: string, plan: ChunkPlan, parts: DataCube[], indices: number[]): Promise<OutputFile> {
+  const z = plan.zonal!;
+  const cube = joinVectorParts(parts, indices.map((i) => z.groups[i].members));
+  const enc = await encodeResult(cube, outputFormat(z.format, plan.options));
+  return bytesOutput(dir, enc.body, enc.mediaType, enc.extension);
+}
 
 /** Measures a run: wall time since `started`, CPU of this thread since `cpu0`. */
 export function usageOf(started: number, cpuSeconds: number, pixels: number, values: number): Usage {
@@ -176,6 +207,24 @@ export async function planJob(spec: JobSpec, catalog: CatalogSource, sink: JobSi
     outcome: { outputs, partial: false, ...place, times: plan.times, usage: usage(pixels, values) },
   });
 
+  // A zonal job: chunks by groups of geometries.
+  const zonal = verdict.local && cog ? null : zonalShape(spec.graph, { categories: (id) => predefined.get(id)?.spec.categories, userProcess: (id) => spec.userProcesses[id]?.process_graph ?? null });
+  const format = formats.length === 1 ? formats[0] : formats.length === 0 ? 'JSON' : null;
+  const vectorFormat = format ? OUTPUT_NAMES.get(format.toLowerCase()) : undefined;
+  if (zonal && vectorFormat && VECTOR_FORMATS.has(vectorFormat)) {
+    const geo = await execute({ ...base, graph: zonal.geometries, keep: true }, catalog, signal);
+    const features = geo.kept?.features;
+    if (features) {
+      const groups = groupGeometries(features, g, spec.chunkSize);
+      const box = featuresBox(features, 4326);
+      const place4326 = box.every(Number.isFinite)
+        ? { bbox: box.map((v) => Math.round(v * 1e7) / 1e7) as [number, number, number, number], geometry: { type: 'Polygon', coordinates: [[[box[0], box[1]], [box[2], box[1]], [box[2], box[3]], [box[0], box[3]], [box[0], box[1]]]] } }
+        : place;
+      sink.log({ level: 'info', message: `The job aggregates ${features.length} geometries: it runs as ${groups.length} chunk${groups.length === 1 ? '' : 's'}, each the geometries of one ${spec.chunkSize} x ${spec.chunkSize} pixel cell of the output grid, read only around them.` });
+      return { kind: 'chunked', chunks: { grid: g, size: spec.chunkSize, count: groups.length, times: plan.times, ...place4326, options: savedOptions(spec.graph), zonal: { groups, format: vectorFormat } } };
+    }
+  }
+
   if (verdict.local && cog) {
     const options = savedOptions(spec.graph);
     const size = alignedChunk(spec.chunkSize, options);
@@ -217,8 +266,12 @@ export async function planJob(spec: JobSpec, catalog: CatalogSource, sink: JobSi
   });
 }
 
-/** What one chunk gave: its planes (kernel memory: valid only during `use`) and band names. */
-export type ChunkUse = (planes: Float32Array[], names: string[]) => Promise<void>;
+/**
+ * What one chunk gave: its planes (kernel memory: valid only during `use`) and band names; for a
+ * zonal job, its part of the vector cube.
+ */
+export type ChunkOutput = { kind: 'raster'; planes: Float32Array[]; names: string[] } | { kind: 'vector'; cube: DataCube };
+export type ChunkUse = (out: ChunkOutput) => Promise<void>;
 
 /**
  * Computes chunk `index` of a plan, handing its planes to `use` inside the chunk's arena scope
@@ -227,11 +280,21 @@ export type ChunkUse = (planes: Float32Array[], names: string[]) => Promise<void
 export async function computeChunk(spec: JobSpec, plan: ChunkPlan, index: number, budgetValues: number | null, catalog: CatalogSource, signal: AbortSignal, forward: Forward, use: ChunkUse): Promise<number> {
   const w = planWindows(plan)[index];
   if (!w) throw new Error(`the job has no chunk ${index}`);
+  const zonal = plan.zonal?.groups[index];
   return withArena(async () => {
-    const r = await execute({ ...baseOf(spec), region: windowGrid(plan.grid, w), raw: true, budgetValues: budgetValues ?? undefined }, catalog, signal);
-    if (!r.raw) throw new ApiError('ProcessParameterInvalid', { process: 'save_result', parameter: 'data', reason: 'the saved data is not a raster data cube' });
+    const r = await execute(
+      { ...baseOf(spec), region: windowGrid(plan.grid, w), ...(zonal ? { zonal: { members: zonal.members }, keep: true } : { raw: true }), budgetValues: budgetValues ?? undefined },
+      catalog,
+      signal,
+    );
     forward(r.logs, index > 0);
-    await use(r.raw.planes, r.raw.names);
+    if (zonal) {
+      if (!r.kept) throw new ApiError('ProcessParameterInvalid', { process: 'save_result', parameter: 'data', reason: 'the saved data is not a vector data cube' });
+      await use({ kind: 'vector', cube: r.kept });
+    } else {
+      if (!r.raw) throw new ApiError('ProcessParameterInvalid', { process: 'save_result', parameter: 'data', reason: 'the saved data is not a raster data cube' });
+      await use({ kind: 'raster', planes: r.raw.planes, names: r.raw.names });
+    }
     return r.values;
   });
 }
@@ -246,25 +309,77 @@ async function runChunked(
 ): Promise<JobOutcome> {
   const windows = planWindows(plan);
   const forward = forwarder(sink);
+  // Neighbouring groups of fields read the blocks along their common edges: with a cache that holds
+  // a row of chunks' blocks, each block is decoded once. The thread's own size is back afterwards.
+  const cacheBefore = blockCacheBytes();
+  const cacheZonal = plan.zonal && spec.zonalBlockCacheBytes && spec.zonalBlockCacheBytes > cacheBefore ? spec.zonalBlockCacheBytes : null;
+  if (cacheZonal) configureBlockCache(cacheZonal);
+  try {
+    return await runChunks(spec, plan, windows, catalog, sink, signal, forward, finish);
+  } finally {
+    if (cacheZonal) configureBlockCache(cacheBefore);
+  }
+}
+
+async function runChunks(
+  spec: JobSpec,
+  plan: ChunkPlan,
+  windows: Window[],
+  catalog: CatalogSource,
+  sink: JobSink,
+  signal: AbortSignal,
+  forward: Forward,
+  finish: (outputs: OutputFile[], partial: boolean, values: number) => JobOutcome,
+): Promise<JobOutcome> {
   let out = null as CogSink | null;
+  const parts: DataCube[] = [];
+  const partIndices: number[] = [];
   let values = 0;
   let done = 0;
-  try {
-    for (const [i, w] of windows.entries()) {
+  let next = 0;
+  // Raster chunks go one by one into the COG; a zonal job's parts in any order, so two chunks run
+  // at once: one's blocks are read and inflated (in libuv's pool) while the other's are reduced.
+  const lanes = plan.zonal ? ZONAL_CHUNKS_AT_ONCE : 1;
+  let failed = false;
+  const lane = async () => {
+    for (let i = next++; i < windows.length && !failed; i = next++) {
       if (signal.aborted) throw signal.reason;
+      const w = windows[i];
       const t0 = performance.now();
       // Each chunk's planes are written from kernel memory, then reused by the next chunk.
-      values += await computeChunk(spec, plan, i, spec.budgetValues === null ? null : spec.budgetValues - values, catalog, signal, forward, async (planes, names) => {
-        out ??= await cogSink(spec.outDir, 'result.tif', plan.grid, names, plan.options);
-        await out.write(w, planes);
+      values += await computeChunk(spec, plan, i, spec.budgetValues === null ? null : spec.budgetValues - values, catalog, signal, forward, async (o) => {
+        if (o.kind === 'vector') {
+          parts.push(o.cube);
+          partIndices.push(i);
+          return;
+        }
+        out ??= await cogSink(spec.outDir, 'result.tif', plan.grid, o.names, plan.options);
+        await out.write(w, o.planes);
       });
       done++;
-      sink.log({ level: 'debug', message: `Chunk ${done} of ${windows.length} (${w.width} x ${w.height} px at column ${w.col}, row ${w.row}) took ${Math.round(performance.now() - t0)} ms.` });
+      sink.log({ level: 'debug', message: `Chunk ${i + 1} of ${windows.length} (${w.width} x ${w.height} px at column ${w.col}, row ${w.row}) took ${Math.round(performance.now() - t0)} ms.` });
       sink.progress(done, windows.length, values);
     }
+  };
+  try {
+    const running = Array.from({ length: Math.min(lanes, windows.length) }, () =>
+      lane().catch((e: unknown) => {
+        failed = true;
+        throw e;
+      }),
+    );
+    // Every lane ends (a failure stops the others before their next chunk) before the outcome is decided.
+    const settled = await Promise.allSettled(running);
+    const failure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failure) throw failure.reason;
+    if (plan.zonal) return finish([await writeZonal(spec.outDir, plan, parts, partIndices)], false, values);
     return finish([await out!.finish(windows)], false, values);
   } catch (e) {
     if (e instanceof JobStopped) sink.halted(done);
+    if (e instanceof JobStopped && e.keepPartial && plan.zonal && parts.length > 0) {
+      sink.log({ level: 'info', message: `Stopped after ${done} of ${windows.length} chunks; the result holds the geometries of the chunks done.` });
+      return finish([await writeZonal(spec.outDir, plan, parts, partIndices)], true, values);
+    }
     if (e instanceof JobStopped && e.keepPartial && out && done > 0) {
       sink.log({ level: 'info', message: `Stopped after ${done} of ${windows.length} chunks; the rest of the result is no-data.` });
       return finish([await out.finish(windows)], true, values);

@@ -24,7 +24,9 @@ import type { PathEntry } from '../graph/evaluate.js';
 import { JobThreads } from './pool.js';
 import type { FromJobThread, JobTask } from './protocol.js';
 import { jobThreadInit, RunRecords, type RunRef } from './records.js';
-import { planWindows, usageOf } from './runner.js';
+import { planWindows, usageOf, writeZonal } from './runner.js';
+import { decodeVectorCube } from '../datacube/vector-blob.js';
+import type { DataCube } from '../datacube/datacube.js';
 import { cogSink, type CogSink } from './outputs.js';
 import { readChunkBlob } from './chunk-blobs.js';
 import { ASSEMBLE_QUEUE_NAME, QUEUE_NAME, redisOptions, TaskQueue, type Task, type TaskData, type TaskKind } from './task-queue.js';
@@ -206,6 +208,7 @@ export class JobWorker {
     const plan = await this.tasks.getPlan(jobId, run);
     if (!plan) return;
     const windows = planWindows(plan.chunks);
+    if (plan.chunks.zonal) return this.assembleZonal(ref, partial, plan);
     const outDir = mkdtempSync(path.join(this.tmpRoot, 'assemble-'));
     const written = new Set<number>();
     let sink: CogSink | null = null;
@@ -254,6 +257,46 @@ export class JobWorker {
     } catch (e) {
       await sink?.abort().catch(() => {});
       throw e;
+    } finally {
+      await rm(outDir, { recursive: true, force: true });
+    }
+  }
+
+  /**
+   * A zonal job's file: once every chunk's part is in (or, for a cancel, those done), the parts are
+   * joined in geometry order and written in the saved format. Parts are small: a few values per
+   * geometry, with the geometries themselves.
+   */
+  private async assembleZonal(ref: RunRef, partial: boolean, plan: NonNullable<Awaited<ReturnType<TaskQueue['getPlan']>>>): Promise<void> {
+    const { jobId, run } = ref;
+    const count = plan.chunks.count;
+    for (;;) {
+      const done = await this.tasks.doneChunks(jobId, run);
+      if (partial || done.size === count) break;
+      const job = await this.store.jobs.byId(jobId);
+      if ((await this.tasks.stopped(jobId, run)) || !job || job.run !== run || job.status !== 'running') return;
+      await new Promise((r) => setTimeout(r, ASSEMBLY_POLL_MS));
+    }
+    const indices = [...(await this.tasks.doneChunks(jobId, run))].sort((a, b) => a - b);
+    if (!indices.length) {
+      if (partial) await this.records.canceledEmpty(ref, 'canceled');
+      return;
+    }
+    const parts: DataCube[] = [];
+    for (const i of indices) {
+      const key = chunkKey(jobId, run, i);
+      const own = this.ownChunks.get(key);
+      this.ownChunks.delete(key);
+      parts.push(decodeVectorCube(own ?? (await buffer(await this.results.read(key)))));
+    }
+    const outDir = mkdtempSync(path.join(this.tmpRoot, 'assemble-'));
+    try {
+      const file = await writeZonal(outDir, plan.chunks, parts, indices);
+      const c = plan.chunks;
+      const tally = await this.tasks.tally(jobId, run);
+      await this.records.keep(ref, { outputs: [file], partial, bbox: c.bbox, geometry: c.geometry, times: c.times, usage: usageOf(plan.started, tally.cpu, 0, tally.values) });
+      await this.results.deleteTree(chunkPrefix(jobId, run)).catch(() => {});
+      await this.tasks.forget(jobId, run);
     } finally {
       await rm(outDir, { recursive: true, force: true });
     }

@@ -8,6 +8,7 @@ import { computeChunk, forwarder, JobStopped, planJob, planWindows, runJob, thre
 import { encodeChunk } from './outputs.js';
 import { runLogsOf } from '../core/run-context.js';
 import { chunkBlob } from './chunk-blobs.js';
+import { encodeVectorCube } from '../datacube/vector-blob.js';
 import type { FromJobThread, JobTask, JobThreadInit, ToJobThread } from './protocol.js';
 
 const catalog = setupEngineThread(workerData as JobThreadInit);
@@ -59,9 +60,10 @@ async function perform(task: JobTask, sink: JobSink, signal: AbortSignal, about:
       let blob: Uint8Array | null = null;
       const { grid, options } = task.plan;
       const w = planWindows(task.plan)[task.index]!;
-      const values = await computeChunk(task.spec, task.plan, task.index, task.budgetValues, catalog(), signal, forwarder(sink), async (planes, names) => {
-        // Encoded for the COG here, from kernel memory: the compressing is spread over the workers.
-        blob = chunkBlob(names, await encodeChunk(grid, names, options, w, planes));
+      const values = await computeChunk(task.spec, task.plan, task.index, task.budgetValues, catalog(), signal, forwarder(sink), async (o) => {
+        // A zonal part travels as it is; raster chunks are encoded for the COG here, from kernel
+        // memory: the compressing is spread over the workers.
+        blob = o.kind === 'vector' ? encodeVectorCube(o.cube) : chunkBlob(o.names, await encodeChunk(grid, o.names, options, w, o.planes));
       });
       const out = blob as Uint8Array | null;
       if (!out) throw new Error(`chunk ${task.index} gave no planes`);

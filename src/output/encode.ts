@@ -11,6 +11,9 @@ import { ProcessException } from '../core/errors.js';
 import type { OutputFormat } from './formats.js';
 import type { RunContext } from '../core/run-context.js';
 import { cubeOf } from '../datacube/lazy.js';
+import { encodeVectorCsv, encodeVectorGeoJson, vectorJsonValue } from './vector-writers.js';
+import { encodeVectorParquet } from './vector-parquet.js';
+import { encodeVectorNetcdf } from './netcdf-vector.js';
 
 export interface Encoded {
   body: Buffer;
@@ -97,6 +100,22 @@ export async function encodeResult(value: unknown, f: OutputFormat & { options: 
   const done = (body: Buffer): Encoded => ({ body, mediaType: f.mediaType, extension: f.extension });
   if (f.name === 'JSON') return done(Buffer.from(jsonText(toJson(data), f.options.non_finite === 'tokens')));
   if (!(data instanceof DataCube)) throw unsuitable(f.name, 'only data cubes can be written in this format; use JSON');
+  if (data.features) {
+    switch (f.name) {
+      case 'CSV':
+        return done(encodeVectorCsv(data, f.options));
+      case 'GeoJSON':
+        return done(encodeVectorGeoJson(data));
+      case 'Parquet':
+        return done(encodeVectorParquet(data));
+      case 'netCDF':
+        if (data.size === 0) throw new ProcessException('DataCubeEmpty', 'the data cube holds no values');
+        return done(encodeVectorNetcdf(data));
+      default:
+        throw unsuitable(f.name, 'a vector data cube is written as CSV, GeoJSON, Parquet, netCDF or JSON');
+    }
+  }
+  if (f.name === 'CSV' || f.name === 'GeoJSON' || f.name === 'Parquet') throw unsuitable(f.name, 'this format holds vector data cubes (from aggregate_spatial or load_geojson, say); write raster cubes as GTiff or netCDF');
   if (data.size === 0) throw new ProcessException('DataCubeEmpty', 'the data cube holds no values');
   const grid = data.grid;
   switch (f.name) {
@@ -199,7 +218,7 @@ function withTokens(v: unknown): string {
 /** The JSON form of a result value (numbers as they are: jsonText decides how a non-finite one is written). */
 export function toJson(v: unknown): unknown {
   if (v instanceof DataCube) {
-    if (v.geometries && v.dims[0]?.type === 'geometry') return vectorJson(v);
+    if (v.features) return vectorJsonValue(v);
     return {
       type: 'datacube',
       dimensions: v.dims.map((d) => ({ name: d.name, type: d.type, ...(d.axis ? { axis: d.axis } : {}), labels: d.labels })),
@@ -210,31 +229,4 @@ export function toJson(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(toJson);
   if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, toJson(x)]));
   return v ?? null;
-}
-
-/** A vector cube as GeoJSON: one feature per geometry, its values keyed by the other labels. */
-function vectorJson(v: DataCube): unknown {
-  const per = v.size / Math.max(1, v.shape[0]);
-  const rest = v.dims.slice(1);
-  const keys: string[] = [];
-  for (let p = 0; p < per; p++) {
-    let r = p;
-    const parts: string[] = [];
-    for (let d = rest.length - 1; d >= 0; d--) {
-      const n = rest[d].labels.length;
-      parts.unshift(String(rest[d].labels[r % n]));
-      r = Math.floor(r / n);
-    }
-    keys.push(parts.join('/') || 'value');
-  }
-  return {
-    type: 'FeatureCollection',
-    dimensions: rest.map((d) => ({ name: d.name, type: d.type, labels: d.labels })),
-    features: v.geometries!.map((geometry, g) => ({
-      type: 'Feature',
-      id: g,
-      geometry,
-      properties: Object.fromEntries(keys.map((k, p) => [k, v.data[g * per + p]])),
-    })),
-  };
 }

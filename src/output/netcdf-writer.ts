@@ -54,10 +54,10 @@ const NC_DIMENSION = 0x0a;
 const NC_VARIABLE = 0x0b;
 const NC_ATTRIBUTE = 0x0c;
 
-const NC_CHAR = 2;
-const NC_INT = 4;
-const NC_FLOAT = 5;
-const NC_DOUBLE = 6;
+export const NC_CHAR = 2;
+export const NC_INT = 4;
+export const NC_FLOAT = 5;
+export const NC_DOUBLE = 6;
 
 /** Largest variable size CDF-2 allows for any variable but the last (2^32 - 4). */
 const MAX_VAR_BYTES = 0xfffffffc;
@@ -76,9 +76,9 @@ function fail(message: string): never {
 // ---------------------------------------------------------------------------------------------
 // The model: what goes into the header
 
-type AttrValue = string | { type: typeof NC_INT | typeof NC_FLOAT | typeof NC_DOUBLE; values: number[] };
+export type AttrValue = string | { type: typeof NC_INT | typeof NC_FLOAT | typeof NC_DOUBLE; values: number[] };
 
-interface Variable {
+export interface Variable {
   name: string;
   dims: number[]; // dimension ids
   attrs: [string, AttrValue][];
@@ -88,7 +88,7 @@ interface Variable {
   write(out: Buffer, at: number, from: number, to: number): void;
 }
 
-interface Model {
+export interface Model {
   dims: [string, number][];
   attrs: [string, AttrValue][];
   vars: Variable[];
@@ -98,7 +98,7 @@ interface Model {
  * netCDF names: the first character alphanumeric, '_' or non-ASCII; then no control characters and
  * no '/'; no trailing space. Stored NFC-normalized, as the spec requires.
  */
-function checkName(name: string, what: string): string {
+export function checkName(name: string, what: string): string {
   const n = name.normalize('NFC');
   if (!/^[A-Za-z0-9_\u0080-\u{10ffff}][^\u0000-\u001f\u007f/]*$/u.test(n) || n.endsWith(' ')) {
     fail(`${what} name ${JSON.stringify(name)} is not a valid netCDF name`);
@@ -175,13 +175,13 @@ function projectedUnits(wkt: string): string | null {
   return null;
 }
 
-function doubles(values: number[]): Variable['write'] {
+export function doubles(values: ArrayLike<number>): Variable['write'] {
   return (out, at, from, to) => {
     for (let b = from; b < to; b += 8) out.writeDoubleBE(values[b / 8]!, at + b - from);
   };
 }
 
-function floats(data: Float32Array): Variable['write'] {
+export function floats(data: Float32Array): Variable['write'] {
   return (out, at, from, to) => {
     const dst = out.subarray(at, at + (to - from));
     dst.set(new Uint8Array(data.buffer, data.byteOffset + from, to - from));
@@ -388,7 +388,10 @@ interface Layout {
 }
 
 function layout(input: NetcdfInput): Layout {
-  const model = buildModel(input);
+  return layoutOf(buildModel(input));
+}
+
+function layoutOf(model: Model): Layout {
   // Offsets are fixed-width, so the header's size does not depend on their values.
   let at = encodeHeader(model, model.vars.map(() => 0)).length;
   const begins: number[] = [];
@@ -423,7 +426,12 @@ export function netcdfParts(input: NetcdfInput): NetcdfParts {
 
 /** The whole file in memory (up to Node's Buffer limit; use netcdfParts beyond that). */
 export function encodeNetcdf(input: NetcdfInput): Buffer {
-  const { model, header, begins, bytes } = layout(input);
+  return encodeModel(buildModel(input));
+}
+
+/** A model of our own making (any variables) as a whole file. */
+export function encodeModel(model: Model): Buffer {
+  const { header, begins, bytes } = layoutOf(model);
   if (bytes > bufferConstants.MAX_LENGTH) fail(`the file would take ${bytes} bytes, more than one Buffer holds: use netcdfParts and write the pieces`);
   const out = Buffer.allocUnsafe(bytes);
   header.copy(out, 0);

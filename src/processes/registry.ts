@@ -17,6 +17,12 @@ import { processes as climate } from './cubes/climate.js';
 import { processes as inspect } from './cubes/inspect.js';
 import { processes as polygon } from './cubes/polygon.js';
 import { processes as udf } from './udf.js';
+import { processes as zonal } from './cubes/zonal.js';
+import { processes as vectorLoad } from './cubes/vector-load.js';
+import { processes as vectorProcesses } from './cubes/vector-processes.js';
+import { processes as curves } from './cubes/curves.js';
+import { processes as spatialReduce } from './cubes/spatial-reduce.js';
+import { processes as flatten } from './cubes/flatten.js';
 
 export class Registry {
   private readonly byId = new Map<string, ProcessDef>();
@@ -42,4 +48,4 @@ export class Registry {
   }
 }
 
-export const predefined = new Registry([...math, ...logic, ...arrays, ...statistics, ...texts, ...load, ...filters, ...apply, ...dimensions, ...combine, ...aggregate, ...resample, ...climate, ...inspect, ...polygon, ...udf]);
+export const predefined = new Registry([...math, ...logic, ...arrays, ...statistics, ...texts, ...load, ...filters, ...apply, ...dimensions, ...combine, ...aggregate, ...resample, ...climate, ...inspect, ...polygon, ...udf, ...zonal, ...vectorLoad, ...vectorProcesses, ...curves, ...spatialReduce, ...flatten]);

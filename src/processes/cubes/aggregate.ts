@@ -1,19 +1,16 @@
-// Aggregations: over time by user intervals (aggregate_temporal) or calendar periods
-// (aggregate_temporal_period), and over space by geometries (aggregate_spatial, giving a vector
-// cube). The reducer runs once per interval, period or geometry, on pixel vectors: each call sees
-// the values of one group for every position of the other dimensions at once.
+// Aggregations over time by user intervals (aggregate_temporal) or calendar periods
+// (aggregate_temporal_period; aggregate_spatial is in zonal.ts). The reducer runs once per interval
+// or period, on pixel vectors: each call sees the values of one group for every position of the
+// other dimensions at once.
 import { ApiError } from '../../core/errors.js';
 import { define } from '../define.js';
 import { type Callback, type ProcessContext, type ProcessDef } from '../../core/process.js';
 import { ProcessException } from '../../core/errors.js';
 import { type Labels } from '../../core/labels.js';
-import { DataCube, type Dimension, type Geometry } from '../../datacube/datacube.js';
+import { DataCube, type Dimension } from '../../datacube/datacube.js';
 import { LazyCube, cubeOf } from '../../datacube/lazy.js';
-import { geometriesBox, rasterize, windowFor } from '../../datacube/geometry.js';
-import { transformBox } from '../../data/crs.js';
 import { dimIndex, joinSlices, reduceVectors, requireCallback, slicesOf } from './common.js';
 import { intersectInterval } from './extents.js';
-import { geometriesArg } from './filters.js';
 
 const invalid = (processId: string, parameter: string, reason: string) => new ApiError('ProcessParameterInvalid', { process: processId, parameter, reason });
 
@@ -251,36 +248,6 @@ function periodGroups(period: Period, instants: number[]): Group[] {
   return groups;
 }
 
-// ---------------------------------------------------------------------------------------------
-// aggregate_spatial
-
-/** A deferred load narrowed to the bounding box of the geometries (a hair wider, so points keep their pixel). */
-function narrowToGeometries(c: LazyCube, geoms: Geometry[]): LazyCube {
-  const b = geometriesBox(geoms);
-  if (!b.every(Number.isFinite)) return c;
-  const eps = 1e-6;
-  const box: [number, number, number, number] = [b[0] - eps, b[1] - eps, b[2] + eps, b[3] + eps];
-  const cur = c.spec.extent;
-  if (!cur) return c.with({ extent: { west: box[0], south: box[1], east: box[2], north: box[3], crs: 4326 } });
-  const crs = cur.crs ?? 4326;
-  let g = box;
-  try {
-    if (crs !== 4326) g = transformBox(box, 4326, crs);
-  } catch {
-    return c;
-  }
-  if (!g.every(Number.isFinite)) return c;
-  const e = { west: Math.max(cur.west, g[0]), south: Math.max(cur.south, g[1]), east: Math.min(cur.east, g[2]), north: Math.min(cur.north, g[3]), crs };
-  // Disjoint: nothing to narrow to (every geometry gives no-data).
-  if (!(e.west < e.east && e.south < e.north)) return c;
-  return c.with({ extent: e });
-}
-
-
-const STATS_LABELS = ['value', 'total_count', 'valid_count'];
-
-// ---------------------------------------------------------------------------------------------
-
 const REDUCER_TEXT = 'The reducer: it gets the array `data` of the values in one group (and `context`) and answers one value.';
 
 export const processes: ProcessDef[] = [
@@ -354,89 +321,6 @@ export const processes: ProcessDef[] = [
       const d = temporalDim(cube, a.get<string | null>('dimension'));
       const groups = periodGroups(period, labelInstants(cube.dims[d], id));
       return aggregateGroups(cube, d, groups, cb, a.get('context'), id, ctx);
-    },
-  ),
-  define(
-    'aggregate_spatial',
-    {
-      summary: 'Reduce the pixels of each geometry',
-      description:
-        'Runs the reducer once per geometry on the values of the pixels that belong to it, separately for every position of the other dimensions (dates, bands). A pixel belongs to a polygon when its centre lies inside, to a point when the point falls in it, to a line when a vertex of the line falls in it; pixels may belong to several geometries. The result is a vector cube: a `geometry` dimension (one label per geometry, in the given order) followed by the non-spatial dimensions of the input. A geometry without pixels gives no-data.',
-      parameters: {
-        data: 'A raster data cube.',
-        geometries: 'The geometries: GeoJSON (a geometry, a Feature or a FeatureCollection, one result per feature) in EPSG:4326, or a vector data cube.',
-        reducer: 'The reducer: it gets the array `data` of the pixel values of one geometry (in no particular order) and `context`, and answers one value.',
-        target_dimension: 'If given, the name of a new last dimension of type `other` with the labels `value` (the reducer result), `total_count` (pixels of the geometry) and `valid_count` (those of them that are not no-data).',
-        context: 'Any data handed to the reducer as its `context` parameter.',
-      },
-      returns: 'A vector cube with one value per geometry and per position of the other dimensions.',
-      exceptions: { TargetDimensionExists: 'The result already has a dimension with the name given in `target_dimension`.' },
-    },
-    async (a, ctx) => {
-      const id = 'aggregate_spatial';
-      const cb = requireCallback(a.callback('reducer'), id, 'reducer');
-      const given = a.get<unknown>('geometries');
-      const geoms = geometriesArg(given, id).map((f) => f.geometry);
-      const vectorIn = given instanceof DataCube && given.geometries ? given : null;
-      const geomLabels: Labels = vectorIn ? [...(vectorIn.ofType('geometry')?.labels ?? geoms.map((_, i) => i))] : geoms.map((_, i) => i);
-      const target = a.get<string | null>('target_dimension');
-      let data = a.get<unknown>('data');
-      if (data instanceof LazyCube) data = narrowToGeometries(data, geoms);
-      const cube = await cubeOf(data, ctx.run, id);
-      const grid = cube.grid;
-      if (!grid) throw invalid(id, 'data', 'the data cube has no spatial dimensions');
-      const others = cube.dims.slice(0, -2);
-      if (target !== null && (target === 'geometry' || others.some((x) => x.name === target))) {
-        throw new ProcessException('TargetDimensionExists', `the result already has a dimension '${target}'`);
-      }
-      const plane = grid.width * grid.height;
-      const rest = cube.size / plane;
-      const stats = target === null ? 1 : 3;
-      checkSize(geoms.length, rest * stats, ctx);
-      const out = new Float32Array(geoms.length * rest * stats).fill(NaN);
-      const owner = new Int32Array(plane);
-      const context = a.get('context');
-      for (let g = 0; g < geoms.length; g++) {
-        const count = rasterize(geoms[g], grid, owner, g + 1);
-        if (stats === 3) {
-          for (let r = 0; r < rest; r++) {
-            out[(g * rest + r) * 3 + 1] = count;
-            out[(g * rest + r) * 3 + 2] = 0;
-          }
-        }
-        if (count === 0) continue;
-        // The pixel indices of the geometry, then their values: one vector per pixel, each holding
-        // the pixel's values at every position of the other dimensions.
-        const idx = new Int32Array(count);
-        const [c0, r0, c1, r1] = windowFor(geoms[g], grid);
-        let k = 0;
-        for (let row = r0; row <= r1 && k < count; row++) {
-          for (let col = c0; col <= c1; col++) if (owner[row * grid.width + col] === g + 1) idx[k++] = row * grid.width + col;
-        }
-        if (k < count) {
-          k = 0;
-          for (let i = 0; i < plane; i++) if (owner[i] === g + 1) idx[k++] = i;
-        }
-        const buf = new Float32Array(count * rest);
-        for (let r = 0; r < rest; r++) {
-          const src = r * plane;
-          for (let j = 0; j < count; j++) buf[j * rest + r] = cube.data[src + idx[j]];
-        }
-        const items = Array.from({ length: count }, (_, j) => buf.subarray(j * rest, (j + 1) * rest));
-        const v = await reduceVectors(cb, items, null, rest, context, id);
-        for (let r = 0; r < rest; r++) {
-          const at = (g * rest + r) * stats;
-          out[at] = v[r];
-          if (stats === 3) {
-            let valid = 0;
-            for (let j = 0; j < count; j++) if (buf[j * rest + r] === buf[j * rest + r]) valid++;
-            out[at + 2] = valid;
-          }
-        }
-      }
-      const dims: Dimension[] = [{ name: 'geometry', type: 'geometry', labels: geomLabels }, ...others];
-      if (target !== null) dims.push({ name: target, type: 'other', labels: [...STATS_LABELS] });
-      return cube.with({ dims, data: out, grid: null, geometries: geoms });
     },
   ),
 ];

@@ -59,7 +59,7 @@ async function intoExisting(cube: DataCube, d: number, e: number, cb: Callback, 
     dims,
     data,
     grid: source.type === 'spatial' ? null : cube.grid,
-    geometries: source.type === 'geometry' ? null : cube.geometries,
+    features: source.type === 'geometry' ? null : cube.features,
     bandInfo: target.type === 'bands' && !onePerLabel ? {} : cube.bandInfo,
   });
 }

@@ -8,7 +8,9 @@ import { define } from '../define.js';
 import { type ProcessDef } from '../../core/process.js';
 import { ProcessException } from '../../core/errors.js';
 import { labelStart, type Labels } from '../../core/labels.js';
-import { DataCube, spatialDims, type Dimension, type Geometry } from '../../datacube/datacube.js';
+import { DataCube, spatialDims, type Dimension } from '../../datacube/datacube.js';
+import { VectorFeatures } from '../../datacube/features.js';
+import { PartKind } from '../../datacube/geometry-column.js';
 import { PixelArray, broadcast } from '../../datacube/pixels.js';
 import { LazyCube, cubeOf } from '../../datacube/lazy.js';
 import { rasterizeMask } from '../../datacube/geometry.js';
@@ -113,11 +115,9 @@ function labelMap(cube: DataCube, dim: Dimension, labels: Labels): Int32Array | 
 }
 
 /** Point, line or polygon: what merge_cubes means by the base type of a geometry. */
-function baseTypes(geoms: Geometry[], into: Set<string>): void {
-  for (const g of geoms) {
-    if (g.type === 'GeometryCollection') baseTypes(g.geometries ?? [], into);
-    else into.add(g.type.replace(/^Multi/, ''));
-  }
+function baseTypes(f: VectorFeatures | null, into: Set<string>): void {
+  const names: Record<number, string> = { [PartKind.Point]: 'Point', [PartKind.Line]: 'LineString', [PartKind.Polygon]: 'Polygon' };
+  for (const k of f?.geometries.kinds() ?? []) into.add(names[k]);
 }
 
 /** The number a replacement value stands for in a cube (null = no-data). */
@@ -260,8 +260,8 @@ export const processes: ProcessDef[] = [
       }
       if (vector1 && vector2) {
         const kinds = new Set<string>();
-        baseTypes(c1.geometries ?? [], kinds);
-        baseTypes(c2.geometries ?? [], kinds);
+        baseTypes(c1.features, kinds);
+        baseTypes(c2.features, kinds);
         if (kinds.size > 1) throw new ProcessException('IncompatibleGeometryTypes', `the cubes hold geometries of different kinds (${[...kinds].join(', ')})`);
       }
       for (const d of c1.dims) {
@@ -275,7 +275,8 @@ export const processes: ProcessDef[] = [
       }
       // The output dimensions, in the order of the cube that has them all, with united labels.
       const order = in1 ? c1.dims : c2.dims;
-      const geomOf = new Map<string, Geometry>();
+      // Where each geometry label's feature is: [cube (0 or 1), position].
+      const geomOf = new Map<string, [number, number]>();
       const dims: Dimension[] = order.map((dim) => {
         const x = c1.dim(dim.name);
         const y = c2.dim(dim.name);
@@ -292,8 +293,8 @@ export const processes: ProcessDef[] = [
           if (!starts.some(Number.isNaN)) labels = labels.map((l, i) => [l, starts[i]] as const).sort((p, q) => p[1] - q[1]).map((p) => p[0]);
         }
         if (dim.type === 'geometry') {
-          x.labels.forEach((l, i) => c1.geometries && geomOf.set(labelKey('geometry', l), c1.geometries[i]));
-          y.labels.forEach((l, i) => c2.geometries && !geomOf.has(labelKey('geometry', l)) && geomOf.set(labelKey('geometry', l), c2.geometries[i]));
+          x.labels.forEach((l, i) => c1.features && geomOf.set(labelKey('geometry', l), [0, i]));
+          y.labels.forEach((l, i) => c2.features && !geomOf.has(labelKey('geometry', l)) && geomOf.set(labelKey('geometry', l), [1, i]));
         }
         return { ...x, labels };
       });
@@ -327,11 +328,20 @@ export const processes: ProcessDef[] = [
         for (let k = 0; k < n; k++) out.set(r.subarray(k * B, (k + 1) * B), overlap[3 * k] * B);
       }
       const gdim = dims.find((d) => d.type === 'geometry');
+      let features: VectorFeatures | null = null;
+      if (gdim && c1.features && c2.features) {
+        const f2 = c2.features.epsg === c1.features.epsg ? c2.features : c2.features.reproject(c1.features.epsg);
+        const both = VectorFeatures.concat([c1.features, f2]);
+        features = both.select(gdim.labels.map((l) => {
+          const [c, i] = geomOf.get(labelKey('geometry', l))!;
+          return c === 0 ? i : c1.features!.length + i;
+        }));
+      }
       return new DataCube({
         dims,
         data: out,
         grid: c1.grid,
-        geometries: gdim ? gdim.labels.map((l) => geomOf.get(labelKey('geometry', l))!) : null,
+        features,
         bandInfo: { ...c2.bandInfo, ...c1.bandInfo },
       });
     },
@@ -396,10 +406,10 @@ export const processes: ProcessDef[] = [
     {
       summary: 'Replace the values outside (or inside) polygons',
       description:
-        'Puts `replacement` in place of the values of pixels whose centre lies in none of the polygons, or with `inside` in at least one of them. No-data values stay no-data. Polygons are taken in EPSG:4326 and reprojected to the grid of the cube; empty polygons are ignored.',
+        'Puts `replacement` in place of the values of pixels whose centre lies in none of the polygons (inside or on the boundary), or with `inside` in at least one of them. No-data values stay no-data. Polygons in another CRS than the cube\'s are reprojected vertex by vertex; empty polygons are ignored.',
       parameters: {
         data: 'A raster data cube.',
-        mask: 'Polygons or multi-polygons: a GeoJSON geometry, feature or feature collection, or a vector data cube.',
+        mask: 'Polygons or multi-polygons: a vector data cube, or GeoJSON (the deprecated form; EPSG:4326).',
         replacement: 'The value put in place of masked values; null (the default) means no-data.',
         inside: 'false (the default) replaces the pixels outside the polygons, true those inside.',
       },
@@ -407,10 +417,15 @@ export const processes: ProcessDef[] = [
     },
     async (a, ctx) => {
       const P = 'mask_polygon';
-      const geoms = geometriesArg(a.get('mask'), P).map((f) => f.geometry);
-      for (const g of geoms) if (g.type !== 'Polygon' && g.type !== 'MultiPolygon') throw invalid(P, 'mask', `only polygons can mask, not a ${g.type}`);
-      const polygons = geoms.filter((g) => Array.isArray(g.coordinates) && g.coordinates.length > 0);
-      if (!polygons.length) throw invalid(P, 'mask', 'there is no (non-empty) polygon');
+      const geoms = geometriesArg(a.get('mask'), P, 'mask');
+      const cols = geoms.geometries;
+      for (let g = 0; g < cols.length; g++) {
+        const t = cols.typeName(g);
+        if (t !== null && t !== 'Polygon' && t !== 'MultiPolygon') throw invalid(P, 'mask', `only polygons can mask, not a ${t} (feature ${g})`);
+      }
+      const keep = Array.from({ length: cols.length }, (_, g) => g).filter((g) => !cols.isEmpty(g));
+      if (!keep.length) throw invalid(P, 'mask', 'there is no (non-empty) polygon');
+      const polygons = keep.length === cols.length ? geoms : geoms.select(keep);
       const rep = replacementOf(a.get('replacement'), P);
       const inside = a.get<boolean>('inside') === true;
       const data = a.get<unknown>('data');

@@ -172,7 +172,7 @@ export const processes: ProcessDef[] = [
       return cube.with({
         dims: cube.dims.filter((_, i) => i !== d),
         grid: dim.type === 'spatial' ? null : cube.grid,
-        geometries: dim.type === 'geometry' ? null : cube.geometries,
+        features: dim.type === 'geometry' ? null : cube.features,
       });
     },
   ),

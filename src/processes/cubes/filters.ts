@@ -6,7 +6,8 @@ import { type ProcessDef } from '../../core/process.js';
 import { ProcessException } from '../../core/errors.js';
 import { DataCube, spatialDims } from '../../datacube/datacube.js';
 import { LazyCube, cubeOf, intersectExtent, lazyWithGeometries } from '../../datacube/lazy.js';
-import { featuresOf, rasterizeMask } from '../../datacube/geometry.js';
+import { geometriesArg, rasterizeMask } from '../../datacube/geometry.js';
+import { filterBboxVector } from './vector-ops.js';
 import { bandsOf, collectionOf } from '../../data/load.js';
 import type { Grid } from '../../core/grid.js';
 import { labelStart } from '../../core/labels.js';
@@ -33,18 +34,15 @@ export function cropCube(cube: DataCube, col0: number, col1: number, row0: numbe
   return cube.with({ dims: [...cube.dims.slice(0, -2), ydim, xdim], data: out, grid: g });
 }
 
-function geometriesArg(v: unknown, processId: string): ReturnType<typeof featuresOf> {
-  if (v instanceof DataCube && v.geometries) return v.geometries.map((geometry) => ({ geometry, properties: {} }));
-  return featuresOf(v, processId, 'geometries');
-}
 
 export const processes: ProcessDef[] = [
   define(
     'filter_bbox',
     {
       summary: 'Crop to a bounding box',
-      description: 'Keeps the pixels whose centre lies inside the bounding box, which is reprojected to the CRS of the cube when it is given in another one.',
-      parameters: { data: 'A raster data cube.', extent: 'The bounding box, with `crs` (EPSG:4326 by default).' },
+      description:
+        'On a raster cube keeps the pixels whose centre lies inside the bounding box, which is reprojected to the CRS of the cube when it is given in another one. On a vector cube keeps the geometries that lie entirely within the box (empty geometries go).',
+      parameters: { data: 'A raster or vector data cube.', extent: 'The bounding box, with `crs` (EPSG:4326 by default).' },
       returns: 'The cube cut to the bounding box.',
     },
     async (a, ctx) => {
@@ -52,6 +50,7 @@ export const processes: ProcessDef[] = [
       const extent = bboxOf(a.get('extent'), 'filter_bbox', 'extent');
       if (data instanceof LazyCube) return data.with({ extent: intersectExtent(data.spec.extent, extent) });
       const cube = await cubeOf(data, ctx.run, 'filter_bbox');
+      if (cube.features) return filterBboxVector(cube, extent);
       if (!cube.grid) throw new ApiError('ProcessParameterInvalid', { process: 'filter_bbox', parameter: 'data', reason: 'the data cube has no spatial dimensions' });
       const w = windowOf(cube.grid, extent);
       return cropCube(cube, w.col0, w.col1, w.row0, w.row1);
@@ -154,13 +153,14 @@ export const processes: ProcessDef[] = [
     'filter_spatial',
     {
       summary: 'Crop and mask to geometries',
-      description: 'Cuts the cube to the bounding box of the geometries and sets the pixels whose centre lies outside all polygons (or that hold none of the points or line vertices) to no-data.',
-      parameters: { data: 'A raster data cube.', geometries: 'GeoJSON geometries or features (EPSG:4326), or a vector data cube.' },
+      description:
+        'Cuts the cube to the pixels of the geometries and sets the others inside that box to no-data: pixels whose centre lies inside or on the boundary of a polygon, pixels a line passes through, and the pixel holding each point are kept. Geometries in another CRS are reprojected to the cube\'s vertex by vertex.',
+      parameters: { data: 'A raster data cube.', geometries: 'A vector data cube, or GeoJSON (the deprecated form) in EPSG:4326.' },
       returns: 'The cube cut to the geometries.',
     },
     async (a, ctx) => {
       const data = a.get<unknown>('data');
-      const geoms = geometriesArg(a.get('geometries'), 'filter_spatial').map((f) => f.geometry);
+      const geoms = geometriesArg(a.get('geometries'), 'filter_spatial');
       if (data instanceof LazyCube) return lazyWithGeometries(data, geoms);
       const cube = await cubeOf(data, ctx.run, 'filter_spatial');
       if (!cube.grid) throw new ApiError('ProcessParameterInvalid', { process: 'filter_spatial', parameter: 'data', reason: 'the data cube has no spatial dimensions' });

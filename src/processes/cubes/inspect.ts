@@ -67,7 +67,7 @@ function cubeSummary(cube: DataCube): Record<string, unknown> {
   for (const d of cube.dims) dims[d.name] = dimensionSummary(cube, d);
   const out: Record<string, unknown> = { type: 'datacube', 'cube:dimensions': dims, shape: [...cube.shape], statistics: statistics([cube.data]) };
   if (cube.grid) out.grid = { epsg: cube.grid.epsg, width: cube.grid.width, height: cube.grid.height, transform: [...cube.grid.transform] };
-  if (cube.geometries) out.geometries = cube.geometries.length;
+  if (cube.features) out.geometries = cube.features.length;
   return out;
 }
 

@@ -7,7 +7,7 @@ import { type Callback, type ProcessArgs, type ProcessDef } from '../../core/pro
 import { ProcessException } from '../../core/errors.js';
 import { LazyCube, isCube, lazyWithGeometries } from '../../datacube/lazy.js';
 import { DataCube } from '../../datacube/datacube.js';
-import { featuresOf, geometriesBox } from '../../datacube/geometry.js';
+import { featuresBox, geometriesArg } from '../../datacube/geometry.js';
 import { searchedSource } from './search.js';
 import type { RunContext } from '../../core/run-context.js';
 import { findCollection, fixedSnapshot, snapshotOf } from '../../data/load.js';
@@ -48,7 +48,7 @@ async function withProperties(source: CatalogSnapshot, id: string, conditions: R
 async function deferredLoad(source: CatalogSource, id: string, a: ProcessArgs, processId: string, run: RunContext): Promise<LazyCube> {
   const properties = a.get<Record<string, unknown> | null>('properties');
   const spatial = a.get<Record<string, unknown> | null>('spatial_extent');
-  const geoms = spatial !== null && typeof spatial.type === 'string' ? featuresOf(spatial, processId, 'spatial_extent').map((f) => f.geometry) : null;
+  const geoms = spatial !== null && (spatial instanceof DataCube || typeof spatial.type === 'string') ? geometriesArg(spatial, processId, 'spatial_extent') : null;
   const bbox = spatial !== null && !geoms ? bboxOf(spatial, processId, 'spatial_extent') : null;
   const temporalArg = a.get<unknown>('temporal_extent');
   const temporal = temporalArg !== null ? intervalOf(temporalArg, processId, 'temporal_extent') : null;
@@ -59,8 +59,8 @@ async function deferredLoad(source: CatalogSource, id: string, a: ProcessArgs, p
   let snapshot: CatalogSnapshot;
   if (searched) {
     if (!search) throw new ApiError('CollectionUnavailable', { identifier: id });
-    const box = geoms ? geometriesBox(geoms) : null;
-    const extent = bbox ?? (box ? { west: box[0], south: box[1], east: box[2], north: box[3], crs: 4326 } : null);
+    const box = geoms ? featuresBox(geoms, 4326) : null;
+    const extent = bbox ?? (box && box.every(Number.isFinite) ? { west: box[0], south: box[1], east: box[2], north: box[3], crs: 4326 } : null);
     snapshot = await searchedSource(source.access, meta, { extent, temporal, properties, args: a, processId, run }, (req) => search({ ...req, collection: id }));
   } else {
     snapshot = await snapshotOf(source, meta, temporal);

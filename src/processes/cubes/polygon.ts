@@ -6,10 +6,11 @@ import { ApiError } from '../../core/errors.js';
 import { define } from '../define.js';
 import { type ProcessDef } from '../../core/process.js';
 import { ProcessException } from '../../core/errors.js';
-import { DataCube, type Geometry } from '../../datacube/datacube.js';
+import { DataCube } from '../../datacube/datacube.js';
 import { cubeOf } from '../../datacube/lazy.js';
-import { rasterize, windowFor } from '../../datacube/geometry.js';
+import { spanBoxes, spansOf } from '../../datacube/spans.js';
 import type { Grid } from '../../core/grid.js';
+import type { VectorFeatures } from '../../datacube/features.js';
 import { cropCube, geometriesArg } from './filters.js';
 import { requireCallback } from './common.js';
 
@@ -24,12 +25,6 @@ function maskValueOf(v: unknown): number {
   throw invalid('mask_value', 'this back-end stores numbers in data cubes: give a number, a boolean or null');
 }
 
-/** Whether a polygon or multi-polygon has no coordinates (such geometries are ignored). */
-function isEmpty(g: Geometry): boolean {
-  return !Array.isArray(g.coordinates) || g.coordinates.length === 0 || (g.type === 'MultiPolygon' && (g.coordinates as unknown[][]).every((p) => !Array.isArray(p) || p.length === 0));
-}
-
-
 interface Part {
   /** 1-based owner id in the owner plane. */
   id: number;
@@ -41,41 +36,31 @@ interface Part {
 }
 
 /**
- * Gives every pixel the id of the polygon whose interior holds its centre (0 = none) and finds the
- * pixel box of each polygon; a pixel in two polygons raises GeometriesOverlap.
+ * Gives every pixel the id of the polygon whose interior (or boundary) holds its centre (0 = none)
+ * and finds the pixel box of each polygon; a pixel in two polygons raises GeometriesOverlap.
  */
-function ownersOf(polygons: Geometry[], grid: Grid): { owner: Int32Array; parts: Part[] } {
+function ownersOf(polygons: VectorFeatures, grid: Grid): { owner: Int32Array; parts: Part[] } {
   const W = grid.width;
   const owner = new Int32Array(W * grid.height);
-  const scratch = new Uint8Array(W * grid.height);
-  const parts: Part[] = [];
-  polygons.forEach((g, k) => {
-    const count = rasterize(g, grid, scratch, 1);
-    if (count === 0) return;
-    const id = k + 1;
-    let [c0, r0, c1, r1] = windowFor(g, grid);
-    const part: Part = { id, c0: W, c1: -1, r0: grid.height, r1: -1 };
-    let found = 0;
-    const visit = (row: number, col: number) => {
-      const i = row * W + col;
-      if (!scratch[i]) return;
-      scratch[i] = 0;
-      found++;
-      if (owner[i] !== 0) throw new ProcessException('GeometriesOverlap', `polygons ${owner[i] - 1} and ${k} (counted from 0) both hold the pixel at column ${col}, row ${row}`);
-      owner[i] = id;
-      if (col < part.c0) part.c0 = col;
-      if (col > part.c1) part.c1 = col;
-      if (row < part.r0) part.r0 = row;
-      if (row > part.r1) part.r1 = row;
-    };
-    for (let row = r0; row <= r1; row++) for (let col = c0; col <= c1; col++) visit(row, col);
-    if (found < count) {
-      // The window missed some pixels (a box that does not map well): look at the whole grid.
-      [c0, r0, c1, r1] = [0, 0, W - 1, grid.height - 1];
-      for (let row = r0; row <= r1; row++) for (let col = c0; col <= c1; col++) visit(row, col);
+  const spans = spansOf(polygons.geometries, grid);
+  const d = spans.data;
+  for (let i = 0; i < spans.count; i++) {
+    const id = d[4 * i] + 1;
+    const row = d[4 * i + 1];
+    for (let col = d[4 * i + 2]; col < d[4 * i + 3]; col++) {
+      const at = row * W + col;
+      if (owner[at] !== 0 && owner[at] !== id) {
+        throw new ProcessException('GeometriesOverlap', `polygons ${owner[at] - 1} and ${id - 1} (counted from 0) both hold the pixel at column ${col}, row ${row}`);
+      }
+      owner[at] = id;
     }
-    parts.push(part);
-  });
+  }
+  const boxes = spanBoxes(spans);
+  const parts: Part[] = [];
+  for (let l = 0; l < spans.labels; l++) {
+    if (boxes[4 * l] < 0) continue;
+    parts.push({ id: l + 1, c0: boxes[4 * l], r0: boxes[4 * l + 1], c1: boxes[4 * l + 2], r1: boxes[4 * l + 3] });
+  }
   return { owner, parts };
 }
 
@@ -85,10 +70,10 @@ export const processes: ProcessDef[] = [
     {
       summary: 'Run a process on the part of a cube inside each polygon',
       description:
-        'For each polygon, cuts the cube to the smallest pixel box holding the pixels whose centre lies inside it, puts `mask_value` in the other pixels of that box, and runs the child process on this cube. The values the child process answers for the pixels inside the polygon go into the result; all other pixels of the result, including those outside every polygon, hold `mask_value`. Polygons are taken in EPSG:4326 and reprojected to the grid of the cube; empty ones and ones without any pixel centre are skipped. A pixel inside two polygons raises GeometriesOverlap.',
+        'For each polygon, cuts the cube to the smallest pixel box holding the pixels whose centre lies inside it, puts `mask_value` in the other pixels of that box, and runs the child process on this cube. The values the child process answers for the pixels inside the polygon go into the result; all other pixels of the result, including those outside every polygon, hold `mask_value`. Polygons in another CRS than the cube\'s are reprojected vertex by vertex; empty ones and ones without any pixel centre are skipped. A pixel inside two polygons raises GeometriesOverlap.',
       parameters: {
         data: 'A raster data cube.',
-        geometries: 'Polygons or multi-polygons: a GeoJSON geometry, feature or feature collection, or a vector data cube.',
+        geometries: 'Polygons or multi-polygons: a vector data cube, or GeoJSON (EPSG:4326).',
         process: 'The child process: it gets the cut-out cube as `data` (and `context`) and answers a cube with the same dimensions, in the same order and with as many labels.',
         mask_value: 'The value of pixels outside the polygon, in the cut-outs and in the result; null (the default) means no-data.',
         context: 'Any data handed to the child process as its `context` parameter.',
@@ -98,10 +83,15 @@ export const processes: ProcessDef[] = [
     },
     async (a, ctx) => {
       const cb = requireCallback(a.callback('process'), P, 'process');
-      const geoms = geometriesArg(a.get('geometries'), P).map((f) => f.geometry);
-      for (const g of geoms) if (g.type !== 'Polygon' && g.type !== 'MultiPolygon') throw invalid('geometries', `only polygons and multi-polygons are allowed, not a ${g.type}`);
-      const polygons = geoms.filter((g) => !isEmpty(g));
-      if (!polygons.length) throw invalid('geometries', 'there is no (non-empty) polygon');
+      const geoms = geometriesArg(a.get('geometries'), P);
+      const cols = geoms.geometries;
+      for (let g = 0; g < cols.length; g++) {
+        const t = cols.typeName(g);
+        if (t !== null && t !== 'Polygon' && t !== 'MultiPolygon') throw invalid('geometries', `only polygons and multi-polygons are allowed, not a ${t} (feature ${g})`);
+      }
+      const keep = Array.from({ length: cols.length }, (_, g) => g).filter((g) => !cols.isEmpty(g));
+      if (!keep.length) throw invalid('geometries', 'there is no (non-empty) polygon');
+      const polygons = geoms.select(keep);
       const fill = maskValueOf(a.get('mask_value'));
       const context = a.get('context');
       const cube = await cubeOf(a.get('data'), ctx.run, P, 'data');
