@@ -14,6 +14,7 @@ import { setTier1 } from '../compile/executor.js';
 import { createTier1 } from '../compile/tier1.js';
 import { configureArena } from '../compile/kernels.js';
 import { configureKernelThreads } from '../compile/kernel-threads.js';
+import { configureLogging, type LogFormat, type LogLevel } from '../core/log.js';
 
 export interface ThreadInit {
   dataDir: string;
@@ -30,10 +31,15 @@ export interface ThreadInit {
   kernelThreads?: number;
   /** To the main thread's item searches of STAC API collections (stac-search-bridge.ts). */
   searchPort?: MessagePort | null;
+  /** To the main thread's metrics: what this thread counts is added there (core/metrics.ts shipMetrics, called by the thread once it serves). */
+  metricsPort?: MessagePort | null;
+  /** How this thread logs: as the main thread does. */
+  log?: { format: LogFormat; level: LogLevel };
 }
 
 /** Prepares this thread for running graphs; answers a getter of its catalog (the store opens on first use). */
 export function setupEngineThread(init: ThreadInit): () => CatalogSource {
+  if (init.log) configureLogging(init.log.format, init.log.level);
   configureBlockCache(init.blockCacheBytes);
   configureOutbound(init.outboundAllow);
   if (init.arenaKeepBytes !== undefined) configureArena({ keepBytes: init.arenaKeepBytes });

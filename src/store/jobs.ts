@@ -1,6 +1,7 @@
 // Batch jobs, and the job queue on the same table: a queued job's place is its queue_seq, and
 // every status change is one conditional UPDATE, so two callers (a cancel and the job's own end,
 // say, or two nodes claiming the next job) can never both win.
+import { jobTransitions, JOB_STATUSES } from '../core/metrics.js';
 import type { Param, SqlDb } from './sql.js';
 import type { JobEdit, JobFacts, JobQueue, JobRecord, JobRepo, JobStatus } from './types.js';
 import type { LogLevel } from '../core/run-context.js';
@@ -142,7 +143,9 @@ export class SqlJobs implements JobRepo {
   async transition(id: string, from: readonly JobStatus[], to: JobStatus, facts: JobFacts = {}): Promise<boolean> {
     const [sets, values] = assignments(facts, FACT_COLUMNS);
     const sql = `UPDATE jobs SET status = ?, updated = ?${sets.map((s) => `, ${s}`).join('')} WHERE id = ? AND status IN (${from.map(() => '?').join(', ')})`;
-    return (await this.db.run(sql, to, now(), ...values, id, ...from)) > 0;
+    const moved = (await this.db.run(sql, to, now(), ...values, id, ...from)) > 0;
+    if (moved) countJob(to);
+    return moved;
   }
 
   async report(id: string, run: number, facts: JobFacts, status: JobStatus = 'running'): Promise<boolean> {
@@ -163,6 +166,13 @@ export class SqlJobs implements JobRepo {
     const r = (await this.db.get<{ values: number | null; seconds: number | null; jobs: number }>(this.recent))!;
     return { values: r.values ?? 0, seconds: r.seconds ?? 0, jobs: r.jobs };
   }
+}
+
+const JOB_SLOTS = Object.fromEntries(JOB_STATUSES.map((s) => [s, jobTransitions.slot({ status: s })])) as Record<string, number>;
+/** Counts a status reached (core/metrics.ts: xeo_job_transitions_total). */
+function countJob(status: string): void {
+  const slot = JOB_SLOTS[status];
+  if (slot !== undefined) jobTransitions.inc(slot);
 }
 
 export class SqlJobQueue implements JobQueue {
@@ -189,20 +199,27 @@ export class SqlJobQueue implements JobQueue {
       const [sets, values] = assignments(facts, FACT_COLUMNS);
       if (sets.length) await tx.run(`UPDATE jobs SET ${sets.join(', ')} WHERE id = ?`, ...values, id);
       return true;
+    }).then((queued) => {
+      if (queued) countJob('queued');
+      return queued;
     });
   }
 
   async withdraw(id: string): Promise<boolean> {
-    return (await this.db.run(`UPDATE jobs SET status = 'created', updated = ? WHERE id = ? AND status = 'queued'`, now(), id)) > 0;
+    const moved = (await this.db.run(`UPDATE jobs SET status = 'created', updated = ? WHERE id = ? AND status = 'queued'`, now(), id)) > 0;
+    if (moved) countJob('created');
+    return moved;
   }
 
   async claim(node: string): Promise<JobRecord | null> {
     const r = await this.db.get<Row>(this.pull, now(), node);
+    if (r) countJob('running');
     return r ? toRecord(r) : null;
   }
 
   async claimRun(id: string, run: number, node: string): Promise<JobRecord | null> {
     const r = await this.db.get<Row>(`UPDATE jobs SET status = 'running', updated = ?, node = ? WHERE id = ? AND run = ? AND status = 'queued' RETURNING *`, now(), node, id, run);
+    if (r) countJob('running');
     return r ? toRecord(r) : null;
   }
 
