@@ -76,8 +76,8 @@ function say(line: string): void {
 async function worker(): Promise<void> {
   const config = loadConfig();
   const w = await startWorker(config);
-  say(`Xeo worker ${w.node} ready: ${config.jobThreads} job thread(s) on the queue of ${redacted(config.redisUrl!)}`);
   if (w.metricsPort !== null) say(`Metrics, health and readiness on http://${hostPart(config.host)}:${w.metricsPort}`);
+  say(`Xeo worker ${w.node} ready: ${config.jobThreads} job thread(s) on the queue of ${redacted(config.redisUrl!)}`);
   stopOnSignals(() => w.stop());
 }
 
@@ -139,8 +139,9 @@ async function serve(): Promise<void> {
   const config = loadConfig();
   const xeo = await startXeo(config);
   const pub = xeo.url === xeo.localUrl ? '' : `public URL ${xeo.url}, `;
-  say(`Xeo listening on ${xeo.localUrl} (${pub}versions: ${xeo.url}${wellKnownPath(config.brand)})`);
+  // The listening line comes last: scripts take it as the sign that everything is up.
   if (xeo.metricsPort !== null) say(`Metrics, health and readiness on http://${hostPart(config.host)}:${xeo.metricsPort}`);
+  say(`Xeo listening on ${xeo.localUrl} (${pub}versions: ${xeo.url}${wellKnownPath(config.brand)})`);
   if (xeo.redirectPort !== null) say(`Redirecting http://${config.host}:${xeo.redirectPort} to HTTPS`);
   if (config.tls) {
     // A renewed certificate is taken without a restart: on SIGHUP, or when its files change.

@@ -156,7 +156,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
         redirect?.close();
         const left = await server.drain(config.drainSeconds * 1000);
         if (left > 0) log.warn(`${left} request(s) still in flight after ${config.drainSeconds} s are cut short`);
-        else log.info('no request in flight');
+        else log.info('every request in flight has finished');
         await ctx.tiles.close();
         await jobs.close();
         await ctx.compute.close();

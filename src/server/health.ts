@@ -77,7 +77,9 @@ export class Readiness {
     const late = new Promise<ComponentState>((resolve) => {
       timer = setTimeout(() => {
         const waited = performance.now() - t.startedAt;
-        const s: ComponentState = { ...this.base(t.probe), status: 'not ready', latency_ms: round(waited), detail: `no answer within ${Math.round(waited)} ms` };
+        // A probe that outlived its deadline (its component ignores the cancel) is not joined by more.
+        const detail = waited < this.deadlineMs * 1.5 ? `no answer within ${this.deadlineMs} ms` : `no answer for ${Math.round(waited)} ms (one probe at a time)`;
+        const s: ComponentState = { ...this.base(t.probe), status: 'not ready', latency_ms: round(waited), detail };
         t.last = s;
         t.lastAt = performance.now();
         resolve(s);
