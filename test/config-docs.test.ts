@@ -55,9 +55,21 @@ describe('configuration documentation', () => {
     expect(() => loadConfig({ XEO_DRAIN_SECONDS: '-1' })).toThrow(/XEO_DRAIN_SECONDS must be an integer >= 0/);
   });
 
-  it('links of the page point at pages of docs/', () => {
-    for (const m of page().matchAll(/\]\(([\w-]+\.md)(#[\w-]+)?\)/g)) {
-      expect(existsSync(path.join(ROOT, 'docs', m[1])), `docs/${m[1]}`).toBe(true);
+  it('links between README and the pages of docs/ resolve, headings included', () => {
+    const files = ['README.md', ...readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+    // GitHub's heading anchors: lower case, punctuation dropped, spaces as hyphens.
+    const slug = (h: string) => h.trim().toLowerCase().replace(/[`*_]/g, '').replace(/[^\w\- ]/g, '').replace(/ /g, '-');
+    const headings = new Map(files.map((f) => [f, new Set([...readFileSync(path.join(ROOT, f), 'utf8').replace(/```[\s\S]*?```/g, '').matchAll(/^#+ (.+)$/gm)].map((m) => slug(m[1])))]));
+    const broken: string[] = [];
+    for (const f of files) {
+      for (const m of readFileSync(path.join(ROOT, f), 'utf8').matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^[a-z]+:/.test(m[1])) continue;
+        const [target, anchor] = m[1].split('#');
+        const file = target ? path.normalize(path.join(path.dirname(f), target)) : f;
+        if (!existsSync(path.join(ROOT, file))) broken.push(`${f}: ${m[1]}`);
+        else if (anchor && file.endsWith('.md') && !headings.get(file)?.has(anchor)) broken.push(`${f}: ${m[1]} (no such heading)`);
+      }
     }
+    expect(broken).toEqual([]);
   });
 });
