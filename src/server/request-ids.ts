@@ -6,6 +6,8 @@
 import { randomBytes } from 'node:crypto';
 
 const INCOMING = /^[\w.:-]{1,128}$/;
+/** Two hex digits per byte value: an id is four look-ups, not a number formatted per request. */
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
 
 export class RequestIds {
   private readonly prefix = randomBytes(4).toString('hex');
@@ -21,6 +23,6 @@ export class RequestIds {
     x ^= x >>> 17;
     x ^= x << 5;
     this.state = x;
-    return this.prefix + (x >>> 0).toString(16).padStart(8, '0');
+    return this.prefix + HEX[(x >>> 24) & 255] + HEX[(x >>> 16) & 255] + HEX[(x >>> 8) & 255] + HEX[x & 255];
   }
 }
