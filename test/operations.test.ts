@@ -289,6 +289,7 @@ describeWithTool(hasPrometheus, 'Prometheus (Debian prometheus)', 'metrics', () 
     await atLeast('xeo_job_transitions_total{status="queued"}', 1);
     await atLeast('xeo_job_transitions_total{status="finished"}', 1);
     await atLeast('xeo_job_chunks_done_total', 1);
+    await atLeast('xeo_jobs_queued', 0);
     await atLeast('xeo_component_ready{component="records"}', 1);
     await atLeast('xeo_tile_cache_entries', 1);
     await atLeast('process_resident_memory_bytes', 10e6);

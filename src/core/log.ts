@@ -5,6 +5,7 @@
 // Every message and string field passes redact() first: query strings of URLs (signatures, SAS
 // tokens), passwords in URLs and bearer tokens never reach a log.
 import { isMainThread } from 'node:worker_threads';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import pino from 'pino';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -23,6 +24,25 @@ export interface Logger {
 }
 
 export const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
+
+/** The request whose work is running (across its awaits), for the `req` field of log lines. */
+const requestScope = new AsyncLocalStorage<string>();
+
+/**
+ * Runs `fn` as the work of request `id`: every line logged meanwhile, in `fn` and in whatever it
+ * awaits, carries `req: id` unless it names another. (Used for requests answered asynchronously;
+ * the cached tile path never enters it.)
+ */
+export function inRequest<T>(id: string, fn: () => T): T {
+  return requestScope.run(id, fn);
+}
+
+/** The fields of a line: the caller's, with the request's id when a request is running. */
+function withRequest(fields: LogFields | undefined): LogFields | undefined {
+  const req = requestScope.getStore();
+  if (req === undefined || (fields && fields.req !== undefined)) return fields;
+  return { req, ...fields };
+}
 const RANK: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3 };
 
 /** Removes what must never reach a log: URL query strings and passwords, bearer tokens. */
@@ -66,7 +86,7 @@ class TextLogger implements Logger {
 
   private write(level: LogLevel, msg: string, fields?: LogFields): void {
     if (RANK[level] < this.min) return;
-    const all = { ...this.context, ...fields };
+    const all = { ...this.context, ...withRequest(fields) };
     let prefix = '';
     const extra: string[] = [];
     let err: Error | null = null;
@@ -125,16 +145,16 @@ class JsonLogger implements Logger {
   }
 
   debug(msg: string, fields?: LogFields): void {
-    if (this.p.isLevelEnabled('debug')) this.p.debug(cleanFields(fields) ?? {}, redact(msg));
+    if (this.p.isLevelEnabled('debug')) this.p.debug(cleanFields(withRequest(fields)) ?? {}, redact(msg));
   }
   info(msg: string, fields?: LogFields): void {
-    if (this.p.isLevelEnabled('info')) this.p.info(cleanFields(fields) ?? {}, redact(msg));
+    if (this.p.isLevelEnabled('info')) this.p.info(cleanFields(withRequest(fields)) ?? {}, redact(msg));
   }
   warn(msg: string, fields?: LogFields): void {
-    this.p.warn(cleanFields(fields) ?? {}, redact(msg));
+    this.p.warn(cleanFields(withRequest(fields)) ?? {}, redact(msg));
   }
   error(msg: string, fields?: LogFields): void {
-    this.p.error(cleanFields(fields) ?? {}, redact(msg));
+    this.p.error(cleanFields(withRequest(fields)) ?? {}, redact(msg));
   }
   child(fields: LogFields): Logger {
     return new JsonLogger(this.p.child(cleanFields(fields) ?? {}));

@@ -155,8 +155,11 @@ export interface GaugeSource {
   name: string;
   help: string;
   labelNames: readonly string[];
-  read(): { labels: LabelValues; value: number }[];
+  /** The values now; a promise for a value that must be asked for (bounded in time by its source). */
+  read(): GaugeRows | Promise<GaugeRows>;
 }
+
+export type GaugeRows = { labels: LabelValues; value: number }[];
 
 export type Metric = CounterGrid | HistogramGrid | KeyedCounters;
 
@@ -350,4 +353,21 @@ export function countUdfCall(runtime: string, outcome: 'ok' | 'error' | 'timeout
   udfCalls.add([runtime, outcome], 0, 1);
   udfCalls.add([runtime, outcome], 1, seconds);
   udfSeconds.observe(0, seconds);
+}
+
+/**
+ * A gauge's value that must be asked for (a count of records, say): at most `ms` of waiting at a
+ * scrape; a source that fails or is late gives no value this time rather than holding /metrics.
+ */
+export function askedGauge(name: string, help: string, ask: () => Promise<number>, ms = 1000): void {
+  gauge(name, help, [], async () => {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<null>((r) => (timer = setTimeout(() => r(null), ms)));
+    try {
+      const v = await Promise.race([ask().catch(() => null), late]);
+      return v === null ? [] : [{ labels: {}, value: v }];
+    } finally {
+      clearTimeout(timer);
+    }
+  });
 }

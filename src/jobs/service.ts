@@ -24,6 +24,7 @@ import { jobLogOwner, jobThreadInit, RunRecords } from './records.js';
 import { sweepJobFiles } from './orphans.js';
 import type { TaskQueue } from './task-queue.js';
 import { log } from '../core/log.js';
+import { askedGauge } from '../core/metrics.js';
 
 export { jobLogOwner };
 /** Restarts of one run after the server died under it, before the job is given up. */
@@ -78,6 +79,7 @@ export class JobService {
     this.records = new RunRecords(store, results, config);
     this.node = nodeId(config.dataDir);
     this.threads = new JobThreads(tasks ? 0 : config.jobThreads, jobThreadInit(config), { message: (m) => this.onMessage(m) });
+    askedGauge('xeo_jobs_queued', 'Batch jobs waiting in the queue of the records (shared by every node on one database).', () => store.jobQueue.size());
   }
 
   /** Settles what a previous server left behind, then starts queued jobs. */

@@ -29,6 +29,7 @@ import { cogSink, type CogSink } from './outputs.js';
 import { readChunkBlob } from './chunk-blobs.js';
 import { ASSEMBLE_QUEUE_NAME, QUEUE_NAME, redisOptions, TaskQueue, type Task, type TaskData, type TaskKind } from './task-queue.js';
 import { log } from '../core/log.js';
+import { askedGauge, gauge } from '../core/metrics.js';
 
 /** Assemblies one worker writes at once (they mostly wait for chunks, and deflate on libuv's pool). */
 const ASSEMBLIES = 2;
@@ -73,6 +74,8 @@ export class JobWorker {
   private draining = false;
   /** Tasks handed back to the queue by close(). */
   private handedBack = 0;
+  /** Tasks taken from the queue that wait for a job thread. */
+  private waitingForThread = 0;
 
   constructor(
     private readonly store: Store,
@@ -85,6 +88,8 @@ export class JobWorker {
     this.records = new RunRecords(store, results, config);
     this.tmpRoot = path.join(config.dataDir, 'worker-tmp');
     this.threads = new JobThreads(config.jobThreads, jobThreadInit(config), { message: (m) => this.onMessage(m) });
+    askedGauge('xeo_jobs_queued', 'Batch jobs waiting in the queue of the records (shared by every node on one database).', () => store.jobQueue.size());
+    gauge('xeo_job_tasks_waiting', 'Tasks this worker took from the queue that wait for a free job thread.', [], () => [{ labels: {}, value: this.waitingForThread }]);
   }
 
   async start(): Promise<void> {
@@ -326,9 +331,14 @@ export class JobWorker {
   /** Runs a task on a job thread; answers its last message. */
   private async onThread(task: JobTask, ref: RunRef): Promise<FromJobThread> {
     // As many tasks run at once as there are threads; a thread still being replaced is waited for.
-    while (this.threads.idle() === 0) {
-      if (this.draining) throw new Drained();
-      await this.threads.threadFreed();
+    this.waitingForThread++;
+    try {
+      while (this.threads.idle() === 0) {
+        if (this.draining) throw new Drained();
+        await this.threads.threadFreed();
+      }
+    } finally {
+      this.waitingForThread--;
     }
     if (this.draining) throw new Drained();
     const m = await new Promise<FromJobThread>((resolve) => {

@@ -13,7 +13,7 @@ import { RequestAborted } from '../core/errors.js';
 import { ApiRequest } from '../api/request.js';
 import { sendReply, type ResponseState } from './send.js';
 import type { Reply } from '../api/reply.js';
-import { log } from '../core/log.js';
+import { inRequest, log } from '../core/log.js';
 import { gauge } from '../core/metrics.js';
 import { familyIndex, observeRequest, UNMATCHED } from './metrics.js';
 import { mountOps, type OpsEndpoints } from './ops.js';
@@ -187,7 +187,8 @@ export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: Ap
     watchAbort();
     if (hasBody) bodyReader = new BodyReader(res, limit);
     request = new ApiRequest<AppContext>(ctx, id, method, path, rawQuery, headers, version ?? LATEST, found.params, lang, bodyReader, address);
-    later(run(request, route).then(succeed, (e) => fail(e)));
+    const req = request;
+    later(inRequest(id, () => run(req, route)).then(succeed, (e) => fail(e)));
   }
 
   async function run(req: AppRequest, route: AppRoute): Promise<Reply> {

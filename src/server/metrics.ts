@@ -178,10 +178,11 @@ export class MetricsRegistry {
       help: first.help,
       labelNames: first.labelNames,
       registers: [this.registry],
-      collect() {
-        this.reset();
+      async collect() {
         const src = allGauges().find((g) => g.name === name);
-        for (const { labels, value } of src?.read() ?? []) this.set(labels, value);
+        const rows = (await src?.read()) ?? [];
+        this.reset();
+        for (const { labels, value } of rows) this.set(labels, value);
       },
     });
   }
