@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { addUser, basicHeader, http, login, removeDir, startServer, type TestServer } from './helpers.js';
+import { addUser, basicHeader, expectError, http, login, removeDir, startServer, type TestServer } from './helpers.js';
 import { DEMO_COLLECTION, demoDataDir } from './demo-data.js';
 import { openStore } from '../src/store/db.js';
 import { RangeServer } from './support/range-server.js';
@@ -127,9 +127,13 @@ describe('health and readiness', () => {
         expect(head.status).toBe(200);
         expect(head.body.length).toBe(0);
         expect(Number(head.headers['content-length'])).toBeGreaterThan(0);
-        expect((await http('POST', `${base}${p}`)).status).toBe(405);
+        const post = await http('POST', `${base}${p}`);
+        expectError(post, 405, 'MethodNotAllowed');
+        expect(post.json.id).toBe(post.headers['x-request-id']);
       }
     }
+    // The metrics port serves nothing else (an error like every other of ours).
+    expectError(await http('GET', `${metricsUrl}/1.2.0/`), 404, 'NotFound');
     // /metrics has a port of its own here, so the API port has none.
     expect((await http('GET', `${s.url}/metrics`)).status).toBe(404);
     expect((await http('GET', `${metricsUrl}/metrics`)).text).toMatch(/^# HELP /m);

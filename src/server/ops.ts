@@ -9,6 +9,10 @@ import type { Readiness } from './health.js';
 import type { MetricsRegistry } from './metrics.js';
 import { statusLine } from './send.js';
 import { log } from '../core/log.js';
+import { RequestIds } from './request-ids.js';
+
+/** Ids of the error answers of these endpoints (their successes need none). */
+const errorIds = new RequestIds(false);
 
 export interface OpsEndpoints {
   readiness: Readiness;
@@ -25,6 +29,7 @@ function send(res: HttpResponse, head: boolean, a: Answer, aborted: { v: boolean
     res.writeHeader('Content-Type', a.type);
     res.writeHeader('Cache-Control', 'no-store');
     res.writeHeader('X-Content-Type-Options', 'nosniff');
+    res.writeHeader('Access-Control-Allow-Origin', '*');
     for (const [k, v] of a.headers ?? []) res.writeHeader(k, v);
     if (head) {
       res.writeHeader('Content-Length', String(Buffer.byteLength(a.body)));
@@ -35,6 +40,12 @@ function send(res: HttpResponse, head: boolean, a: Answer, aborted: { v: boolean
 
 const json = (status: number, body: unknown): Answer => ({ status, type: 'application/json', body: JSON.stringify(body) });
 
+/** An error answer as every other of ours: id, catalogue code, message, links. */
+function error(status: number, code: string, message: string): Answer {
+  const id = errorIds.next(undefined);
+  return { ...json(status, { id, code, message, links: [] }), headers: [['X-Request-Id', id]] };
+}
+
 /** Registers the endpoints on a uWS app (GET and HEAD; other methods 405). */
 export function mountOps(app: TemplatedApp, ops: OpsEndpoints): void {
   const route = (path: string, answer: () => Answer | Promise<Answer>) =>
@@ -42,14 +53,16 @@ export function mountOps(app: TemplatedApp, ops: OpsEndpoints): void {
       const method = req.getCaseSensitiveMethod().toUpperCase();
       const aborted = { v: false };
       if (method !== 'GET' && method !== 'HEAD') {
-        return send(res, false, { ...json(405, { code: 'MethodNotAllowed', message: `${path} answers GET and HEAD.` }), headers: [['Allow', 'GET, HEAD']] }, aborted);
+        const e = error(405, 'MethodNotAllowed', `${path} answers GET and HEAD.`);
+        return send(res, false, { ...e, headers: [...(e.headers ?? []), ['Allow', 'GET, HEAD']] }, aborted);
       }
       const head = method === 'HEAD';
       let a: Answer | Promise<Answer>;
       try {
         a = answer();
       } catch (e) {
-        a = json(500, { code: 'Internal', message: (e as Error).message });
+        log.error(`${path} failed`, { err: e });
+        a = error(500, 'Internal', 'The answer could not be made.');
       }
       if (!(a instanceof Promise)) return send(res, head, a, aborted);
       res.onAborted(() => (aborted.v = true));
@@ -57,7 +70,7 @@ export function mountOps(app: TemplatedApp, ops: OpsEndpoints): void {
         (x) => send(res, head, x, aborted),
         (e: unknown) => {
           log.error(`${path} failed`, { err: e });
-          send(res, head, json(500, { code: 'Internal', message: 'The answer could not be made.' }), aborted);
+          send(res, head, error(500, 'Internal', 'The answer could not be made.'), aborted);
         },
       );
     });
@@ -74,7 +87,7 @@ export function mountOps(app: TemplatedApp, ops: OpsEndpoints): void {
 export async function listenOps(uws: UwsModule, host: string, port: number, ops: OpsEndpoints): Promise<{ port: number; close(): void }> {
   const app = uws.App();
   mountOps(app, ops);
-  app.any('/*', (res) => send(res, false, json(404, { code: 'NotFound', message: 'This port serves /metrics, /healthz and /readyz.' }), { v: false }));
+  app.any('/*', (res) => send(res, false, error(404, 'NotFound', 'This port serves /metrics, /healthz and /readyz.'), { v: false }));
   // Exclusive (uSockets' LIBUS_LISTEN_EXCLUSIVE_PORT): not shared with a server already there.
   const listen = app.listen as unknown as (h: string, p: number, options: number, cb: (s: us_listen_socket | false) => void) => void;
   const sock = await new Promise<us_listen_socket>((resolve, reject) =>
