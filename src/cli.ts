@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 // The `xeo` command: serve the API, and manage basic-auth users. Configuration comes from the
-// environment (see README), the same for every command.
+// environment (docs/configuration.md, or `xeo settings`), the same for every command.
 import { existsSync, watchFile } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { loadConfig, ConfigError } from './core/config.js';
+import { SETTINGS, settingsTable } from './core/settings.js';
+import { log, loggingSettings } from './core/log.js';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { startWorker, startXeo } from './main.js';
 import { openStore } from './store/db.js';
 import { hashPassword } from './auth/password.js';
@@ -42,8 +45,11 @@ Commands:
                                          add a collection whose items are searched in a STAC API
   collections list                       list collections (imported or STAC API)
   collections remove ID                  remove a collection (files are not deleted)
+  settings [--into FILE]                 print every setting (XEO_* variable) with its default and
+                                         meaning as a markdown table, or write it into FILE between
+                                         the lines <!-- settings:begin --> and <!-- settings:end -->
 
-Configuration is read from XEO_* environment variables; see README.`;
+Configuration is read from XEO_* environment variables; see docs/configuration.md.`;
 
 const USER_NAME = /^[\w\-.]{1,64}$/;
 
@@ -66,24 +72,65 @@ async function migrate(args: string[]): Promise<void> {
   await migrateInstallation(path.resolve(from), config, (line) => console.log(line));
 }
 
+/** A line of `serve` or `worker` about the process itself: as it was in the readable form, a log line in JSON. */
+function say(line: string): void {
+  if (loggingSettings().format === 'json') log.info(line);
+  else console.log(line);
+}
+
 async function worker(): Promise<void> {
   const config = loadConfig();
   const w = await startWorker(config);
-  console.log(`Xeo worker ${w.node} ready: ${config.jobThreads} job thread(s) on the queue of ${redacted(config.redisUrl!)}`);
+  if (w.metricsPort !== null) say(`Metrics, health and readiness on http://${hostPart(config.host)}:${w.metricsPort}`);
+  say(`Xeo worker ${w.node} ready: ${config.jobThreads} job thread(s) on the queue of ${redacted(config.redisUrl!)}`);
   stopOnSignals(() => w.stop());
 }
 
-/** SIGINT or SIGTERM: an orderly stop, once, then exit. */
+/**
+ * SIGINT or SIGTERM: an orderly stop (the node drains), then exit 0; a second signal while it
+ * drains ends the process at once (exit 1).
+ */
 function stopOnSignals(stop: () => Promise<void>): void {
   let stopping = false;
-  const once = async () => {
-    if (stopping) return;
+  const once = (signal: string) => {
+    if (stopping) {
+      log.warn(`${signal} again while stopping: exiting now`);
+      log.flush();
+      process.exit(1);
+    }
     stopping = true;
-    await stop();
-    process.exit(0);
+    log.info(`${signal} received`);
+    stop().then(
+      () => {
+        log.flush();
+        process.exit(0);
+      },
+      (e: unknown) => {
+        log.error('the orderly stop failed', { err: e });
+        log.flush();
+        process.exit(1);
+      },
+    );
   };
-  process.on('SIGINT', () => void once());
-  process.on('SIGTERM', () => void once());
+  process.on('SIGINT', () => once('SIGINT'));
+  process.on('SIGTERM', () => once('SIGTERM'));
+}
+
+const hostPart = (host: string) => (host.includes(':') ? `[${host}]` : host);
+
+/** `xeo settings`: the table of docs/configuration.md, printed or written into a file between its markers. */
+function settings(args: string[]): void {
+  const { values } = parseArgs({ args, options: { into: { type: 'string' } } });
+  const table = settingsTable();
+  if (!values.into) {
+    process.stdout.write(table);
+    return;
+  }
+  const text = readFileSync(values.into, 'utf8');
+  const m = /(<!-- settings:begin -->\n)[\s\S]*?(<!-- settings:end -->)/.exec(text);
+  if (!m) throw new UsageError(`${values.into} has no <!-- settings:begin --> ... <!-- settings:end --> section`);
+  writeFileSync(values.into, text.slice(0, m.index) + m[1] + table + m[2] + text.slice(m.index + m[0].length));
+  console.log(`wrote ${Object.keys(SETTINGS).length} settings into ${values.into}`);
 }
 
 /** A URL without its password, for the log. */
@@ -97,14 +144,16 @@ async function serve(): Promise<void> {
   const config = loadConfig();
   const xeo = await startXeo(config);
   const pub = xeo.url === xeo.localUrl ? '' : `public URL ${xeo.url}, `;
-  console.log(`Xeo listening on ${xeo.localUrl} (${pub}versions: ${xeo.url}${wellKnownPath(config.brand)})`);
-  if (xeo.redirectPort !== null) console.log(`Redirecting http://${config.host}:${xeo.redirectPort} to HTTPS`);
+  // The listening line comes last: scripts take it as the sign that everything is up.
+  if (xeo.metricsPort !== null) say(`Metrics, health and readiness on http://${hostPart(config.host)}:${xeo.metricsPort}`);
+  say(`Xeo listening on ${xeo.localUrl} (${pub}versions: ${xeo.url}${wellKnownPath(config.brand)})`);
+  if (xeo.redirectPort !== null) say(`Redirecting http://${config.host}:${xeo.redirectPort} to HTTPS`);
   if (config.tls) {
     // A renewed certificate is taken without a restart: on SIGHUP, or when its files change.
     const reload = (why: string) =>
       xeo.reloadTls().then(
-        () => console.log(`[xeo] certificate reloaded (${why})`),
-        (e) => console.error(`[xeo] certificate reload failed: ${(e as Error).message}`),
+        () => log.info(`certificate reloaded (${why})`),
+        (e) => log.error(`certificate reload failed: ${(e as Error).message}`),
       );
     process.on('SIGHUP', () => void reload('SIGHUP'));
     let timer: NodeJS.Timeout | null = null;
@@ -300,6 +349,7 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'tokens') return tokensCommand(rest);
   if (command === 'import') return importCommand(rest);
   if (command === 'collections') return collectionsCommand(rest);
+  if (command === 'settings') return settings(rest);
   if (command === 'help' || command === '--help' || command === '-h' || command === undefined) {
     console.log(USAGE);
     return;

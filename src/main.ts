@@ -41,6 +41,12 @@ import { setUdfFileReader, workspaceReader } from './udf/sources.js';
 import { runtimesDocument } from './udf/runtimes.js';
 import { setFilesHost, workspaceFilesHost } from './files/file-bridge.js';
 import { configureVectorLimits } from './datacube/vector-limits.js';
+import { configureLogging, log } from './core/log.js';
+import { Readiness, type Probe } from './server/health.js';
+import { MetricsRegistry } from './server/metrics.js';
+import { listenOps } from './server/ops.js';
+import type { BlobStore } from './store/blobs.js';
+import type { Store } from './store/types.js';
 
 export interface Xeo {
   port: number;
@@ -50,8 +56,14 @@ export interface Xeo {
   url: string;
   /** The plain-HTTP port that redirects to HTTPS, if any. */
   redirectPort: number | null;
+  /** The port of /metrics, /healthz and /readyz when XEO_METRICS_PORT gives them one. */
+  metricsPort: number | null;
   /** Takes the certificate files again (HTTPS only). */
   reloadTls(): Promise<void>;
+  /**
+   * An orderly stop: readiness turns 503, no new connections are accepted, requests in flight get
+   * up to XEO_DRAIN_SECONDS to finish, running jobs are queued again, the components close.
+   */
   stop(): Promise<void>;
 }
 
@@ -60,7 +72,16 @@ export function backendVersion(): string {
   return (JSON.parse(readFileSync(pkgPath, 'utf8')) as { version: string }).version;
 }
 
+/** The probes of the components every process uses: records, and the object store when there is one. */
+function storageProbes(store: Store, blobs: BlobStore): Probe[] {
+  const probes: Probe[] = [{ name: 'records', kind: 'records', engine: store.engine, check: () => store.ping() }];
+  const bucket = blobs as BlobStore & { probe?: (signal: AbortSignal) => Promise<void> };
+  if (bucket.probe) probes.push({ name: 'object store', kind: 'object store', engine: 's3', check: (signal) => bucket.probe!(signal) });
+  return probes;
+}
+
 export async function startXeo(config: Config): Promise<Xeo> {
+  configureLogging(config.log.format, config.log.level);
   // First, before any data is touched: without the native server there is nothing to run.
   const uws = loadUws();
   try {
@@ -73,7 +94,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
   configureBlockCache(config.blockCacheBytes);
   configureVectorLimits(config.vector);
   if (config.demo && (await store.collections.list()).length === 0) {
-    await generateDemo(store, path.join(config.dataDir, 'collections', DEMO_ID), (line) => console.log(line));
+    await generateDemo(store, path.join(config.dataDir, 'collections', DEMO_ID), (line) => log.info(line));
   }
   const blobs = await openBlobStore(config, 'files');
   const results = await openBlobStore(config, 'results');
@@ -93,6 +114,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
   let publicUrl = config.publicUrl ?? '';
   const compute = new ComputePool({ threads: config.computeThreads, queue: config.computeQueue, dataDir: config.dataDir, databaseUrl: config.databaseUrl, database: config.database, blockCacheBytes: config.blockCacheBytes, outboundAllow: config.outboundAllow, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads, vector: config.vector });
   const changes = config.databaseUrl ? new PgChanges(config.databaseUrl, config.database.timeoutMs) : new LocalChanges();
+  const oidc = new OidcVerifier(config.oidcProviders, store);
   const keys = new KeyRing(store.signingKeys, config.jwtRotationSeconds * 1000, config.tokenTtlSeconds * 1000);
   await keys.start();
   // Our tokens name the basic-credentials URL of the version they were asked at, and are for this
@@ -114,7 +136,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
     changes,
     auth: new Authenticator(
       store,
-      new OidcVerifier(config.oidcProviders, store),
+      oidc,
       new FailureThrottle({ ...config.authFailures, windowMs: config.authFailures.windowS * 1000 }, store.authFailures ? { ledger: store.authFailures, feed: changes } : undefined),
       signer,
       changes,
@@ -137,7 +159,18 @@ export async function startXeo(config: Config): Promise<Xeo> {
   changes.subscribe('service', (id) => ctx.tiles.invalidate(id));
   ctx.udfRuntimesOffered = Object.keys(await ctx.udfRuntimes()).length > 0;
   ctx.routers = buildRouters(apiRoutes, ctx, VERSIONS, unsupportedRoutes);
-  const server = createHttpServer(uws, ctx, rootRoutes(config.brand));
+  // Each component this node uses, for /readyz.
+  const probes: Probe[] = [
+    ...storageProbes(store, blobs),
+    { name: 'compute threads', kind: 'compute', check: () => answerOf(compute.health()) },
+    { name: 'job threads', kind: 'compute', check: () => answerOf(jobs.health()) },
+    ...(tasks ? [{ name: 'queue', kind: 'queue', engine: 'redis', check: () => jobs.pingQueue()! } satisfies Probe] : []),
+    ...oidc.providerIds.map((id): Probe => ({ name: `identity provider ${id}`, kind: 'identity provider', check: (signal) => oidc.probe(id, signal) })),
+  ];
+  const readiness = new Readiness(probes);
+  const metrics = new MetricsRegistry();
+  const ownMetricsPort = config.metricsPort !== null;
+  const server = createHttpServer(uws, ctx, rootRoutes(config.brand), { readiness, metrics: ownMetricsPort ? null : metrics });
   // The first tile should not wait for threads still loading and warming up, nor for the JIT of
   // the HTTP client on this thread (item searches of STAC API collections run here).
   await Promise.all([compute.ready, warmUpHttp().catch(() => {})]);
@@ -147,40 +180,62 @@ export async function startXeo(config: Config): Promise<Xeo> {
   if (!config.publicUrl) publicUrl = localUrl;
   if (!issuerBase) issuerBase = await store.secrets.getOrCreate('token-issuer', () => localUrl);
   const redirect = config.tls && config.httpRedirectPort !== null ? await listenRedirect(uws, config.host, config.httpRedirectPort, () => publicUrl) : null;
+  const ops = ownMetricsPort ? await listenOps(uws, config.host, config.metricsPort!, { readiness, metrics }) : null;
   // Jobs left running by a previous server are settled, and the queue starts, once we serve.
   await jobs.init();
+  let stopping: Promise<void> | null = null;
   return {
     port,
     localUrl,
     url: publicUrl,
     redirectPort: redirect?.port ?? null,
+    metricsPort: ops?.port ?? null,
     reloadTls: () => server.reloadTls(),
-    async stop() {
-      redirect?.close();
-      server.close();
-      await ctx.tiles.close();
-      await jobs.close();
-      await ctx.compute.close();
-      await udf.close();
-      await syncLogs.close();
-      await changes.close();
-      keys.stop();
-      setSearchHost(null);
-      setUdfHost(null);
-      setUdfFileReader(null);
-      setFilesHost(null);
-      await store.close();
+    stop() {
+      return (stopping ??= (async () => {
+        // Not ready first, so load balancers look elsewhere; then no new connections.
+        readiness.draining = true;
+        log.info(`stopping: not ready, no new connections; requests in flight have up to ${config.drainSeconds} s to finish`);
+        redirect?.close();
+        const left = await server.drain(config.drainSeconds * 1000);
+        if (left > 0) log.warn(`${left} request(s) still in flight after ${config.drainSeconds} s are cut short`);
+        else log.info('every request in flight has finished');
+        await ctx.tiles.close();
+        await jobs.close();
+        await ctx.compute.close();
+        await udf.close();
+        await syncLogs.close();
+        await changes.close();
+        keys.stop();
+        setSearchHost(null);
+        setUdfHost(null);
+        setUdfFileReader(null);
+        setFilesHost(null);
+        await store.close();
+        ops?.close();
+        log.info('stopped');
+      })());
     },
   };
 }
 
+/** A health() answer as a probe's: ready with its detail, or a failure saying why not. */
+function answerOf(h: { ready: boolean; detail: string }): string {
+  if (!h.ready) throw new Error(h.detail);
+  return h.detail;
+}
+
 export interface XeoWorker {
   node: string;
+  /** The port of /metrics, /healthz and /readyz (XEO_METRICS_PORT), or null. */
+  metricsPort: number | null;
+  /** An orderly stop: the tasks running here go back to the queue at once, then the connections close. */
   stop(): Promise<void>;
 }
 
 /** `xeo worker`: takes batch job tasks from the queue of XEO_REDIS_URL until stopped. */
 export async function startWorker(config: Config): Promise<XeoWorker> {
+  configureLogging(config.log.format, config.log.level);
   if (!config.redisUrl || !config.databaseUrl) throw new ConfigError('a worker needs XEO_REDIS_URL and XEO_DATABASE_URL: it shares the job queue and records with the API nodes');
   try {
     configureOutbound(config.outboundAllow);
@@ -189,7 +244,7 @@ export async function startWorker(config: Config): Promise<XeoWorker> {
   }
   configureRemoteProcesses(config.remoteProcesses);
   const store = await openStore(config);
-  if (!config.s3Bucket) console.warn('[xeo] worker without XEO_S3_BUCKET: results go to this machine\'s disk, where only API nodes sharing its data dir find them');
+  if (!config.s3Bucket) log.warn("worker without XEO_S3_BUCKET: results go to this machine's disk, where only API nodes sharing its data dir find them");
   // With a bucket, the chunks and COGs a worker stores are seen by the other workers and every API node.
   const results = await openBlobStore(config, 'results');
   const stac = new StacCollections(store.collections, config.stac);
@@ -204,16 +259,31 @@ export async function startWorker(config: Config): Promise<XeoWorker> {
   const node = nodeId(config.dataDir);
   const worker = new JobWorker(store, results, config, new TaskQueue(config.redisUrl, config.chunkAttempts), node);
   await worker.start();
+  const readiness = new Readiness([
+    ...storageProbes(store, results),
+    { name: 'queue', kind: 'queue', engine: 'redis', check: () => worker.pingQueue() },
+    { name: 'job threads', kind: 'compute', check: () => answerOf(worker.health()) },
+  ]);
+  const ops = config.metricsPort !== null ? await listenOps(loadUws(), config.host, config.metricsPort, { readiness, metrics: new MetricsRegistry() }) : null;
+  let stopping: Promise<void> | null = null;
   return {
     node,
-    async stop() {
-      await worker.close();
-      await udf.close();
-      setSearchHost(null);
-      setUdfHost(null);
-      setUdfFileReader(null);
-      setFilesHost(null);
-      await store.close();
+    metricsPort: ops?.port ?? null,
+    stop() {
+      return (stopping ??= (async () => {
+        readiness.draining = true;
+        log.info('stopping: the tasks running here go back to the queue', { worker: node });
+        const handed = await worker.close(config.drainSeconds * 1000);
+        log.info(`${handed} task(s) handed back to the queue`, { worker: node });
+        await udf.close();
+        setSearchHost(null);
+        setUdfHost(null);
+        setUdfFileReader(null);
+        setFilesHost(null);
+        await store.close();
+        ops?.close();
+        log.info('stopped', { worker: node });
+      })());
     },
   };
 }

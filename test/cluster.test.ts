@@ -1,7 +1,8 @@
 // Xeo on several machines, on loopback: two API nodes and two `xeo worker` processes, each with a
 // data dir of its own, sharing only PostgreSQL (records), Redis (the job queue) and a Ceph RADOS
 // Gateway (files and results). Files cross nodes; a job's chunks are done by both workers and its
-// COG equals /result pixel for pixel; a worker killed mid-job loses nothing; a cancel stops every
+// COG equals /result pixel for pixel; a worker killed mid-job loses nothing, one stopped with
+// SIGTERM hands its tasks back at once; a cancel stops every
 // worker within a second; chunks that keep failing end the job in error; a user's limit holds
 // across nodes; the queue going away gives 503s, and work resumes when it is back.
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -277,6 +278,42 @@ describeWithTool(hasPostgres && hasRedis && hasRadosgw, 'PostgreSQL 15, Redis 7 
     expectSamePixels(await resultPixels(a, id), expected);
     // Each chunk counted once, however often it ran.
     expect((await logs(a, id)).filter((l) => /^Finished/.test(l.message))).toHaveLength(1);
+    // The new worker serves its metrics and readiness (the next case stops it orderly).
+    workers.push(await startWorkerProc({ ...env, XEO_METRICS_PORT: '0' }));
+  });
+
+  it('a worker stopped with SIGTERM mid-job hands its tasks back to the queue at once and exits 0; the COG is right', async () => {
+    const victim = workers[workers.length - 1];
+    const port = /Metrics, health and readiness on http:\/\/127\.0\.0\.1:(\d+)/.exec(victim.output())?.[1];
+    expect(port, victim.output()).toBeDefined();
+    const ops = `http://127.0.0.1:${port}`;
+    const ready = await http('GET', `${ops}/readyz`);
+    expect(ready.status, ready.text).toBe(200);
+    expect(ready.json.components.map((c: { name: string; engine?: string }) => [c.name, c.engine ?? null])).toEqual([
+      ['records', 'postgresql'],
+      ['object store', 's3'],
+      ['queue', 'redis'],
+      ['job threads', null],
+    ]);
+    const id = await createJob(a);
+    expect((await http('POST', `${a.base}/jobs/${id}/results`, { headers: auth() })).status).toBe(202);
+    // Until the victim has done a chunk of it (its own counter, on its metrics port).
+    const chunksDone = async () => Number(/^xeo_job_chunks_done_total (\d+)/m.exec((await http('GET', `${ops}/metrics`)).text)?.[1] ?? 0);
+    for (let i = 0; i < 300 && (await chunksDone()) < 1; i++) await sleep(100);
+    expect(await chunksDone()).toBeGreaterThanOrEqual(1);
+    const exit = new Promise<number | null>((r) => victim.proc.once('exit', (code) => r(code)));
+    victim.proc.kill('SIGTERM');
+    expect(await exit).toBe(0);
+    const handed = /(\d+) task\(s\) handed back to the queue/.exec(victim.output());
+    expect(handed, victim.output()).not.toBeNull();
+    expect(Number(handed![1])).toBeGreaterThanOrEqual(1);
+    workers.pop();
+    await victim.stop();
+    const done = await until(a, id, (j) => j.status !== 'queued' && j.status !== 'running');
+    expect(done.status).toBe('finished');
+    expectSamePixels(await resultPixels(a, id), expected);
+    // Handed back, not failed: no try of the run was counted against it.
+    expect((await logs(a, id)).filter((l) => /failed on worker/.test(l.message))).toEqual([]);
     workers.push(await startWorkerProc(env));
   });
 

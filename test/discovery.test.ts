@@ -179,7 +179,7 @@ describe('brand word openeo, production', () => {
   it('moves the well-known path and every header to the openEO names', async () => {
     const wk = await http('GET', `${s.url}/.well-known/openeo`);
     expect(wk.status).toBe(200);
-    expect(wk.headers['access-control-expose-headers']).toBe('Link, Location, OpenEO-Costs, OpenEO-Identifier');
+    expect(wk.headers['access-control-expose-headers']).toBe('Link, Location, OpenEO-Costs, OpenEO-Identifier, X-Request-Id');
     expect((await http('GET', `${s.url}/.well-known/xeo`)).status).toBe(404);
     const caps = (await http('GET', `${s.base}/`)).json;
     expect(caps.id).toBe('openeo');

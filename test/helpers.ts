@@ -30,8 +30,10 @@ export function tempDir(prefix = 'xeo-test-'): string {
 export async function startServer(env: Record<string, string> = {}, dataDir = tempDir()): Promise<TestServer> {
   // The demo collection takes seconds to generate: tests that need it copy a prepared data dir.
   // A server starts no Python interpreter for UDFs unless its test asks for some (XEO_UDF_WORKERS):
-  // each would cost a second of CPU at start in every test file.
-  const fullEnv = { XEO_HOST: '127.0.0.1', XEO_PORT: '0', XEO_DATA_DIR: dataDir, XEO_DEMO: 'false', XEO_UDF_WORKERS: '0', ...env };
+  // each would cost a second of CPU at start in every test file. A stop waits for requests in
+  // flight (XEO_DRAIN_SECONDS): a few seconds at most here, so a test that leaves one hanging does
+  // not hold the suite.
+  const fullEnv = { XEO_HOST: '127.0.0.1', XEO_PORT: '0', XEO_DATA_DIR: dataDir, XEO_DEMO: 'false', XEO_UDF_WORKERS: '0', XEO_DRAIN_SECONDS: '3', ...env };
   const proc = spawn(process.execPath, [CLI, 'serve'], { env: { ...process.env, ...fullEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   proc.stdout!.on('data', (d) => (out += d));

@@ -39,7 +39,7 @@ describe('CORS', () => {
     for (const url of [`${s.base}/`, `${s.base}/me`, `${s.base}/nope`, `${s.url}/.well-known/xeo`, `${s.url}/nothing`]) {
       const r = await http('GET', url, { headers: { origin: 'https://editor.example' } });
       expect(r.headers['access-control-allow-origin'], url).toBe('*');
-      expect(r.headers['access-control-expose-headers'], url).toBe('Link, Location, Xeo-Costs, Xeo-Identifier');
+      expect(r.headers['access-control-expose-headers'], url).toBe('Link, Location, Xeo-Costs, Xeo-Identifier, X-Request-Id');
       expect(r.headers['access-control-allow-credentials'], url).toBeUndefined();
     }
   });

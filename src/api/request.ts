@@ -27,6 +27,8 @@ export class ApiRequest<Ctx extends LinkBase = LinkBase> {
 
   constructor(
     readonly app: Ctx,
+    /** The request's id: in its X-Request-Id answer header, its error answer and its log lines. */
+    readonly id: string,
     readonly method: string,
     /** Path below the version prefix, still URL-encoded. */
     readonly path: string,

@@ -28,6 +28,8 @@ export interface Route<Ctx extends LinkBase = LinkBase> {
   versions?: readonly ApiVersion[];
   /** Whether the route exists in this configuration (e.g. only with OIDC providers). */
   enabled?: (ctx: Ctx) => boolean;
+  /** Set by the server at start: the route's family in the request metrics. */
+  metricsFamily?: number;
   handler: (req: ApiRequest<Ctx>) => Promise<Reply> | Reply;
 }
 

@@ -10,6 +10,7 @@ import { LRUCache } from 'lru-cache';
 import type { OidcProviderConfig } from '../core/config.js';
 import type { Store, User } from '../store/types.js';
 import { ApiError } from '../core/errors.js';
+import { log } from '../core/log.js';
 
 interface Keys {
   issuer: string;
@@ -52,6 +53,23 @@ export class OidcVerifier {
   providerOfIssuer(iss: string): string | null {
     const want = iss.replace(/\/+$/, '');
     return this.providers.find((p) => p.issuer === want)?.id ?? null;
+  }
+
+  /** The providers' ids (for readiness). */
+  get providerIds(): string[] {
+    return this.providers.map((p) => p.id);
+  }
+
+  /** Fetches a provider's discovery document afresh (readiness): resolves when it answers as it should. */
+  async probe(providerId: string, signal?: AbortSignal): Promise<void> {
+    const p = this.provider(providerId);
+    const res = await request(`${p.issuer}/.well-known/openid-configuration`, { signal, headersTimeout: 5000, bodyTimeout: 5000 });
+    if (res.statusCode !== 200) {
+      await res.body.dump();
+      throw new Error(`its discovery document answered HTTP ${res.statusCode}`);
+    }
+    const doc = (await res.body.json()) as { issuer?: string };
+    if (typeof doc.issuer !== 'string' || doc.issuer.replace(/\/+$/, '') !== p.issuer) throw new Error('its discovery document names another issuer');
   }
 
   async userOf(providerId: string, token: string): Promise<User> {
@@ -123,7 +141,7 @@ async function discover(p: OidcProviderConfig): Promise<Keys> {
     };
     return { issuer: doc.issuer, jwks };
   } catch (e) {
-    console.error(`[xeo] OpenID Connect discovery of '${p.id}' at ${p.issuer} failed: ${(e as Error).message}`);
+    log.error(`OpenID Connect discovery of '${p.id}' at ${p.issuer} failed: ${(e as Error).message}`);
     throw new ApiError('IdentityProviderUnavailable', { provider: p.id });
   }
 }

@@ -6,6 +6,7 @@
 // Memory is bounded (LRU of keys). Nodes sharing a database server count in its ledger and tell
 // each other of every wait through the change feed, so a valid request never leaves memory; a
 // failure or a right password also reads the ledger, so a notice on its way lets no guess through.
+import { log } from '../core/log.js';
 import { LRUCache } from 'lru-cache';
 import { ApiError } from '../core/errors.js';
 import type { FailureLedger } from '../store/auth-failures.js';
@@ -43,7 +44,7 @@ export class FailureThrottle {
     });
     shared.ledger.blocked(Date.now(), MAX_KEYS).then(
       (waits) => waits.forEach((b) => this.waitUntil(b.key, b.until)),
-      (e: unknown) => console.error(`[xeo] could not read the sign-in waits of other nodes: ${(e as Error).message}`),
+      (e: unknown) => log.warn(`could not read the sign-in waits of other nodes: ${(e as Error).message}`),
     );
   }
 
@@ -101,7 +102,7 @@ export class FailureThrottle {
       try {
         until = await this.shared.ledger.waiting([keys.account, keys.address]);
       } catch (e) {
-        console.error(`[xeo] a sign-in not checked against the waits of other nodes: ${(e as Error).message}`);
+        log.warn(`a sign-in not checked against the waits of other nodes: ${(e as Error).message}`);
       }
       if (until > arrivedAt) throw tooMany(until, Date.now());
     }
@@ -120,7 +121,7 @@ export class FailureThrottle {
     try {
       return await this.shared.ledger.record(key, now, now - this.limits.windowMs);
     } catch (e) {
-      console.error(`[xeo] counting a failed sign-in on this node only: ${(e as Error).message}`);
+      log.warn(`counting a failed sign-in on this node only: ${(e as Error).message}`);
       return null;
     }
   }

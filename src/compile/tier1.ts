@@ -21,6 +21,7 @@
 // from its TypeScript source (vitest), the built copy in dist/src/compile is used (so `npm test`,
 // which builds first, or `npx tsc -p .` before vitest); without either, compiles run in the calling
 // thread (slower to answer, same result), with one warning.
+import { log } from '../core/log.js';
 import { mkdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { rename, writeFile, mkdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
@@ -65,7 +66,7 @@ export const ASC_OPTIONS: Record<string, unknown> = {
 
 type Log = (level: 'info' | 'warn' | 'error', message: string) => void;
 const defaultLog: Log = (level, message) => {
-  if (level !== 'info') console.error(`[xeo] ${message}`);
+  if (level !== 'info') log[level](message);
 };
 
 export interface Tier1Options {
@@ -330,7 +331,7 @@ export function ascCompile(source: string): Promise<Uint8Array> {
   if (!worker && !file) {
     if (!warnedInThread) {
       warnedInThread = true;
-      console.error('[xeo] tier 1: dist/src/compile/asc-worker.js not found (run npm run build:ts); compiling in the calling thread');
+      log.warn('tier 1: dist/src/compile/asc-worker.js not found (run npm run build:ts); compiling in the calling thread');
     }
     return compileSource(source, ASC_OPTIONS);
   }

@@ -7,6 +7,13 @@ import type { ExecuteRequest, ExecuteResult } from './execute.js';
 import { withRunLogs, type RunLog } from '../core/run-context.js';
 import type { ToWorker, WorkerInit } from './worker.js';
 import { threadPorts } from './thread.js';
+import { gauge, poolTasks, poolTaskSlot } from '../core/metrics.js';
+import { log } from '../core/log.js';
+
+const OK = poolTaskSlot('compute', 'ok');
+const FAILED = poolTaskSlot('compute', 'failed');
+const CANCELED = poolTaskSlot('compute', 'canceled');
+const SHED = poolTaskSlot('compute', 'shed');
 
 interface Task {
   id: number;
@@ -27,7 +34,7 @@ export interface PoolOptions extends WorkerInit {
 }
 
 /** What the rest of the server asks of compute: run a graph, and stop. */
-export type Compute = Pick<ComputePool, 'run' | 'close'>;
+export type Compute = Pick<ComputePool, 'run' | 'close' | 'health'>;
 
 export class ComputePool {
   private readonly slots: Slot[] = [];
@@ -43,12 +50,43 @@ export class ComputePool {
     this.unready = opts.threads;
     this.ready = new Promise((r) => (this.onReady = r));
     for (let i = 0; i < opts.threads; i++) this.slots.push(this.spawn());
+    gauge('xeo_compute_threads', 'Compute threads (graphs of /result and tiles), busy or idle.', ['state'], () => {
+      const busy = this.slots.filter((s) => s.task).length;
+      return [
+        { labels: { state: 'busy' }, value: busy },
+        { labels: { state: 'idle' }, value: this.slots.length - busy },
+      ];
+    });
+    gauge('xeo_compute_queue_length', 'Graphs waiting for a compute thread (XEO_COMPUTE_QUEUE bounds it).', [], () => [{ labels: {}, value: this.waiting.length }]);
+  }
+
+  /** For readiness: threads up and warmed, how many are busy and how many graphs wait. */
+  health(): { ready: boolean; detail: string } {
+    const busy = this.slots.filter((s) => s.task).length;
+    const detail = `${this.slots.length} thread(s), ${busy} busy, ${this.waiting.length} waiting`;
+    if (this.closed) return { ready: false, detail: 'closed' };
+    if (this.unready > 0) return { ready: false, detail: `${this.unready} thread(s) still warming up` };
+    return { ready: true, detail };
   }
 
   private spawn(): Slot {
-    const { searchPort, udf, filesPort, transferList } = threadPorts();
+    const { searchPort, udf, filesPort, metricsPort, log: logging, transferList } = threadPorts();
     const worker = new Worker(new URL('./worker.js', import.meta.url), {
-      workerData: { dataDir: this.opts.dataDir, databaseUrl: this.opts.databaseUrl, database: this.opts.database, blockCacheBytes: this.opts.blockCacheBytes, outboundAllow: this.opts.outboundAllow, arenaKeepBytes: this.opts.arenaKeepBytes, kernelThreads: this.opts.kernelThreads, vector: this.opts.vector, searchPort, udf, filesPort } satisfies WorkerInit,
+      workerData: {
+        dataDir: this.opts.dataDir,
+        databaseUrl: this.opts.databaseUrl,
+        database: this.opts.database,
+        blockCacheBytes: this.opts.blockCacheBytes,
+        outboundAllow: this.opts.outboundAllow,
+        arenaKeepBytes: this.opts.arenaKeepBytes,
+        kernelThreads: this.opts.kernelThreads,
+        vector: this.opts.vector,
+        searchPort,
+        udf,
+        filesPort,
+        metricsPort,
+        log: logging,
+      } satisfies WorkerInit,
       transferList,
     });
     const slot: Slot = { worker, task: null };
@@ -62,12 +100,17 @@ export class ComputePool {
       const t = slot.task;
       if (!t || t.id !== m.id) return;
       slot.task = null;
-      if (m.ok) t.resolve({ ...m.result!, body: Buffer.from(m.result!.body.buffer, m.result!.body.byteOffset, m.result!.body.byteLength) });
-      else t.reject(withRunLogs(errorFromData(m.error!), m.logs));
+      if (m.ok) {
+        poolTasks.inc(OK);
+        t.resolve({ ...m.result!, body: Buffer.from(m.result!.body.buffer, m.result!.body.byteOffset, m.result!.body.byteLength) });
+      } else {
+        poolTasks.inc(m.error!.code === 'ClientClosedRequest' ? CANCELED : FAILED);
+        t.reject(withRunLogs(errorFromData(m.error!), m.logs));
+      }
       this.pump();
     });
     worker.on('error', (e) => {
-      console.error('[xeo] compute thread failed:', e);
+      log.error('a compute thread failed', { err: e });
     });
     worker.on('exit', () => {
       const t = slot.task;
@@ -94,6 +137,7 @@ export class ComputePool {
   /** Runs a graph; `signal` (e.g. the client going away) cancels it. */
   run(req: ExecuteRequest, signal?: AbortSignal): Promise<ExecuteResult> {
     if (this.waiting.length >= this.opts.queue && this.slots.every((s) => s.task)) {
+      poolTasks.inc(SHED);
       const e = new ApiError('InfrastructureBusy');
       e.headers = { 'Retry-After': '2' };
       return Promise.reject(e);

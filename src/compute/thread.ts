@@ -21,6 +21,8 @@ import { configureVectorLimits } from '../datacube/vector-limits.js';
 import { filesOverPort, filesPortForThread } from '../files/file-bridge.js';
 import { setUserFiles } from './execute.js';
 import type { Config } from '../core/config.js';
+import { configureLogging, loggingSettings, type LogFormat, type LogLevel } from '../core/log.js';
+import { metricsPortForThread } from '../core/metrics.js';
 
 export interface ThreadInit {
   dataDir: string;
@@ -43,10 +45,15 @@ export interface ThreadInit {
   filesPort?: MessagePort | null;
   /** Limits on vector inputs (XEO_VECTOR_*); the defaults when absent. */
   vector?: Config['vector'];
+  /** To the main thread's metrics: what this thread counts is added there (core/metrics.ts shipMetrics, called by the thread once it serves). */
+  metricsPort?: MessagePort | null;
+  /** How this thread logs: as the main thread does. */
+  log?: { format: LogFormat; level: LogLevel };
 }
 
 /** Prepares this thread for running graphs; answers a getter of its catalog (the store opens on first use). */
 export function setupEngineThread(init: ThreadInit): () => CatalogSource {
+  if (init.log) configureLogging(init.log.format, init.log.level);
   configureBlockCache(init.blockCacheBytes);
   configureOutbound(init.outboundAllow);
   if (init.arenaKeepBytes !== undefined) configureArena({ keepBytes: init.arenaKeepBytes });
@@ -64,13 +71,21 @@ export function setupEngineThread(init: ThreadInit): () => CatalogSource {
 
 /**
  * A thread's ports to spawn it with (for workerData and transferList): the STAC search bridge, the
- * UDF runtimes and the reader of users' files.
+ * UDF runtimes, the reader of users' files and the main thread's metrics; and how it logs.
  */
-export function threadPorts(): { searchPort: MessagePort | null; udf: HostLink | null; filesPort: MessagePort | null; transferList: MessagePort[] } {
+export function threadPorts(): {
+  searchPort: MessagePort | null;
+  udf: HostLink | null;
+  filesPort: MessagePort | null;
+  metricsPort: MessagePort;
+  log: { format: LogFormat; level: LogLevel };
+  transferList: MessagePort[];
+} {
   const searchPort = searchPortForThread();
   const udf = udfLinkForThread();
   const filesPort = filesPortForThread();
-  return { searchPort, udf, filesPort, transferList: [...(searchPort ? [searchPort] : []), ...(filesPort ? [filesPort] : []), ...linkPorts(udf)] };
+  const metricsPort = metricsPortForThread();
+  return { searchPort, udf, filesPort, metricsPort, log: loggingSettings(), transferList: [...(searchPort ? [searchPort] : []), ...(filesPort ? [filesPort] : []), metricsPort, ...linkPorts(udf)] };
 }
 
 /** A failure as data that can cross to the main thread. */

@@ -5,6 +5,8 @@ import { execute, type ExecuteRequest } from './execute.js';
 import { runLogsOf } from '../core/run-context.js';
 import { failureData, setupEngineThread, type ThreadInit } from './thread.js';
 import { warmUp } from './warm-up.js';
+import { log } from '../core/log.js';
+import { resetMetrics, shipMetrics } from '../core/metrics.js';
 
 export type WorkerInit = ThreadInit;
 
@@ -15,8 +17,13 @@ const running = new Map<number, AbortController>();
 // Graphs wait for the warm-up (the pool waits for 'ready' before the server listens); a failed
 // warm-up costs only speed.
 const warmed = warmUp()
-  .catch((e) => console.error('[xeo] compute thread warm-up failed:', e))
-  .then(() => parentPort!.postMessage({ type: 'ready' }));
+  .catch((e) => log.error('the warm-up of a compute thread failed', { err: e }))
+  .then(() => {
+    // Counted from here on: the warm-up's own reads are not the server's work.
+    resetMetrics();
+    shipMetrics((workerData as WorkerInit).metricsPort);
+    parentPort!.postMessage({ type: 'ready' });
+  });
 
 parentPort!.on('message', async (msg: ToWorker) => {
   if (msg.type === 'cancel') {

@@ -1,8 +1,12 @@
 // Configuration comes from the environment only, so `npm start`, `xeo serve` and the tests all
-// share one mechanism. Every variable is documented in README ("Configuration").
-import os from 'node:os';
+// share one mechanism. The variables, their defaults and meanings are the list in settings.ts
+// (documented from it in docs/configuration.md); this file shapes what they say into a Config.
 import path from 'node:path';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { checkFiles, ConfigError, readSettings, SETTINGS, type Env, type SettingValues } from './settings.js';
+import type { LogFormat, LogLevel } from './log.js';
+
+export { ConfigError };
 
 export interface OidcProviderConfig {
   id: string;
@@ -46,8 +50,14 @@ export interface Config {
   maxUploadBytes: number;
   userQuotaBytes: number;
   oidcProviders: OidcProviderConfig[];
-  /** Log one line per request to stderr. */
+  /** Log one line per request. */
   accessLog: boolean;
+  /** How log lines are written (core/log.ts). */
+  log: { format: LogFormat; level: LogLevel };
+  /** A port of its own for /metrics (and /healthz, /readyz); null: /metrics on the API port (a worker serves none). */
+  metricsPort: number | null;
+  /** Seconds requests in flight may take to finish after SIGTERM before the node closes anyway. */
+  drainSeconds: number;
   /** Generate the demo collection on a first start with an empty catalog. */
   demo: boolean;
   /** Memory for decoded raster blocks, shared by all files (per compute thread). */
@@ -191,36 +201,91 @@ export interface StacConfig {
   signers: SignerConfig;
 }
 
-type Env = Record<string, string | undefined>;
-
-export class ConfigError extends Error {}
-
-function int(env: Env, name: string, def: number, min = 0): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return def;
-  const n = Number(raw);
-  if (!Number.isSafeInteger(n) || n < min) throw new ConfigError(`${name} must be an integer >= ${min}, got '${raw}'`);
-  return n;
+/** Reads the configuration from the environment, through the list of settings (settings.ts). */
+export function loadConfig(env: Env = process.env): Config {
+  const v = readSettings(env);
+  if (v.httpRedirectPort !== null && !(v.tlsCert && v.tlsKey)) throw new ConfigError('XEO_HTTP_REDIRECT_PORT redirects to HTTPS: set XEO_TLS_CERT and XEO_TLS_KEY too');
+  return {
+    host: v.host,
+    port: v.port,
+    dataDir: v.dataDir,
+    databaseUrl: v.databaseUrl,
+    database: { poolSize: v.databasePool, timeoutMs: v.databaseTimeout * 1000 },
+    redisUrl: v.redisUrl,
+    queueLeaseSeconds: v.queueLease,
+    chunkAttempts: v.chunkAttempts,
+    brand: v.brand,
+    publicUrl: v.publicUrl,
+    production: v.production,
+    title: v.title,
+    description: v.description,
+    tokenTtlSeconds: v.tokenTtl,
+    jwtRotationSeconds: v.jwtRotation,
+    webEditorUrl: v.webEditorUrl,
+    maxJsonBodyBytes: v.maxBodyBytes,
+    maxUploadBytes: v.maxUploadBytes,
+    userQuotaBytes: v.userQuotaBytes,
+    oidcProviders: oidcProviders(v.oidcProvidersFile ? readFileSync(v.oidcProvidersFile, 'utf8') : v.oidcProviders),
+    accessLog: v.accessLog,
+    log: { format: v.logFormat, level: v.logLevel },
+    metricsPort: v.metricsPort,
+    drainSeconds: v.drainSeconds,
+    demo: v.demo,
+    blockCacheBytes: v.blockCacheBytes,
+    kernelThreads: v.kernelThreads,
+    kernelArenaKeepBytes: v.kernelArenaKeepBytes,
+    computeThreads: v.computeThreads,
+    computeQueue: v.computeQueue,
+    syncMaxValues: v.syncMaxValues,
+    tileCacheBytes: v.tileCacheBytes,
+    tileMaxAge: v.tileMaxAge,
+    maxGraphNodes: v.maxGraphNodes,
+    maxGraphDepth: v.maxGraphDepth,
+    userConcurrency: v.userConcurrency,
+    maxJobsPerUser: v.maxJobsPerUser,
+    jobThreads: v.jobThreads,
+    batchMaxValues: v.batchMaxValues,
+    jobChunkSize: v.jobChunkSize,
+    jobBlockCacheBytes: v.jobBlockCacheBytes,
+    zonalBlockCacheBytes: v.zonalBlockCacheBytes,
+    jobResultTtlSeconds: v.jobResultTtl,
+    remoteProcesses: { http: v.remoteProcessHttp, ttlSeconds: v.remoteProcessTtl, maxBytes: v.remoteProcessMaxBytes },
+    vector: { maxBytes: v.vectorMaxBytes, maxGeometries: v.vectorMaxFeatures, maxVertices: v.vectorMaxVertices, maxVerticesPerGeometry: v.vectorMaxGeometryVertices },
+    resultLinkTtlSeconds: v.resultLinkTtl,
+    s3Bucket: v.s3Bucket,
+    s3TimeoutMs: v.s3Timeout * 1000,
+    authFailures: { perAccount: v.authFailuresPerAccount, perAddress: v.authFailuresPerAddress, windowS: v.authFailureWindow, maxDelayS: v.authMaxDelay },
+    trustProxy: v.trustProxy,
+    tls: tlsFiles(v.tlsCert, v.tlsKey),
+    httpRedirectPort: v.httpRedirectPort,
+    outboundAllow: v.outboundAllow,
+    stac: {
+      metadataTtlSeconds: v.stacMetadataTtl,
+      searchTtlSeconds: v.stacSearchTtl,
+      maxItems: v.stacMaxItems,
+      jobMaxItems: v.stacJobMaxItems,
+      signers: { pcSasUrl: v.pcSasUrl ?? 'https://planetarycomputer.microsoft.com/api/sas/v1/token', pcSubscriptionKey: v.pcSubscriptionKey || null, pcBlobEndpoint: v.pcBlobEndpoint, s3: s3Of(v) },
+    },
+    udf: {
+      workers: v.udfWorkers,
+      memoryBytes: v.udfMemoryBytes,
+      timeoutSeconds: v.udfTimeout,
+      jobTimeoutSeconds: v.udfJobTimeout,
+      jobTimeoutMaxSeconds: Math.max(v.udfJobTimeout, v.udfJobTimeoutMax),
+      python: v.udfPython,
+      bwrap: v.udfBwrap,
+      tmpBytes: v.udfTmpBytes,
+      outputBytes: v.udfOutputBytes,
+      logBytes: v.udfLogBytes,
+      printBytes: v.udfPrintBytes,
+      processes: v.udfProcesses,
+      uid: v.udfUid,
+      callValues: v.udfCallValues,
+    },
+  };
 }
 
-function bool(env: Env, name: string, def: boolean): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return def;
-  if (/^(1|true|yes|on)$/i.test(raw)) return true;
-  if (/^(0|false|no|off)$/i.test(raw)) return false;
-  throw new ConfigError(`${name} must be true or false, got '${raw}'`);
-}
-
-function url(env: Env, name: string): string | null {
-  const raw = env[name];
-  if (!raw) return null;
-  if (!/^https?:\/\/[^/]+/.test(raw)) throw new ConfigError(`${name} must be an absolute http(s) URL, got '${raw}'`);
-  return raw.replace(/\/+$/, '');
-}
-
-function oidcProviders(env: Env): OidcProviderConfig[] {
-  let raw = env.XEO_OIDC_PROVIDERS;
-  if (env.XEO_OIDC_PROVIDERS_FILE) raw = readFileSync(env.XEO_OIDC_PROVIDERS_FILE, 'utf8');
+function oidcProviders(raw: string): OidcProviderConfig[] {
   if (!raw) return [];
   let list: unknown;
   try {
@@ -244,162 +309,21 @@ function oidcProviders(env: Env): OidcProviderConfig[] {
   });
 }
 
-function databaseUrl(env: Env): string | null {
-  const url = env.XEO_DATABASE_URL;
-  if (!url) return null;
-  if (!/^postgres(ql)?:\/\/./.test(url)) throw new ConfigError('XEO_DATABASE_URL must be a postgres:// URL');
-  return url;
-}
-
-function redisUrl(env: Env): string | null {
-  const url = env.XEO_REDIS_URL;
-  if (!url) return null;
-  if (!/^rediss?:\/\/./.test(url)) throw new ConfigError('XEO_REDIS_URL must be a redis:// or rediss:// URL');
-  if (!env.XEO_DATABASE_URL) throw new ConfigError('XEO_REDIS_URL needs XEO_DATABASE_URL: workers and API nodes share the job records');
-  return url;
-}
-
-function tlsFiles(env: Env): { cert: string; key: string } | null {
-  const cert = env.XEO_TLS_CERT;
-  const key = env.XEO_TLS_KEY;
+function tlsFiles(cert: string, key: string): { cert: string; key: string } | null {
   if (!cert && !key) return null;
   if (!cert || !key) throw new ConfigError('HTTPS needs both XEO_TLS_CERT and XEO_TLS_KEY');
-  for (const f of [cert, key]) if (!existsSync(f)) throw new ConfigError(`cannot read ${f}`);
+  checkFiles([cert, key]);
   return { cert: path.resolve(cert), key: path.resolve(key) };
 }
 
-export function loadConfig(env: Env = process.env): Config {
-  const brand = env.XEO_BRAND || 'Xeo';
-  if (!/^[A-Za-z][A-Za-z0-9]*$/.test(brand)) throw new ConfigError(`XEO_BRAND must be a single word of letters and digits, got '${brand}'`);
-  const publicUrl = env.XEO_PUBLIC_URL ? env.XEO_PUBLIC_URL.replace(/\/+$/, '') : null;
-  if (publicUrl && !/^https?:\/\/[^/]+/.test(publicUrl)) throw new ConfigError('XEO_PUBLIC_URL must be an absolute http(s) URL');
-  if (env.XEO_HTTP_REDIRECT_PORT && !(env.XEO_TLS_CERT && env.XEO_TLS_KEY)) throw new ConfigError('XEO_HTTP_REDIRECT_PORT redirects to HTTPS: set XEO_TLS_CERT and XEO_TLS_KEY too');
-  return {
-    host: env.XEO_HOST || '127.0.0.1',
-    port: int(env, 'XEO_PORT', 8080),
-    dataDir: path.resolve(env.XEO_DATA_DIR || './data'),
-    databaseUrl: databaseUrl(env),
-    database: { poolSize: int(env, 'XEO_DATABASE_POOL', 10, 1), timeoutMs: int(env, 'XEO_DATABASE_TIMEOUT', 10, 1) * 1000 },
-    redisUrl: redisUrl(env),
-    queueLeaseSeconds: int(env, 'XEO_QUEUE_LEASE', 30, 1),
-    chunkAttempts: int(env, 'XEO_CHUNK_ATTEMPTS', 3, 1),
-    brand,
-    publicUrl,
-    production: bool(env, 'XEO_PRODUCTION', false),
-    title: env.XEO_TITLE || 'Xeo',
-    description:
-      env.XEO_DESCRIPTION ||
-      'Xeo is an Earth-observation processing back-end: discover collections and processes, then run process graphs as XYZ map tiles, synchronous previews or batch jobs.',
-    tokenTtlSeconds: int(env, 'XEO_TOKEN_TTL', 24 * 3600, 1),
-    jwtRotationSeconds: int(env, 'XEO_JWT_ROTATION', 7 * 24 * 3600, 60),
-    webEditorUrl: url(env, 'XEO_WEB_EDITOR_URL'),
-    maxJsonBodyBytes: int(env, 'XEO_MAX_BODY_BYTES', 8 * 1024 * 1024, 1024),
-    maxUploadBytes: int(env, 'XEO_MAX_UPLOAD_BYTES', 2 * 1024 * 1024 * 1024, 1),
-    userQuotaBytes: int(env, 'XEO_USER_QUOTA_BYTES', 5 * 1024 * 1024 * 1024, 0),
-    oidcProviders: oidcProviders(env),
-    accessLog: bool(env, 'XEO_ACCESS_LOG', false),
-    demo: bool(env, 'XEO_DEMO', true),
-    blockCacheBytes: int(env, 'XEO_BLOCK_CACHE_BYTES', 256 * 1024 * 1024, 1024 * 1024),
-    // Off by default: on the shared 2-core machine it was measured on, splitting gained nothing (see README).
-    kernelThreads: int(env, 'XEO_KERNEL_THREADS', 0, 0),
-    kernelArenaKeepBytes: int(env, 'XEO_KERNEL_ARENA_KEEP_BYTES', 256 * 1024 * 1024, 0),
-    computeThreads: int(env, 'XEO_COMPUTE_THREADS', Math.max(1, Math.min(8, os.availableParallelism())), 1),
-    computeQueue: int(env, 'XEO_COMPUTE_QUEUE', 32, 0),
-    syncMaxValues: int(env, 'XEO_SYNC_MAX_VALUES', 64 * 1024 * 1024, 1),
-    tileCacheBytes: int(env, 'XEO_TILE_CACHE_BYTES', 256 * 1024 * 1024, 0),
-    tileMaxAge: int(env, 'XEO_TILE_MAX_AGE', 60, 0),
-    maxGraphNodes: int(env, 'XEO_MAX_GRAPH_NODES', 1000, 1),
-    maxGraphDepth: int(env, 'XEO_MAX_GRAPH_DEPTH', 16, 1),
-    userConcurrency: int(env, 'XEO_USER_CONCURRENCY', 2, 1),
-    maxJobsPerUser: int(env, 'XEO_MAX_JOBS_PER_USER', 200, 1),
-    jobThreads: int(env, 'XEO_JOB_THREADS', 1, 1),
-    batchMaxValues: int(env, 'XEO_BATCH_MAX_VALUES', 512 * 1024 * 1024, 1),
-    jobChunkSize: int(env, 'XEO_JOB_CHUNK_SIZE', 1024, 16),
-    jobBlockCacheBytes: int(env, 'XEO_JOB_BLOCK_CACHE_BYTES', 32 * 1024 * 1024, 1024 * 1024),
-    zonalBlockCacheBytes: int(env, 'XEO_ZONAL_BLOCK_CACHE_BYTES', 512 * 1024 * 1024, 1024 * 1024),
-    resultLinkTtlSeconds: int(env, 'XEO_RESULT_LINK_TTL', 7 * 24 * 3600, 1),
-    jobResultTtlSeconds: int(env, 'XEO_JOB_RESULT_TTL', 0, 0),
-    remoteProcesses: {
-      http: bool(env, 'XEO_REMOTE_PROCESS_HTTP', false),
-      ttlSeconds: int(env, 'XEO_REMOTE_PROCESS_TTL', 300, 0),
-      maxBytes: int(env, 'XEO_REMOTE_PROCESS_MAX_BYTES', 1024 * 1024, 1024),
-    },
-    vector: {
-      maxBytes: int(env, 'XEO_VECTOR_MAX_BYTES', 256 * 1024 * 1024, 1024),
-      maxGeometries: int(env, 'XEO_VECTOR_MAX_FEATURES', 1_000_000, 1),
-      maxVertices: int(env, 'XEO_VECTOR_MAX_VERTICES', 20_000_000, 1),
-      maxVerticesPerGeometry: int(env, 'XEO_VECTOR_MAX_GEOMETRY_VERTICES', 100_000, 4),
-    },
-    s3Bucket: s3Bucket(env),
-    s3TimeoutMs: int(env, 'XEO_S3_TIMEOUT', 10, 1) * 1000,
-    authFailures: {
-      perAccount: int(env, 'XEO_AUTH_FAILURES_PER_ACCOUNT', 5, 1),
-      perAddress: int(env, 'XEO_AUTH_FAILURES_PER_ADDRESS', 50, 1),
-      windowS: int(env, 'XEO_AUTH_FAILURE_WINDOW', 900, 1),
-      maxDelayS: int(env, 'XEO_AUTH_MAX_DELAY', 900, 1),
-    },
-    trustProxy: int(env, 'XEO_TRUST_PROXY', 0, 0),
-    tls: tlsFiles(env),
-    httpRedirectPort: env.XEO_HTTP_REDIRECT_PORT ? int(env, 'XEO_HTTP_REDIRECT_PORT', 0, 0) : null,
-    outboundAllow: env.XEO_OUTBOUND_ALLOW ?? '',
-    stac: {
-      metadataTtlSeconds: int(env, 'XEO_STAC_METADATA_TTL', 3600, 0),
-      searchTtlSeconds: int(env, 'XEO_STAC_SEARCH_TTL', 300, 0),
-      maxItems: int(env, 'XEO_STAC_MAX_ITEMS', 100, 1),
-      jobMaxItems: int(env, 'XEO_STAC_JOB_MAX_ITEMS', 2000, 1),
-      signers: {
-        pcSasUrl: url(env, 'XEO_PC_SAS_URL') ?? 'https://planetarycomputer.microsoft.com/api/sas/v1/token',
-        pcSubscriptionKey: env.XEO_PC_SUBSCRIPTION_KEY || null,
-        pcBlobEndpoint: url(env, 'XEO_PC_BLOB_ENDPOINT'),
-        s3: s3Settings(env),
-      },
-    },
-    udf: udfSettings(env),
-  };
-}
-
-function udfSettings(env: Env): UdfConfig {
-  const timeoutSeconds = int(env, 'XEO_UDF_TIMEOUT', 30, 1);
-  const jobTimeoutSeconds = int(env, 'XEO_UDF_JOB_TIMEOUT', 600, 1);
-  return {
-    workers: int(env, 'XEO_UDF_WORKERS', Math.max(1, Math.min(4, os.availableParallelism())), 0),
-    memoryBytes: int(env, 'XEO_UDF_MEMORY_BYTES', 2 * 1024 * 1024 * 1024, 256 * 1024 * 1024),
-    timeoutSeconds,
-    jobTimeoutSeconds,
-    jobTimeoutMaxSeconds: Math.max(jobTimeoutSeconds, int(env, 'XEO_UDF_JOB_TIMEOUT_MAX', 3600, 1)),
-    python: env.XEO_UDF_PYTHON || '/usr/bin/python3',
-    bwrap: env.XEO_UDF_BWRAP || '/usr/bin/bwrap',
-    tmpBytes: int(env, 'XEO_UDF_TMP_BYTES', 64 * 1024 * 1024, 1024 * 1024),
-    outputBytes: int(env, 'XEO_UDF_OUTPUT_BYTES', 1024 * 1024 * 1024, 1024 * 1024),
-    logBytes: int(env, 'XEO_UDF_LOG_BYTES', 64 * 1024, 1024),
-    printBytes: int(env, 'XEO_UDF_PRINT_BYTES', 16 * 1024 * 1024, 1024),
-    processes: int(env, 'XEO_UDF_PROCESSES', 64, 4),
-    uid: int(env, 'XEO_UDF_UID', 65534, 1),
-    callValues: int(env, 'XEO_UDF_CALL_VALUES', 64 * 1024 * 1024, 1024),
-  };
+function s3Of(v: Pick<SettingValues, 's3AccessKeyId' | 's3SecretAccessKey' | 's3SessionToken' | 's3Region' | 's3Endpoint' | 's3RequesterPays'>): SignerConfig['s3'] {
+  return { accessKeyId: v.s3AccessKeyId, secretAccessKey: v.s3SecretAccessKey, sessionToken: v.s3SessionToken, region: v.s3Region, endpoint: v.s3Endpoint, requesterPays: v.s3RequesterPays };
 }
 
 /** The S3 endpoint, region and credentials: of the s3 signer, of s3:// hrefs of imports, and of the blob store. */
 export function s3Settings(env: Env = process.env): SignerConfig['s3'] {
-  return {
-    accessKeyId: env.XEO_S3_ACCESS_KEY_ID || env.AWS_ACCESS_KEY_ID || null,
-    secretAccessKey: env.XEO_S3_SECRET_ACCESS_KEY || env.AWS_SECRET_ACCESS_KEY || null,
-    sessionToken: env.XEO_S3_SESSION_TOKEN || (env.XEO_S3_ACCESS_KEY_ID ? null : env.AWS_SESSION_TOKEN) || null,
-    region: env.XEO_S3_REGION || env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1',
-    endpoint: url(env, 'XEO_S3_ENDPOINT'),
-    requesterPays: bool(env, 'XEO_S3_REQUESTER_PAYS', false),
-  };
-}
-
-/** XEO_S3_BUCKET, checked: a bucket name and, for it, credentials (the store needs them from the start). */
-function s3Bucket(env: Env): string | null {
-  const bucket = env.XEO_S3_BUCKET;
-  if (!bucket) return null;
-  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) throw new ConfigError(`XEO_S3_BUCKET must be an S3 bucket name (3-63 lower-case letters, digits, dots and hyphens), got '${bucket}'`);
-  if (!(env.XEO_S3_ACCESS_KEY_ID || env.AWS_ACCESS_KEY_ID) || !(env.XEO_S3_SECRET_ACCESS_KEY || env.AWS_SECRET_ACCESS_KEY)) {
-    throw new ConfigError('XEO_S3_BUCKET needs credentials: set XEO_S3_ACCESS_KEY_ID and XEO_S3_SECRET_ACCESS_KEY (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)');
-  }
-  return bucket;
+  const read = <K extends 's3AccessKeyId' | 's3SecretAccessKey' | 's3SessionToken' | 's3Region' | 's3Endpoint' | 's3RequesterPays'>(k: K) => SETTINGS[k].parse(env[SETTINGS[k].name], env) as SettingValues[K];
+  return s3Of({ s3AccessKeyId: read('s3AccessKeyId'), s3SecretAccessKey: read('s3SecretAccessKey'), s3SessionToken: read('s3SessionToken'), s3Region: read('s3Region'), s3Endpoint: read('s3Endpoint'), s3RequesterPays: read('s3RequesterPays') });
 }
 
 /** The brand word in header form: `Xeo` -> `Xeo`, `openeo` -> `OpenEO`, as openEO clients expect. */

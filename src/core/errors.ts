@@ -1,7 +1,7 @@
 // Typed API errors. Every failure a handler can report is an ApiError with a code; the HTTP status
 // comes from the code (the openEO catalogue for standard codes, our table for the few of our own),
 // so a handler can never pair a code with the wrong status. messages.ts holds the texts.
-import { randomBytes } from 'node:crypto';
+import { log, type LogFields } from './log.js';
 
 /** Codes and statuses of the openEO error catalogue (errors.json of API 1.2.0). */
 export const CATALOGUE = {
@@ -173,14 +173,14 @@ export class ServerUnavailable extends ApiError {
     const now = Date.now();
     if (now - (ServerUnavailable.lastLog.get(what) ?? 0) < 10_000) return;
     ServerUnavailable.lastLog.set(what, now);
-    console.error(`[xeo] ${what} unavailable: ${reason}`);
+    log.error(`${what} unavailable: ${reason}`);
   }
 }
 
 /** The one mapping of any failure to an API error: anything unexpected is logged and becomes Internal. */
-export function toApiError(e: unknown, where = 'request'): ApiError {
+export function toApiError(e: unknown, where = 'request', fields?: LogFields): ApiError {
   if (e instanceof ApiError) return e;
-  console.error(`[xeo] ${where} failed:`, e);
+  log.error(`${where} failed`, { ...fields, err: e });
   return new ApiError('Internal');
 }
 
@@ -214,6 +214,4 @@ export function errorFromData(d: ErrorData): ApiError {
   return e;
 }
 
-export function newErrorId(): string {
-  return randomBytes(8).toString('hex');
-}
+

@@ -7,6 +7,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent, request, type Dispatcher } from 'undici';
 import { addTraffic } from '../core/stages.js';
+import { outbound, outboundSeconds, OUTBOUND_SLOTS, type OutboundKind } from '../core/metrics.js';
 import { checkUrl, guardedConnector, OutboundRefused, TRUSTED, type OutboundPolicy } from './outbound.js';
 
 const TIMEOUTS = { headersTimeout: 15_000, bodyTimeout: 30_000 };
@@ -51,6 +52,8 @@ export interface HttpOptions {
   maxBytes?: number;
   /** Time for the headers and for the body of each attempt (default: the pool's 15 s and 30 s). */
   timeoutMs?: number;
+  /** What the request is for, in the metrics (xeo_outbound_*); null: not counted. */
+  kind?: OutboundKind | null;
 }
 
 const transient = (status: number) => status === 429 || (status >= 500 && status !== 501);
@@ -104,6 +107,29 @@ async function once(url: string, o: HttpOptions): Promise<HttpAnswer> {
  * errors, 429 and 5xx. Refusals by the outbound rules and aborts are never retried.
  */
 export async function httpRequest(url: string, o: HttpOptions): Promise<HttpAnswer> {
+  const kind = o.kind === undefined ? 'document' : o.kind;
+  if (kind === null) return attempts(url, o);
+  const t0 = performance.now();
+  let host = '';
+  try {
+    host = new URL(url).host;
+  } catch {
+    host = 'invalid';
+  }
+  try {
+    const res = await attempts(url, o);
+    outbound.add([host, kind, res.status < 400 ? 'ok' : 'http_error'], 0);
+    outbound.add([host, kind, res.status < 400 ? 'ok' : 'http_error'], 1, res.body.length);
+    return res;
+  } catch (e) {
+    outbound.add([host, kind, e instanceof OutboundRefused ? 'refused' : o.signal?.aborted ? 'canceled' : 'failed'], 0);
+    throw e;
+  } finally {
+    outboundSeconds.observe(OUTBOUND_SLOTS[kind], (performance.now() - t0) / 1000);
+  }
+}
+
+async function attempts(url: string, o: HttpOptions): Promise<HttpAnswer> {
   let last = 'no answer';
   for (let attempt = 0; attempt <= RETRIES; attempt++) {
     let wait = 50 * 2 ** attempt * (1 + Math.random());
@@ -140,7 +166,7 @@ export async function fetchJson(url: string, policy: OutboundPolicy, maxBytes = 
 /** Bytes [start, end) of a remote file: the answer's body and the file's size from Content-Range (null if unknown). */
 export async function fetchRange(url: string, policy: OutboundPolicy, start: number, end: number, signal?: AbortSignal): Promise<{ data: Buffer; size: number | null }> {
   // A server that ignores Range sends the whole file: bounded, so a huge one is refused, not held.
-  const res = await httpRequest(url, { policy, signal, headers: { range: `bytes=${start}-${end - 1}` }, maxBytes: Math.max(MAX_RANGE_ANSWER, 2 * (end - start)) });
+  const res = await httpRequest(url, { policy, signal, kind: 'read', headers: { range: `bytes=${start}-${end - 1}` }, maxBytes: Math.max(MAX_RANGE_ANSWER, 2 * (end - start)) });
   if (res.status === 206) {
     const m = /\/(\d+)\s*$/.exec(String(res.headers['content-range'] ?? ''));
     return { data: res.body, size: m ? Number(m[1]) : null };
@@ -166,10 +192,11 @@ const MAX_JSON_BYTES = 16 * 1024 * 1024;
  */
 export async function requestJson(
   url: string,
-  opts: { method?: 'GET' | 'POST'; body?: unknown; headers?: Record<string, string>; timeoutMs?: number; policy?: OutboundPolicy } = {},
+  opts: { method?: 'GET' | 'POST'; body?: unknown; headers?: Record<string, string>; timeoutMs?: number; policy?: OutboundPolicy; kind?: OutboundKind | null } = {},
 ): Promise<JsonResponse> {
   const res = await httpRequest(url, {
     policy: opts.policy ?? TRUSTED,
+    kind: opts.kind,
     method: opts.method ?? 'GET',
     timeoutMs: opts.timeoutMs,
     maxBytes: MAX_JSON_BYTES,
@@ -203,8 +230,8 @@ export async function warmUpHttp(): Promise<void> {
   try {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
     for (let i = 0; i < 3; i++) {
-      await requestJson(url);
-      await requestJson(url, { method: 'POST', body: { limit: 1 } });
+      await requestJson(url, { kind: null });
+      await requestJson(url, { method: 'POST', body: { limit: 1 }, kind: null });
     }
   } finally {
     server.closeAllConnections();

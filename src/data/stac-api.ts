@@ -32,7 +32,7 @@ export class ItemCapError extends Error {
  * A document of a STAC API, under `policy` (TRUSTED for the administrator's APIs). A refusal by the
  * outbound rules is thrown as it is (OutboundRefused): it is the user's mistake, not the API's.
  */
-export async function fetchDoc(url: string, opts: { method?: 'GET' | 'POST'; body?: unknown; policy?: OutboundPolicy } = {}): Promise<any> {
+export async function fetchDoc(url: string, opts: { method?: 'GET' | 'POST'; body?: unknown; policy?: OutboundPolicy; kind?: 'search' | 'document' } = {}): Promise<any> {
   let res;
   try {
     res = await requestJson(url, opts);
@@ -166,7 +166,7 @@ export async function searchItems(api: ApiInfo, q: SearchRequest): Promise<{ fea
     } else if (how === 'query') body.query = queryFilter(q.conditions);
   }
   const policy = api.policy ?? TRUSTED;
-  let page = api.search.method === 'POST' ? await fetchDoc(api.search.href, { method: 'POST', body, policy }) : await fetchDoc(getUrl(api.search.href, body), { policy });
+  let page = api.search.method === 'POST' ? await fetchDoc(api.search.href, { method: 'POST', body, policy, kind: 'search' }) : await fetchDoc(getUrl(api.search.href, body), { policy, kind: 'search' });
   const features: any[] = [];
   let pages = 1;
   let current = body;
@@ -181,8 +181,8 @@ export async function searchItems(api: ApiInfo, q: SearchRequest): Promise<{ fea
     const href = new URL(next.href, api.search.href).href;
     if ((next.method ?? 'GET').toUpperCase() === 'POST') {
       current = next.body && typeof next.body === 'object' ? (next.merge ? { ...current, ...next.body } : next.body) : current;
-      page = await fetchDoc(href, { method: 'POST', body: current, policy });
-    } else page = await fetchDoc(href, { policy });
+      page = await fetchDoc(href, { method: 'POST', body: current, policy, kind: 'search' });
+    } else page = await fetchDoc(href, { policy, kind: 'search' });
     pages++;
   }
   return { features, pages };

@@ -1,6 +1,7 @@
 // Item searches of STAC API collections run on the main thread (stac-collections.ts), where one
 // cache and one search under way serve every engine thread. Each thread gets a MessagePort to it
 // when spawned; its loads call searchOverPort's function like a local one.
+import { log } from '../core/log.js';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { ApiError, errorFromData, errorToData, type ErrorData } from '../core/errors.js';
 import type { ItemMeta, RemoteSearch } from '../core/catalog.js';
@@ -24,7 +25,7 @@ export function searchPortForThread(): MessagePort | null {
       (items) => port1.postMessage({ id: m.id, ok: true, items }),
       (e) => {
         const err = e instanceof ApiError ? e : null;
-        if (!err) console.error('[xeo] STAC search failed:', e);
+        if (!err) log.error('a STAC search failed', { err: e });
         port1.postMessage({ id: m.id, ok: false, error: errorToData(err ?? new ApiError('Internal')) });
       },
     );

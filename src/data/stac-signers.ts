@@ -79,7 +79,7 @@ class PlanetaryComputerSigner implements Signer {
     const url = `${this.config.pcSasUrl.replace(/\/+$/, '')}/${encodeURIComponent(account)}/${encodeURIComponent(container)}`;
     let res;
     try {
-      res = await requestJson(url, { headers: this.config.pcSubscriptionKey ? { 'Ocp-Apim-Subscription-Key': this.config.pcSubscriptionKey } : {} });
+      res = await requestJson(url, { kind: 'token', headers: this.config.pcSubscriptionKey ? { 'Ocp-Apim-Subscription-Key': this.config.pcSubscriptionKey } : {} });
     } catch (e) {
       throw new SignerError(`the SAS token endpoint ${url} cannot be reached (${(e as Error).message})`);
     }

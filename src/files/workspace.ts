@@ -1,6 +1,7 @@
 // Each user's file workspace: a folder in the blob store named after the user id, a quota, and
 // uploads that count against it while they stream, together with the user's other uploads in
 // progress on any node: each reserves its bytes in the store's upload ledger before writing them.
+import { log } from '../core/log.js';
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { BlobInfo, BlobStore } from '../store/blobs.js';
@@ -133,7 +134,7 @@ export class Workspaces {
   private release(id: string): void {
     this.uploads.release(id).catch((e: unknown) => {
       // The records are away: the reservation stops counting once it is stale.
-      console.error(`[xeo] an upload's reservation was not released: ${(e as Error).message}`);
+      log.warn(`an upload's reservation was not released: ${(e as Error).message}`);
     });
   }
 
@@ -152,7 +153,7 @@ export class Workspaces {
       if (code === 'ENOTDIR' || code === 'EEXIST') throw new ApiError('FilePathInvalid', { reason: 'a folder on the path is a file' });
       if (code === 'ENAMETOOLONG') throw new ApiError('FilePathInvalid', { reason: 'it is too long' });
       if (code === 'ENOSPC' || code === 'EDQUOT' || code === 'EIO') {
-        console.error(`[xeo] storage failure on ${path}: ${(e as Error).message}`);
+        log.error(`storage failure on ${path}: ${(e as Error).message}`);
         throw new ApiError('StorageFailure');
       }
       throw e;

@@ -8,6 +8,17 @@ import { threadPorts } from '../compute/thread.js';
 import { ApiError, errorToData } from '../core/errors.js';
 import { isFinal, type FromJobThread, type JobTask, type JobThreadInit, type ToJobThread } from './protocol.js';
 import type { JobSpec } from './runner.js';
+import { gauge, metricsPortForThread, poolTasks, poolTaskSlot } from '../core/metrics.js';
+import { log, loggingSettings } from '../core/log.js';
+
+const OUTCOME: Record<string, number> = {
+  done: poolTaskSlot('jobs', 'ok'),
+  planned: poolTaskSlot('jobs', 'ok'),
+  'chunk-done': poolTaskSlot('jobs', 'ok'),
+  stopped: poolTaskSlot('jobs', 'canceled'),
+  failed: poolTaskSlot('jobs', 'failed'),
+};
+const SHED = poolTaskSlot('jobs', 'shed');
 
 export interface JobThreadEvents {
   /** Every message of a running job's thread. */
@@ -36,11 +47,24 @@ export class JobThreads {
     private readonly events: JobThreadEvents,
   ) {
     for (let i = 0; i < threads; i++) this.slots.push(this.spawn());
+    gauge('xeo_job_threads', 'Batch job threads (whole jobs, or plans and chunks on a worker), busy or idle.', ['state'], () => {
+      const busy = this.slots.filter((s) => s.job).length;
+      return [
+        { labels: { state: 'busy' }, value: busy },
+        { labels: { state: 'idle' }, value: this.slots.length - busy },
+      ];
+    });
+  }
+
+  /** For readiness: how many threads there are and how many are busy. */
+  health(): { ready: boolean; detail: string } {
+    if (this.closed) return { ready: false, detail: 'closed' };
+    return { ready: true, detail: `${this.slots.length} thread(s), ${this.slots.filter((s) => s.job).length} busy` };
   }
 
   private spawn(): Slot {
-    const { searchPort, udf, filesPort, transferList } = threadPorts();
-    const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: { ...this.init, searchPort, udf, filesPort }, transferList });
+    const { searchPort, udf, filesPort, metricsPort, log: logging, transferList } = threadPorts();
+    const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: { ...this.init, searchPort, udf, filesPort, metricsPort, log: logging }, transferList });
     const slot: Slot = { worker, job: null };
     worker.on('message', (m: FromJobThread) => {
       const j = slot.job;
@@ -49,11 +73,12 @@ export class JobThreads {
       if (isFinal(m)) {
         slot.job = null;
         slot.halted?.();
+        poolTasks.inc(OUTCOME[m.type]);
       }
       this.events.message(m);
       if (isFinal(m)) this.wakeIdleWaiters();
     });
-    worker.on('error', (e) => console.error('[xeo] job thread failed:', e));
+    worker.on('error', (e) => log.error('a job thread failed', { err: e }));
     worker.on('exit', () => {
       const j = slot.job;
       slot.job = null;
@@ -98,7 +123,10 @@ export class JobThreads {
   /** Starts a task on an idle thread; false when none is idle. */
   startTask(task: JobTask): boolean {
     const slot = this.slots.find((s) => !s.job && !s.terminating);
-    if (!slot || this.closed) return false;
+    if (!slot || this.closed) {
+      poolTasks.inc(SHED);
+      return false;
+    }
     slot.job = { jobId: task.spec.jobId, run: task.spec.run, ticket: task.ticket };
     slot.last = task.ticket;
     slot.worker.postMessage(task satisfies ToJobThread);

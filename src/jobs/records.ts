@@ -1,5 +1,6 @@
 // What a run leaves in the records, the same on whichever node or worker ran it: log entries at
 // the job's level, the result files moved into the result store and listed, the end status.
+import { log } from '../core/log.js';
 import type { Config } from '../core/config.js';
 import type { Graph, UserProcess } from '../core/graph.js';
 import { LRUCache } from 'lru-cache';
@@ -59,7 +60,7 @@ export class RunRecords {
     if (levelRank(entry.level) > levelRank(job.logLevel)) return Promise.resolve();
     return this.store.logs.append(jobLogOwner(job.id), entry).then(
       () => {},
-      (e: unknown) => console.error(`[xeo] job ${job.id}: a log entry was not stored: ${(e as Error).message}`),
+      (e: unknown) => log.error(`a log entry was not stored: ${(e as Error).message}`, { job: job.id }),
     );
   }
 
@@ -108,6 +109,7 @@ export class RunRecords {
   /** The run failed: error, with the failure (and where in the graph) in the log. */
   async fail(a: RunRef, e: ErrorData, path: PathEntry[], from: 'running' | 'canceled' = 'running'): Promise<boolean> {
     if (!(await this.store.jobs.transition(a.jobId, [from], 'error'))) return false;
+    log.info(`run ${a.run} ended in error (${e.code})`, { job: a.jobId });
     void this.log({ id: a.jobId, logLevel: a.logLevel }, { level: 'error', code: e.code, message: messageOf(errorFromData(e), 'en').text, ...(path.length ? { path } : {}), ...(e.stacktrace ? { stacktrace: e.stacktrace } : {}) });
     return true;
   }
@@ -148,6 +150,7 @@ export class RunRecords {
     }
     const bytes = Object.values(assets).reduce((s, x) => s + x.bytes, 0);
     const u = outcome.usage;
+    log.info(`run ${a.run} ${outcome.partial ? 'left a partial result' : 'finished'}: ${bytes} bytes in ${u.duration.value} s`, { job: a.jobId });
     void this.log({ id: a.jobId, logLevel: a.logLevel }, {
       level: 'info',
       message: `${outcome.partial ? 'The partial result is written' : 'Finished'}: ${Object.keys(assets).join(', ')} (${bytes} bytes) in ${u.duration.value} s, ${u.cpu.value} CPU seconds, ${u.pixels.value} pixels, ${values} values read.`,

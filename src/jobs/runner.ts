@@ -4,6 +4,7 @@
 // written into a streamed COG, so memory stays that of one chunk whatever the job's size. Any
 // other graph runs as one piece (under the batch limit) and is written by the usual encoders.
 // Knows nothing of threads or the database: it reports through a sink.
+import { jobChunksDone } from '../core/metrics.js';
 import { readFileSync } from 'node:fs';
 import { execute } from '../compute/execute.js';
 import { withArena } from '../compile/kernels.js';
@@ -357,7 +358,8 @@ async function runChunks(
         await out.write(w, o.planes);
       });
       done++;
-      sink.log({ level: 'debug', message: `Chunk ${i + 1} of ${windows.length} (${w.width} x ${w.height} px at column ${w.col}, row ${w.row}) took ${Math.round(performance.now() - t0)} ms.` });
+      jobChunksDone.inc(0);
+      sink.log({ level: 'debug', message: `Chunk ${done} of ${windows.length} (${w.width} x ${w.height} px at column ${w.col}, row ${w.row}) took ${Math.round(performance.now() - t0)} ms.` });
       sink.progress(done, windows.length, values);
     }
   };

@@ -23,6 +23,8 @@ import type { FromJobThread } from './protocol.js';
 import { jobLogOwner, jobThreadInit, RunRecords } from './records.js';
 import { sweepJobFiles } from './orphans.js';
 import type { TaskQueue } from './task-queue.js';
+import { log } from '../core/log.js';
+import { askedGauge } from '../core/metrics.js';
 
 export { jobLogOwner };
 /** Restarts of one run after the server died under it, before the job is given up. */
@@ -51,7 +53,7 @@ interface Active {
 export type JobFields = Pick<JobRecord, 'title' | 'description' | 'process' | 'plan' | 'budget' | 'logLevel' | 'options'>;
 
 /** What the API asks of batch jobs (another implementation may take its place). */
-export type Jobs = Pick<JobService, 'create' | 'start' | 'cancel' | 'remove' | 'lastError' | 'links' | 'results' | 'close'>;
+export type Jobs = Pick<JobService, 'create' | 'start' | 'cancel' | 'remove' | 'lastError' | 'links' | 'results' | 'close' | 'health' | 'pingQueue'>;
 
 export class JobService {
   private readonly active = new Map<string, Active>();
@@ -80,6 +82,7 @@ export class JobService {
     this.records = new RunRecords(store, results, config);
     this.node = nodeId(config.dataDir);
     this.threads = new JobThreads(tasks ? 0 : config.jobThreads, jobThreadInit(config), { message: (m) => this.onMessage(m) });
+    askedGauge('xeo_jobs_queued', 'Batch jobs waiting in the queue of the records (shared by every node on one database).', () => store.jobQueue.size());
   }
 
   /** Settles what a previous server left behind, then starts queued jobs. */
@@ -120,6 +123,17 @@ export class JobService {
     this.pump();
   }
 
+  /** For readiness: this node's job threads (none when workers run the jobs). */
+  health(): { ready: boolean; detail: string } {
+    if (this.closed) return { ready: false, detail: 'closed' };
+    return this.tasks ? { ready: true, detail: 'jobs run on workers (xeo worker)' } : this.threads.health();
+  }
+
+  /** Pings the queue's Redis (readiness); null without one. */
+  pingQueue(): Promise<void> | null {
+    return this.tasks ? this.tasks.ping() : null;
+  }
+
   /** The last error of a job's log (what GET results answers for a failed job). */
   async lastError(jobId: string): Promise<LogEntry | null> {
     const errors = await this.store.logs.page(jobLogOwner(jobId), null, 'error', Number.MAX_SAFE_INTEGER);
@@ -141,8 +155,8 @@ export class JobService {
   /** Job files no record accounts for (orphans.ts), swept in the background: a large bucket takes a while to list. */
   private sweep(): void {
     sweepJobFiles(this.store, this.results).then(
-      (n) => n > 0 && console.log(`[xeo] removed ${n} job file(s) that no record accounts for`),
-      (e: unknown) => console.error(`[xeo] could not sweep the job files: ${(e as Error).message}`),
+      (n) => n > 0 && log.info(`removed ${n} job file(s) that no record accounts for`),
+      (e: unknown) => log.error(`could not sweep the job files: ${(e as Error).message}`),
     );
   }
 
@@ -252,7 +266,7 @@ export class JobService {
       return;
     }
     this.pumping = this.pumpRound()
-      .catch((e: unknown) => console.error(`[xeo] could not start queued jobs: ${(e as Error).message}`))
+      .catch((e: unknown) => log.error(`could not start queued jobs: ${(e as Error).message}`))
       .finally(() => {
         this.pumping = null;
         if (this.pumpAgain) {
@@ -280,6 +294,7 @@ export class JobService {
     const a: Active = { jobId: job.id, run: job.run, logLevel: job.logLevel, runDir, ended, end };
     this.active.set(job.id, a);
     void this.log(job, { level: 'info', message: `Running (run ${job.run}).` });
+    log.info(`run ${job.run} started on this node`, { job: job.id });
     this.starting++;
     try {
       await mkdir(runDir, { recursive: true });
@@ -308,7 +323,7 @@ export class JobService {
         this.store.jobs.report(a.jobId, a.run, { progress: Math.floor((m.done * 1000) / m.total) / 10, costs: costsOf(m.values) }).catch(() => {});
         return;
       case 'halted':
-        return void this.halted(a, m.done).catch((e: unknown) => console.error(`[xeo] job ${a.jobId}: the cancel could not be recorded: ${(e as Error).message}`));
+        return void this.halted(a, m.done).catch((e: unknown) => log.error(`the cancel could not be recorded: ${(e as Error).message}`, { job: a.jobId }));
       case 'done':
         return void this.settle(a, () => this.records.keep(a, m.outcome));
       case 'stopped':
@@ -344,7 +359,7 @@ export class JobService {
     try {
       if (a.stop !== 'delete' && a.stop !== 'shutdown') await fn();
     } catch (e) {
-      console.error(`[xeo] job ${a.jobId}: ending the run failed:`, e);
+      log.error('ending the run failed', { job: a.jobId, err: e });
       if (await this.store.jobs.transition(a.jobId, ['running'], 'error').catch(() => false)) {
         void this.log({ id: a.jobId, logLevel: a.logLevel }, { level: 'error', code: 'StorageFailure', message: 'The results could not be stored.' });
       }
@@ -369,7 +384,7 @@ export class JobService {
       try {
         await this.stopRun(a);
       } catch (e) {
-        console.error(`[xeo] job ${a.jobId}: the stop could not be recorded (it is settled when a node starts): ${(e as Error).message}`);
+        log.error(`the stop could not be recorded (it is settled when a node starts): ${(e as Error).message}`, { job: a.jobId });
       }
       a.end();
     }
@@ -384,6 +399,7 @@ export class JobService {
       await this.log(job, { level: 'warning', message: 'The server was stopped before the partial result of the canceled run was written; the job is back to created.' });
     }
     if (await this.store.jobs.transition(a.jobId, ['running'], 'queued', { progress: 0, costs: 0 })) {
+      log.info('queued again: this node is stopping', { job: a.jobId });
       await this.log(job, { level: 'info', message: 'The server was stopped; the job is queued again and starts from the beginning when the server is back.' });
     }
   }

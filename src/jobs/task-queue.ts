@@ -7,6 +7,7 @@
 import { Queue, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { ApiError, ServerUnavailable } from '../core/errors.js';
+import { timedCall } from '../core/metrics.js';
 import type { ChunkPlan } from './runner.js';
 
 export const QUEUE_NAME = 'xeo-jobs';
@@ -94,26 +95,26 @@ export class TaskQueue {
   }
 
   async submitPlan(jobId: string, run: number): Promise<void> {
-    await this.queue.add('plan', { jobId, run }, this.opts(`${jobId}.${run}.plan`));
+    await timedCall('queue', this.queue.add('plan', { jobId, run }, this.opts(`${jobId}.${run}.plan`)));
   }
 
   async submitChunks(jobId: string, run: number, indexes: number[]): Promise<void> {
-    await this.queue.addBulk(indexes.map((index) => ({ name: 'chunk' as const, data: { jobId, run, index }, opts: this.opts(`${jobId}.${run}.c${index}`) })));
+    await timedCall('queue', this.queue.addBulk(indexes.map((index) => ({ name: 'chunk' as const, data: { jobId, run, index }, opts: this.opts(`${jobId}.${run}.c${index}`) }))));
   }
 
   async submitAssemble(jobId: string, run: number, partial: boolean): Promise<void> {
-    await this.assembleQueue.add('assemble', { jobId, run, partial }, this.opts(`${jobId}.${run}.${partial ? 'partial' : 'assemble'}`));
+    await timedCall('queue', this.assembleQueue.add('assemble', { jobId, run, partial }, this.opts(`${jobId}.${run}.${partial ? 'partial' : 'assemble'}`)));
   }
 
   /** Keeps the first plan of a run (another worker may have planned it first); answers the one kept. */
   async putPlan(jobId: string, run: number, plan: RunPlan): Promise<RunPlan> {
     const k = this.key(jobId, run, 'plan');
-    await this.redis.set(k, JSON.stringify(plan), 'EX', STATE_TTL_S, 'NX');
+    await timedCall('queue', this.redis.set(k, JSON.stringify(plan), 'EX', STATE_TTL_S, 'NX'));
     return (await this.getPlan(jobId, run))!;
   }
 
   async getPlan(jobId: string, run: number): Promise<RunPlan | null> {
-    const text = await this.redis.get(this.key(jobId, run, 'plan'));
+    const text = await timedCall('queue', this.redis.get(this.key(jobId, run, 'plan')));
     return text ? (JSON.parse(text) as RunPlan) : null;
   }
 
@@ -121,32 +122,32 @@ export class TaskQueue {
   async markDone(jobId: string, run: number, index: number, values: number, cpu: number): Promise<RunTally> {
     const done = this.key(jobId, run, 'done');
     const tally = this.key(jobId, run, 'tally');
-    const fresh = await this.redis.sadd(done, String(index));
-    if (fresh) await this.redis.multi().hincrby(tally, 'values', values).hincrbyfloat(tally, 'cpu', cpu).expire(tally, STATE_TTL_S).expire(done, STATE_TTL_S).exec();
+    const fresh = await timedCall('queue', this.redis.sadd(done, String(index)));
+    if (fresh) await timedCall('queue', this.redis.multi().hincrby(tally, 'values', values).hincrbyfloat(tally, 'cpu', cpu).expire(tally, STATE_TTL_S).expire(done, STATE_TTL_S).exec());
     return this.tally(jobId, run);
   }
 
   async tally(jobId: string, run: number): Promise<RunTally> {
-    const [[, done], [, t]] = (await this.redis.multi().scard(this.key(jobId, run, 'done')).hgetall(this.key(jobId, run, 'tally')).exec()) as [[null, number], [null, Record<string, string>]];
+    const [[, done], [, t]] = (await timedCall('queue', this.redis.multi().scard(this.key(jobId, run, 'done')).hgetall(this.key(jobId, run, 'tally')).exec())) as [[null, number], [null, Record<string, string>]];
     return { done, values: Number(t.values ?? 0), cpu: Number(t.cpu ?? 0) };
   }
 
   async isDone(jobId: string, run: number, index: number): Promise<boolean> {
-    return (await this.redis.sismember(this.key(jobId, run, 'done'), String(index))) === 1;
+    return (await timedCall('queue', this.redis.sismember(this.key(jobId, run, 'done'), String(index)))) === 1;
   }
 
   async doneChunks(jobId: string, run: number): Promise<Set<number>> {
-    return new Set((await this.redis.smembers(this.key(jobId, run, 'done'))).map(Number));
+    return new Set((await timedCall('queue', this.redis.smembers(this.key(jobId, run, 'done')))).map(Number));
   }
 
   /** Tells every worker to stop the run: at once on the channel, and to any task that starts later. */
   async stop(jobId: string, run: number, word: StopWord): Promise<void> {
-    await this.redis.set(this.key(jobId, run, 'stop'), word, 'EX', STATE_TTL_S);
-    await this.redis.publish(STOP_CHANNEL, JSON.stringify({ jobId, run, word }));
+    await timedCall('queue', this.redis.set(this.key(jobId, run, 'stop'), word, 'EX', STATE_TTL_S));
+    await timedCall('queue', this.redis.publish(STOP_CHANNEL, JSON.stringify({ jobId, run, word })));
   }
 
   async stopped(jobId: string, run: number): Promise<StopWord | null> {
-    return (await this.redis.get(this.key(jobId, run, 'stop'))) as StopWord | null;
+    return (await timedCall('queue', this.redis.get(this.key(jobId, run, 'stop')))) as StopWord | null;
   }
 
   /** Hears stop words as they are said. */
@@ -167,7 +168,12 @@ export class TaskQueue {
 
   /** The run state, once its result is written (the stop word stays until it expires). */
   async forget(jobId: string, run: number): Promise<void> {
-    await this.redis.del(this.key(jobId, run, 'plan'), this.key(jobId, run, 'done'), this.key(jobId, run, 'tally'));
+    await timedCall('queue', this.redis.del(this.key(jobId, run, 'plan'), this.key(jobId, run, 'done'), this.key(jobId, run, 'tally')));
+  }
+
+  /** One round trip to Redis (readiness). */
+  async ping(): Promise<void> {
+    await timedCall('queue', this.redis.ping());
   }
 
   async close(): Promise<void> {

@@ -12,7 +12,7 @@ import { mkdtempSync, mkdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { buffer } from 'node:stream/consumers';
-import { Worker as QueueWorker } from 'bullmq';
+import { Worker as QueueWorker, WaitingError } from 'bullmq';
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../core/config.js';
 import { ApiError, errorFromData, errorToData, type ErrorData } from '../core/errors.js';
@@ -30,6 +30,8 @@ import type { DataCube } from '../datacube/datacube.js';
 import { cogSink, type CogSink } from './outputs.js';
 import { readChunkBlob } from './chunk-blobs.js';
 import { ASSEMBLE_QUEUE_NAME, QUEUE_NAME, redisOptions, TaskQueue, type Task, type TaskData, type TaskKind } from './task-queue.js';
+import { log } from '../core/log.js';
+import { askedGauge, gauge } from '../core/metrics.js';
 
 /** Assemblies one worker writes at once (they mostly wait for chunks, and deflate on libuv's pool). */
 const ASSEMBLIES = 2;
@@ -51,6 +53,13 @@ interface Waiting {
   resolve(m: FromJobThread): void;
 }
 
+/** The worker is stopping (SIGTERM): the task is handed back to the queue, not finished here. */
+class Drained extends Error {
+  constructor() {
+    super('the worker is stopping');
+  }
+}
+
 export class JobWorker {
   private readonly threads: JobThreads;
   private readonly waiting = new Map<string, Waiting>();
@@ -63,6 +72,12 @@ export class JobWorker {
    * and a worker taking over, read).
    */
   private readonly ownChunks = new LRUCache<string, Uint8Array>({ maxSize: OWN_CHUNK_BYTES, sizeCalculation: (b) => b.byteLength });
+  /** Set by close(): running tasks stop and go back to the queue for another worker. */
+  private draining = false;
+  /** Tasks handed back to the queue by close(). */
+  private handedBack = 0;
+  /** Tasks taken from the queue that wait for a job thread. */
+  private waitingForThread = 0;
 
   constructor(
     private readonly store: Store,
@@ -75,6 +90,8 @@ export class JobWorker {
     this.records = new RunRecords(store, results, config);
     this.tmpRoot = path.join(config.dataDir, 'worker-tmp');
     this.threads = new JobThreads(config.jobThreads, jobThreadInit(config), { message: (m) => this.onMessage(m) });
+    askedGauge('xeo_jobs_queued', 'Batch jobs waiting in the queue of the records (shared by every node on one database).', () => store.jobQueue.size());
+    gauge('xeo_job_tasks_waiting', 'Tasks this worker took from the queue that wait for a free job thread.', [], () => [{ labels: {}, value: this.waitingForThread }]);
   }
 
   async start(): Promise<void> {
@@ -90,23 +107,54 @@ export class JobWorker {
       maxStalledCount: 3,
     };
     // One task more than threads: a chunk is stored while the next one computes.
-    this.queueWorkers.push(new QueueWorker<TaskData, unknown, TaskKind>(QUEUE_NAME, (task) => this.process(task), { ...options, concurrency: this.config.jobThreads + 1 }));
-    this.queueWorkers.push(new QueueWorker<TaskData, unknown, TaskKind>(ASSEMBLE_QUEUE_NAME, (task) => this.process(task), { ...options, concurrency: ASSEMBLIES }));
-    for (const w of this.queueWorkers) w.on('error', (e) => console.error(`[xeo] worker: ${e.message}`));
+    this.queueWorkers.push(new QueueWorker<TaskData, unknown, TaskKind>(QUEUE_NAME, (task, token) => this.process(task, token), { ...options, concurrency: this.config.jobThreads + 1 }));
+    this.queueWorkers.push(new QueueWorker<TaskData, unknown, TaskKind>(ASSEMBLE_QUEUE_NAME, (task, token) => this.process(task, token), { ...options, concurrency: ASSEMBLIES }));
+    for (const w of this.queueWorkers) w.on('error', (e) => log.error(`the job queue: ${e.message}`, { worker: this.node }));
     await Promise.all(this.queueWorkers.map((w) => w.waitUntilReady()));
   }
 
-  async close(): Promise<void> {
-    // Tasks in flight are not finished: their leases run out and other workers take them over.
-    await Promise.all(this.queueWorkers.map((w) => w.close(true).catch(() => {})));
-    await this.threads.close();
-    await this.tasks.close();
+  /** For readiness: the job threads. */
+  health(): { ready: boolean; detail: string } {
+    return this.draining ? { ready: false, detail: 'stopping' } : this.threads.health();
   }
 
-  private async process(task: Task): Promise<void> {
+  /** Pings the queue's Redis (readiness). */
+  pingQueue(): Promise<void> {
+    return this.tasks.ping();
+  }
+
+  /**
+   * An orderly stop: no new task is taken; the tasks running here stop computing and go back to
+   * the queue at once (not when their lease runs out), where other workers take them; then the
+   * connections close. Answers how many tasks were handed back.
+   */
+  async close(graceMs: number): Promise<number> {
+    this.draining = true;
+    const closing = Promise.all(this.queueWorkers.map((w) => w.close().catch(() => {})));
+    for (const ticket of [...this.waiting.keys()]) void this.threads.stopTicket(ticket, false, STOP_GRACE_MS).catch(() => {});
+    // A task that cannot even hand itself back (Redis away) is not waited for past the grace time:
+    // its lease runs out and another worker takes it over.
+    let timer: NodeJS.Timeout | undefined;
+    const late = await Promise.race([closing.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), graceMs)))]);
+    clearTimeout(timer);
+    if (late) await Promise.all(this.queueWorkers.map((w) => w.close(true).catch(() => {})));
+    await this.threads.close();
+    await this.tasks.close();
+    return this.handedBack;
+  }
+
+  private async process(task: Task, token?: string): Promise<void> {
     try {
+      if (this.draining) throw new Drained();
       await this.perform(task);
     } catch (e) {
+      if (e instanceof Drained || (this.draining && !(e instanceof Logged))) {
+        // Back to the queue at once, its tries untouched: another worker starts it from the beginning.
+        await task.moveToWait(token);
+        this.handedBack++;
+        log.info(`${task.name} task handed back to the queue`, { worker: this.node, job: task.data.jobId });
+        throw new WaitingError();
+      }
       // Told the job's log already (a computation that failed): only tried again.
       if (e instanceof Logged) throw e;
       // Storage or records away, say: tried again after a pause; the last try ends the job in error.
@@ -118,7 +166,7 @@ export class JobWorker {
         const ref = { jobId, run, logLevel: job.logLevel };
         const what = task.name === 'chunk' ? `chunk ${task.data.index! + 1}` : task.name === 'plan' ? 'planning the job' : 'writing the result';
         // The cause stays in the worker's log: users are told what failed, not the operator's addresses.
-        if (!(e instanceof ApiError)) console.error(`[xeo] job ${jobId}: ${what} failed (try ${tries}): ${(e as Error).message}`);
+        if (!(e instanceof ApiError)) log.error(`${what} failed (try ${tries}): ${(e as Error).message}`, { worker: this.node, job: jobId });
         const reason = e instanceof ApiError ? messageOf(e, 'en').text : 'The job\'s storage or records could not be reached.';
         try {
           await this.logTry(task, ref, what, reason, last ? 'error' : 'warning');
@@ -145,6 +193,7 @@ export class JobWorker {
         const claimed = await this.store.jobQueue.claimRun(jobId, run, this.node);
         if (!claimed) return;
         void this.records.log(claimed, { level: 'info', message: `Running (run ${run}) on worker ${this.node}.` });
+        log.info(`run ${run} planned here`, { worker: this.node, job: jobId });
       } else if (job.status !== 'running') return;
       return this.plan(task, ref, job);
     }
@@ -232,6 +281,7 @@ export class JobWorker {
           written.add(i);
         }
         if (partial || written.size === windows.length) break;
+        if (this.draining) throw new Drained();
         const job = await this.store.jobs.byId(jobId);
         if ((await this.tasks.stopped(jobId, run)) || !job || job.run !== run || job.status !== 'running') {
           await sink?.abort().catch(() => {});
@@ -324,14 +374,26 @@ export class JobWorker {
   /** Runs a task on a job thread; answers its last message. */
   private async onThread(task: JobTask, ref: RunRef): Promise<FromJobThread> {
     // As many tasks run at once as there are threads; a thread still being replaced is waited for.
-    while (this.threads.idle() === 0) await this.threads.threadFreed();
-    return new Promise((resolve) => {
+    this.waitingForThread++;
+    try {
+      while (this.threads.idle() === 0) {
+        if (this.draining) throw new Drained();
+        await this.threads.threadFreed();
+      }
+    } finally {
+      this.waitingForThread--;
+    }
+    if (this.draining) throw new Drained();
+    const m = await new Promise<FromJobThread>((resolve) => {
       this.waiting.set(task.ticket, { ref, resolve });
       if (!this.threads.startTask(task)) {
         this.waiting.delete(task.ticket);
         resolve({ type: 'failed', jobId: ref.jobId, run: ref.run, ticket: task.ticket, error: errorToData(new ApiError('Internal', {}, 'No job thread was free.')), path: [] });
       }
     });
+    // Stopped (or cut short) because the worker is stopping: not an outcome of the task.
+    if (this.draining && (m.type === 'stopped' || m.type === 'failed')) throw new Drained();
+    return m;
   }
 
   private onMessage(m: FromJobThread): void {

@@ -9,9 +9,11 @@ import { encodeChunk } from './outputs.js';
 import { runLogsOf } from '../core/run-context.js';
 import { chunkBlob } from './chunk-blobs.js';
 import { encodeVectorCube } from '../datacube/vector-blob.js';
+import { jobChunksDone, shipMetrics } from '../core/metrics.js';
 import type { FromJobThread, JobTask, JobThreadInit, ToJobThread } from './protocol.js';
 
 const catalog = setupEngineThread(workerData as JobThreadInit);
+shipMetrics((workerData as JobThreadInit).metricsPort);
 let current: { ticket: string; ac: AbortController } | null = null;
 const post = (m: FromJobThread, transfer: ArrayBuffer[] = []) => parentPort!.postMessage(m, transfer);
 
@@ -67,6 +69,7 @@ async function perform(task: JobTask, sink: JobSink, signal: AbortSignal, about:
       });
       const out = blob as Uint8Array | null;
       if (!out) throw new Error(`chunk ${task.index} gave no planes`);
+      jobChunksDone.inc(0);
       return post({ type: 'chunk-done', ...about, blob: out, values, cpu: threadCpuSeconds() - cpu0 }, [out.buffer as ArrayBuffer]);
     }
   }

@@ -6,13 +6,18 @@ import type { UwsModule } from './uws.js';
 import { Router } from '../api/routes.js';
 import { LATEST, splitVersion, looksLikeVersion } from '../api/versions.js';
 import { createCors, type HeaderList } from './cors.js';
-import { ApiError, newErrorId, toApiError } from '../core/errors.js';
+import { ApiError, toApiError } from '../core/errors.js';
 import { messageOf, pickLanguage, type Lang } from '../core/messages.js';
 import { BodyReader } from './body.js';
 import { RequestAborted } from '../core/errors.js';
 import { ApiRequest } from '../api/request.js';
 import { sendReply, type ResponseState } from './send.js';
 import type { Reply } from '../api/reply.js';
+import { inRequest, log } from '../core/log.js';
+import { gauge } from '../core/metrics.js';
+import { familyIndex, observeRequest, UNMATCHED } from './metrics.js';
+import { mountOps, type OpsEndpoints } from './ops.js';
+import { RequestIds } from './request-ids.js';
 
 /** Most bytes of a refused request's body read and dropped so that the answer arrives (else: close). */
 const DRAIN_BYTES = 8 * 1024 * 1024;
@@ -21,7 +26,13 @@ export interface HttpServer {
   listen(host: string, port: number): Promise<number>;
   /** With HTTPS: takes the certificate files again (new connections get the new one; open ones keep theirs). */
   reloadTls(): Promise<void>;
+  /** Stops accepting connections. */
   close(): void;
+  /**
+   * Stops accepting connections and waits until no request is in flight (answers on connections
+   * still open close them), at most `ms`; resolves with the number still in flight then.
+   */
+  drain(ms: number): Promise<number>;
 }
 
 /** TLS 1.2 with forward secrecy and AEAD only (TLS 1.3 is always on): older protocols cannot agree on any of these. */
@@ -38,15 +49,26 @@ const MODERN_CIPHERS = [
 const LISTEN_EXCLUSIVE_PORT = 1;
 const LISTEN_SHARED_PORT = 0;
 
-export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: AppRoute[]): HttpServer {
+export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: AppRoute[], ops: OpsEndpoints): HttpServer {
   const cors = createCors(ctx.brandWord);
   const routers = ctx.routers;
   const rootRouter = new Router(rootRoutes);
+  // Each route's family for the request metrics, found once here rather than per request.
+  for (const router of [rootRouter, ...routers.values()]) for (const r of router.routes) r.metricsFamily ??= familyIndex(r.path);
+  const ids = new RequestIds(ctx.config.trustProxy > 0);
+  const accessLog = ctx.config.accessLog;
+  /** Requests answered asynchronously and not yet finished (those answered at once are never in flight). */
+  let inFlight = 0;
+  let draining = false;
+  let idle: (() => void) | null = null;
+  const settled = () => {
+    if (--inFlight === 0 && idle) idle();
+  };
+  gauge('xeo_http_requests_in_flight', 'Requests being answered (a body being read, a computation, a stream being sent).', [], () => [{ labels: {}, value: inFlight }]);
   const tls = ctx.config.tls;
   // Browsers keep to HTTPS for a year once they have seen it here.
   const hsts: HeaderList = tls ? [['Strict-Transport-Security', 'max-age=31536000']] : [];
   const newApp = () => (tls ? uws.SSLApp({ cert_file_name: tls.cert, key_file_name: tls.key, ssl_ciphers: MODERN_CIPHERS }) : uws.App());
-  let app = newApp();
   let listenSocket: us_listen_socket | null = null;
   let bound: { host: string; port: number } | null = null;
 
@@ -56,10 +78,17 @@ export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: Ap
     const address = clientAddress(Buffer.from(res.getRemoteAddressAsText()).toString(), headers['x-forwarded-for'], ctx.config.trustProxy);
     dispatch(res, uReq.getCaseSensitiveMethod().toUpperCase(), uReq.getUrl(), uReq.getQuery() ?? '', headers, address);
   };
-  app.any('/*', onRequest);
+  const mount = (target: ReturnType<typeof newApp>) => {
+    mountOps(target, ops);
+    target.any('/*', onRequest);
+    return target;
+  };
+  let app = mount(newApp());
 
   function dispatch(res: HttpResponse, method: string, url: string, rawQuery: string, headers: Record<string, string>, address: string): void {
-    const started = ctx.config.accessLog ? performance.now() : 0;
+    const started = performance.now();
+    const id = ids.next(headers['x-request-id']);
+    let family = UNMATCHED;
     // A run of slashes is one, as in nginx and most frameworks: tools join a base URL ending in '/'
     // with '/jobs/ID'. Only literal slashes: an encoded one (%2F) in a file path stays what it is.
     if (url.includes('//')) url = url.replace(/\/{2,}/g, '/');
@@ -68,7 +97,7 @@ export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: Ap
     let path = split ? split.rest : url;
     if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
     const base = hsts.length ? [...cors.headers(version, headers.origin), ...hsts] : cors.headers(version, headers.origin);
-    const state: ResponseState = { aborted: false };
+    const state: ResponseState = { aborted: false, requestId: id };
     let request: AppRequest | null = null;
     let bodyReader: BodyReader | null = null;
     // uWS needs an abort handler before the callback returns unanswered; answers given at once skip it.
@@ -79,39 +108,47 @@ export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: Ap
         request?.markAborted();
       });
     const finish = (status: number) => {
-      if (ctx.config.accessLog) console.error(`[xeo] ${method} ${url} ${status} ${(performance.now() - started).toFixed(1)}ms`);
+      const ms = performance.now() - started;
+      observeRequest(family, method, status, ms);
+      if (accessLog) log.info(`${method} ${url} ${status} ${ms.toFixed(1)}ms`, { req: id });
     };
-    const fail = (e: unknown, close = false) => {
-      const { reply, closeConnection } = errorReply(e, pickLanguage(headers['accept-language']), method, url);
+    const fail = (e: unknown, close = false): Promise<void> | void => {
+      const { reply, closeConnection } = errorReply(e, pickLanguage(headers['accept-language']), method, url, id);
       if (!reply) return;
       // HEAD gets the head of the error answer only: a body would be read as the next response.
       const answer = (closeIt: boolean) => {
         finish(reply.status);
-        void sendReply(res, state, reply, base, { headOnly: method === 'HEAD', closeConnection: closeIt });
+        return sendReply(res, state, reply, base, { headOnly: method === 'HEAD', closeConnection: closeIt || draining });
       };
       const reader = bodyReader;
       if (reader && !reader.complete && !close && !closeConnection) {
         // Refused before its body was read (a bad token, an unknown id): read and drop the rest
         // first. Closing on unread bytes makes the kernel reset the connection, and the reset can
         // discard the answer before the client reads it; a body too long to drain still closes.
-        void reader.drain(DRAIN_BYTES).then((ended) => answer(!ended));
-        return;
+        return reader.drain(DRAIN_BYTES).then((ended) => answer(!ended));
       }
-      answer(close || closeConnection || (reader !== null && !reader.complete));
+      return answer(close || closeConnection || (reader !== null && !reader.complete));
     };
     const succeed = (reply: Reply) => {
       finish(reply.status);
-      return sendReply(res, state, reply, base, { headOnly: method === 'HEAD', closeConnection: bodyReader !== null && !bodyReader.complete });
+      // While draining, answers close their connection: the client's next request goes to another node.
+      return sendReply(res, state, reply, base, { headOnly: method === 'HEAD', closeConnection: (bodyReader !== null && !bodyReader.complete) || draining });
+    };
+    /** Follows an answer given later: the request is in flight until it is sent. */
+    const later = (p: Promise<unknown>) => {
+      inFlight++;
+      p.then(settled, settled);
     };
 
     const router = version ? routers.get(version)! : rootRouter;
     const found = router.lookup(path);
     if (!found) {
       const first = url.split('/')[1] ?? '';
-      return fail(!version && looksLikeVersion(first) ? new ApiError('UnsupportedApiVersion', { version: first }) : new ApiError('NotFound'));
+      return void fail(!version && looksLikeVersion(first) ? new ApiError('UnsupportedApiVersion', { version: first }) : new ApiError('NotFound'));
     }
     const methods = [...found.byMethod.keys()];
     if (method === 'OPTIONS') {
+      family = found.byMethod.values().next().value?.metricsFamily ?? UNMATCHED;
       finish(204);
       const head = [...base, ...cors.preflight(methods, headers['access-control-request-headers'])];
       return void sendReply(res, state, { status: 204 }, head);
@@ -120,8 +157,9 @@ export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: Ap
     if (!route) {
       const err = new ApiError('MethodNotAllowed', { method, allowed: methods.join(', ') });
       err.headers = { Allow: ['OPTIONS', ...methods].join(', ') };
-      return fail(err);
+      return void fail(err);
     }
+    family = route.metricsFamily!;
     const lang = pickLanguage(headers['accept-language']);
     const hasBody = route.body !== undefined && route.body !== 'none';
     const needsUser = route.auth === 'required' || (route.auth === 'optional' && headers.authorization !== undefined);
@@ -129,27 +167,28 @@ export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: Ap
     if (!hasBody && !needsUser) {
       // Fast path (discovery, cached answers): a handler that answers at once is sent inside this
       // uWS callback, with no promise and no abort handler.
-      request = new ApiRequest<AppContext>(ctx, method, path, rawQuery, headers, version ?? LATEST, found.params, lang, null, address);
+      request = new ApiRequest<AppContext>(ctx, id, method, path, rawQuery, headers, version ?? LATEST, found.params, lang, null, address);
       let out: Reply | Promise<Reply>;
       try {
         out = route.handler(request);
       } catch (e) {
-        return fail(e);
+        return void fail(e);
       }
       // A stream is written over several ticks, so it needs the abort handler too.
       if (!(out instanceof Promise) && !out.stream) return void succeed(out);
       watchAbort();
-      Promise.resolve(out).then(succeed, (e) => fail(e));
+      later(Promise.resolve(out).then(succeed, (e) => fail(e)));
       return;
     }
 
     const limit = route.body === 'json' ? ctx.config.maxJsonBodyBytes : ctx.config.maxUploadBytes;
     // Refuse a declared oversize body at once, without reading it.
-    if (hasBody && Number(headers['content-length']) > limit) return fail(new ApiError('PayloadTooLarge', { limit }), true);
+    if (hasBody && Number(headers['content-length']) > limit) return void fail(new ApiError('PayloadTooLarge', { limit }), true);
     watchAbort();
     if (hasBody) bodyReader = new BodyReader(res, limit);
-    request = new ApiRequest<AppContext>(ctx, method, path, rawQuery, headers, version ?? LATEST, found.params, lang, bodyReader, address);
-    run(request, route).then(succeed, (e) => fail(e));
+    request = new ApiRequest<AppContext>(ctx, id, method, path, rawQuery, headers, version ?? LATEST, found.params, lang, bodyReader, address);
+    const req = request;
+    later(inRequest(id, () => run(req, route)).then(succeed, (e) => fail(e)));
   }
 
   async function run(req: AppRequest, route: AppRoute): Promise<Reply> {
@@ -186,8 +225,7 @@ export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: Ap
       if (!tls || !bound || !listenSocket) return;
       // The new certificate's listener opens beside the old one (both shareable), then the old one
       // closes: no moment without a listener, and open connections keep the app they started with.
-      const next = newApp();
-      next.any('/*', onRequest);
+      const next = mount(newApp());
       const sock = await listenOn(next, bound.host, bound.port, LISTEN_SHARED_PORT);
       uws.us_listen_socket_close(listenSocket);
       listenSocket = sock;
@@ -197,15 +235,31 @@ export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: Ap
       if (listenSocket) uws.us_listen_socket_close(listenSocket);
       listenSocket = null;
     },
+    async drain(ms) {
+      draining = true;
+      this.close();
+      if (inFlight > 0) {
+        let timer: NodeJS.Timeout | undefined;
+        await new Promise<void>((resolve) => {
+          idle = resolve;
+          timer = setTimeout(resolve, ms);
+        });
+        clearTimeout(timer);
+        idle = null;
+      }
+      return inFlight;
+    },
   };
 }
 
-/** The one place where failures become HTTP answers: a JSON error object with a catalogue code. */
-export function errorReply(e: unknown, lang: Lang, method: string, url: string): { reply: Reply | null; closeConnection: boolean } {
+/**
+ * The one place where failures become HTTP answers: a JSON error object with a catalogue code,
+ * whose `id` is the request's (also in its X-Request-Id header and its log lines).
+ */
+export function errorReply(e: unknown, lang: Lang, method: string, url: string, id: string): { reply: Reply | null; closeConnection: boolean } {
   if (e instanceof RequestAborted) return { reply: null, closeConnection: false };
-  const id = newErrorId();
-  const err = toApiError(e, `${method} ${url} (error ${id})`);
-  if (err.code === 'StorageFailure') console.error(`[xeo] error ${id} on ${method} ${url}:`, err.message);
+  const err = toApiError(e, `${method} ${url}`, { req: id });
+  if (err.code === 'StorageFailure') log.error(`${method} ${url}: ${err.message}`, { req: id });
   const msg = messageOf(err, lang, { id });
   return {
     reply: {

@@ -12,8 +12,8 @@ export interface Cors {
 }
 
 export function createCors(brandWord: string): Cors {
-  const expose1x = `Link, Location, ${brandWord}-Costs, ${brandWord}-Identifier`;
-  const exposeRc = `Location, ${brandWord}-Identifier, ${brandWord}-Costs, Link`;
+  const expose1x = `Link, Location, ${brandWord}-Costs, ${brandWord}-Identifier, X-Request-Id`;
+  const exposeRc = `Location, ${brandWord}-Identifier, ${brandWord}-Costs, Link, X-Request-Id`;
   const star: HeaderList = [
     ['Access-Control-Allow-Origin', '*'],
     ['Access-Control-Expose-Headers', expose1x],

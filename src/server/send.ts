@@ -6,9 +6,12 @@ import { STATUS_CODES } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Reply } from '../api/reply.js';
 import type { HeaderList } from './cors.js';
+import { log } from '../core/log.js';
 
 export interface ResponseState {
   aborted: boolean;
+  /** Sent as X-Request-Id with the answer. */
+  requestId?: string;
   /** Resolves a pending wait for writability when the client goes away. */
   onAbort?: () => void;
 }
@@ -32,8 +35,9 @@ const BROWSER_HEADERS: HeaderList = [
 ];
 const NOT_A_PAGE = "default-src 'none'; frame-ancestors 'none'; sandbox";
 
-function writeHead(res: HttpResponse, status: number, base: HeaderList, headers: Record<string, string> | undefined, contentType?: string) {
+function writeHead(res: HttpResponse, state: ResponseState, status: number, base: HeaderList, headers: Record<string, string> | undefined, contentType?: string) {
   res.writeStatus(statusLine(status));
+  if (state.requestId !== undefined) res.writeHeader('X-Request-Id', state.requestId);
   for (let i = 0; i < base.length; i++) res.writeHeader(base[i][0], base[i][1]);
   for (let i = 0; i < BROWSER_HEADERS.length; i++) res.writeHeader(BROWSER_HEADERS[i][0], BROWSER_HEADERS[i][1]);
   if (!headers?.['Content-Security-Policy']) res.writeHeader('Content-Security-Policy', NOT_A_PAGE);
@@ -58,7 +62,7 @@ export async function sendReply(
     if (opts.headOnly) {
       reply.stream.destroy();
       res.cork(() => {
-        writeHead(res, reply.status, base, reply.headers, reply.contentType);
+        writeHead(res, state, reply.status, base, reply.headers, reply.contentType);
         endHead(res, reply.size);
       });
       return;
@@ -73,7 +77,7 @@ export async function sendReply(
     type ??= 'application/json';
   }
   res.cork(() => {
-    writeHead(res, reply.status, base, reply.headers, body === undefined ? undefined : type);
+    writeHead(res, state, reply.status, base, reply.headers, body === undefined ? undefined : type);
     if (body === undefined || reply.status === 204 || reply.status === 304) res.endWithoutBody(0, close);
     else if (opts.headOnly) endHead(res, Buffer.byteLength(body));
     else res.end(body, close);
@@ -93,7 +97,7 @@ function endHead(res: HttpResponse, size: number | undefined): void {
 async function pipeStream(res: HttpResponse, state: ResponseState, reply: Reply, base: HeaderList): Promise<void> {
   const stream = reply.stream as Readable;
   const total = reply.size;
-  res.cork(() => writeHead(res, reply.status, base, reply.headers, reply.contentType));
+  res.cork(() => writeHead(res, state, reply.status, base, reply.headers, reply.contentType));
   let ended = false;
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
@@ -130,7 +134,7 @@ async function pipeStream(res: HttpResponse, state: ResponseState, reply: Reply,
     }
   } catch (e) {
     // The source failed after the head went out: all we can do is cut the connection.
-    console.error(`[xeo] stream failed: ${(e as Error).message}`);
+    log.warn(`a streamed answer failed after its head was sent: ${(e as Error).message}`, { req: state.requestId });
     if (!state.aborted) res.close();
   } finally {
     stream.destroy();

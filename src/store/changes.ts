@@ -1,6 +1,7 @@
 // Word that a record changed, to every node that keeps something derived from it (a service's tiles
 // and state in the tile cache): at once, not after the cache's own TTL. One process needs nothing
 // more than its own listeners; nodes sharing PostgreSQL hear each other through LISTEN/NOTIFY.
+import { log } from '../core/log.js';
 import pg from 'pg';
 
 /**
@@ -65,7 +66,7 @@ export class PgChanges extends LocalChanges {
     try {
       await c?.query('SELECT pg_notify($1, $2)', [CHANNEL, `${topic}:${id}`]);
     } catch (e) {
-      console.error(`[xeo] could not tell other nodes that ${topic} ${id} changed: ${(e as Error).message}`);
+      log.warn(`could not tell other nodes that ${topic} ${id} changed: ${(e as Error).message}`);
       // A connection that timed out is not trusted again: the next notice connects anew.
       if (this.client === c) {
         this.client = null;

@@ -75,6 +75,10 @@ export async function openStore(where: StoreLocation | string): Promise<Store> {
     semaphores,
     authFailures: db.dialect === 'postgres' ? new SqlFailureLedger(db) : null,
     uploads: db.dialect === 'postgres' ? new SqlUploadLedger(db) : new LocalUploadLedger(),
+    engine: db.dialect === 'postgres' ? 'postgresql' : 'sqlite',
+    async ping() {
+      await db.get('SELECT 1 AS one');
+    },
     async close() {
       await semaphores.close();
       await db.close();

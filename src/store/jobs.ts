@@ -1,6 +1,7 @@
 // Batch jobs, and the job queue on the same table: a queued job's place is its queue_seq, and
 // every status change is one conditional UPDATE, so two callers (a cancel and the job's own end,
 // say, or two nodes claiming the next job) can never both win.
+import { jobTransitions, JOB_STATUSES } from '../core/metrics.js';
 import type { Param, SqlDb } from './sql.js';
 import type { JobEdit, JobFacts, JobQueue, JobRecord, JobRepo, JobStatus } from './types.js';
 import type { LogLevel } from '../core/run-context.js';
@@ -165,7 +166,9 @@ export class SqlJobs implements JobRepo {
     const t = now();
     const timeline = TIMELINE[to];
     const sql = `UPDATE jobs SET status = ?, updated = ?${timeline}${sets.map((s) => `, ${s}`).join('')} WHERE id = ? AND status IN (${from.map(() => '?').join(', ')})`;
-    return (await this.db.run(sql, to, t, ...(timeline.includes('?') ? [t] : []), ...values, id, ...from)) > 0;
+    const moved = (await this.db.run(sql, to, t, ...(timeline.includes('?') ? [t] : []), ...values, id, ...from)) > 0;
+    if (moved) countJob(to);
+    return moved;
   }
 
   async report(id: string, run: number, facts: JobFacts, status: JobStatus = 'running'): Promise<boolean> {
@@ -190,6 +193,13 @@ export class SqlJobs implements JobRepo {
     const r = (await this.db.get<{ values: number | null; seconds: number | null; jobs: number }>(this.recent))!;
     return { values: r.values ?? 0, seconds: r.seconds ?? 0, jobs: r.jobs };
   }
+}
+
+const JOB_SLOTS = Object.fromEntries(JOB_STATUSES.map((s) => [s, jobTransitions.slot({ status: s })])) as Record<string, number>;
+/** Counts a status reached (core/metrics.ts: xeo_job_transitions_total). */
+function countJob(status: string): void {
+  const slot = JOB_SLOTS[status];
+  if (slot !== undefined) jobTransitions.inc(slot);
 }
 
 export class SqlJobQueue implements JobQueue {
@@ -218,22 +228,29 @@ export class SqlJobQueue implements JobQueue {
       const [sets, values] = assignments(facts, FACT_COLUMNS);
       if (sets.length) await tx.run(`UPDATE jobs SET ${sets.join(', ')} WHERE id = ?`, ...values, id);
       return true;
+    }).then((queued) => {
+      if (queued) countJob('queued');
+      return queued;
     });
   }
 
   async withdraw(id: string): Promise<boolean> {
-    return (await this.db.run(`UPDATE jobs SET status = 'created', updated = ?, queued = NULL, started = NULL WHERE id = ? AND status = 'queued'`, now(), id)) > 0;
+    const moved = (await this.db.run(`UPDATE jobs SET status = 'created', updated = ?, queued = NULL, started = NULL WHERE id = ? AND status = 'queued'`, now(), id)) > 0;
+    if (moved) countJob('created');
+    return moved;
   }
 
   async claim(node: string): Promise<JobRecord | null> {
     const t = now();
     const r = await this.db.get<Row>(this.pull, t, t, node);
+    if (r) countJob('running');
     return r ? toRecord(r) : null;
   }
 
   async claimRun(id: string, run: number, node: string): Promise<JobRecord | null> {
     const t = now();
     const r = await this.db.get<Row>(`UPDATE jobs SET status = 'running', updated = ?, started = ?, node = ? WHERE id = ? AND run = ? AND status = 'queued' RETURNING *`, t, t, node, id, run);
+    if (r) countJob('running');
     return r ? toRecord(r) : null;
   }
 

@@ -6,6 +6,7 @@
 // that comes back is used again without restarting Xeo.
 import pg from 'pg';
 import { ServerUnavailable } from '../core/errors.js';
+import { countCall } from '../core/metrics.js';
 import { UniqueViolation, type Param, type SqlDb, type SqlRunner } from './sql.js';
 
 // Counts and sums come back as numbers, not strings: our values stay far below 2^53.
@@ -124,22 +125,36 @@ export class PgDb implements SqlDb {
 
   /** On `client` (a transaction's), else on a connection of the pool for this statement alone. */
   private async query(client: pg.PoolClient | null, sql: string, params: Param[]): Promise<{ rows: unknown[]; changes: number }> {
-    const own = client ?? (await this.connect());
+    // Counted from the wait for a connection on: a pool that has none free is part of the latency.
+    const t0 = performance.now();
+    let own: pg.PoolClient;
+    try {
+      own = client ?? (await this.connect());
+    } catch (e) {
+      countCall('records', false, performance.now() - t0);
+      throw e;
+    }
     let broken: Error | undefined;
+    let ok = false;
     try {
       const r = await own.query({ text: params.length ? this.placeholders(sql) : sql, values: params });
+      ok = true;
       // A multi-statement text (migrations) answers one result per statement.
       const last = (Array.isArray(r) ? r[r.length - 1] : r) as pg.QueryResult | undefined;
       return { rows: last?.rows ?? [], changes: last?.rowCount ?? 0 };
     } catch (e) {
       const err = e as { message?: string; code?: string };
-      if (err.code === '23505') throw new UniqueViolation(err.message ?? 'duplicate');
+      if (err.code === '23505') {
+        ok = true;
+        throw new UniqueViolation(err.message ?? 'duplicate');
+      }
       if (unreachable(err.code)) {
         broken = e as Error;
         throw new StoreUnavailable(err.message ?? String(e));
       }
       throw new Error(`PostgreSQL: ${err.message} (${err.code}) in: ${sql}`);
     } finally {
+      countCall('records', ok, performance.now() - t0);
       if (!client) this.release(own, broken);
     }
   }

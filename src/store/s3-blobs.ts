@@ -27,6 +27,8 @@ import type { Readable } from 'node:stream';
 import type { BlobInfo, BlobStore } from './blobs.js';
 import { UnsafePathError } from './blobs.js';
 import { ApiError, ServerUnavailable } from '../core/errors.js';
+import { countCall } from '../core/metrics.js';
+import { log } from '../core/log.js';
 
 /** Size of the parts of a multipart upload (S3 wants at least 5 MiB for all but the last). */
 export const PART_BYTES = 8 * 1024 * 1024;
@@ -86,6 +88,21 @@ export function s3Client(s: S3Settings): S3Client {
       return next(args);
     },
     { step: 'build', name: 'xeoUnsignedPayload' },
+  );
+  // Every request to the store counted with its time (core/metrics.ts): a 404 is an answer, not an error.
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      const t0 = performance.now();
+      try {
+        const out = await next(args);
+        countCall('object_store', true, performance.now() - t0);
+        return out;
+      } catch (e) {
+        countCall('object_store', isNotFound(e) || (statusOf(e) ?? 500) < 500, performance.now() - t0);
+        throw e;
+      }
+    },
+    { step: 'initialize', name: 'xeoMetrics' },
   );
   return client;
 }
@@ -148,6 +165,17 @@ export class S3BlobStore implements BlobStore {
       if (status === 404) throw new Error(`the S3 bucket ${this.bucket} does not exist`);
       if (status === 403 || status === 401) throw new Error(`the S3 bucket ${this.bucket} refuses these credentials`);
       translate(e); // logs the outage; requests answer 503 until the store is back
+    }
+  }
+
+  /** One request to the bucket (readiness): resolves when the store answers and lets us in. */
+  async probe(signal?: AbortSignal): Promise<void> {
+    try {
+      await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }), { abortSignal: signal });
+    } catch (e) {
+      const status = statusOf(e);
+      if (status !== undefined) throw new Error(`the bucket ${this.bucket} answered HTTP ${status}`);
+      throw new Error(`the store did not answer (${(e as SdkError).name ?? 'Error'})`);
     }
   }
 
@@ -286,7 +314,7 @@ export class S3BlobStore implements BlobStore {
       if (uploadId !== undefined) {
         const id = uploadId;
         await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: k, UploadId: id })).catch((err: unknown) => {
-          console.error(`[xeo] could not abort the multipart upload of ${k} (the bucket's lifecycle rule for incomplete uploads removes it): ${(err as Error).message}`);
+          log.warn(`could not abort the multipart upload of ${k} (the bucket's lifecycle rule for incomplete uploads removes it): ${(err as Error).message}`);
         });
       }
       throw e; // the store's failures were translated where they happened; the guard's stay as they are

@@ -6,6 +6,7 @@
 // ask `dialect`.
 import Database from 'better-sqlite3';
 import type { Database as Db, Statement } from 'better-sqlite3';
+import { countCall } from '../core/metrics.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 export type Param = string | number | null;
@@ -120,11 +121,17 @@ export class SqliteDb implements SqlDb {
 
   /** Runs a statement now; its answer, or its failure (a uniqueness rule as UniqueViolation), as a promise. */
   private now<T>(fn: () => unknown): Promise<T> {
+    const t0 = performance.now();
     try {
-      return Promise.resolve(fn() as T);
+      const out = Promise.resolve(fn() as T);
+      countCall('records', true, performance.now() - t0);
+      return out;
     } catch (e) {
       const code = (e as { code?: string }).code;
-      if (code?.startsWith('SQLITE_CONSTRAINT_UNIQUE') || code === 'SQLITE_CONSTRAINT_PRIMARYKEY') return Promise.reject(new UniqueViolation((e as Error).message));
+      const unique = code?.startsWith('SQLITE_CONSTRAINT_UNIQUE') || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+      // A uniqueness rule that refused a row is an answer, not a failure of the store.
+      countCall('records', unique === true, performance.now() - t0);
+      if (unique) return Promise.reject(new UniqueViolation((e as Error).message));
       return Promise.reject(e);
     }
   }

@@ -301,5 +301,9 @@ export interface Store {
   authFailures: FailureLedger | null;
   /** Bytes of uploads in progress, per user (shared by every node on a database server). */
   uploads: UploadLedger;
+  /** Which engine keeps the records. */
+  engine: 'sqlite' | 'postgresql';
+  /** One trivial statement (readiness): resolves when the records answer. */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }

@@ -2,6 +2,7 @@
 // failures. Counters live in memory and are written to the store every few seconds (and before
 // the logs are read), as one summary entry, so a busy map does not write a row per tile. Failures
 // are logged at once, but the same failure of a service at most once a minute (the rest counted).
+import { log } from '../core/log.js';
 import type { Store } from '../store/types.js';
 import type { LogLevel } from '../core/run-context.js';
 import { ApiError } from '../core/errors.js';
@@ -85,7 +86,7 @@ export class ServiceActivity {
 
   /** Adds an entry to a service's log at its log level (in the background: a tile never waits for it). */
   log(id: string, level: LogLevel, message: string, code?: string, data?: unknown, stacktrace?: string): void {
-    this.write(id, level, message, code, data, stacktrace).catch((e: unknown) => console.error(`[xeo] a log entry of service ${id} was not stored: ${(e as Error).message}`));
+    this.write(id, level, message, code, data, stacktrace).catch((e: unknown) => log.warn(`a log entry of service ${id} was not stored: ${(e as Error).message}`));
   }
 
   private async write(id: string, level: LogLevel, message: string, code?: string, data?: unknown, stacktrace?: string): Promise<void> {
@@ -128,7 +129,7 @@ export class ServiceActivity {
       try {
         await this.flush(id);
       } catch (e) {
-        console.error(`[xeo] could not record the activity of service ${id}: ${(e as Error).message}`);
+        log.warn(`could not record the activity of service ${id}: ${(e as Error).message}`);
       }
     }
     // Failures older than the repeat window need no memory: the next one is logged anyway.

@@ -36,6 +36,11 @@ export class TileCache {
     return this.lru.get(key);
   }
 
+  /** Whether a render of `key` is under way (a request for it joins that render). */
+  rendering(key: string): boolean {
+    return this.flights.has(key);
+  }
+
   /**
    * The tile for `key`: joins a render in flight or starts one. `signal` is this caller's
    * interest; the render is aborted when all callers' signals have fired.

@@ -26,6 +26,8 @@ import { ServiceActivity } from './activity.js';
 import { itemsWithin, newestRemoteItem, previewDates, previewExtent, previewGraph, previewMinZoom, previewStyle, PREVIEW_MAX_ZOOM, type PreviewDates, type PreviewStyle } from './preview.js';
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
+import { gauge, tileAnswers, tileStages, TILE_SLOTS, TILE_STAGE_SLOTS } from '../core/metrics.js';
+import { log } from '../core/log.js';
 
 /**
  * How long a service's record (or a preview's collection) is used before it is read again in the
@@ -139,6 +141,9 @@ export class TileServer {
     this.activity = new ServiceActivity(store);
     this.cacheControl = `public, max-age=${config.tileMaxAge}`;
     this.serviceParameters = processingParameters(config).service;
+    const cache = this.cache;
+    gauge('xeo_tile_cache_bytes', 'Bytes of rendered tiles held in the tile cache (XEO_TILE_CACHE_BYTES bounds it).', [], () => [{ labels: {}, value: cache.bytes }]);
+    gauge('xeo_tile_cache_entries', 'Tiles held in the tile cache.', [], () => [{ labels: {}, value: cache.entries }]);
   }
 
   /**
@@ -264,6 +269,7 @@ export class TileServer {
   private previewTileOf(st: PreviewState, coord: TileCoord, format: TileFormat | null, ifNoneMatch: string | undefined, abortable?: () => AbortSignal): TileAnswer | Promise<TileAnswer> {
     if (st.empty) {
       this.checkZoom(st, coord);
+      tileAnswers.inc(TILE_SLOTS.preview.empty);
       return this.answer(this.empty(st.config.tile_size, format ?? st.config.format), ifNoneMatch);
     }
     return this.serve(st, null, coord, format, ifNoneMatch, abortable, async () => {
@@ -409,21 +415,28 @@ export class TileServer {
     const fmt = format ?? cfg.format;
     // The prefix holds a hash of the configuration (the tile size with it); the format may come from the URL.
     const key = `${st.prefix}${fmt}:${tileName}`;
+    const counts = activityId ? TILE_SLOTS.service : TILE_SLOTS.preview;
     const hit = this.cache.get(key);
     if (hit) {
+      tileAnswers.inc(counts.hit);
       if (activityId) this.activity.hit(activityId);
       return this.answer(hit, ifNoneMatch, false, st.cacheControl);
     }
     if (st.mercator && !intersects(st.mercator, tileBox(coord))) {
+      tileAnswers.inc(counts.empty);
       if (activityId) this.activity.empty(activityId);
       return this.answer(this.empty(cfg.tile_size, fmt), ifNoneMatch, false, st.cacheControl);
     }
+    tileAnswers.inc(this.cache.rendering(key) ? counts.shared : counts.miss);
     const signal = abortable?.();
     return this.cache
       .render(key, (s) => this.render(st, activityId, coord, fmt, s, drawing), signal, () => activityId && this.activity.joined(activityId))
       .then((t) => this.answer(t, ifNoneMatch, true, st.cacheControl))
       .catch((e) => {
-        if (!signal?.aborted && activityId) this.activity.failed(activityId, e, coord);
+        if (!signal?.aborted) {
+          tileAnswers.inc((e as { code?: string }).code === 'InfrastructureBusy' ? counts.shed : counts.failed);
+          if (activityId) this.activity.failed(activityId, e, coord);
+        }
         throw e;
       });
   }
@@ -469,6 +482,12 @@ export class TileServer {
         throw e;
       });
     if (!out) return this.empty(size, fmt);
+    const stages = out.stages;
+    tileStages.observe(TILE_STAGE_SLOTS[0], stages.read / 1000);
+    tileStages.observe(TILE_STAGE_SLOTS[1], stages.warp / 1000);
+    tileStages.observe(TILE_STAGE_SLOTS[2], stages.kernel / 1000);
+    tileStages.observe(TILE_STAGE_SLOTS[3], stages.encode / 1000);
+    tileStages.observe(TILE_STAGE_SLOTS[4], stages.total / 1000);
     if (activityId) this.activity.rendered(activityId, out.values, out.stages.total, performance.now() - started);
     return { body: out.body, contentType: out.mediaType, etag: etagOf(out.body), timing: serverTiming(out.stages) };
   }
@@ -560,7 +579,7 @@ export class TileServer {
       if (!fresh) return;
       fresh.attributes = { ...fresh.attributes, value_range: { min: lo, max: hi, version: st.hash } };
       await this.store.services.update(fresh);
-    })().catch((e: unknown) => console.error(`[xeo] the value range of service ${st.record.id} was not stored: ${(e as Error).message}`));
+    })().catch((e: unknown) => log.warn(`the value range of service ${st.record.id} was not stored: ${(e as Error).message}`));
   }
 
   /** A fully transparent PNG (or white JPEG) tile. */

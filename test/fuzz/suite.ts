@@ -130,7 +130,7 @@ export function fuzzSuite(opts: FuzzOptions): void {
       }
       // uWS reads a request head of more than 4 KiB only when it arrives in one read; split across
       // reads (which TCP may do to any head that size) it drops the connection. A limit of the HTTP
-      // library we cannot change (README, Errors); such heads must not harm anything else.
+      // library we cannot change (docs/api.md, Errors); such heads must not harm anything else.
       if (headBytes(req) > 4096 && e instanceof NoAnswer && e.reason === 'closed') {
         stats.droppedBigHead++;
         return [];

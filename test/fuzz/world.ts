@@ -48,7 +48,7 @@ export interface World {
   forgedJwts: string[];
 }
 
-/** The unversioned routes at the host root (README: Endpoints); no version document lists them. */
+/** The unversioned routes at the host root (docs/api.md: Endpoints); no version document lists them. */
 export const ROOT_ROUTES: Omit<Endpoint, 'prefix' | 'listed'>[] = [
   { path: '/', method: 'GET', auth: 'none' },
   { path: '/.well-known/xeo', method: 'GET', auth: 'none' },
