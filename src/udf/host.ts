@@ -94,6 +94,7 @@ export class UdfHost {
       if (m.type === 'info') {
         this.waiting.get(m.id)?.(m.info);
         this.waiting.delete(m.id);
+        if (this.waiting.size === 0) this.worker.unref();
       }
     });
     this.worker.on('error', (e) => console.error('[xeo] the UDF host thread failed:', e));
@@ -112,6 +113,8 @@ export class UdfHost {
     return new Promise((resolve) => {
       const id = this.nextId++;
       this.waiting.set(id, resolve);
+      // Held while an answer is due: a start-up that awaits nothing else would otherwise end the process.
+      this.worker.ref();
       this.worker.postMessage({ type: 'info', id } satisfies ToHostThread);
     });
   }
