@@ -122,6 +122,16 @@ describeWithTool(hasUdfPython, 'Debian python3 with numpy, pandas, xarray, scipy
     expectSameValues(udf.values, builtIn.values);
   });
 
+  it('a UDF that doubles its input array in place gets the values of each call, not what it wrote in the last', async () => {
+    // The runner keeps in.bin mapped between calls (copy-on-write): what a UDF writes into its array is dropped after the call.
+    const IN_PLACE = `import numpy as np\n\ndef apply_datacube(cube, context):\n    a = cube.get_array()\n    np.multiply(a.values, 2, out=a.values)\n    return cube\n`;
+    const builtIn = cubeOf(await result(s, alice, { l: load(), a: { process_id: 'apply', arguments: { data: { from_node: 'l' }, process: child({ m: { process_id: 'multiply', arguments: { x: { from_parameter: 'x' }, y: 2 }, result: true } }) }, result: true } }));
+    for (let i = 0; i < 2; i++) {
+      const udf = cubeOf(await result(s, alice, apply(IN_PLACE)));
+      expectSameValues(udf.values, builtIn.values);
+    }
+  });
+
   it('a pandas time series smoothed in apply_dimension equals a moving mean of built-in processes', async () => {
     const dates = cubeOf(await result(s, alice, { l: { ...load(['B08']), result: true } })).labels.t;
     const n = dates.length;
