@@ -129,6 +129,11 @@ export interface UdfConfig {
   uid: number;
   /** Values one call gets at most in a pixel-wise parent (larger cubes go in bands of rows). */
   callValues: number;
+  /**
+   * Where the interpreters' I/O folders (in.bin, out.bin) are made: a tmpfs, /dev/shm by default
+   * (null). A tmpfs mounted with huge=within_size halves the cost of moving large cubes.
+   */
+  ioDir: string | null;
 }
 
 /** How assets of STAC API collections are signed (see data/stac-signers.ts). */
@@ -331,7 +336,15 @@ function udfSettings(env: Env): UdfConfig {
     processes: int(env, 'XEO_UDF_PROCESSES', 64, 4),
     uid: int(env, 'XEO_UDF_UID', 65534, 1),
     callValues: int(env, 'XEO_UDF_CALL_VALUES', 64 * 1024 * 1024, 1024),
+    ioDir: udfIoDir(env),
   };
+}
+
+function udfIoDir(env: Env): string | null {
+  const dir = env.XEO_UDF_IO_DIR;
+  if (!dir) return null;
+  if (!existsSync(dir)) throw new ConfigError(`XEO_UDF_IO_DIR: ${dir} does not exist`);
+  return path.resolve(dir);
 }
 
 /** The S3 endpoint, region and credentials: of the s3 signer, of s3:// hrefs of imports, and of the blob store. */
