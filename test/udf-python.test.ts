@@ -7,7 +7,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { expectError, http, ROOT, type TestServer } from './helpers.js';
@@ -83,7 +84,10 @@ def apply_datacube(cube, context):
 `;
 
 // XEO_UDF_CALL_VALUES is low: the cubes of /result and tiles go to the UDF in bands of rows, as a large one-piece job's would.
-useDemoServer({ env: { XEO_UDF_WORKERS: '2', XEO_OUTBOUND_ALLOW: '127.0.0.1', XEO_UDF_CALL_VALUES: '8192' }, users: { alice: 'pa' } }, async (w) => {
+// The interpreters' I/O folders are made in a folder of this test's own (XEO_UDF_IO_DIR), which the sandboxes' user can reach.
+const ioDir = mkdtempSync(path.join(os.tmpdir(), 'xeo-udf-io-'));
+chmodSync(ioDir, 0o755);
+useDemoServer({ env: { XEO_UDF_WORKERS: '2', XEO_OUTBOUND_ALLOW: '127.0.0.1', XEO_UDF_CALL_VALUES: '8192', XEO_UDF_IO_DIR: ioDir }, users: { alice: 'pa' } }, async (w) => {
   ({ server: s, work } = w);
   alice = w.tokens.alice;
   site = createServer((req, res) => {
@@ -93,7 +97,10 @@ useDemoServer({ env: { XEO_UDF_WORKERS: '2', XEO_OUTBOUND_ALLOW: '127.0.0.1', XE
   await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
   siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
 });
-afterAll(() => site?.close());
+afterAll(() => {
+  site?.close();
+  rmSync(ioDir, { recursive: true, force: true });
+});
 
 const apply = (udf: string, bands = ['B04', 'B08']) => ({ l: load(bands), a: { process_id: 'apply', arguments: { data: { from_node: 'l' }, process: udfChild('x', udf) }, result: true } });
 
@@ -120,6 +127,23 @@ describeWithTool(hasUdfPython, 'Debian python3 with numpy, pandas, xarray, scipy
     const builtIn = cubeOf(await result(s, alice, { l: load(), a: { process_id: 'apply', arguments: { data: { from_node: 'l' }, process: child({ m: { process_id: 'multiply', arguments: { x: { from_parameter: 'x' }, y: 0.0001 }, result: true } }) }, result: true } }));
     expect(udf.labels).toEqual(builtIn.labels);
     expectSameValues(udf.values, builtIn.values);
+  });
+
+  it('a UDF that doubles its input array in place gets the values of each call, not what it wrote in the last', async () => {
+    // The runner keeps in.bin mapped between calls (copy-on-write): what a UDF writes into its array is dropped after the call.
+    const IN_PLACE = `import numpy as np\n\ndef apply_datacube(cube, context):\n    a = cube.get_array()\n    np.multiply(a.values, 2, out=a.values)\n    return cube\n`;
+    const builtIn = cubeOf(await result(s, alice, { l: load(), a: { process_id: 'apply', arguments: { data: { from_node: 'l' }, process: child({ m: { process_id: 'multiply', arguments: { x: { from_parameter: 'x' }, y: 2 }, result: true } }) }, result: true } }));
+    for (let i = 0; i < 2; i++) {
+      const udf = cubeOf(await result(s, alice, apply(IN_PLACE)));
+      expectSameValues(udf.values, builtIn.values);
+    }
+  });
+
+  it("the interpreters' data files are in XEO_UDF_IO_DIR", async () => {
+    const roots = readdirSync(ioDir).filter((n) => /^xeo-udf-\d+-/.test(n));
+    expect(roots).toHaveLength(1);
+    const sandboxes = readdirSync(path.join(ioDir, roots[0])).filter((n) => n.startsWith('sb-'));
+    expect(sandboxes.some((n) => existsSync(path.join(ioDir, roots[0], n, 'in.bin')))).toBe(true);
   });
 
   it('a pandas time series smoothed in apply_dimension equals a moving mean of built-in processes', async () => {

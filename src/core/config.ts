@@ -156,6 +156,11 @@ export interface UdfConfig {
   uid: number;
   /** Values one call gets at most in a pixel-wise parent (larger cubes go in bands of rows). */
   callValues: number;
+  /**
+   * Where the interpreters' I/O folders (in.bin, out.bin) are made: a tmpfs, /dev/shm by default
+   * (null). A tmpfs mounted with huge=within_size halves the cost of moving large cubes.
+   */
+  ioDir: string | null;
 }
 
 export interface RemoteProcessConfig {
@@ -281,6 +286,7 @@ export function loadConfig(env: Env = process.env): Config {
       processes: v.udfProcesses,
       uid: v.udfUid,
       callValues: v.udfCallValues,
+      ioDir: v.udfIoDir,
     },
   };
 }
@@ -319,6 +325,7 @@ function tlsFiles(cert: string, key: string): { cert: string; key: string } | nu
 function s3Of(v: Pick<SettingValues, 's3AccessKeyId' | 's3SecretAccessKey' | 's3SessionToken' | 's3Region' | 's3Endpoint' | 's3RequesterPays'>): SignerConfig['s3'] {
   return { accessKeyId: v.s3AccessKeyId, secretAccessKey: v.s3SecretAccessKey, sessionToken: v.s3SessionToken, region: v.s3Region, endpoint: v.s3Endpoint, requesterPays: v.s3RequesterPays };
 }
+
 
 /** The S3 endpoint, region and credentials: of the s3 signer, of s3:// hrefs of imports, and of the blob store. */
 export function s3Settings(env: Env = process.env): SignerConfig['s3'] {

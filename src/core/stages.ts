@@ -8,20 +8,25 @@ export interface StageTimes {
   warp: number;
   kernel: number;
   encode: number;
-  /** Calls of user-defined functions as the engine sees them (data there and back included), and the UDFs' own code within. */
+  /**
+   * Calls of user-defined functions as the engine sees them (data there and back included), the
+   * UDFs' own code within, and the engine's share of moving the data (a Python UDF's cube written
+   * to its interpreter, its answer read back).
+   */
   udf: number;
   udfCode: number;
+  udfData: number;
   total: number;
   /** HTTP requests made for remote data, and the bytes they brought. */
   requests: number;
   bytes: number;
 }
 
-const acc = { load: 0, warp: 0, kernel: 0, encode: 0, udf: 0, udfCode: 0 };
+const acc = { load: 0, warp: 0, kernel: 0, encode: 0, udf: 0, udfCode: 0, udfData: 0 };
 const traffic = { requests: 0, bytes: 0 };
 
 export function resetStages(): void {
-  acc.load = acc.warp = acc.kernel = acc.encode = acc.udf = acc.udfCode = 0;
+  acc.load = acc.warp = acc.kernel = acc.encode = acc.udf = acc.udfCode = acc.udfData = 0;
   traffic.requests = traffic.bytes = 0;
 }
 
@@ -37,12 +42,12 @@ export function addStage(stage: keyof typeof acc, ms: number): void {
 }
 
 export function stageTimes(total: number): StageTimes {
-  return { read: Math.max(0, acc.load - acc.warp), warp: acc.warp, kernel: acc.kernel, encode: acc.encode, udf: acc.udf, udfCode: acc.udfCode, total, requests: traffic.requests, bytes: traffic.bytes };
+  return { read: Math.max(0, acc.load - acc.warp), warp: acc.warp, kernel: acc.kernel, encode: acc.encode, udf: acc.udf, udfCode: acc.udfCode, udfData: acc.udfData, total, requests: traffic.requests, bytes: traffic.bytes };
 }
 
 /** The Server-Timing header value of a computation. */
 export function serverTiming(t: StageTimes): string {
-  const udf = t.udf > 0 ? `, udf;dur=${t.udf.toFixed(2)}, udfcode;dur=${t.udfCode.toFixed(2)}` : '';
+  const udf = t.udf > 0 ? `, udf;dur=${t.udf.toFixed(2)}, udfcode;dur=${t.udfCode.toFixed(2)}, udfdata;dur=${t.udfData.toFixed(2)}` : '';
   const stages = `read;dur=${t.read.toFixed(2)}, warp;dur=${t.warp.toFixed(2)}, kernel;dur=${t.kernel.toFixed(2)}${udf}, encode;dur=${t.encode.toFixed(2)}, total;dur=${t.total.toFixed(2)}`;
   // Remote reads: how many requests the answer cost and what they brought (no duration of their own).
   return t.requests ? `${stages}, remote;desc="requests=${t.requests} bytes=${t.bytes}"` : stages;

@@ -7,6 +7,7 @@ import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { ApiError, errorFromData, RequestAborted } from '../core/errors.js';
 import { plane } from '../compile/kernels.js';
+import { addStage } from '../core/stages.js';
 import { configureFilesPort } from './sources.js';
 import type { CallSpec, FromHost, HostLink, RunnerReply, ToHost, UdfLogEntry } from './protocol.js';
 
@@ -164,7 +165,11 @@ export async function callPython(user: string, timeoutMs: number, spec: CallSpec
   if (leased.type !== 'leased') throw new ApiError('Internal');
   if (!leased.ok) throw errorFromData(leased.error);
   try {
-    if (values) await writeValues(path.join(leased.dir, 'in.bin'), values);
+    if (values) {
+      const t0 = performance.now();
+      await writeValues(path.join(leased.dir, 'in.bin'), values);
+      addStage('udfData', performance.now() - t0);
+    }
     const m = await ask({ type: 'call', id, input: values !== null, spec }, signal);
     if (m.type !== 'result') throw new ApiError('Internal');
     if (!m.ok) throw new UdfCallError(errorFromData(m.error), m.logs);
@@ -174,7 +179,10 @@ export async function callPython(user: string, timeoutMs: number, spec: CallSpec
     if (!Array.isArray(m.reply.shape) || !shape.every((s) => Number.isSafeInteger(s) && s >= 0) || m.reply.bytes !== n * 4) {
       throw new ApiError('UdfFailed', { reason: 'the UDF answered an inconsistent cube' });
     }
-    return { reply: m.reply, values: await readValues(m.output, n) };
+    const t0 = performance.now();
+    const answer = await readValues(m.output, n);
+    addStage('udfData', performance.now() - t0);
+    return { reply: m.reply, values: answer };
   } finally {
     // Frees the interpreter (the answer read, or the call given up); nothing when it ended.
     l.port.postMessage({ type: 'release', id } satisfies ToHost);

@@ -55,7 +55,7 @@ export class UdfHost {
   private readonly asVersion = ascVersion();
 
   constructor(config: Config) {
-    const shm = existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir();
+    const shm = config.udf.ioDir ?? (existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir());
     sweepStale(shm);
     this.ioRoot = mkdtempSync(path.join(shm, `xeo-udf-${process.pid}-`));
     // The sandboxes' user must reach its own folder below (not list the others).

@@ -4,9 +4,10 @@
 #
 #   control in  (fd 3): 4-byte little-endian length + a JSON request
 #   control out (fd 4): 4-byte little-endian length + a JSON answer
-#   data in:  a file of raw little-endian float32 values (the cube, last dimension fastest),
+#   data in:  /io/in.bin, raw little-endian float32 values (the cube, last dimension fastest),
 #             mapped copy-on-write, so a UDF may change the array it gets
 #   data out: /io/out.bin, the answer's float32 values in the dimension order Xeo asked for
+#   (both stay mapped from one call to the next: see xeo/exchange.py)
 #
 # Everything a call prints, warns or passes to inspect() comes back as log entries (bounded); an
 # exception comes back with the UDF's line and a traceback of the UDF's own frames only.
@@ -57,7 +58,8 @@ import openeo.udf.debug as udf_debug  # noqa: E402
 from openeo.metadata import CollectionMetadata  # noqa: E402
 from openeo.udf import StructuredData, UdfData, XarrayDataCube  # noqa: E402
 from xeo.calllog import CallLog, Capture, OutputLimit  # noqa: E402
-from xeo.cubes import UdfProblem, apply_metadata_labels, as_array, call_user, input_array, normalise, run_series, wants_data_array, write_output  # noqa: E402
+from xeo.cubes import UdfProblem, apply_metadata_labels, as_array, call_user, input_array, normalise, run_series, wants_data_array  # noqa: E402
+from xeo.exchange import InputFile, OutputFile  # noqa: E402
 
 
 # ---------------------------------------------------------------------------------------------
@@ -96,6 +98,10 @@ def send(msg):
 modules = {}
 # The arrays of the call under way, let go of once its answer is sent.
 retained = []
+# in.bin and out.bin, mapped once and kept (see exchange.py); out.bin while it takes at most an
+# eighth of the address space a call may use.
+INPUTS = InputFile()
+OUTPUTS = OutputFile(SETTINGS["memoryBytes"] // 8)
 
 
 def load(code, code_id):
@@ -123,7 +129,7 @@ def load(code, code_id):
 
 
 def run_cube(ns, req, context):
-    arr = input_array(req)
+    arr = input_array(req, INPUTS)
     started = time.perf_counter()
     mode = req["mode"]
     dim = req.get("dimension")
@@ -150,10 +156,10 @@ def run_cube(ns, req, context):
     result, values, labels = normalise(result, req)
     retained.extend((arr, result, values))
     labels = apply_metadata_labels(ns, req, labels, list(result.dims), context)
-    nbytes = values.nbytes
+    nbytes = values.size * 4
     if nbytes > SETTINGS["outputBytes"]:
         raise UdfProblem(f"the UDF answered {nbytes} bytes; one call may answer at most {SETTINGS['outputBytes']}", "result")
-    write_output(values)
+    OUTPUTS.write(values)
     return {"dims": [str(d) for d in result.dims], "shape": [int(s) for s in values.shape], "labels": labels, "bytes": nbytes, "userMs": user_ms}
 
 
@@ -274,9 +280,14 @@ def main():
         except EOFError:
             return
         if req.get("type") == "call":
+            if req.get("kind") != "cube":
+                # No cube: its kept mapping would only take address space from this call.
+                INPUTS.drop()
             send(handle(req))
-            # Freed after the answer is on its way (unmapping a large cube takes milliseconds).
+            # Freed after the answer is on its way (unmapping a large cube takes milliseconds),
+            # as are the pages of the input the UDF wrote to.
             retained.clear()
+            INPUTS.restore()
 
 
 if __name__ == "__main__":

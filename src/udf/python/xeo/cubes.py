@@ -1,10 +1,6 @@
-# Cubes into and out of a UDF: the input file as an xarray.DataArray with its labels as
-# coordinates, the user's functions called as the interface documents them, and the answer in the
-# dimension order Xeo asked for, written to the answer file.
-import mmap
-import os
-import threading
-
+# Cubes into and out of a UDF: the input's values (exchange.py) as an xarray.DataArray with its
+# labels as coordinates, the user's functions called as the interface documents them, and the
+# answer in the dimension order Xeo asked for.
 import numpy
 import pandas
 import xarray
@@ -73,15 +69,9 @@ def coords_of(dims):
     return coords
 
 
-def input_array(req):
-    shape = tuple(req["shape"])
-    n = int(numpy.prod(shape)) if shape else 1
-    if n == 0:
-        values = numpy.empty(shape, dtype=numpy.float32)
-    else:
-        with open(req["input"], "rb") as f:
-            mm = mmap.mmap(f.fileno(), n * 4, access=mmap.ACCESS_COPY)
-        values = numpy.frombuffer(mm, dtype="<f4", count=n).reshape(shape)
+def input_array(req, inputs):
+    """The call's cube as an xarray.DataArray over the values of in.bin (no copy), its labels as coordinates."""
+    values = inputs.array(req.get("input"), tuple(req["shape"]))
     dims = [d["name"] for d in req["dims"]]
     return xarray.DataArray(values, dims=dims, coords=coords_of(req["dims"]))
 
@@ -146,7 +136,7 @@ def normalise(result, req):
         order = [d for d in dims if d not in spatial] + spatial
         if order != dims:
             result = result.transpose(*order)
-    values = result.values
+    values = numpy.asarray(result.values)
     if values.dtype.kind not in "biuf":
         raise UdfProblem(f"the UDF answered values of type {values.dtype}; numbers are expected", "result")
     labels = []
@@ -155,7 +145,8 @@ def normalise(result, req):
             labels.append(None)
         else:
             labels.append([label_out(v) for v in result.coords[d].values])
-    return result, numpy.ascontiguousarray(values, dtype="<f4"), labels
+    # As they are (any layout, any number type): they become float32 in C order as they are written out.
+    return result, values, labels
 
 
 def apply_metadata_labels(ns, req, labels, result_dims, context):
@@ -173,32 +164,6 @@ def apply_metadata_labels(ns, req, labels, result_dims, context):
         if new is not None:
             out[i] = [label_out(v) for v in new]
     return out
-
-
-def write_output(values):
-    """
-    Writes the answer over the file's old pages (tmpfs keeps them: no new pages to zero), large
-    answers in two halves at once (os.pwrite lets go of the GIL), then cuts the file to length.
-    """
-    data = memoryview(values).cast("B")
-    n = len(data)
-    fd = os.open("/io/out.bin", os.O_WRONLY)
-    try:
-        def put(start, end):
-            while start < end:
-                start += os.pwrite(fd, data[start:end], start)
-
-        if n < (8 << 20):
-            put(0, n)
-        else:
-            half = (n // 2) & ~4095
-            other = threading.Thread(target=put, args=(half, n))
-            other.start()
-            put(0, half)
-            other.join()
-        os.ftruncate(fd, n)
-    finally:
-        os.close(fd)
 
 
 def run_series(func, arr, dim, context):
