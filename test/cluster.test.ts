@@ -298,9 +298,18 @@ describeWithTool(hasPostgres && hasRedis && hasRadosgw, 'PostgreSQL 15, Redis 7 
     const id = await createJob(a);
     expect((await http('POST', `${a.base}/jobs/${id}/results`, { headers: auth() })).status).toBe(202);
     // Until the victim has done a chunk of it (its own counter, on its metrics port).
-    const chunksDone = async () => Number(/^xeo_job_chunks_done_total (\d+)/m.exec((await http('GET', `${ops}/metrics`)).text)?.[1] ?? 0);
-    for (let i = 0; i < 300 && (await chunksDone()) < 1; i++) await sleep(100);
-    expect(await chunksDone()).toBeGreaterThanOrEqual(1);
+    // ...and is busy with another (between two tasks it would have nothing to hand back).
+    const victimState = async () => {
+      const text = (await http('GET', `${ops}/metrics`)).text;
+      return { done: Number(/^xeo_job_chunks_done_total (\d+)/m.exec(text)?.[1] ?? 0), busy: Number(/^xeo_job_threads\{state="busy"\} (\d+)/m.exec(text)?.[1] ?? 0) };
+    };
+    let state = await victimState();
+    for (let i = 0; i < 600 && !(state.done >= 1 && state.busy >= 1); i++) {
+      await sleep(50);
+      state = await victimState();
+    }
+    expect(state.done).toBeGreaterThanOrEqual(1);
+    expect(state.busy).toBeGreaterThanOrEqual(1);
     const exit = new Promise<number | null>((r) => victim.proc.once('exit', (code) => r(code)));
     victim.proc.kill('SIGTERM');
     expect(await exit).toBe(0);

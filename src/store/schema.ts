@@ -160,7 +160,12 @@ const MIGRATION_LOCK = 0x58656f;
 
 /** Brings a PostgreSQL database up to date, one migration per transaction. */
 export async function migratePostgres(db: SqlDb): Promise<void> {
-  await db.run('CREATE TABLE IF NOT EXISTS xeo_schema (version INTEGER NOT NULL)');
+  // Under the lock too: two nodes creating the table at once can both pass IF NOT EXISTS and one
+  // then fails on PostgreSQL's catalogue (a unique violation of pg_type).
+  await db.transaction(async (tx) => {
+    await tx.get('SELECT pg_advisory_xact_lock(?)', MIGRATION_LOCK);
+    await tx.run('CREATE TABLE IF NOT EXISTS xeo_schema (version INTEGER NOT NULL)');
+  });
   for (;;) {
     const applied = await db.transaction(async (tx) => {
       await tx.get('SELECT pg_advisory_xact_lock(?)', MIGRATION_LOCK);
