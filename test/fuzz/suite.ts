@@ -24,7 +24,7 @@ const LIMIT = 2 * 1024 * 1024;
 const HANG_MS = 20_000;
 /** Scales every run count (e.g. 0.1 while working on the suite); the seeds stay the same. */
 const SCALE = Number(process.env.XEO_FUZZ_SCALE ?? 1);
-const runs = (n: number) => Math.max(1, Math.round(n * SCALE));
+const scaled = (n: number, share: number) => Math.max(1, Math.round(n * SCALE * share));
 
 const FAMILIES = [
   { name: 'every endpoint and method, mutated bodies', make: endpointRequests, seed: 0x5eed01, runs: 2000 },
@@ -63,9 +63,12 @@ const ALARMS = /uncaught|unhandled|compute failed|thread failed|\[xeo\] error |R
 export interface FuzzOptions {
   /** Serve over HTTPS with a certificate made for the run. */
   tls: boolean;
+  /** The share of each family's requests sent (the first of the same sequences); 1 when absent. */
+  share?: number;
 }
 
 export function fuzzSuite(opts: FuzzOptions): void {
+  const runs = (n: number) => scaled(n, opts.share ?? 1);
   let w: World;
     let dir = '';
   /** Requests of the endpoint family that got past routing, by `METHOD /prefix/template`. */
