@@ -4,7 +4,7 @@ import type { VersionProfile } from './versions.js';
 import type { User } from '../store/types.js';
 import { parseJson } from '../core/json.js';
 import { ApiError } from '../core/errors.js';
-import type { Lang } from '../core/messages.js';
+import { pickLanguage, type Lang } from '../core/messages.js';
 
 /** What a request's context must offer the request itself: the base of its links. */
 export interface LinkBase {
@@ -24,6 +24,8 @@ export class ApiRequest<Ctx extends LinkBase = LinkBase> {
   aborted = false;
   private abortListeners: (() => void)[] = [];
   private parsedQuery: URLSearchParams | null = null;
+  private language: Lang | null = null;
+  private address: string | null = null;
 
   constructor(
     readonly app: Ctx,
@@ -36,11 +38,20 @@ export class ApiRequest<Ctx extends LinkBase = LinkBase> {
     readonly headers: Record<string, string>,
     readonly version: VersionProfile,
     readonly params: Record<string, string>,
-    readonly lang: Lang,
     readonly bodyReader: RequestBody | null,
-    /** The client's address: the connection's, or the one trusted proxies name (XEO_TRUST_PROXY). */
-    readonly clientAddress: string,
+    /** Finds the client's address, once, when it is first asked for (most answers never need it). */
+    private readonly findAddress: () => string,
   ) {}
+
+  /** The language of messages: the best of Accept-Language that we speak. */
+  get lang(): Lang {
+    return (this.language ??= pickLanguage(this.headers['accept-language']));
+  }
+
+  /** The client's address: the connection's, or the one trusted proxies name (XEO_TRUST_PROXY). */
+  get clientAddress(): string {
+    return (this.address ??= this.findAddress());
+  }
 
   get query(): URLSearchParams {
     return (this.parsedQuery ??= new URLSearchParams(this.rawQuery));

@@ -34,7 +34,8 @@ export interface Route<Ctx extends LinkBase = LinkBase> {
 }
 
 interface Compiled<Ctx extends LinkBase> {
-  route: Route<Ctx>;
+  /** The routes of this pattern's path, by method. */
+  byMethod: Map<string, Route<Ctx>>;
   segments: string[];
   /** Index of each `{param}` segment and its name. */
   params: [number, string][];
@@ -43,11 +44,14 @@ interface Compiled<Ctx extends LinkBase> {
 
 export class Router<Ctx extends LinkBase = LinkBase> {
   private readonly exact = new Map<string, Map<string, Route<Ctx>>>();
-  private readonly patterns: Compiled<Ctx>[] = [];
+  /** Patterns by their first segment; those starting with a parameter under ''. */
+  private readonly patterns = new Map<string, Compiled<Ctx>[]>();
   readonly routes: readonly Route<Ctx>[];
 
   constructor(routes: readonly Route<Ctx>[]) {
     this.routes = routes;
+    /** One method map per pattern path: routes of the same path share it. */
+    const byPath = new Map<string, Compiled<Ctx>>();
     for (const route of routes) {
       const segments = route.path.split('/').slice(1);
       const params: [number, string][] = [];
@@ -60,11 +64,21 @@ export class Router<Ctx extends LinkBase = LinkBase> {
         if (!byMethod) this.exact.set(route.path, (byMethod = new Map()));
         if (byMethod.has(route.method)) throw new Error(`route ${route.method} ${route.path} defined twice`);
         byMethod.set(route.method, route);
-      } else {
+        continue;
+      }
+      let c = byPath.get(route.path);
+      if (!c) {
         const last = params[params.length - 1];
         const greedy = last[1] === 'path' && last[0] === segments.length - 1;
-        this.patterns.push({ route, segments, params, greedy });
+        c = { byMethod: new Map(), segments, params, greedy };
+        byPath.set(route.path, c);
+        const first = params[0][0] === 0 ? '' : segments[0];
+        let list = this.patterns.get(first);
+        if (!list) this.patterns.set(first, (list = []));
+        list.push(c);
       }
+      // The first route of a method and path wins, as before.
+      if (!c.byMethod.has(route.method)) c.byMethod.set(route.method, route);
     }
   }
 
@@ -74,12 +88,21 @@ export class Router<Ctx extends LinkBase = LinkBase> {
     if (exact) return { byMethod: exact, params: {} };
     const parts = path.split('/').slice(1);
     let found: { byMethod: Map<string, Route<Ctx>>; params: Record<string, string> } | null = null;
-    for (const c of this.patterns) {
-      const params = matchSegments(c, parts);
-      if (!params) continue;
-      if (!found) found = { byMethod: new Map(), params };
-      else if (!sameParams(found.params, params)) continue;
-      if (!found.byMethod.has(c.route.method)) found.byMethod.set(c.route.method, c.route);
+    for (const candidates of [this.patterns.get(parts[0]), this.patterns.get('')]) {
+      if (!candidates) continue;
+      for (const c of candidates) {
+        const params = matchSegments(c, parts);
+        if (!params) continue;
+        if (!found) {
+          found = { byMethod: c.byMethod, params };
+          continue;
+        }
+        if (!sameParams(found.params, params)) continue;
+        // Two patterns of the same parameters (rare): their methods together, the first one's first.
+        const merged: Map<string, Route<Ctx>> = new Map(found.byMethod);
+        for (const [m, r] of c.byMethod) if (!merged.has(m)) merged.set(m, r);
+        found = { byMethod: merged, params: found.params };
+      }
     }
     return found;
   }

@@ -11,7 +11,7 @@ import { messageOf, pickLanguage, type Lang } from '../core/messages.js';
 import { BodyReader } from './body.js';
 import { RequestAborted } from '../core/errors.js';
 import { ApiRequest } from '../api/request.js';
-import { sendReply, type ResponseState } from './send.js';
+import { fixedHeaders, isFixedHeaders, sendReply, type ResponseState } from './send.js';
 import type { Reply } from '../api/reply.js';
 import { inRequest, log } from '../core/log.js';
 import { gauge } from '../core/metrics.js';
@@ -68,6 +68,16 @@ export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: Ap
   const tls = ctx.config.tls;
   // Browsers keep to HTTPS for a year once they have seen it here.
   const hsts: HeaderList = tls ? [['Strict-Transport-Security', 'max-age=31536000']] : [];
+  /** A version's CORS headers, with HSTS over TLS (a list used for every answer is joined once). */
+  const joined = new WeakMap<HeaderList, HeaderList>();
+  const baseHeaders = (list: HeaderList): HeaderList => {
+    if (!hsts.length) return list;
+    let both = joined.get(list);
+    if (both) return both;
+    both = [...list, ...hsts];
+    if (isFixedHeaders(list)) joined.set(list, fixedHeaders(both));
+    return both;
+  };
   const newApp = () => (tls ? uws.SSLApp({ cert_file_name: tls.cert, key_file_name: tls.key, ssl_ciphers: MODERN_CIPHERS }) : uws.App());
   let listenSocket: us_listen_socket | null = null;
   let bound: { host: string; port: number } | null = null;
@@ -75,8 +85,8 @@ export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: Ap
   const onRequest = (res: HttpResponse, uReq: HttpRequest) => {
     const headers: Record<string, string> = {};
     uReq.forEach((k, v) => (headers[k] = v));
-    const address = clientAddress(Buffer.from(res.getRemoteAddressAsText()).toString(), headers['x-forwarded-for'], ctx.config.trustProxy);
-    dispatch(res, uReq.getCaseSensitiveMethod().toUpperCase(), uReq.getUrl(), uReq.getQuery() ?? '', headers, address);
+    const method = uReq.getCaseSensitiveMethod();
+    dispatch(res, method === 'GET' ? method : method.toUpperCase(), uReq.getUrl(), uReq.getQuery() ?? '', headers);
   };
   const mount = (target: ReturnType<typeof newApp>) => {
     mountOps(target, ops);
@@ -85,7 +95,7 @@ export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: Ap
   };
   let app = mount(newApp());
 
-  function dispatch(res: HttpResponse, method: string, url: string, rawQuery: string, headers: Record<string, string>, address: string): void {
+  function dispatch(res: HttpResponse, method: string, url: string, rawQuery: string, headers: Record<string, string>): void {
     const started = performance.now();
     const id = ids.next(headers['x-request-id']);
     let family = UNMATCHED;
@@ -96,7 +106,11 @@ export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: Ap
     const version = split?.version ?? null;
     let path = split ? split.rest : url;
     if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
-    const base = hsts.length ? [...cors.headers(version, headers.origin), ...hsts] : cors.headers(version, headers.origin);
+    const base = baseHeaders(cors.headers(version, headers.origin));
+    // The client's address costs a system call and a formatting: made only when asked for, and at
+    // the latest before the callback of uWS returns (the response may be gone after it).
+    let address: string | null = null;
+    const addressOf = () => (address ??= clientAddress(Buffer.from(res.getRemoteAddressAsText()).toString(), headers['x-forwarded-for'], ctx.config.trustProxy));
     const state: ResponseState = { aborted: false, requestId: id };
     let request: AppRequest | null = null;
     let bodyReader: BodyReader | null = null;
@@ -146,28 +160,27 @@ export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: Ap
       const first = url.split('/')[1] ?? '';
       return void fail(!version && looksLikeVersion(first) ? new ApiError('UnsupportedApiVersion', { version: first }) : new ApiError('NotFound'));
     }
-    const methods = [...found.byMethod.keys()];
     if (method === 'OPTIONS') {
       family = found.byMethod.values().next().value?.metricsFamily ?? UNMATCHED;
       finish(204);
-      const head = [...base, ...cors.preflight(methods, headers['access-control-request-headers'])];
+      const head = [...base, ...cors.preflight([...found.byMethod.keys()], headers['access-control-request-headers'])];
       return void sendReply(res, state, { status: 204 }, head);
     }
     const route = found.byMethod.get(method === 'HEAD' ? 'GET' : method);
     if (!route) {
+      const methods = [...found.byMethod.keys()];
       const err = new ApiError('MethodNotAllowed', { method, allowed: methods.join(', ') });
       err.headers = { Allow: ['OPTIONS', ...methods].join(', ') };
       return void fail(err);
     }
     family = route.metricsFamily!;
-    const lang = pickLanguage(headers['accept-language']);
     const hasBody = route.body !== undefined && route.body !== 'none';
     const needsUser = route.auth === 'required' || (route.auth === 'optional' && headers.authorization !== undefined);
 
     if (!hasBody && !needsUser) {
       // Fast path (discovery, cached answers): a handler that answers at once is sent inside this
       // uWS callback, with no promise and no abort handler.
-      request = new ApiRequest<AppContext>(ctx, id, method, path, rawQuery, headers, version ?? LATEST, found.params, lang, null, address);
+      request = new ApiRequest<AppContext>(ctx, id, method, path, rawQuery, headers, version ?? LATEST, found.params, null, addressOf);
       let out: Reply | Promise<Reply>;
       try {
         out = route.handler(request);
@@ -176,6 +189,7 @@ export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: Ap
       }
       // A stream is written over several ticks, so it needs the abort handler too.
       if (!(out instanceof Promise) && !out.stream) return void succeed(out);
+      addressOf();
       watchAbort();
       later(Promise.resolve(out).then(succeed, (e) => fail(e)));
       return;
@@ -186,7 +200,8 @@ export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: Ap
     if (hasBody && Number(headers['content-length']) > limit) return void fail(new ApiError('PayloadTooLarge', { limit }), true);
     watchAbort();
     if (hasBody) bodyReader = new BodyReader(res, limit);
-    request = new ApiRequest<AppContext>(ctx, id, method, path, rawQuery, headers, version ?? LATEST, found.params, lang, bodyReader, address);
+    addressOf();
+    request = new ApiRequest<AppContext>(ctx, id, method, path, rawQuery, headers, version ?? LATEST, found.params, bodyReader, addressOf);
     const req = request;
     later(inRequest(id, () => run(req, route)).then(succeed, (e) => fail(e)));
   }

@@ -1,6 +1,7 @@
 // CORS headers for every answer, per version profile: `*` for 1.x; for 1.0.0-rc.2 the request's
 // Origin is echoed with credentials allowed, and nothing is sent when there is no Origin.
 import type { VersionProfile } from '../api/versions.js';
+import { fixedHeaders } from './send.js';
 
 export type HeaderList = [string, string][];
 
@@ -14,10 +15,10 @@ export interface Cors {
 export function createCors(brandWord: string): Cors {
   const expose1x = `Link, Location, ${brandWord}-Costs, ${brandWord}-Identifier, X-Request-Id`;
   const exposeRc = `Location, ${brandWord}-Identifier, ${brandWord}-Costs, Link, X-Request-Id`;
-  const star: HeaderList = [
+  const star: HeaderList = fixedHeaders([
     ['Access-Control-Allow-Origin', '*'],
     ['Access-Control-Expose-Headers', expose1x],
-  ];
+  ]);
   const allowHeaders = 'Authorization, Content-Type, Accept, Accept-Language, Range, If-None-Match, If-Modified-Since';
   return {
     headers(version, origin) {

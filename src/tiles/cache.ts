@@ -11,10 +11,12 @@ export interface CachedTile {
   etag: string;
   /** Server-Timing of the render that made it. */
   timing?: string;
+  /** The answer it makes when served from the cache (made on the first such answer). */
+  answer?: { status: 200; headers: Record<string, string>; body: Buffer; contentType: string };
 }
 
-/** Bytes an entry costs beyond its body (key, object, map slot): keeps the bound honest for tiny tiles. */
-const ENTRY_OVERHEAD = 256;
+/** Bytes an entry costs beyond its body (key, object, its kept answer, map slot): keeps the bound honest for tiny tiles. */
+const ENTRY_OVERHEAD = 384;
 
 export const etagOf = (body: Buffer): string => `"${createHash('sha1').update(body).digest('base64url').slice(0, 22)}"`;
 

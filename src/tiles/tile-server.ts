@@ -442,6 +442,13 @@ export class TileServer {
   }
 
   private answer(t: CachedTile, ifNoneMatch: string | undefined, rendered = false, cacheControl = this.cacheControl): TileAnswer {
+    // A tile served from the cache is the same answer every time: made once, kept with the tile
+    // (answers are read, never changed, on their way out).
+    if (!rendered && ifNoneMatch === undefined) {
+      const kept = t.answer;
+      if (kept && kept.headers['Cache-Control'] === cacheControl) return kept;
+      return (t.answer = { status: 200, body: t.body, contentType: t.contentType, headers: { ETag: t.etag, 'Cache-Control': cacheControl } });
+    }
     const headers: Record<string, string> = { ETag: t.etag, 'Cache-Control': cacheControl };
     if (rendered && t.timing) headers['Server-Timing'] = t.timing;
     if (ifNoneMatch !== undefined && matchesEtag(ifNoneMatch, t.etag)) return { status: 304, headers };
