@@ -1,9 +1,9 @@
 // CORS headers for every answer, per version profile: `*` for 1.x; for 1.0.0-rc.2 the request's
 // Origin is echoed with credentials allowed, and nothing is sent when there is no Origin.
 import type { VersionProfile } from '../api/versions.js';
-import { fixedHeaders } from './send.js';
+import { fixedHeaders, type HeaderList } from './header-bytes.js';
 
-export type HeaderList = [string, string][];
+export type { HeaderList };
 
 export interface Cors {
   /** Headers for a normal answer. */

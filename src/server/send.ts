@@ -5,7 +5,7 @@ import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
 import { STATUS_CODES } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Reply } from '../api/reply.js';
-import type { HeaderList } from './cors.js';
+import { encodedList, fixedHeaders, type HeaderList } from './header-bytes.js';
 import { log } from '../core/log.js';
 
 export interface ResponseState {
@@ -49,18 +49,6 @@ const typeBytes = (type: string): Buffer | string => {
   encodedTypes.set(type, made);
   return made;
 };
-type EncodedList = readonly (readonly [Buffer, Buffer])[];
-const encodedLists = new WeakMap<HeaderList, EncodedList>();
-/**
- * Marks a header list that is used for many answers as it is (the CORS headers of a version): it is
- * written from bytes made once.
- */
-export function fixedHeaders(list: HeaderList): HeaderList {
-  encodedLists.set(list, list.map(([k, v]) => [Buffer.from(k, 'latin1'), Buffer.from(v, 'utf8')] as const));
-  return list;
-}
-/** Whether a list was marked with fixedHeaders. */
-export const isFixedHeaders = (list: HeaderList): boolean => encodedLists.has(list);
 const X_REQUEST_ID = Buffer.from('X-Request-Id');
 const CONTENT_TYPE = Buffer.from('Content-Type');
 
@@ -77,7 +65,7 @@ const BROWSER_HEADERS: HeaderList = fixedHeaders([
 const NOT_A_PAGE: HeaderList = fixedHeaders([['Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'; sandbox"]]);
 
 function writeList(res: HttpResponse, list: HeaderList): void {
-  const enc = encodedLists.get(list);
+  const enc = encodedList(list);
   if (enc) for (let i = 0; i < enc.length; i++) res.writeHeader(enc[i][0], enc[i][1]);
   else for (let i = 0; i < list.length; i++) res.writeHeader(list[i][0], list[i][1]);
 }
