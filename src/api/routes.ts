@@ -36,10 +36,10 @@ export interface Route<Ctx extends LinkBase = LinkBase> {
 interface Compiled<Ctx extends LinkBase> {
   /** The routes of this pattern's path, by method. */
   byMethod: Map<string, Route<Ctx>>;
-  segments: string[];
+  /** Matches the whole path; its groups are the parameters, in order. */
+  regex: RegExp;
   /** Index of each `{param}` segment and its name. */
   params: [number, string][];
-  greedy: boolean;
 }
 
 export class Router<Ctx extends LinkBase = LinkBase> {
@@ -70,7 +70,7 @@ export class Router<Ctx extends LinkBase = LinkBase> {
       if (!c) {
         const last = params[params.length - 1];
         const greedy = last[1] === 'path' && last[0] === segments.length - 1;
-        c = { byMethod: new Map(), segments, params, greedy };
+        c = { byMethod: new Map(), params, regex: patternRegex(segments, params, greedy) };
         byPath.set(route.path, c);
         const first = params[0][0] === 0 ? '' : segments[0];
         let list = this.patterns.get(first);
@@ -86,13 +86,15 @@ export class Router<Ctx extends LinkBase = LinkBase> {
   lookup(path: string): { byMethod: Map<string, Route<Ctx>>; params: Record<string, string> } | null {
     const exact = this.exact.get(path);
     if (exact) return { byMethod: exact, params: {} };
-    const parts = path.split('/').slice(1);
+    const slash = path.indexOf('/', 1);
     let found: { byMethod: Map<string, Route<Ctx>>; params: Record<string, string> } | null = null;
-    for (const candidates of [this.patterns.get(parts[0]), this.patterns.get('')]) {
+    for (const candidates of [this.patterns.get(slash < 0 ? path.slice(1) : path.slice(1, slash)), this.patterns.get('')]) {
       if (!candidates) continue;
       for (const c of candidates) {
-        const params = matchSegments(c, parts);
-        if (!params) continue;
+        const m = c.regex.exec(path);
+        if (!m) continue;
+        const params: Record<string, string> = {};
+        for (let i = 0; i < c.params.length; i++) params[c.params[i][1]] = m[i + 1];
         if (!found) {
           found = { byMethod: c.byMethod, params };
           continue;
@@ -100,7 +102,7 @@ export class Router<Ctx extends LinkBase = LinkBase> {
         if (!sameParams(found.params, params)) continue;
         // Two patterns of the same parameters (rare): their methods together, the first one's first.
         const merged: Map<string, Route<Ctx>> = new Map(found.byMethod);
-        for (const [m, r] of c.byMethod) if (!merged.has(m)) merged.set(m, r);
+        for (const [method, r] of c.byMethod) if (!merged.has(method)) merged.set(method, r);
         found = { byMethod: merged, params: found.params };
       }
     }
@@ -121,23 +123,14 @@ export class Router<Ctx extends LinkBase = LinkBase> {
   }
 }
 
-function matchSegments<Ctx extends LinkBase>(c: Compiled<Ctx>, parts: string[]): Record<string, string> | null {
-  if (c.greedy ? parts.length < c.segments.length : parts.length !== c.segments.length) return null;
-  const params: Record<string, string> = {};
-  let p = 0;
-  for (let i = 0; i < c.segments.length; i++) {
-    const isParam = p < c.params.length && c.params[p][0] === i;
-    if (isParam) {
-      const name = c.params[p][1];
-      const value = c.greedy && p === c.params.length - 1 ? parts.slice(i).join('/') : parts[i];
-      if (value === '') return null;
-      params[name] = value;
-      p++;
-    } else if (c.segments[i] !== parts[i]) {
-      return null;
-    }
-  }
-  return params;
+/**
+ * A pattern as one regular expression: literal segments as they are, a parameter as one non-empty
+ * segment, a final `{path}` as the non-empty rest. One match, no split of the path per request.
+ */
+function patternRegex(segments: string[], params: [number, string][], greedy: boolean): RegExp {
+  const isParam = new Set(params.map(([i]) => i));
+  const parts = segments.map((seg, i) => (isParam.has(i) ? (greedy && i === segments.length - 1 ? '(.+)' : '([^/]+)') : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+  return new RegExp(`^/${parts.join('/')}$`);
 }
 
 function sameParams(a: Record<string, string>, b: Record<string, string>): boolean {
