@@ -80,6 +80,24 @@ function storageProbes(store: Store, blobs: BlobStore): Probe[] {
   return probes;
 }
 
+/**
+ * What the engine threads (spawned after this) ask this thread for: item searches of STAC API
+ * collections, the UDF sandboxes and compiler, and users' files (UDF code, uploaded vector files).
+ * Answers the function that takes it all back when the node stops.
+ */
+function hostForThreads(stac: StacCollections, udf: UdfHost, files: Workspaces): () => void {
+  setSearchHost((req) => stac.search(req));
+  setUdfHost(udf);
+  setUdfFileReader(workspaceReader(files));
+  setFilesHost(workspaceFilesHost(files));
+  return () => {
+    setSearchHost(null);
+    setUdfHost(null);
+    setUdfFileReader(null);
+    setFilesHost(null);
+  };
+}
+
 export async function startXeo(config: Config): Promise<Xeo> {
   configureLogging(config.log.format, config.log.level);
   // First, before any data is touched: without the native server there is nothing to run.
@@ -98,17 +116,11 @@ export async function startXeo(config: Config): Promise<Xeo> {
   }
   const blobs = await openBlobStore(config, 'files');
   const results = await openBlobStore(config, 'results');
-  // Item searches of STAC API collections run here for every engine thread (spawned below).
   const stac = new StacCollections(store.collections, config.stac);
-  setSearchHost((req) => stac.search(req));
-  // User-defined functions: the sandbox pool and compiler thread, and users' UDF files read here, for every engine thread.
   const workspaces = new Workspaces(blobs, config.maxUploadBytes, store.uploads);
   const udf = new UdfHost(config);
-  setUdfHost(udf);
-  setUdfFileReader(workspaceReader(workspaces));
+  const unhost = hostForThreads(stac, udf, workspaces);
   const syncLogs = new SyncLogs(store.logs);
-  // Engine threads (spawned below) read users' files through this thread's store.
-  setFilesHost(workspaceFilesHost(workspaces));
   const tasks = config.redisUrl ? new TaskQueue(config.redisUrl, config.chunkAttempts) : null;
   const jobs = new JobService(store, results, config, await LinkSigner.open(store.secrets, config.dataDir), tasks);
   let publicUrl = config.publicUrl ?? '';
@@ -207,10 +219,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
         await syncLogs.close();
         await changes.close();
         keys.stop();
-        setSearchHost(null);
-        setUdfHost(null);
-        setUdfFileReader(null);
-        setFilesHost(null);
+        unhost();
         await store.close();
         ops?.close();
         log.info('stopped');
@@ -248,14 +257,11 @@ export async function startWorker(config: Config): Promise<XeoWorker> {
   // With a bucket, the chunks and COGs a worker stores are seen by the other workers and every API node.
   const results = await openBlobStore(config, 'results');
   const stac = new StacCollections(store.collections, config.stac);
-  setSearchHost((req) => stac.search(req));
   configureVectorLimits(config.vector);
   const udf = new UdfHost(config);
-  setUdfHost(udf);
   // run_udf code and load_uploaded_files in a job read the user's files from the shared file store.
   const files = new Workspaces(await openBlobStore(config, 'files'), config.maxUploadBytes, store.uploads);
-  setUdfFileReader(workspaceReader(files));
-  setFilesHost(workspaceFilesHost(files));
+  const unhost = hostForThreads(stac, udf, files);
   const node = nodeId(config.dataDir);
   const worker = new JobWorker(store, results, config, new TaskQueue(config.redisUrl, config.chunkAttempts), node);
   await worker.start();
@@ -276,10 +282,7 @@ export async function startWorker(config: Config): Promise<XeoWorker> {
         const handed = await worker.close(config.drainSeconds * 1000);
         log.info(`${handed} task(s) handed back to the queue`, { worker: node });
         await udf.close();
-        setSearchHost(null);
-        setUdfHost(null);
-        setUdfFileReader(null);
-        setFilesHost(null);
+        unhost();
         await store.close();
         ops?.close();
         log.info('stopped', { worker: node });
