@@ -32,12 +32,15 @@ const statusBytes = (status: number) => {
   if (!b) encodedStatus.set(status, (b = Buffer.from(statusLine(status), 'latin1')));
   return b;
 };
-/** Names of headers set by our code (a fixed set): their bytes, made on first use. */
+/** Names of headers set by our code (a fixed set): their bytes, made on first use, while there are not too many. */
 const encodedNames = new Map<string, Buffer>();
-const nameBytes = (name: string) => {
-  let b = encodedNames.get(name);
-  if (!b) encodedNames.set(name, (b = Buffer.from(name, 'latin1')));
-  return b;
+const nameBytes = (name: string): Buffer | string => {
+  const b = encodedNames.get(name);
+  if (b) return b;
+  if (encodedNames.size >= 64) return name;
+  const made = Buffer.from(name, 'latin1');
+  encodedNames.set(name, made);
+  return made;
 };
 /** Content types seen (few: a fixed set of formats): their bytes, while there are not too many. */
 const encodedTypes = new Map<string, Buffer>();
