@@ -220,7 +220,9 @@ async function withFeed<T>(config: Config, fn: (feed: ChangeFeed | null) => Prom
 }
 
 async function tokensCommand(args: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({ args, options: { user: { type: 'string' } }, allowPositionals: true });
+  // A token or jti may begin with '-' (base64url): one argument after `revoke` is always the token.
+  const single = args.length === 2 && args[0] === 'revoke' && args[1] !== '--user' && !args[1].startsWith('--user=');
+  const { values, positionals } = single ? { values: { user: undefined }, positionals: args } : parseArgs({ args, options: { user: { type: 'string' } }, allowPositionals: true });
   const [action, given, ...extra] = positionals;
   if (action !== 'revoke' || extra.length || (given === undefined) === (values.user === undefined)) throw new UsageError('usage: tokens revoke TOKEN|JTI, or tokens revoke --user NAME');
   const config = loadConfig();
