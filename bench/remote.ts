@@ -217,7 +217,11 @@ async function xeoView(cogs: RangeServer, cleanup: Cleanup, work: string): Promi
   return { ms, requests };
 }
 
-const GDAL_SCRIPT = String.raw`
+/**
+ * What both GDAL scripts share: the arguments (the two COGs' URLs, the tiles, the NDVI range) and
+ * one band of a tile warped from /vsicurl/ as titiler does, no-data as NaN.
+ */
+const GDAL_PRELUDE = String.raw`
 import json, sys, time, os
 from concurrent.futures import ThreadPoolExecutor
 import numpy as np
@@ -225,17 +229,20 @@ from osgeo import gdal
 gdal.UseExceptions()
 red_url, nir_url, tiles = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 lo, hi = float(sys.argv[4]), float(sys.argv[5])
-ct = gdal.ColorTable()
-for i in range(256):
-    t = i / 255.0
-    ct.SetColorEntry(i, (int(255 * (1 - t)), int(200 * t + 55 * (1 - t)), 40, 255))
-pool = ThreadPoolExecutor(max_workers=2)
 def band(url, b):
     ds = gdal.Warp('', '/vsicurl/' + url, format='MEM', outputBounds=b, width=256, height=256, dstSRS='EPSG:3857', resampleAlg='near', multithread=True)
     a = ds.GetRasterBand(1).ReadAsArray().astype('float32')
     nd = ds.GetRasterBand(1).GetNoDataValue()
     if nd is not None: a[a == nd] = np.nan
     return a
+`;
+
+const GDAL_SCRIPT = GDAL_PRELUDE + String.raw`
+ct = gdal.ColorTable()
+for i in range(256):
+    t = i / 255.0
+    ct.SetColorEntry(i, (int(255 * (1 - t)), int(200 * t + 55 * (1 - t)), 40, 255))
+pool = ThreadPoolExecutor(max_workers=2)
 out = []
 for t in tiles:
     start = time.time()
@@ -260,21 +267,8 @@ print(json.dumps(out))
  * The same view through GDAL: the 16 tiles at once on 16 threads of one process (as a tile server
  * handles a browser's burst, sharing one /vsicurl/ cache), both bands of a tile read in parallel.
  */
-const GDAL_VIEW_SCRIPT = String.raw`
-import json, sys, time
-from concurrent.futures import ThreadPoolExecutor
-import numpy as np
-from osgeo import gdal
-gdal.UseExceptions()
-red_url, nir_url, tiles = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-lo, hi = float(sys.argv[4]), float(sys.argv[5])
+const GDAL_VIEW_SCRIPT = GDAL_PRELUDE + String.raw`
 bands = ThreadPoolExecutor(max_workers=32)
-def band(url, b):
-    ds = gdal.Warp('', '/vsicurl/' + url, format='MEM', outputBounds=b, width=256, height=256, dstSRS='EPSG:3857', resampleAlg='near', multithread=True)
-    a = ds.GetRasterBand(1).ReadAsArray().astype('float32')
-    nd = ds.GetRasterBand(1).GetNoDataValue()
-    if nd is not None: a[a == nd] = np.nan
-    return a
 def tile(t):
     b = t['bounds']
     red, nir = bands.map(lambda u: band(u, b), [red_url, nir_url])

@@ -37,7 +37,6 @@ import { JobWorker } from './jobs/worker-node.js';
 import { StacCollections } from './data/stac-collections.js';
 import { setSearchHost } from './data/stac-search-bridge.js';
 import { setUdfHost, UdfHost } from './udf/host.js';
-import { setUdfFileReader, workspaceReader } from './udf/sources.js';
 import { runtimesDocument } from './udf/runtimes.js';
 import { setFilesHost, workspaceFilesHost } from './files/file-bridge.js';
 import { configureVectorLimits } from './datacube/vector-limits.js';
@@ -88,12 +87,10 @@ function storageProbes(store: Store, blobs: BlobStore): Probe[] {
 function hostForThreads(stac: StacCollections, udf: UdfHost, files: Workspaces): () => void {
   setSearchHost((req) => stac.search(req));
   setUdfHost(udf);
-  setUdfFileReader(workspaceReader(files));
   setFilesHost(workspaceFilesHost(files));
   return () => {
     setSearchHost(null);
     setUdfHost(null);
-    setUdfFileReader(null);
     setFilesHost(null);
   };
 }

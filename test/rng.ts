@@ -1,4 +1,5 @@
 // Seeded pseudo-random numbers for tests, so a failing case can be run again exactly.
+import { mulberry32 } from '../src/core/random.js';
 
 /** xorshift32: integers and picks for generated graphs and inputs. */
 export class Rng {
@@ -23,13 +24,4 @@ export class Rng {
 }
 
 /** mulberry32 as a function of no arguments: numbers in [0, 1) for generated rasters. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const rng = mulberry32;

@@ -78,7 +78,7 @@ const AS_KIND: Partial<Record<UdfMode, AsKind>> = { apply: 'apply', reduce: 'red
 export async function runUdfChild(call: UdfCall, ctx: ProcessContext, mode: UdfMode, cube: DataCube, dimension?: string): Promise<DataCube> {
   const runtime = runtimeOf(call.runtime, call.version);
   const u = udfContext(ctx, call.version);
-  const code = await udfCode(call.udf, u.user, u.signal);
+  const code = await udfCode(call.udf, ctx.run?.files, u.signal);
   if (runtime === 'Python') return pythonOnCube(u, code, mode, cube, { dimension, context: call.context });
   const kind = AS_KIND[mode];
   if (!kind) throw new ProcessException('InvalidRuntime', 'the AssemblyScript runtime runs in apply, reduce_dimension and apply_dimension; use the Python runtime in apply_neighborhood');
@@ -109,7 +109,7 @@ export const processes: ProcessDef[] = [
     async (a, ctx) => {
       const runtime = runtimeOf(a.get('runtime'), a.get('version'));
       const u = udfContext(ctx, a.get('version'));
-      const code = await udfCode(a.get('udf'), u.user, u.signal);
+      const code = await udfCode(a.get('udf'), ctx.run?.files, u.signal);
       const data = a.get('data');
       const context = a.get('context');
       if (isCube(data)) {

@@ -32,26 +32,24 @@ const statusBytes = (status: number) => {
   if (!b) encodedStatus.set(status, (b = Buffer.from(statusLine(status), 'latin1')));
   return b;
 };
-/** Names of headers set by our code (a fixed set): their bytes, made on first use, while there are not too many. */
-const encodedNames = new Map<string, Buffer>();
-const nameBytes = (name: string): Buffer | string => {
-  const b = encodedNames.get(name);
-  if (b) return b;
-  if (encodedNames.size >= 64) return name;
-  const made = Buffer.from(name, 'latin1');
-  encodedNames.set(name, made);
-  return made;
-};
-/** Content types seen (few: a fixed set of formats): their bytes, while there are not too many. */
-const encodedTypes = new Map<string, Buffer>();
-const typeBytes = (type: string): Buffer | string => {
-  const b = encodedTypes.get(type);
-  if (b) return b;
-  if (encodedTypes.size >= 64) return type;
-  const made = Buffer.from(type, 'utf8');
-  encodedTypes.set(type, made);
-  return made;
-};
+/**
+ * Bytes of texts from a small set (header names set by our code, the content types of our
+ * formats), made on first use; past 64 of them a text is handed over as it is, so the map never
+ * grows should one ever be made from data.
+ */
+function byteCache(encoding: BufferEncoding): (text: string) => Buffer | string {
+  const made = new Map<string, Buffer>();
+  return (text) => {
+    const b = made.get(text);
+    if (b) return b;
+    if (made.size >= 64) return text;
+    const bytes = Buffer.from(text, encoding);
+    made.set(text, bytes);
+    return bytes;
+  };
+}
+const nameBytes = byteCache('latin1');
+const typeBytes = byteCache('utf8');
 const X_REQUEST_ID = Buffer.from('X-Request-Id');
 const CONTENT_TYPE = Buffer.from('Content-Type');
 

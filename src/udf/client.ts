@@ -8,17 +8,15 @@ import path from 'node:path';
 import { ApiError, errorFromData, RequestAborted } from '../core/errors.js';
 import { plane } from '../compile/kernels.js';
 import { addStage } from '../core/stages.js';
-import { configureFilesPort } from './sources.js';
 import type { CallSpec, FromHost, HostLink, RunnerReply, ToHost, UdfLogEntry } from './protocol.js';
 
 let link: HostLink | null = null;
 let nextId = 1;
 const waiting = new Map<number, (m: FromHost) => void>();
 
-/** Connects this thread to the UDF host and the file reader (from its workerData), or disconnects it with null. */
+/** Connects this thread to the UDF host (from its workerData), or disconnects it with null. */
 export function configureUdfLink(l: HostLink | null): void {
   link = l;
-  configureFilesPort(l?.files ?? null);
   if (!l) return;
   l.port.on('message', (m: FromHost) => {
     const w = waiting.get(m.id);

@@ -8,7 +8,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
-import { filesPortForThread } from './sources.js';
 import type { Config } from '../core/config.js';
 import { missingForPython, type SandboxSettings } from './sandbox.js';
 import type { HostInit, ToHostThread, FromHostThread } from './host-thread.js';
@@ -105,7 +104,7 @@ export class UdfHost {
   linkForThread(): HostLink {
     const { port1, port2 } = new MessageChannel();
     this.worker.postMessage({ type: 'port', port: port1 } satisfies ToHostThread, [port1]);
-    return { port: port2, files: filesPortForThread(), callValues: this.callValues, asVersion: this.asVersion };
+    return { port: port2, callValues: this.callValues, asVersion: this.asVersion };
   }
 
   /** What the runtimes are here (Python's versions come from the interpreter once it has started). */
@@ -161,4 +160,4 @@ export function udfLinkForThread(): HostLink | null {
 }
 
 /** The ports of a link, for a Worker's transferList. */
-export const linkPorts = (l: HostLink | null): MessagePort[] => (l ? [l.port, ...(l.files ? [l.files] : [])] : []);
+export const linkPorts = (l: HostLink | null): MessagePort[] => (l ? [l.port] : []);

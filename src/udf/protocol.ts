@@ -114,8 +114,6 @@ export interface RuntimeInfo {
 export interface HostLink {
   /** To the UDF host thread. */
   port: import('node:worker_threads').MessagePort;
-  /** To the thread that reads users' files (UDF code given as a path), or null. */
-  files: import('node:worker_threads').MessagePort | null;
   /** Values one Python call gets at most in a pixel-wise parent (XEO_UDF_CALL_VALUES). */
   callValues: number;
   /** The AssemblyScript compiler's version (what run_udf's `version` may name). */

@@ -13,6 +13,7 @@ import { geometriesArg } from '../../datacube/geometry.js';
 import { addJsts, buffer, jstsOf, relates, unionOf, type Relation } from '../../datacube/jsts-bridge.js';
 import { geometryDimension, vectorCube } from '../../datacube/vector-cube.js';
 import { CrsUnknownError, crsUnits, ensureCrs, epsgOfWkt } from '../../data/crs.js';
+import { mulberry32 } from '../../core/random.js';
 
 const invalid = (process: string, parameter: string, reason: string) => new ApiError('ProcessParameterInvalid', { process, parameter, reason });
 
@@ -33,18 +34,6 @@ function withGeometries(cube: DataCube, geometries: GeometryColumn): DataCube {
 function requireMetres(epsg: number, process: string): void {
   const unit = crsUnits(epsg);
   if (unit !== 'm') throw new ProcessException('UnitMismatch', `the geometries are in EPSG:${epsg}, whose unit is ${unit === 'degrees' ? 'the degree' : unit}, not the metre; reproject them first (vector_reproject, e.g. to a UTM zone)`);
-}
-
-/** A seeded generator of uniform numbers in [0, 1) (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** Whether (x, y) lies inside polygon part p (even-odd over its rings; the boundary counts as inside). */
@@ -318,7 +307,7 @@ export const processes: ProcessDef[] = [
       let per = perGeometry ?? (total !== null ? Math.floor(total / Math.max(1, live)) : 1);
       if (total !== null && per * live > total) per = Math.max(1, Math.floor(total / Math.max(1, live)));
       if (per * live > MAX_POINTS) throw invalid(P, 'geometry_count', `that gives ${per * live} points, more than ${MAX_POINTS}`);
-      const rnd = random(seed ?? Math.floor(Math.random() * 2 ** 32));
+      const rnd = mulberry32(seed ?? Math.floor(Math.random() * 2 ** 32));
       const samples: Samples = [];
       for (let g = 0; g < c.length; g++) {
         const pts: number[][] = [];

@@ -1,0 +1,14 @@
+// Seeded random numbers where a process promises the same answer for the same seed
+// (vector_to_random_points): mulberry32, small, fast and good enough for sampling.
+
+/** A generator of uniform numbers in [0, 1), the same sequence for the same seed. */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
