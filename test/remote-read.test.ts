@@ -52,6 +52,7 @@ describe('remote COGs over HTTP', () => {
   let s: TestServer;
   let remoteTiles: string;
   let localTiles: string;
+  let burstTiles: string;
 
   beforeAll(async () => {
     const demo = await demoDataDir();
@@ -59,12 +60,19 @@ describe('remote COGs over HTTP', () => {
     const june = (await store.collections.items('DEMO_S2_L2A')).find((i) => i.datetime.startsWith('2024-06-21'))!;
     await store.close();
     removeDir(demo);
-    cogs = await new RangeServer().file('/cogs/B04.tif', june.assets.B04.href).file('/cogs/B08.tif', june.assets.B08.href).start();
+    // The same files under a second path: a collection no tile has read yet, for the burst below.
+    cogs = await new RangeServer()
+      .file('/cogs/B04.tif', june.assets.B04.href)
+      .file('/cogs/B08.tif', june.assets.B08.href)
+      .file('/burst/B04.tif', june.assets.B04.href)
+      .file('/burst/B08.tif', june.assets.B08.href)
+      .start();
     work = tempDir('xeo-remote-read-');
     const dataDir = tempDir();
     writeFileSync(path.join(work, 'remote.json'), JSON.stringify(item('remote', `${cogs.url}/cogs/B04.tif`, `${cogs.url}/cogs/B08.tif`)));
     writeFileSync(path.join(work, 'local.json'), JSON.stringify(item('local', june.assets.B04.href, june.assets.B08.href)));
-    for (const [file, id] of [['remote.json', 'REMOTE'], ['local.json', 'LOCAL']]) {
+    writeFileSync(path.join(work, 'burst.json'), JSON.stringify(item('burst', `${cogs.url}/burst/B04.tif`, `${cogs.url}/burst/B08.tif`)));
+    for (const [file, id] of [['remote.json', 'REMOTE'], ['local.json', 'LOCAL'], ['burst.json', 'BURST']]) {
       const r = await xeoAsync(['import', path.join(work, file), '--collection', id], dataDir);
       expect(r.status, r.stderr).toBe(0);
     }
@@ -82,6 +90,7 @@ describe('remote COGs over HTTP', () => {
     };
     remoteTiles = await service('REMOTE');
     localTiles = await service('LOCAL');
+    burstTiles = await service('BURST');
   }, 180_000);
   afterAll(async () => {
     await s?.stop();
@@ -160,6 +169,39 @@ describe('remote COGs over HTTP', () => {
     expectError(r, 400, 'ProcessParameterInvalid');
     expect(r.json.message).toMatch(new RegExp(`${cogs.url}/cogs/B0[48]\\.tif cannot be read: it answered HTTP 503 after 4 attempts`));
     cogs.clearFailures();
+  });
+
+  it('draws a burst of tiles on its one compute thread at once: their round trips overlap', async () => {
+    // Four tiles near the scene's corners, far enough apart that no two share a block (or the
+    // ring read ahead around one), asked for at once of a server with one compute thread.
+    const corners = [
+      [16.62, 47.845],
+      [16.87, 47.845],
+      [16.62, 48.005],
+      [16.87, 48.005],
+    ].map(([lon, lat]) => tileAt(lon, lat, 15));
+    cogs.reset();
+    cogs.delayMs = 400;
+    let answers;
+    try {
+      answers = await Promise.all(corners.map((t) => tile(burstTiles, 15, t.x, t.y)));
+    } finally {
+      cogs.delayMs = 0;
+    }
+    for (const [i, r] of answers.entries()) {
+      expect(r.status, r.text).toBe(200);
+      const local = await tile(localTiles, 15, corners[i].x, corners[i].y);
+      expect(r.body.equals(local.body), `corner ${i}`).toBe(true);
+    }
+    // One header per file (the tiles share it), then every tile's blocks in the same round: drawn
+    // one after another, each tile's ranges would come a whole delay after the previous tile's.
+    const burst = cogs.hits.filter((h) => h.path.startsWith('/burst/'));
+    const headers = burst.filter((h) => h.range === HEADER);
+    expect(headers.map((h) => h.path).sort()).toEqual(['/burst/B04.tif', '/burst/B08.tif']);
+    const blocks = burst.filter((h) => h.range !== HEADER);
+    expect(blocks.length).toBeGreaterThanOrEqual(corners.length * 2);
+    const arrivals = blocks.map((h) => h.at);
+    expect(Math.max(...arrivals) - Math.min(...arrivals)).toBeLessThan(200);
   });
 });
 

@@ -12,9 +12,13 @@ import { encodeResult, percentileRange, planesOf, type Encoded } from '../output
 import { DataCube } from '../datacube/datacube.js';
 import { cubeOf, isCube, LoadProbe, type LoadPlan } from '../datacube/lazy.js';
 import type { Grid } from '../core/grid.js';
-import { addStage, resetStages, stageTimes, type StageTimes } from '../core/stages.js';
+import { addStage, stageTimes, withStages, type StageTimes } from '../core/stages.js';
 import { outputFormat } from '../output/formats.js';
 import { inArena, withArena } from '../compile/kernels.js';
+import { ValuesGate } from './values-gate.js';
+
+/** What the tiles this thread draws at once may load together (compute/values-gate.ts). */
+const tileValues = new ValuesGate();
 
 /** This thread's reader of users' files (set by setupEngineThread), bound to a user per run. */
 let userFiles: ((userId: string) => UserFiles) | null = null;
@@ -107,9 +111,12 @@ export async function execute(req: ExecuteRequest, catalog: CatalogSource, signa
   });
 }
 
-async function executeInScope(req: ExecuteRequest, catalog: CatalogSource, signal?: AbortSignal): Promise<ExecuteResult> {
+function executeInScope(req: ExecuteRequest, catalog: CatalogSource, signal?: AbortSignal): Promise<ExecuteResult> {
+  return withStages(() => executeCounted(req, catalog, signal));
+}
+
+async function executeCounted(req: ExecuteRequest, catalog: CatalogSource, signal?: AbortSignal): Promise<ExecuteResult> {
   const started = performance.now();
-  resetStages();
   const logs: RunLog[] = [];
   const run: RunContext = {
     catalog,
@@ -129,6 +136,14 @@ async function executeInScope(req: ExecuteRequest, catalog: CatalogSource, signa
     files: req.user && userFiles ? userFiles(req.user) : undefined,
     zonal: req.zonal,
   };
+  let held = 0;
+  // Tiles share their thread with other tiles (compute/pool.ts); other graphs run alone.
+  if (req.mode === 'tile') {
+    run.reserve = async (values) => {
+      await tileValues.reserve(values, req.maxValues, held > 0, signal);
+      held += values;
+    };
+  }
   try {
     if (!req.probe) return await evaluateAndAnswer(req, run, logs, started);
     return { ...(await evaluateAndAnswer(req, run, logs, started)), probe: null };
@@ -137,10 +152,10 @@ async function executeInScope(req: ExecuteRequest, catalog: CatalogSource, signa
     // What the graph logged before it failed (a UDF's prints, say) goes along with the failure.
     withRunLogs(e, logs);
     throw e;
+  } finally {
+    if (held) tileValues.release(held);
   }
 }
-
-
 
 /** Evaluates the graph and shapes its answer: encoded, or raw planes. */
 async function evaluateAndAnswer(req: ExecuteRequest, run: RunContext, logs: RunLog[], started: number): Promise<ExecuteResult> {

@@ -1,6 +1,12 @@
 // A bounded pool of compute threads. Work beyond the threads waits in a short queue; when that is
 // full too, the caller gets 503 InfrastructureBusy with Retry-After at once instead of an
-// unbounded backlog. A crashed thread fails its task and is replaced.
+// unbounded backlog. A crashed thread fails its tasks and is replaced.
+//
+// Map tiles share threads: a thread draws up to `tilesPerThread` tiles at once, so while one waits
+// for its remote data (a search, headers, blocks: round trips of tens of milliseconds each) the
+// others compute or wait alongside, instead of a burst of tiles taking its round trips one tile
+// after another. Other graphs (/result) get a thread of their own, and while one waits no tile
+// joins a busy thread, so tiles never starve it.
 import { Worker } from 'node:worker_threads';
 import { ApiError, errorFromData, type ErrorData } from '../core/errors.js';
 import type { ExecuteRequest, ExecuteResult } from './execute.js';
@@ -25,13 +31,18 @@ interface Task {
 
 interface Slot {
   worker: Worker;
-  task: Task | null;
+  /** The tasks it runs: one graph, or up to tilesPerThread tiles. */
+  tasks: Map<number, Task>;
 }
 
 export interface PoolOptions extends WorkerInit {
   threads: number;
   queue: number;
+  /** Map tiles one thread draws at once (default 1: one task per thread). */
+  tilesPerThread?: number;
 }
+
+const isTile = (t: Task) => t.req.mode === 'tile';
 
 /** What the rest of the server asks of compute: run a graph, and stop. */
 export type Compute = Pick<ComputePool, 'run' | 'close' | 'health'>;
@@ -51,7 +62,7 @@ export class ComputePool {
     this.ready = new Promise((r) => (this.onReady = r));
     for (let i = 0; i < opts.threads; i++) this.slots.push(this.spawn());
     gauge('xeo_compute_threads', 'Compute threads (graphs of /result and tiles), busy or idle.', ['state'], () => {
-      const busy = this.slots.filter((s) => s.task).length;
+      const busy = this.slots.filter((s) => s.tasks.size).length;
       return [
         { labels: { state: 'busy' }, value: busy },
         { labels: { state: 'idle' }, value: this.slots.length - busy },
@@ -62,7 +73,7 @@ export class ComputePool {
 
   /** For readiness: threads up and warmed, how many are busy and how many graphs wait. */
   health(): { ready: boolean; detail: string } {
-    const busy = this.slots.filter((s) => s.task).length;
+    const busy = this.slots.filter((s) => s.tasks.size).length;
     const detail = `${this.slots.length} thread(s), ${busy} busy, ${this.waiting.length} waiting`;
     if (this.closed) return { ready: false, detail: 'closed' };
     if (this.unready > 0) return { ready: false, detail: `${this.unready} thread(s) still warming up` };
@@ -89,7 +100,7 @@ export class ComputePool {
       } satisfies WorkerInit,
       transferList,
     });
-    const slot: Slot = { worker, task: null };
+    const slot: Slot = { worker, tasks: new Map() };
     worker.on('message', (m: { type?: 'ready'; id: number; ok: boolean; result?: ExecuteResult & { body: Uint8Array }; error?: ErrorData; logs?: RunLog[] }) => {
       if (m.type === 'ready') {
         // Kept referenced until then, so a start-up awaiting `ready` has something to wait for.
@@ -97,9 +108,9 @@ export class ComputePool {
         if (--this.unready === 0) this.onReady();
         return;
       }
-      const t = slot.task;
-      if (!t || t.id !== m.id) return;
-      slot.task = null;
+      const t = slot.tasks.get(m.id);
+      if (!t) return;
+      slot.tasks.delete(m.id);
       if (m.ok) {
         poolTasks.inc(OK);
         t.resolve({ ...m.result!, body: Buffer.from(m.result!.body.buffer, m.result!.body.byteOffset, m.result!.body.byteLength) });
@@ -113,9 +124,8 @@ export class ComputePool {
       log.error('a compute thread failed', { err: e });
     });
     worker.on('exit', () => {
-      const t = slot.task;
-      slot.task = null;
-      t?.reject(new ApiError('Internal'));
+      for (const t of slot.tasks.values()) t.reject(new ApiError('Internal'));
+      slot.tasks.clear();
       if (this.closed) return;
       const i = this.slots.indexOf(slot);
       if (i >= 0) this.slots[i] = this.spawn();
@@ -124,19 +134,44 @@ export class ComputePool {
     return slot;
   }
 
+  /**
+   * Hands waiting tasks to threads, oldest first: to an idle thread, or a tile to the thread with
+   * the fewest tiles that runs only tiles and has room, unless a graph that is no tile waits before
+   * it (that graph gets the next idle thread).
+   */
   private pump(): void {
-    for (const slot of this.slots) {
-      if (slot.task || !this.waiting.length) continue;
-      const t = this.waiting.shift()!;
-      slot.task = t;
+    const perThread = this.opts.tilesPerThread ?? 1;
+    let otherWaits = false;
+    for (let i = 0; i < this.waiting.length; ) {
+      const t = this.waiting[i];
+      let slot = this.slots.find((s) => s.tasks.size === 0);
+      if (!slot && isTile(t) && !otherWaits) {
+        for (const s of this.slots) {
+          if (s.tasks.size >= perThread || (slot && s.tasks.size >= slot.tasks.size)) continue;
+          if ([...s.tasks.values()].every(isTile)) slot = s;
+        }
+      }
+      if (!slot) {
+        otherWaits ||= !isTile(t);
+        i++;
+        continue;
+      }
+      this.waiting.splice(i, 1);
+      slot.tasks.set(t.id, t);
       t.slot = slot;
       slot.worker.postMessage({ id: t.id, type: 'execute', req: t.req } satisfies ToWorker);
     }
   }
 
+  /** Whether a new task would have to wait: every thread busy (tiles: none with room for one). */
+  private full(req: ExecuteRequest): boolean {
+    const perThread = req.mode === 'tile' ? (this.opts.tilesPerThread ?? 1) : 1;
+    return this.slots.every((s) => s.tasks.size >= perThread || (s.tasks.size > 0 && (req.mode !== 'tile' || ![...s.tasks.values()].every(isTile))));
+  }
+
   /** Runs a graph; `signal` (e.g. the client going away) cancels it. */
   run(req: ExecuteRequest, signal?: AbortSignal): Promise<ExecuteResult> {
-    if (this.waiting.length >= this.opts.queue && this.slots.every((s) => s.task)) {
+    if (this.waiting.length >= this.opts.queue && this.full(req)) {
       poolTasks.inc(SHED);
       const e = new ApiError('InfrastructureBusy');
       e.headers = { 'Retry-After': '2' };
@@ -149,7 +184,7 @@ export class ComputePool {
         () => {
           const i = this.waiting.indexOf(task);
           if (i >= 0) this.waiting.splice(i, 1);
-          else if (task.slot?.task === task) task.slot.worker.postMessage({ id: task.id, type: 'cancel' } satisfies ToWorker);
+          else if (task.slot?.tasks.get(task.id) === task) task.slot.worker.postMessage({ id: task.id, type: 'cancel' } satisfies ToWorker);
           reject(signal.reason);
         },
         { once: true },

@@ -70,6 +70,8 @@ export interface Config {
   computeThreads: number;
   /** Graphs that may wait for a thread before new ones get 503. */
   computeQueue: number;
+  /** Map tiles one compute thread draws at once. */
+  tilesPerThread: number;
   /** Most raster values (pixels × dates × bands) one load of a synchronous request may read. */
   syncMaxValues: number;
   /** Memory for rendered map tiles (LRU). */
@@ -241,6 +243,7 @@ export function loadConfig(env: Env = process.env): Config {
     kernelArenaKeepBytes: v.kernelArenaKeepBytes,
     computeThreads: v.computeThreads,
     computeQueue: v.computeQueue,
+    tilesPerThread: v.tilesPerThread,
     syncMaxValues: v.syncMaxValues,
     tileCacheBytes: v.tileCacheBytes,
     tileMaxAge: v.tileMaxAge,

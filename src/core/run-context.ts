@@ -50,6 +50,11 @@ export interface RunContext {
   limitAdvice: string;
   /** Values the request's budget pays for, in all loads together (Infinity without a budget). */
   budgetValues?: number;
+  /**
+   * Waits until a load of this many values may hold them (a tile drawn beside others on its thread:
+   * compute/values-gate.ts); absent, a load never waits.
+   */
+  reserve?: (values: number) => Promise<void>;
   results: SavedResult[];
   log(level: LogLevel, message: string, data?: unknown, stacktrace?: string): void;
   signal?: AbortSignal;

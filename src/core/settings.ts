@@ -197,6 +197,11 @@ export const SETTINGS = {
   ),
   computeThreads: setting('XEO_COMPUTE_THREADS', int(Math.max(1, Math.min(8, os.availableParallelism())), 1, 'CPU count (max 8)'), 'Worker threads that run process graphs for `/result` and tiles; the event loop never computes.'),
   computeQueue: setting('XEO_COMPUTE_QUEUE', int(32, 0), 'Graphs that may wait for a compute thread; beyond that `503 InfrastructureBusy` with `Retry-After`.'),
+  tilesPerThread: setting(
+    'XEO_TILES_PER_THREAD',
+    int(8, 1),
+    "Map tiles one compute thread draws at once: while one waits for remote data (a search, a file's header, its blocks), the others go on, so a map's first view costs a few round trips rather than a few per tile. Together they load at most what one tile may (`XEO_SYNC_MAX_VALUES`; a tile alone always may), so a thread holds about what one tile may. Other graphs (`/result`) get a thread to themselves. `1` draws tiles one by one.",
+  ),
   syncMaxValues: setting('XEO_SYNC_MAX_VALUES', int(64 * MiB, 1), 'Most raster values (pixels × dates × bands) one load of a `/result` request (or of one map tile) may read; more gets `400 ProcessGraphComplexity`, pointing to batch jobs.'),
   maxGraphNodes: setting('XEO_MAX_GRAPH_NODES', int(1000, 1), 'Most nodes of a process graph, child processes included; more gets `400 ProcessGraphComplexity` wherever a graph is taken (`/result`, `/validation`, stored processes, services, jobs).'),
   maxGraphDepth: setting('XEO_MAX_GRAPH_DEPTH', int(16, 1), 'Deepest nesting of child processes (the root graph is level 1); deeper gets `400 ProcessGraphComplexity`.'),

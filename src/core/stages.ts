@@ -1,6 +1,10 @@
 // Where a computation spends its time, per stage, for the Server-Timing header of tiles and for
-// benchmarks. A compute thread runs one graph at a time, so per-thread counters suffice; reads
-// run concurrently, so `load` is wall time and `warp` (synchronous) is subtracted to give `read`.
+// benchmarks. A compute thread may draw several tiles at once (one computes while another waits
+// for its data), so the counters belong to the run: withStages() gives each its own, carried
+// across awaits by AsyncLocalStorage (the kernels' arena scopes already switch it on in engine
+// threads). Reads run concurrently, so `load` is wall time and `warp` (synchronous) is subtracted
+// to give `read`.
+import { AsyncLocalStorage } from 'node:async_hooks';
 
 export interface StageTimes {
   /** Reading and decoding source blocks (load wall time minus warp). */
@@ -22,27 +26,45 @@ export interface StageTimes {
   bytes: number;
 }
 
-const acc = { load: 0, warp: 0, kernel: 0, encode: 0, udf: 0, udfCode: 0, udfData: 0 };
-const traffic = { requests: 0, bytes: 0 };
+interface Counters {
+  load: number;
+  warp: number;
+  kernel: number;
+  encode: number;
+  udf: number;
+  udfCode: number;
+  udfData: number;
+  requests: number;
+  bytes: number;
+}
+type Stage = Exclude<keyof Counters, 'requests' | 'bytes'>;
 
-export function resetStages(): void {
-  acc.load = acc.warp = acc.kernel = acc.encode = acc.udf = acc.udfCode = acc.udfData = 0;
-  traffic.requests = traffic.bytes = 0;
+const runs = new AsyncLocalStorage<Counters>();
+
+/** Runs fn with counters of its own (a run's stages; work outside any run is not counted). */
+export function withStages<T>(fn: () => Promise<T>): Promise<T> {
+  return runs.run({ load: 0, warp: 0, kernel: 0, encode: 0, udf: 0, udfCode: 0, udfData: 0, requests: 0, bytes: 0 }, fn);
 }
 
 /** Counts one HTTP request for remote data and the body bytes it brought. */
 export function addTraffic(bytes: number): void {
-  traffic.requests++;
-  traffic.bytes += bytes;
+  const c = runs.getStore();
+  if (!c) return;
+  c.requests++;
+  c.bytes += bytes;
 }
 
 /** Adds elapsed milliseconds to a stage. */
-export function addStage(stage: keyof typeof acc, ms: number): void {
-  acc[stage] += ms;
+export function addStage(stage: Stage, ms: number): void {
+  const c = runs.getStore();
+  if (c) c[stage] += ms;
 }
 
+/** The current run's stages so far, `total` milliseconds after it began. */
 export function stageTimes(total: number): StageTimes {
-  return { read: Math.max(0, acc.load - acc.warp), warp: acc.warp, kernel: acc.kernel, encode: acc.encode, udf: acc.udf, udfCode: acc.udfCode, udfData: acc.udfData, total, requests: traffic.requests, bytes: traffic.bytes };
+  const c = runs.getStore();
+  if (!c) return { read: 0, warp: 0, kernel: 0, encode: 0, udf: 0, udfCode: 0, udfData: 0, total, requests: 0, bytes: 0 };
+  return { read: Math.max(0, c.load - c.warp), warp: c.warp, kernel: c.kernel, encode: c.encode, udf: c.udf, udfCode: c.udfCode, udfData: c.udfData, total, requests: c.requests, bytes: c.bytes };
 }
 
 /** The Server-Timing header value of a computation. */

@@ -109,6 +109,7 @@ export class LazyCube {
     if (run.stats.values + plan.values > (run.budgetValues ?? Infinity)) {
       throw new ApiError('PaymentRequired', {}, `The graph reads ${run.stats.values + plan.values} raster values; the budget of the request pays for ${Math.floor(run.budgetValues!)}.`);
     }
+    if (run.reserve) await run.reserve(plan.values);
     run.log('info', `loading ${this.spec.collection}: ${plan.grid.width}x${plan.grid.height} px, ${plan.times.length} dates, ${plan.bands.length} bands`);
     const chunk = await loadChunk(this.spec.source, {
       collection: this.spec.collection,
