@@ -135,22 +135,28 @@ export class ComputePool {
   }
 
   /**
-   * Hands waiting tasks to threads, oldest first: to an idle thread, or a tile to the thread with
-   * the fewest tiles that runs only tiles and has room, unless a graph that is no tile waits before
-   * it (that graph gets the next idle thread).
+   * The thread a task may go to now: an idle one, or for a tile the thread with the fewest tiles
+   * that runs only tiles and has room, unless a graph that is no tile waits (`otherWaits`): that
+   * graph gets the next idle thread, so tiles never starve it.
    */
-  private pump(): void {
+  private slotFor(req: ExecuteRequest, otherWaits: boolean): Slot | undefined {
+    const idle = this.slots.find((s) => s.tasks.size === 0);
+    if (idle || req.mode !== 'tile' || otherWaits) return idle;
     const perThread = this.opts.tilesPerThread ?? 1;
+    let best: Slot | undefined;
+    for (const s of this.slots) {
+      if (s.tasks.size >= perThread || (best && s.tasks.size >= best.tasks.size)) continue;
+      if ([...s.tasks.values()].every(isTile)) best = s;
+    }
+    return best;
+  }
+
+  /** Hands waiting tasks to threads, oldest first (slotFor). */
+  private pump(): void {
     let otherWaits = false;
     for (let i = 0; i < this.waiting.length; ) {
       const t = this.waiting[i];
-      let slot = this.slots.find((s) => s.tasks.size === 0);
-      if (!slot && isTile(t) && !otherWaits) {
-        for (const s of this.slots) {
-          if (s.tasks.size >= perThread || (slot && s.tasks.size >= slot.tasks.size)) continue;
-          if ([...s.tasks.values()].every(isTile)) slot = s;
-        }
-      }
+      const slot = this.slotFor(t.req, otherWaits);
       if (!slot) {
         otherWaits ||= !isTile(t);
         i++;
@@ -163,15 +169,10 @@ export class ComputePool {
     }
   }
 
-  /** Whether a new task would have to wait: every thread busy (tiles: none with room for one). */
-  private full(req: ExecuteRequest): boolean {
-    const perThread = req.mode === 'tile' ? (this.opts.tilesPerThread ?? 1) : 1;
-    return this.slots.every((s) => s.tasks.size >= perThread || (s.tasks.size > 0 && (req.mode !== 'tile' || ![...s.tasks.values()].every(isTile))));
-  }
-
   /** Runs a graph; `signal` (e.g. the client going away) cancels it. */
   run(req: ExecuteRequest, signal?: AbortSignal): Promise<ExecuteResult> {
-    if (this.waiting.length >= this.opts.queue && this.full(req)) {
+    // Shed when it would wait and the queue is full.
+    if (this.waiting.length >= this.opts.queue && !this.slotFor(req, this.waiting.some((w) => !isTile(w)))) {
       poolTasks.inc(SHED);
       const e = new ApiError('InfrastructureBusy');
       e.headers = { 'Retry-After': '2' };
