@@ -26,17 +26,8 @@ export interface StageTimes {
   bytes: number;
 }
 
-interface Counters {
-  load: number;
-  warp: number;
-  kernel: number;
-  encode: number;
-  udf: number;
-  udfCode: number;
-  udfData: number;
-  requests: number;
-  bytes: number;
-}
+/** A run's counters: the stages, with the load's wall time in place of `read`, and no total yet. */
+type Counters = Omit<StageTimes, 'read' | 'total'> & { load: number };
 type Stage = Exclude<keyof Counters, 'requests' | 'bytes'>;
 
 const runs = new AsyncLocalStorage<Counters>();
