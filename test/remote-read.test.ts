@@ -2,7 +2,8 @@
 // request), imported as a STAC Item with http hrefs, drawn as map tiles by the real server. Checks
 // the requests per tile (one header request per file, one range per row of blocks, none again for
 // headers), tiles equal to the same files read locally, retries of 429/5xx/dropped connections,
-// a 400 naming the URL when a file stays unreadable, and a header larger than the first request.
+// a 400 naming the URL when a file stays unreadable, a burst of tiles drawn at once on one compute
+// thread (their round trips overlap), and a header larger than the first request.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
