@@ -43,6 +43,11 @@ export interface PoolOptions extends WorkerInit {
 }
 
 const isTile = (t: Task) => t.req.mode === 'tile';
+/** Whether a slot runs tiles only: a graph that is no tile only ever goes to an idle thread, so the first task tells. */
+const runsTiles = (s: Slot) => {
+  const first = s.tasks.values().next();
+  return first.done || isTile(first.value);
+};
 
 /** What the rest of the server asks of compute: run a graph, and stop. */
 export type Compute = Pick<ComputePool, 'run' | 'close' | 'health'>;
@@ -146,7 +151,7 @@ export class ComputePool {
     let best: Slot | undefined;
     for (const s of this.slots) {
       if (s.tasks.size >= perThread || (best && s.tasks.size >= best.tasks.size)) continue;
-      if ([...s.tasks.values()].every(isTile)) best = s;
+      if (runsTiles(s)) best = s;
     }
     return best;
   }

@@ -52,14 +52,18 @@ export class ValuesGate {
 
   private fits(values: number, limit: number): boolean {
     // Waiters first: a later, smaller load does not overtake one that waits.
-    return this.waiting.length === 0 && (this.held === 0 || this.held + values <= limit);
+    return this.waiting.length === 0 && this.room(values, limit);
+  }
+
+  private room(values: number, limit: number): boolean {
+    return this.held === 0 || this.held + values <= limit;
   }
 
   /** Lets through the waiters that fit now, oldest first. */
   private wake(): void {
     while (this.waiting.length) {
       const w = this.waiting[0];
-      if (this.held !== 0 && this.held + w.values > w.limit) return;
+      if (!this.room(w.values, w.limit)) return;
       this.waiting.shift();
       w.grant();
     }

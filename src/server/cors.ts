@@ -3,8 +3,6 @@
 import type { VersionProfile } from '../api/versions.js';
 import { fixedHeaders, type HeaderList } from './header-bytes.js';
 
-export type { HeaderList };
-
 export interface Cors {
   /** Headers for a normal answer. */
   headers(version: VersionProfile | null, origin: string | undefined): HeaderList;

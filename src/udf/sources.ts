@@ -56,9 +56,7 @@ async function readFile(files: UserFiles | undefined, path: string): Promise<str
   if (!files) throw new ProcessException('FileNotFound', `UDF files cannot be read in this process ('${path}')`);
   const missing = () => new ProcessException('FileNotFound', `there is no file '${path}' in your workspace`);
   try {
-    const st = await files.stat(path);
-    if (!st) throw missing();
-    if (st.size > MAX_CODE_BYTES) throw invalid(`the file '${path}' is larger than ${MAX_CODE_BYTES} bytes`);
+    // One request: the read itself refuses a missing file, a folder and a file over the bound.
     return Buffer.from(await files.read(path, MAX_CODE_BYTES)).toString('utf8');
   } catch (e) {
     if (e instanceof ApiError && ['FileNotFound', 'FilePathInvalid', 'FileOperationUnsupported'].includes(e.code)) throw missing();
