@@ -160,13 +160,10 @@ export async function startXeo(config: Config): Promise<Xeo> {
     stac,
     processing: processingParameters(config),
     udfRuntimes: async () => runtimesDocument(await udf.info()),
-    // Known once the runtimes have been probed (below).
-    udfRuntimesOffered: false,
     routers: new Map(),
     publicUrl: () => publicUrl,
   };
   changes.subscribe('service', (id) => ctx.tiles.invalidate(id));
-  ctx.udfRuntimesOffered = Object.keys(await ctx.udfRuntimes()).length > 0;
   ctx.routers = buildRouters(apiRoutes, ctx, VERSIONS, unsupportedRoutes);
   // Each component this node uses, for /readyz.
   const probes: Probe[] = [

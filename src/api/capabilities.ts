@@ -1,6 +1,5 @@
 // GET / (capabilities) and GET /conformance. The endpoint list comes from the version's route table.
 import type { AppRequest, AppRoute } from './context.js';
-import { productionOf } from './production.js';
 import type { VersionProfile } from './versions.js';
 import { json, type Reply } from './reply.js';
 import { JWKS_PATH } from './credentials.js';
@@ -35,21 +34,15 @@ export function billing() {
 }
 
 /**
- * A handler for a document that depends only on version, configuration and whether the version is
- * production-ready: serialised once per version and production state.
+ * A handler for a document that depends only on version and configuration (production among it):
+ * serialised once per version.
  */
-function perVersion(build: (req: AppRequest, production: boolean) => unknown): (req: AppRequest) => Reply | Promise<Reply> {
-  const cache = new WeakMap<VersionProfile, Map<boolean, Buffer>>();
-  const answer = (req: AppRequest, production: boolean): Reply => {
-    let byState = cache.get(req.version);
-    if (!byState) cache.set(req.version, (byState = new Map()));
-    let body = byState.get(production);
-    if (!body) byState.set(production, (body = Buffer.from(JSON.stringify(build(req, production)))));
-    return { status: 200, body, contentType: 'application/json' };
-  };
+function perVersion(build: (req: AppRequest, production: boolean) => unknown): (req: AppRequest) => Reply {
+  const cache = new WeakMap<VersionProfile, Buffer>();
   return (req) => {
-    const production = productionOf(req.app, req.version);
-    return typeof production === 'boolean' ? answer(req, production) : production.then((p) => answer(req, p));
+    let body = cache.get(req.version);
+    if (!body) cache.set(req.version, (body = Buffer.from(JSON.stringify(build(req, req.app.config.production)))));
+    return { status: 200, body, contentType: 'application/json' };
   };
 }
 

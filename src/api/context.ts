@@ -43,10 +43,12 @@ export interface AppContext {
   processing: Record<ProcessingMode, ProcessingParameter[]>;
   /** The logs of synchronous requests (linked from their answers). */
   syncLogs: Pick<SyncLogs, 'save'>;
-  /** The runtimes of user-defined functions, as GET /udf_runtimes lists them (empty while none is offered). */
+  /**
+   * The runtimes of user-defined functions, as GET /udf_runtimes lists them: AssemblyScript always
+   * (its compiler is ours), Python when its interpreter is there. So the list is never empty, as
+   * API 1.3.0 asks of a back-end that offers the endpoint.
+   */
   udfRuntimes(): Promise<Record<string, unknown>>;
-  /** Whether it listed any when the server started (GET /udf_runtimes of 1.3.0 exists only then). */
-  udfRuntimesOffered: boolean;
   /** The route table of each served version. */
   routers: Map<VersionProfile, Router<AppContext>>;
   /** Base URL of every link we hand out (known once the port is bound). */

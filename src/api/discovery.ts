@@ -3,7 +3,6 @@ import type { AppRoute } from './context.js';
 import { json } from './reply.js';
 import { INPUT_FORMATS, OUTPUT_FORMATS } from '../output/formats.js';
 import { SERVICE_TYPES } from '../tiles/service-types.js';
-import { VERSIONS } from './versions.js';
 
 export interface FileFormat {
   title?: string;
@@ -24,22 +23,6 @@ export const serviceTypes: Record<string, unknown> = SERVICE_TYPES;
 export const routes: AppRoute[] = [
   { method: 'GET', path: '/file_formats', summary: 'Supported input and output file formats', auth: 'optional', handler: () => json(fileFormats) },
   { method: 'GET', path: '/service_types', summary: 'Supported secondary web service types', auth: 'optional', handler: () => json(serviceTypes) },
-  // From 1.3.0 on the list must name a runtime: without one, the endpoint is not offered there.
-  {
-    method: 'GET',
-    path: '/udf_runtimes',
-    summary: 'Supported UDF runtimes',
-    auth: 'optional',
-    versions: VERSIONS.filter((v) => !v.udfRuntimesRequired).map((v) => v.apiVersion),
-    handler: async (req) => json(await req.app.udfRuntimes()),
-  },
-  {
-    method: 'GET',
-    path: '/udf_runtimes',
-    summary: 'Supported UDF runtimes',
-    auth: 'optional',
-    versions: VERSIONS.filter((v) => v.udfRuntimesRequired).map((v) => v.apiVersion),
-    enabled: (ctx) => ctx.udfRuntimesOffered,
-    handler: async (req) => json(await req.app.udfRuntimes()),
-  },
+  // From 1.3.0 on the list must name a runtime: AssemblyScript's is always there (AppContext.udfRuntimes).
+  { method: 'GET', path: '/udf_runtimes', summary: 'Supported UDF runtimes', auth: 'optional', handler: async (req) => json(await req.app.udfRuntimes()) },
 ];

@@ -23,11 +23,6 @@ export interface VersionProfile {
   canonicalLinks: boolean;
   /** Default of `production` when a document does not state it (we always state it). */
   productionDefault: boolean;
-  /**
-   * Production-ready only once GET /udf_runtimes lists a runtime (1.3.0: a complete back-end offers
-   * user-defined functions); then, as for every version, when XEO_PRODUCTION says so.
-   */
-  productionNeedsUdf: boolean;
   /** Lists the conformance class of JWT bearer tokens (1.3.0); JWTs are accepted on every version. */
   jwtConformance: boolean;
   /** GET /processes carries `version`, the processes release implemented (1.3.0). */
@@ -36,8 +31,6 @@ export interface VersionProfile {
   resultsCollection: boolean;
   /** GET /collections/{id}/queryables exists (1.2.0 on). */
   queryables: boolean;
-  /** GET /udf_runtimes must list at least one runtime (1.3.0); without one it is not offered. */
-  udfRuntimesRequired: boolean;
 }
 
 export const VERSIONS: readonly VersionProfile[] = [
@@ -52,12 +45,10 @@ export const VERSIONS: readonly VersionProfile[] = [
     cors: 'star',
     canonicalLinks: true,
     productionDefault: false,
-    productionNeedsUdf: true,
     jwtConformance: true,
     processesVersion: true,
     resultsCollection: true,
     queryables: true,
-    udfRuntimesRequired: true,
   },
   {
     apiVersion: '1.2.0',
@@ -70,12 +61,10 @@ export const VERSIONS: readonly VersionProfile[] = [
     cors: 'star',
     canonicalLinks: true,
     productionDefault: false,
-    productionNeedsUdf: false,
     jwtConformance: false,
     processesVersion: false,
     resultsCollection: false,
     queryables: true,
-    udfRuntimesRequired: false,
   },
   {
     apiVersion: '1.0.1',
@@ -88,12 +77,10 @@ export const VERSIONS: readonly VersionProfile[] = [
     cors: 'star',
     canonicalLinks: false,
     productionDefault: false,
-    productionNeedsUdf: false,
     jwtConformance: false,
     processesVersion: false,
     resultsCollection: false,
     queryables: false,
-    udfRuntimesRequired: false,
   },
   {
     apiVersion: '1.0.0-rc.2',
@@ -106,12 +93,10 @@ export const VERSIONS: readonly VersionProfile[] = [
     cors: 'echo-origin',
     canonicalLinks: false,
     productionDefault: true,
-    productionNeedsUdf: false,
     jwtConformance: false,
     processesVersion: false,
     resultsCollection: false,
     queryables: false,
-    udfRuntimesRequired: false,
   },
 ];
 

@@ -3,7 +3,6 @@
 import type { AppRoute } from './context.js';
 import { VERSIONS, LATEST } from './versions.js';
 import { json, empty } from './reply.js';
-import { productionOf } from './production.js';
 import { jwksRoute } from './credentials.js';
 
 export const WELL_KNOWN_TITLE = 'Versions of this API';
@@ -16,16 +15,11 @@ export function rootRoutes(brand: string): AppRoute[] {
       path: wellKnownPath(brand),
       summary: WELL_KNOWN_TITLE,
       auth: 'none',
-      handler: async (req) =>
+      handler: (req) =>
         json({
           // Oldest first, as in the API's own example: tools that take the last entry connect to the newest.
-          versions: await Promise.all(
-            [...VERSIONS].reverse().map(async (v) => ({
-              url: req.app.publicUrl() + v.prefix,
-              api_version: v.apiVersion,
-              production: await productionOf(req.app, v),
-            })),
-          ),
+          // Production as GET / says it (XEO_PRODUCTION): the same for every version.
+          versions: [...VERSIONS].reverse().map((v) => ({ url: req.app.publicUrl() + v.prefix, api_version: v.apiVersion, production: req.app.config.production })),
         }),
     },
     jwksRoute,
