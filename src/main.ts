@@ -32,8 +32,6 @@ import { SyncLogs } from './compute/sync-logs.js';
 import { processingParameters } from './core/processing-options.js';
 import { JobService, nodeId } from './jobs/service.js';
 import { LinkSigner } from './jobs/signing.js';
-import { TaskQueue } from './jobs/task-queue.js';
-import { JobWorker } from './jobs/worker-node.js';
 import { StacCollections } from './data/stac-collections.js';
 import { setSearchHost } from './data/stac-search-bridge.js';
 import { setUdfHost, UdfHost } from './udf/host.js';
@@ -46,6 +44,7 @@ import { MetricsRegistry } from './server/metrics.js';
 import { listenOps } from './server/ops.js';
 import type { BlobStore } from './store/blobs.js';
 import type { Store } from './store/types.js';
+import type { TaskQueue } from './jobs/task-queue.js';
 
 export interface Xeo {
   port: number;
@@ -95,6 +94,12 @@ function hostForThreads(stac: StacCollections, udf: UdfHost, files: Workspaces):
   };
 }
 
+/** The job queue on Redis; its client's modules are loaded only by the nodes that use one. */
+async function queueOf(redisUrl: string, chunkAttempts: number): Promise<TaskQueue> {
+  const { TaskQueue } = await import('./jobs/task-queue.js');
+  return new TaskQueue(redisUrl, chunkAttempts);
+}
+
 export async function startXeo(config: Config): Promise<Xeo> {
   configureLogging(config.log.format, config.log.level);
   // First, before any data is touched: without the native server there is nothing to run.
@@ -118,7 +123,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
   const udf = new UdfHost(config);
   const unhost = hostForThreads(stac, udf, workspaces);
   const syncLogs = new SyncLogs(store.logs);
-  const tasks = config.redisUrl ? new TaskQueue(config.redisUrl, config.chunkAttempts) : null;
+  const tasks = config.redisUrl ? await queueOf(config.redisUrl, config.chunkAttempts) : null;
   const jobs = new JobService(store, results, config, await LinkSigner.open(store.secrets, config.dataDir), tasks);
   let publicUrl = config.publicUrl ?? '';
   const compute = new ComputePool({ threads: config.computeThreads, queue: config.computeQueue, tilesPerThread: config.tilesPerThread, dataDir: config.dataDir, databaseUrl: config.databaseUrl, database: config.database, blockCacheBytes: config.blockCacheBytes, outboundAllow: config.outboundAllow, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads, vector: config.vector });
@@ -257,7 +262,8 @@ export async function startWorker(config: Config): Promise<XeoWorker> {
   const files = new Workspaces(await openBlobStore(config, 'files'), config.maxUploadBytes, store.uploads);
   const unhost = hostForThreads(stac, udf, files);
   const node = nodeId(config.dataDir);
-  const worker = new JobWorker(store, results, config, new TaskQueue(config.redisUrl, config.chunkAttempts), node);
+  const { JobWorker } = await import('./jobs/worker-node.js');
+  const worker = new JobWorker(store, results, config, await queueOf(config.redisUrl, config.chunkAttempts), node);
   await worker.start();
   const readiness = new Readiness([
     ...storageProbes(store, results),

@@ -2,7 +2,8 @@
 // and state in the tile cache): at once, not after the cache's own TTL. One process needs nothing
 // more than its own listeners; nodes sharing PostgreSQL hear each other through LISTEN/NOTIFY.
 import { log } from '../core/log.js';
-import pg from 'pg';
+import type pg from 'pg';
+import { pgDriver } from './pg-driver.js';
 
 /**
  * What changes are told about: the topic and the record's id (a service; a sign-in key's wait;
@@ -90,7 +91,7 @@ export class PgChanges extends LocalChanges {
 
   private async connect(): Promise<pg.Client | null> {
     if (this.closed) return null;
-    const c = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: this.timeoutMs, query_timeout: this.timeoutMs, keepAlive: true });
+    const c = new (await pgDriver()).Client({ connectionString: this.url, connectionTimeoutMillis: this.timeoutMs, query_timeout: this.timeoutMs, keepAlive: true });
     const lost = () => {
       if (this.client !== c) return;
       this.client = null;

@@ -4,7 +4,6 @@ import path from 'node:path';
 import { mkdir, rm } from 'node:fs/promises';
 import { ConfigError, type Config } from '../core/config.js';
 import { LocalBlobStore, type BlobStore } from './blobs.js';
-import { S3BlobStore, s3Client } from './s3-blobs.js';
 
 /**
  * User files and job results: on the local disk (DATA_DIR/files/<user>/..., DATA_DIR/jobs/<job>/...)
@@ -17,6 +16,8 @@ export async function openBlobStore(config: Config, use: 'files' | 'results'): P
     await local.init();
     return local;
   }
+  // The S3 client's modules are loaded only by the nodes that use a bucket.
+  const { S3BlobStore, s3Client } = await import('./s3-blobs.js');
   const s3 = config.stac.signers.s3;
   const client = s3Client({ ...s3, accessKeyId: s3.accessKeyId!, secretAccessKey: s3.secretAccessKey!, bucket: config.s3Bucket, timeoutMs: config.s3TimeoutMs });
   // Result keys are Xeo's own; user files follow the user's paths.

@@ -4,14 +4,11 @@
 // answering (hung, or cut off by the network) costs the requests that need records a 503 after
 // that time, and nothing else. A connection that timed out or broke is thrown away, so a server
 // that comes back is used again without restarting Xeo.
-import pg from 'pg';
+import type pg from 'pg';
 import { ServerUnavailable } from '../core/errors.js';
 import { countCall } from '../core/metrics.js';
 import { UniqueViolation, type Param, type SqlDb, type SqlRunner } from './sql.js';
-
-// Counts and sums come back as numbers, not strings: our values stay far below 2^53.
-pg.types.setTypeParser(20, (v) => Number(v)); // int8
-pg.types.setTypeParser(1700, (v) => Number(v)); // numeric
+import { pgDriver } from './pg-driver.js';
 
 /**
  * Whether an error means the server is away rather than refusing the statement: a network error
@@ -44,7 +41,8 @@ export const PG_DEFAULTS: PgOptions = { poolSize: 10, timeoutMs: 10_000 };
 
 export class PgDb implements SqlDb {
   readonly dialect = 'postgres';
-  private readonly pool: pg.Pool;
+  /** Made once the driver has loaded (a statement waits for that the first time only). */
+  private readonly pool: Promise<pg.Pool>;
   private closed = false;
   /** `?` placeholders become `$1, $2, ...` once per statement text. */
   private readonly translated = new Map<string, string>();
@@ -53,21 +51,24 @@ export class PgDb implements SqlDb {
     readonly url: string,
     readonly options: PgOptions = PG_DEFAULTS,
   ) {
-    this.pool = new pg.Pool({
-      connectionString: url,
-      max: options.poolSize,
-      connectionTimeoutMillis: options.timeoutMs,
-      // The server gives up a statement at the deadline; our side gives up too when the server
-      // does not answer at all (a hung server cannot cancel anything).
-      statement_timeout: options.timeoutMs,
-      query_timeout: options.timeoutMs + 500,
-      idle_in_transaction_session_timeout: options.timeoutMs * 2,
-      idleTimeoutMillis: 30_000,
-      keepAlive: true,
-      allowExitOnIdle: true,
+    this.pool = pgDriver().then((driver) => {
+      const pool = new driver.Pool({
+        connectionString: url,
+        max: options.poolSize,
+        connectionTimeoutMillis: options.timeoutMs,
+        // The server gives up a statement at the deadline; our side gives up too when the server
+        // does not answer at all (a hung server cannot cancel anything).
+        statement_timeout: options.timeoutMs,
+        query_timeout: options.timeoutMs + 500,
+        idle_in_transaction_session_timeout: options.timeoutMs * 2,
+        idleTimeoutMillis: 30_000,
+        keepAlive: true,
+        allowExitOnIdle: true,
+      });
+      // An idle connection the server closed: the pool drops it; the next statement takes another.
+      pool.on('error', () => {});
+      return pool;
     });
-    // An idle connection the server closed: the pool drops it; the next statement takes another.
-    this.pool.on('error', () => {});
   }
 
   get<T>(sql: string, ...params: Param[]): Promise<T | undefined> {
@@ -111,13 +112,13 @@ export class PgDb implements SqlDb {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.pool.end().catch(() => {});
+    await (await this.pool).end().catch(() => {});
   }
 
   private async connect(): Promise<pg.PoolClient> {
     if (this.closed) throw new StoreUnavailable('the record store is closed');
     try {
-      return await this.pool.connect();
+      return await (await this.pool).connect();
     } catch (e) {
       throw new StoreUnavailable((e as Error).message);
     }

@@ -3,7 +3,8 @@
 // the node's own that does nothing else, so a node that dies gives its slots back with its
 // connection.
 import { createHash } from 'node:crypto';
-import pg from 'pg';
+import type pg from 'pg';
+import { pgDriver } from './pg-driver.js';
 import { StoreUnavailable, unreachable, type PgOptions } from './pg.js';
 
 export interface Semaphores {
@@ -90,7 +91,7 @@ export class PgSemaphores implements Semaphores {
   }
 
   private async open(): Promise<LockSession> {
-    const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: this.options.timeoutMs, query_timeout: this.options.timeoutMs, keepAlive: true });
+    const client = new (await pgDriver()).Client({ connectionString: this.url, connectionTimeoutMillis: this.options.timeoutMs, query_timeout: this.options.timeoutMs, keepAlive: true });
     const session: LockSession = { client, held: new Set() };
     const lost = () => this.drop(session);
     client.on('error', lost);
