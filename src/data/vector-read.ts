@@ -1,13 +1,11 @@
 // Vector files to features: GeoJSON, FlatGeobuf (the flatgeobuf library), GeoParquet (hyparquet)
 // and CSV with a WKT column or x/y columns (csv-parse). Formats go by their GDAL names, options by
 // GDAL's names where GDAL has one. Bytes that are not what the format says are FormatUnsuitable;
-// geometry faults name the feature.
-import { generic as fgb } from 'flatgeobuf';
+// geometry faults name the feature. Each format's library is loaded the first time a file of it is
+// read: the threads that never read one (most of them) never load it.
 import type { HeaderMeta } from 'flatgeobuf';
 import type { Feature as FgbFeature } from 'flatgeobuf/lib/mjs/flat-geobuf/feature.js';
 import type { Geometry as FgbGeometry } from 'flatgeobuf/lib/mjs/flat-geobuf/geometry.js';
-import { parquetMetadata, parquetReadObjects } from 'hyparquet';
-import { parse as parseCsv } from 'csv-parse/sync';
 import { ApiError, ProcessException } from '../core/errors.js';
 import { GeometryBuilder, GeometryError, GeomType, PartKind } from '../datacube/geometry-column.js';
 import { PropertyTable, VectorFeatures, type PropertyValue } from '../datacube/features.js';
@@ -66,7 +64,7 @@ export async function readVector(bytes: Uint8Array, format: string, options: Rec
       case 'Parquet':
         return await readParquet(bytes);
       case 'CSV':
-        return readCsv(bytes, csvOptions(options, ctx));
+        return await readCsv(bytes, csvOptions(options, ctx));
     }
   } catch (e) {
     if (e instanceof GeometryError) throw new ApiError('ProcessParameterInvalid', { process: ctx.processId, parameter: ctx.parameter, reason: `${f}: ${e.message}` });
@@ -146,6 +144,7 @@ function fgbGeometry(b: GeometryBuilder, g: FgbGeometry | null, type: number, de
 
 async function readFlatGeobuf(bytes: Uint8Array): Promise<VectorFeatures> {
   if (bytes.length < 8 || bytes[0] !== 0x66 || bytes[1] !== 0x67 || bytes[2] !== 0x62) throw unsuitable('FlatGeobuf', 'the file is not FlatGeobuf');
+  const { generic: fgb } = await import('flatgeobuf');
   let header: HeaderMeta | null = null;
   let b: GeometryBuilder | null = null;
   const rows: Record<string, unknown>[] = [];
@@ -224,6 +223,7 @@ async function readParquet(bytes: Uint8Array): Promise<VectorFeatures> {
   if (bytes.length < 12 || Buffer.from(bytes.subarray(0, 4)).toString('latin1') !== 'PAR1' || Buffer.from(bytes.subarray(bytes.length - 4)).toString('latin1') !== 'PAR1') {
     throw unsuitable('Parquet', 'the file is not Parquet');
   }
+  const { parquetMetadata, parquetReadObjects } = await import('hyparquet');
   const file = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
   let meta;
   try {
@@ -286,7 +286,8 @@ function autoValue(s: string): PropertyValue {
   return s;
 }
 
-function readCsv(bytes: Uint8Array, o: ReturnType<typeof csvOptions>): VectorFeatures {
+async function readCsv(bytes: Uint8Array, o: ReturnType<typeof csvOptions>): Promise<VectorFeatures> {
+  const { parse: parseCsv } = await import('csv-parse/sync');
   let text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   const first = text.slice(0, text.indexOf('\n') >>> 0 || text.length);

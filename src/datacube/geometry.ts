@@ -7,13 +7,16 @@ import type { Grid } from '../core/grid.js';
 import { DataCube } from './datacube.js';
 import type { VectorFeatures } from './features.js';
 import { featuresFromGeoJson } from './geojson-in.js';
-import { firstInvalid } from './validity.js';
 import { spansMask, spansOf } from './spans.js';
 import { vectorLimits } from './vector-limits.js';
 
-/** Refuses invalid polygons (naming the first), marking the features as checked otherwise. */
-export function checkedFeatures(f: VectorFeatures, processId: string, parameter: string): VectorFeatures {
+/**
+ * Refuses invalid polygons (naming the first), marking the features as checked otherwise. The
+ * check is JSTS's, loaded by the first graph with geometries: threads that see none never load it.
+ */
+export async function checkedFeatures(f: VectorFeatures, processId: string, parameter: string): Promise<VectorFeatures> {
   if (f.validated) return f;
+  const { firstInvalid } = await import('./validity.js');
   const bad = firstInvalid(f);
   if (bad) {
     const id = f.ids?.[bad.feature];
@@ -27,7 +30,7 @@ export function checkedFeatures(f: VectorFeatures, processId: string, parameter:
 }
 
 /** The features of a geometries argument: a vector cube's, or GeoJSON's (validated). */
-export function geometriesArg(v: unknown, processId: string, parameter = 'geometries'): VectorFeatures {
+export async function geometriesArg(v: unknown, processId: string, parameter = 'geometries'): Promise<VectorFeatures> {
   if (v instanceof DataCube) {
     if (!v.features) throw new ApiError('ProcessParameterInvalid', { process: processId, parameter, reason: 'a vector data cube (with a geometry dimension) or GeoJSON is expected, not a raster data cube' });
     return checkedFeatures(v.features, processId, parameter);

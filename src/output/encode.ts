@@ -12,8 +12,6 @@ import type { OutputFormat } from './formats.js';
 import type { RunContext } from '../core/run-context.js';
 import { cubeOf } from '../datacube/lazy.js';
 import { encodeVectorCsv, encodeVectorGeoJson, vectorJsonValue } from './vector-writers.js';
-import { encodeVectorParquet } from './vector-parquet.js';
-import { encodeVectorNetcdf } from './netcdf-vector.js';
 
 export interface Encoded {
   body: Buffer;
@@ -107,10 +105,11 @@ export async function encodeResult(value: unknown, f: OutputFormat & { options: 
       case 'GeoJSON':
         return done(encodeVectorGeoJson(data));
       case 'Parquet':
-        return done(encodeVectorParquet(data));
+        // The Parquet and netCDF writers of vector cubes (and what they use) load on first use.
+        return done((await import('./vector-parquet.js')).encodeVectorParquet(data));
       case 'netCDF':
         if (data.size === 0) throw new ProcessException('DataCubeEmpty', 'the data cube holds no values');
-        return done(encodeVectorNetcdf(data));
+        return done((await import('./netcdf-vector.js')).encodeVectorNetcdf(data));
       default:
         throw unsuitable(f.name, 'a vector data cube is written as CSV, GeoJSON, Parquet, netCDF or JSON');
     }

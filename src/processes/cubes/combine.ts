@@ -417,7 +417,7 @@ export const processes: ProcessDef[] = [
     },
     async (a, ctx) => {
       const P = 'mask_polygon';
-      const geoms = geometriesArg(a.get('mask'), P, 'mask');
+      const geoms = await geometriesArg(a.get('mask'), P, 'mask');
       const cols = geoms.geometries;
       for (let g = 0; g < cols.length; g++) {
         const t = cols.typeName(g);

@@ -160,7 +160,7 @@ export const processes: ProcessDef[] = [
     },
     async (a, ctx) => {
       const data = a.get<unknown>('data');
-      const geoms = geometriesArg(a.get('geometries'), 'filter_spatial');
+      const geoms = await geometriesArg(a.get('geometries'), 'filter_spatial');
       if (data instanceof LazyCube) return lazyWithGeometries(data, geoms);
       const cube = await cubeOf(data, ctx.run, 'filter_spatial');
       if (!cube.grid) throw new ApiError('ProcessParameterInvalid', { process: 'filter_spatial', parameter: 'data', reason: 'the data cube has no spatial dimensions' });

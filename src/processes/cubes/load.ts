@@ -48,7 +48,7 @@ async function withProperties(source: CatalogSnapshot, id: string, conditions: R
 async function deferredLoad(source: CatalogSource, id: string, a: ProcessArgs, processId: string, run: RunContext): Promise<LazyCube> {
   const properties = a.get<Record<string, unknown> | null>('properties');
   const spatial = a.get<Record<string, unknown> | null>('spatial_extent');
-  const geoms = spatial !== null && (spatial instanceof DataCube || typeof spatial.type === 'string') ? geometriesArg(spatial, processId, 'spatial_extent') : null;
+  const geoms = spatial !== null && (spatial instanceof DataCube || typeof spatial.type === 'string') ? await geometriesArg(spatial, processId, 'spatial_extent') : null;
   const bbox = spatial !== null && !geoms ? bboxOf(spatial, processId, 'spatial_extent') : null;
   const temporalArg = a.get<unknown>('temporal_extent');
   const temporal = temporalArg !== null ? intervalOf(temporalArg, processId, 'temporal_extent') : null;

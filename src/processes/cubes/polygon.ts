@@ -83,7 +83,7 @@ export const processes: ProcessDef[] = [
     },
     async (a, ctx) => {
       const cb = requireCallback(a.callback('process'), P, 'process');
-      const geoms = geometriesArg(a.get('geometries'), P);
+      const geoms = await geometriesArg(a.get('geometries'), P);
       const cols = geoms.geometries;
       for (let g = 0; g < cols.length; g++) {
         const t = cols.typeName(g);

@@ -123,9 +123,9 @@ export const processes: ProcessDef[] = [
       },
       returns: 'A vector data cube.',
     },
-    (a) => {
+    async (a) => {
       const P = 'load_geojson';
-      const f = checkedFeatures(featuresFromGeoJson(a.get('data'), { processId: P, parameter: 'data', limits: vectorLimits().geometry }), P, 'data');
+      const f = await checkedFeatures(featuresFromGeoJson(a.get('data'), { processId: P, parameter: 'data', limits: vectorLimits().geometry }), P, 'data');
       const props = a.get<string[] | null>('properties') ?? [];
       return props.length ? propertiesCube(f, props) : vectorCube(f);
     },
@@ -150,7 +150,7 @@ export const processes: ProcessDef[] = [
       const f = formatArg(a.get('format'), a.get('options'), P);
       if (!vectorFormat(f.name)) throw new ProcessException('FormatUnsuitable', `${f.name}: load_url reads vector files (GeoJSON, FlatGeobuf, Parquet, CSV); load GeoTIFFs with load_stac`);
       const key = `url\u0000${f.name}\u0000${JSON.stringify(f.options)}\u0000${url}`;
-      const features = await cachedInput(key, async () => checkedFeatures(await readVector(await fetchBytes(url, P, ctx.run), f.name, f.options, { processId: P, parameter: 'url' }), P, 'url'));
+      const features = await cachedInput(key, async () => await checkedFeatures(await readVector(await fetchBytes(url, P, ctx.run), f.name, f.options, { processId: P, parameter: 'url' }), P, 'url'));
       return vectorCube(features);
     },
   ),
@@ -188,7 +188,7 @@ export const processes: ProcessDef[] = [
         if (!st) throw new ApiError('FileNotFound', { file: path });
         if (st.size > max) throw invalid(P, 'paths', `the file ${path} has ${st.size} bytes; vector files are read up to ${max} bytes here`);
         const key = `file\u0000${files.owner}\u0000${f.name}\u0000${JSON.stringify(f.options)}\u0000${path}\u0000${st.modified}\u0000${st.size}`;
-        parts.push(await cachedInput(key, async () => checkedFeatures(await readVector(await files.read(path, max), f.name, f.options, { processId: P, parameter: 'paths' }), P, 'paths')));
+        parts.push(await cachedInput(key, async () => await checkedFeatures(await readVector(await files.read(path, max), f.name, f.options, { processId: P, parameter: 'paths' }), P, 'paths')));
       }
       const epsg = parts[0].epsg;
       return vectorCube(VectorFeatures.concat(parts.map((p) => (p.epsg === epsg ? p : p.reproject(epsg)))));

@@ -10,7 +10,7 @@ import { cubeOf } from '../../datacube/lazy.js';
 import { VectorFeatures } from '../../datacube/features.js';
 import { GeometryBuilder, GeometryColumn, GeomType, PartKind } from '../../datacube/geometry-column.js';
 import { geometriesArg } from '../../datacube/geometry.js';
-import { addJsts, buffer, jstsOf, relates, unionOf, type Relation } from '../../datacube/jsts-bridge.js';
+import type { Relation } from '../../datacube/jsts-bridge.js';
 import { geometryDimension, vectorCube } from '../../datacube/vector-cube.js';
 import { CrsUnknownError, crsUnits, ensureCrs, epsgOfWkt } from '../../data/crs.js';
 import { mulberry32 } from '../../core/random.js';
@@ -19,7 +19,7 @@ const invalid = (process: string, parameter: string, reason: string) => new ApiE
 
 /** The vector cube of a `data` argument. */
 async function vectorArg(v: unknown, run: Parameters<typeof cubeOf>[1], process: string, parameter = 'data'): Promise<DataCube> {
-  if (v !== null && typeof v === 'object' && !(v instanceof DataCube) && typeof (v as { type?: unknown }).type === 'string') return vectorCube(geometriesArg(v, process, parameter));
+  if (v !== null && typeof v === 'object' && !(v instanceof DataCube) && typeof (v as { type?: unknown }).type === 'string') return vectorCube(await geometriesArg(v, process, parameter));
   const cube = await cubeOf(v, run, process, parameter);
   if (!cube.features) throw invalid(process, parameter, 'a vector data cube (with a geometry dimension) is expected');
   return cube;
@@ -121,6 +121,9 @@ function alongLine(c: GeometryColumn, r: number, d: number): [number, number] {
   return [c.xy[2 * last], c.xy[2 * last + 1]];
 }
 
+/** JSTS and our bridge to it, loaded by the first graph that asks for a relation or a buffer. */
+const jsts = () => import('../../datacube/jsts-bridge.js');
+
 const RELATIONS: Relation[] = ['intersects', 'disjoint', 'equals', 'touches', 'crosses', 'overlaps', 'contains', 'within'];
 const MAX_POINTS = 10_000_000;
 
@@ -143,9 +146,10 @@ export const processes: ProcessDef[] = [
       const cube = await vectorArg(a.get('data'), ctx.run, P);
       const relation = a.get<string>('relation') as Relation;
       if (!RELATIONS.includes(relation)) throw invalid(P, 'relation', `'${relation}' is not one of ${RELATIONS.join(', ')}`);
-      const base0 = geometriesArg(a.get('geometries'), P);
+      const base0 = await geometriesArg(a.get('geometries'), P);
       const f = cube.features!;
       const base = base0.epsg === f.epsg ? base0 : base0.reproject(f.epsg);
+      const { jstsOf, relates, unionOf } = await jsts();
       const union = unionOf(Array.from({ length: base.length }, (_, g) => jstsOf(base.geometries, g)));
       const keep: number[] = [];
       for (let g = 0; g < f.length; g++) {
@@ -175,6 +179,7 @@ export const processes: ProcessDef[] = [
       if (typeof distance !== 'number' || !Number.isFinite(distance) || distance === 0) throw invalid(P, 'distance', 'a finite number other than 0 is expected');
       const f = cube.features!;
       requireMetres(f.epsg, P);
+      const { addJsts, buffer, jstsOf } = await jsts();
       const b = new GeometryBuilder(f.epsg);
       for (let g = 0; g < f.length; g++) {
         if (f.geometries.isEmpty(g)) {

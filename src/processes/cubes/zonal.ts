@@ -92,7 +92,7 @@ export const processes: ProcessDef[] = [
     async (a, ctx) => {
       const cb = requireCallback(a.callback('reducer'), P, 'reducer');
       const given = a.get<unknown>('geometries');
-      const all = geometriesArg(given, P);
+      const all = await geometriesArg(given, P);
       const gdim = given instanceof DataCube ? given.dims.find((d) => d.type === 'geometry') : undefined;
       let labels: Labels = gdim ? [...gdim.labels] : geometryDimension(all.length).labels;
       // A chunk of a batch job computes its share of the geometries only.
