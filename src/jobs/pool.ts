@@ -2,7 +2,9 @@
 // (so tiles stay fast while jobs run), each running one task at a time (a whole job; or, on a
 // worker, the plan of a job or one of its chunks), known by its ticket. Stopping a job asks its
 // thread first and terminates the thread when the work has not halted within the grace time, so a
-// stop never waits on a long computation. A thread that dies is replaced.
+// stop never waits on a long computation. A thread starts with the first task it is given (a node
+// that runs no job never loads the engine a second time, and its start does not wait for that);
+// one that ends, dies or is recycled is replaced the same way, by a fresh one for the next task.
 import { Worker } from 'node:worker_threads';
 import { threadPorts } from '../compute/thread.js';
 import { ApiError, errorToData } from '../core/errors.js';
@@ -26,7 +28,8 @@ export interface JobThreadEvents {
 }
 
 interface Slot {
-  worker: Worker;
+  /** Null until the slot's first task. */
+  worker: Worker | null;
   job: { jobId: string; run: number; ticket: string } | null;
   /** The ticket of the task it ran last. */
   last?: string;
@@ -46,7 +49,7 @@ export class JobThreads {
     private readonly init: JobThreadInit,
     private readonly events: JobThreadEvents,
   ) {
-    for (let i = 0; i < threads; i++) this.slots.push(this.spawn());
+    for (let i = 0; i < threads; i++) this.slots.push({ worker: null, job: null });
     gauge('xeo_job_threads', 'Batch job threads (whole jobs, or plans and chunks on a worker), busy or idle.', ['state'], () => {
       const busy = this.slots.filter((s) => s.job).length;
       return [
@@ -59,13 +62,15 @@ export class JobThreads {
   /** For readiness: how many threads there are and how many are busy. */
   health(): { ready: boolean; detail: string } {
     if (this.closed) return { ready: false, detail: 'closed' };
-    return { ready: true, detail: `${this.slots.length} thread(s), ${this.slots.filter((s) => s.job).length} busy` };
+    const started = this.slots.filter((s) => s.worker).length;
+    return { ready: true, detail: `${this.slots.length} thread(s), ${started} started, ${this.slots.filter((s) => s.job).length} busy` };
   }
 
-  private spawn(): Slot {
+  /** Starts the thread of an empty slot. */
+  private spawn(slot: Slot): Worker {
     const { searchPort, udf, filesPort, metricsPort, log: logging, transferList } = threadPorts();
     const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: { ...this.init, searchPort, udf, filesPort, metricsPort, log: logging }, transferList });
-    const slot: Slot = { worker, job: null };
+    slot.worker = worker;
     worker.on('message', (m: FromJobThread) => {
       const j = slot.job;
       if (!j || j.ticket !== m.ticket) return;
@@ -91,11 +96,11 @@ export class JobThreads {
         else this.events.message({ type: 'failed', ...j, error: errorToData(new ApiError('Internal', {}, 'The job thread ended unexpectedly.')), path: [] });
       }
       const i = this.slots.indexOf(slot);
-      if (i >= 0) this.slots[i] = this.spawn();
+      if (i >= 0) this.slots[i] = { worker: null, job: null };
       this.wakeIdleWaiters();
     });
     worker.unref();
-    return slot;
+    return worker;
   }
 
   /** Threads without a job. */
@@ -129,7 +134,8 @@ export class JobThreads {
     }
     slot.job = { jobId: task.spec.jobId, run: task.spec.run, ticket: task.ticket };
     slot.last = task.ticket;
-    slot.worker.postMessage(task satisfies ToJobThread);
+    // A thread still starting takes the message once it runs.
+    (slot.worker ?? this.spawn(slot)).postMessage(task satisfies ToJobThread);
     return true;
   }
 
@@ -141,7 +147,7 @@ export class JobThreads {
     const slot = this.slots.find((s) => s.last === ticket && !s.job && !s.terminating);
     if (!slot || this.closed) return;
     slot.terminating = true;
-    void slot.worker.terminate();
+    void slot.worker?.terminate();
   }
 
   isRunning(jobId: string): boolean {
@@ -162,7 +168,7 @@ export class JobThreads {
     const slot = this.slots.find((s) => s.job?.ticket === ticket);
     if (!slot || !slot.job) return 'idle';
     const halted = new Promise<void>((resolve) => (slot.halted = resolve));
-    slot.worker.postMessage({ type: 'stop', ticket, keepPartial } satisfies ToJobThread);
+    slot.worker!.postMessage({ type: 'stop', ticket, keepPartial } satisfies ToJobThread);
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), graceMs)));
     const first = await Promise.race([halted.then(() => 'halted' as const), late]);
@@ -170,13 +176,13 @@ export class JobThreads {
     slot.halted = undefined;
     if (first === 'halted') return 'halted';
     slot.terminating = true;
-    await slot.worker.terminate();
+    await slot.worker!.terminate();
     return 'terminated';
   }
 
   async close(): Promise<void> {
     this.closed = true;
     this.wakeIdleWaiters();
-    await Promise.all(this.slots.map((s) => s.worker.terminate()));
+    await Promise.all(this.slots.map((s) => s.worker?.terminate()));
   }
 }
