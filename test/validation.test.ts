@@ -114,6 +114,25 @@ describe('POST /validation', () => {
     expect((await validate({ parameters: [], process_graph: graph })).json.errors.map((e: any) => e.code)).toEqual(['ProcessParameterMissing', 'ProcessParameterMissing']);
   });
 
+  it('lists the first 100 problems of a graph with thousands, and counts the rest', async () => {
+    // 5,000 references to nodes that do not exist, and 3,000 arguments the process does not have
+    const dangling = { a: { process_id: 'sum', arguments: { data: Array.from({ length: 5000 }, (_, i) => ({ from_node: `n${i}` })) }, result: true } };
+    const r = await validate({ process_graph: dangling });
+    expect(r.status).toBe(200);
+    expect(r.json.errors).toHaveLength(101);
+    expect(r.json.errors[99].message).toContain("'n99'");
+    expect(r.json.errors[100]).toMatchObject({ code: 'ProcessGraphInvalid', message: expect.stringContaining('4900 more problems are not listed') });
+    expect(r.text.length).toBeLessThan(32 * 1024);
+    const unknownArgs = Object.fromEntries([['x', 1], ['y', 2], ...Array.from({ length: 3000 }, (_, i) => [`z${i}`, i])]);
+    const codesOf = (await validate({ process_graph: { a: { process_id: 'add', arguments: unknownArgs, result: true } } })).json.errors.map((e: any) => e.code);
+    expect(codesOf).toEqual([...Array(100).fill('ProcessParameterUnsupported'), 'ProcessGraphInvalid']);
+    // running it names the count without listing thousands
+    const run = await http('POST', `${s.base}/result`, { token, body: JSON.stringify({ process: { process_graph: dangling } }) });
+    expectError(run, 400, 'ProcessGraphInvalid');
+    expect(run.json.message).toMatch(/^More than 100 problems in the process graph: /);
+    expect(run.text.length).toBeLessThan(32 * 1024);
+  });
+
   it('fails only for a broken request', async () => {
     expect((await validate({ summary: 'no graph' })).json.errors.map((e: any) => e.code)).toEqual(['ProcessGraphMissing']);
     expectError(await http('POST', `${s.base}/validation`, { body: '{' }), 400, 'JsonInvalid');

@@ -3,7 +3,7 @@ import type { AppRequest, AppRoute } from './context.js';
 import { ApiError } from '../core/errors.js';
 import { json } from './reply.js';
 import { predefined } from '../processes/registry.js';
-import { shapeProblems, validateProcessGraph, type ValidationEnv } from '../graph/validate.js';
+import { MAX_PROBLEMS, shapeProblems, validateProcessGraph, type ValidationEnv } from '../graph/validate.js';
 import { messageOf } from '../core/messages.js';
 import { parseLimit } from './paging.js';
 import { userProcessesOf } from '../graph/user-processes.js';
@@ -107,7 +107,9 @@ export function requireSoundGraph(req: AppRequest, proc: Record<string, unknown>
 function throwFirst(errors: ApiError[]): void {
   if (!errors.length) return;
   if (errors.length === 1) throw errors[0];
-  throw errors[0].withDetail(`${errors.length} problems in the process graph: ${errors.map((e) => `${e.code}: ${messageOf(e, 'en').text}`).join('; ')}`);
+  // Past MAX_PROBLEMS, the list ends with the count of those not listed.
+  const count = errors.length > MAX_PROBLEMS ? `More than ${MAX_PROBLEMS}` : String(errors.length);
+  throw errors[0].withDetail(`${count} problems in the process graph: ${errors.map((e) => `${e.code}: ${messageOf(e, 'en').text}`).join('; ')}`);
 }
 
 export const routes: AppRoute[] = [
