@@ -71,6 +71,23 @@ describe('start-up', () => {
     }
   });
 
+  it.each(['text', 'json'])('keeps serving when the reader of its %s log goes away, and stops cleanly', async (format) => {
+    const s = await startServer({ XEO_ACCESS_LOG: 'true', XEO_LOG_FORMAT: format });
+    try {
+      // The pipes of its output closed on our side: every line it writes from now on meets EPIPE.
+      s.proc.stdout!.destroy();
+      s.proc.stderr!.destroy();
+      for (let i = 0; i < 20; i++) expect((await http('GET', `${s.url}/1.2.0/`)).status).toBe(200);
+      expect((await http('GET', `${s.url}/1.2.0/no-such-thing`)).status).toBe(404);
+      expect(s.proc.exitCode).toBeNull();
+      await s.stop();
+      expect(s.proc.exitCode).toBe(0);
+    } finally {
+      await s.stop();
+      removeDir(s.dataDir);
+    }
+  });
+
   it('starts with npm start on the same environment', async () => {
     const dir = tempDir();
     const { spawn } = await import('node:child_process');

@@ -25,6 +25,13 @@ export interface Logger {
 
 export const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
 
+// A reader of our output that went away (a log shipper restarted, a pipe closed: EPIPE) costs the
+// lines written after it, never the process: without a listener, the stream's error would be
+// thrown and end the server in the middle of its requests.
+const dropped = () => {};
+process.stdout.on('error', dropped);
+process.stderr.on('error', dropped);
+
 /** The request whose work is running (across its awaits), for the `req` field of log lines. */
 const requestScope = new AsyncLocalStorage<string>();
 
@@ -132,6 +139,7 @@ class JsonLogger implements Logger {
   static create(level: LogLevel): JsonLogger {
     // Asynchronous on the event loop (it never waits for the pipe); a thread of ours may wait.
     const dest = pino.destination({ dest: 1, sync: !isMainThread, minLength: 0 });
+    dest.on('error', dropped);
     const p = pino(
       {
         level,
