@@ -69,6 +69,8 @@ export class PgDb implements SqlDb {
       pool.on('error', () => {});
       return pool;
     });
+    // A driver that failed to load fails each statement (StoreUnavailable), not the process.
+    this.pool.catch(() => {});
   }
 
   get<T>(sql: string, ...params: Param[]): Promise<T | undefined> {
@@ -112,7 +114,7 @@ export class PgDb implements SqlDb {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await (await this.pool).end().catch(() => {});
+    await this.pool.then((pool) => pool.end()).catch(() => {});
   }
 
   private async connect(): Promise<pg.PoolClient> {
