@@ -7,6 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import net from 'node:net';
+import { afterAll } from 'vitest';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const CLI = path.join(ROOT, 'dist/src/cli.js');
@@ -23,8 +24,16 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
+/** The folders tempDir made for this test file, removed once its tests are done (whatever they removed themselves). */
+const made: string[] = [];
+afterAll(() => {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
 export function tempDir(prefix = 'xeo-test-'): string {
-  return mkdtempSync(path.join(tmpdir(), prefix));
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  made.push(dir);
+  return dir;
 }
 
 export async function startServer(env: Record<string, string> = {}, dataDir = tempDir()): Promise<TestServer> {

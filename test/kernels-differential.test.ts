@@ -3,9 +3,6 @@
 // the tier-0 block VM and by tier-1 compiled modules; the answers must agree within float32
 // tolerance. Disagreements found on the way are kept below as fixed regression cases.
 import { describe, it, expect, beforeAll } from 'vitest';
-import os from 'node:os';
-import path from 'node:path';
-import { mkdtempSync } from 'node:fs';
 import { evaluateGraph, rootScope } from '../src/graph/evaluate.js';
 import { DataCube } from '../src/datacube/datacube.js';
 import { fuseChild } from '../src/compile/fuse.js';
@@ -16,6 +13,7 @@ import { engineEnv } from './engine-env.js';
 import { arenaStats, configureArena, plane, withArena } from '../src/compile/kernels.js';
 import { inputValues, randomChild, type Shape } from './kernel-graphs.js';
 import { Rng } from './rng.js';
+import { tempDir } from './helpers.js';
 
 const PIXELS = 67; // odd, so SIMD tails are exercised
 const GRAPHS = Number(process.env.XEO_DIFF_GRAPHS ?? 2000);
@@ -98,7 +96,7 @@ const REGRESSIONS: Case[] = [
 ];
 
 beforeAll(() => {
-  setTier1(createTier1({ cacheDir: mkdtempSync(path.join(os.tmpdir(), 'xeo-tier1-')), maxEntries: 4096 }));
+  setTier1(createTier1({ cacheDir: tempDir('xeo-tier1-'), maxEntries: 4096 }));
 });
 
 /** Compiles the fused programs of all cases at once: one compile keeps the tests fast; each program is still its own function. */
