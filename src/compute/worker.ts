@@ -5,6 +5,7 @@ import { execute, type ExecuteRequest } from './execute.js';
 import { runLogsOf } from '../core/run-context.js';
 import { failureData, setupEngineThread, type ThreadInit } from './thread.js';
 import { warmUp } from './warm-up.js';
+import { preloadJsts } from '../datacube/geometry.js';
 import { log } from '../core/log.js';
 import { resetMetrics, shipMetrics } from '../core/metrics.js';
 
@@ -35,7 +36,7 @@ const warmed = warmUp()
 function preloadWhenIdle(): void {
   setTimeout(() => {
     if (running.size > 0) return preloadWhenIdle();
-    Promise.all([import('../datacube/validity.js'), import('../datacube/jsts-bridge.js')]).catch((e) => log.warn('the vector libraries did not load ahead', { err: e }));
+    preloadJsts().catch((e) => log.warn('the vector libraries did not load ahead', { err: e }));
   }, 3000).unref();
 }
 

@@ -10,13 +10,17 @@ import { featuresFromGeoJson } from './geojson-in.js';
 import { spansMask, spansOf } from './spans.js';
 import { vectorLimits } from './vector-limits.js';
 
-/**
- * Refuses invalid polygons (naming the first), marking the features as checked otherwise. The
- * check is JSTS's, loaded by the first graph with geometries: threads that see none never load it.
- */
+// JSTS (228 modules) is loaded by the first graph with geometries: threads that see none never
+// load it. Its validity check, our bridge to its relations and buffers, and both at once (an idle
+// compute thread loads them ahead of need).
+export const jstsValidity = () => import('./validity.js');
+export const jstsBridge = () => import('./jsts-bridge.js');
+export const preloadJsts = () => Promise.all([jstsValidity(), jstsBridge()]);
+
+/** Refuses invalid polygons (naming the first, as JSTS finds it), marking the features as checked otherwise. */
 export async function checkedFeatures(f: VectorFeatures, processId: string, parameter: string): Promise<VectorFeatures> {
   if (f.validated) return f;
-  const { firstInvalid } = await import('./validity.js');
+  const { firstInvalid } = await jstsValidity();
   const bad = firstInvalid(f);
   if (bad) {
     const id = f.ids?.[bad.feature];

@@ -163,7 +163,7 @@ function widened(params: ProcessParameter[], accepts: Record<string, unknown> | 
   return out;
 }
 
-function checkNodes(graph: Record<string, Record<string, unknown>>, env: ValidationEnv, errors: Problems, scope: Set<string> | null): void {
+function checkNodes(graph: Record<string, Record<string, unknown>>, env: ValidationEnv, problems: Problems, scope: Set<string> | null): void {
   for (const [nodeId, node] of Object.entries(graph)) {
     const id = node.process_id as string;
     const ns = (node.namespace as string | null | undefined) ?? null;
@@ -172,17 +172,17 @@ function checkNodes(graph: Record<string, Record<string, unknown>>, env: Validat
     const def = udp || ns === 'user' || isRemoteNamespace(ns) ? null : env.predefined(id);
     const params: ProcessParameter[] | null = udp ? (udp.parameters ?? null) : def ? widened(def.spec.parameters, def.accepts) : null;
     if (!udp && !def) {
-      errors.add(() => new ApiError('ProcessUnsupported', { process: id, namespace: ns ?? 'backend' }));
-    } else if (params) checkArguments(nodeId, id, params, args, graph, env, errors);
+      problems.add(() => new ApiError('ProcessUnsupported', { process: id, namespace: ns ?? 'backend' }));
+    } else if (params) checkArguments(nodeId, id, params, args, graph, env, problems);
     for (const [name, value] of Object.entries(args)) {
       // Child processes are graphs of their own, checked the same way, with their parameters in scope.
       const given = params?.find((p) => p.name === name);
       const inner = given ? childParameters(given.schema) : null;
       const childScope = scope && inner ? new Set([...scope, ...inner]) : scope && !inner ? null : scope;
       walkReferences(value, {
-        child: (child) => isObject(child) && checkNodes(child as Record<string, Record<string, unknown>>, env, errors, childScope),
+        child: (child) => isObject(child) && checkNodes(child as Record<string, Record<string, unknown>>, env, problems, childScope),
         // `from_parameter` names (outside child graphs) that no scope declares.
-        parameter: (name) => scope && !scope.has(name) && errors.add(() => new ApiError('ProcessParameterMissing', { parameter: name })),
+        parameter: (name) => scope && !scope.has(name) && problems.add(() => new ApiError('ProcessParameterMissing', { parameter: name })),
       });
     }
   }
@@ -204,19 +204,19 @@ function checkArguments(
   args: Record<string, unknown>,
   graph: Record<string, Record<string, unknown>>,
   env: ValidationEnv,
-  errors: Problems,
+  problems: Problems,
 ): void {
   const byName = new Map(params.map((p) => [p.name, p]));
   for (const name of Object.keys(args)) {
-    if (!byName.has(name)) errors.add(() => new ApiError('ProcessParameterUnsupported', { process: processId, parameter: name }));
+    if (!byName.has(name)) problems.add(() => new ApiError('ProcessParameterUnsupported', { process: processId, parameter: name }));
   }
   for (const p of params) {
     if (!(p.name in args)) {
-      if (!p.optional) errors.add(() => new ApiError('ProcessParameterRequired', { process: processId, parameter: p.name }));
+      if (!p.optional) problems.add(() => new ApiError('ProcessParameterRequired', { process: processId, parameter: p.name }));
       continue;
     }
     const value = args[p.name];
-    const invalid = (reason: string) => errors.add(() => new ApiError('ProcessParameterInvalid', { process: processId, parameter: p.name, reason: `${reason} (node '${nodeId}')` }));
+    const invalid = (reason: string) => problems.add(() => new ApiError('ProcessParameterInvalid', { process: processId, parameter: p.name, reason: `${reason} (node '${nodeId}')` }));
     if (isObject(value) && typeof value.from_node === 'string') {
       const returns = returnSchemaOf(graph[value.from_node], env);
       if (returns !== undefined && !compatible(returns, p.schema)) invalid(`the result of node '${value.from_node}' is of a type this parameter does not accept`);

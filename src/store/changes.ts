@@ -3,7 +3,7 @@
 // more than its own listeners; nodes sharing PostgreSQL hear each other through LISTEN/NOTIFY.
 import { log } from '../core/log.js';
 import type pg from 'pg';
-import { pgDriver } from './pg-driver.js';
+import { pgClient } from './pg-driver.js';
 
 /**
  * What changes are told about: the topic and the record's id (a service; a sign-in key's wait;
@@ -91,7 +91,7 @@ export class PgChanges extends LocalChanges {
 
   private async connect(): Promise<pg.Client | null> {
     if (this.closed) return null;
-    const c = new (await pgDriver()).Client({ connectionString: this.url, connectionTimeoutMillis: this.timeoutMs, query_timeout: this.timeoutMs, keepAlive: true });
+    const c = await pgClient(this.url, this.timeoutMs);
     const lost = () => {
       if (this.client !== c) return;
       this.client = null;

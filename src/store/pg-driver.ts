@@ -7,6 +7,15 @@ export type Pg = typeof pgModule;
 
 let driver: Promise<Pg> | null = null;
 
+/**
+ * A connection of its own (the change feed's LISTEN, a node's lock session), outside any pool:
+ * the same deadline to connect and per statement, kept alive across idle minutes.
+ */
+export async function pgClient(url: string, timeoutMs: number): Promise<pgModule.Client> {
+  const pg = await pgDriver();
+  return new pg.Client({ connectionString: url, connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs, keepAlive: true });
+}
+
 /** The `pg` module, set up once: counts and sums come back as numbers (our values stay far below 2^53). */
 export function pgDriver(): Promise<Pg> {
   return (driver ??= import('pg').then(({ default: pg }) => {

@@ -4,7 +4,7 @@
 // connection.
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
-import { pgDriver } from './pg-driver.js';
+import { pgClient } from './pg-driver.js';
 import { StoreUnavailable, unreachable, type PgOptions } from './pg.js';
 
 export interface Semaphores {
@@ -91,7 +91,7 @@ export class PgSemaphores implements Semaphores {
   }
 
   private async open(): Promise<LockSession> {
-    const client = new (await pgDriver()).Client({ connectionString: this.url, connectionTimeoutMillis: this.options.timeoutMs, query_timeout: this.options.timeoutMs, keepAlive: true });
+    const client = await pgClient(this.url, this.options.timeoutMs);
     const session: LockSession = { client, held: new Set() };
     const lost = () => this.drop(session);
     client.on('error', lost);

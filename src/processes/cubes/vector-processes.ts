@@ -9,7 +9,7 @@ import { DataCube } from '../../datacube/datacube.js';
 import { cubeOf } from '../../datacube/lazy.js';
 import { VectorFeatures } from '../../datacube/features.js';
 import { GeometryBuilder, GeometryColumn, GeomType, PartKind } from '../../datacube/geometry-column.js';
-import { geometriesArg } from '../../datacube/geometry.js';
+import { geometriesArg, jstsBridge } from '../../datacube/geometry.js';
 import type { Relation } from '../../datacube/jsts-bridge.js';
 import { geometryDimension, vectorCube } from '../../datacube/vector-cube.js';
 import { CrsUnknownError, crsUnits, ensureCrs, epsgOfWkt } from '../../data/crs.js';
@@ -121,9 +121,6 @@ function alongLine(c: GeometryColumn, r: number, d: number): [number, number] {
   return [c.xy[2 * last], c.xy[2 * last + 1]];
 }
 
-/** JSTS and our bridge to it, loaded by the first graph that asks for a relation or a buffer. */
-const jsts = () => import('../../datacube/jsts-bridge.js');
-
 const RELATIONS: Relation[] = ['intersects', 'disjoint', 'equals', 'touches', 'crosses', 'overlaps', 'contains', 'within'];
 const MAX_POINTS = 10_000_000;
 
@@ -149,7 +146,7 @@ export const processes: ProcessDef[] = [
       const base0 = await geometriesArg(a.get('geometries'), P);
       const f = cube.features!;
       const base = base0.epsg === f.epsg ? base0 : base0.reproject(f.epsg);
-      const { jstsOf, relates, unionOf } = await jsts();
+      const { jstsOf, relates, unionOf } = await jstsBridge();
       const union = unionOf(Array.from({ length: base.length }, (_, g) => jstsOf(base.geometries, g)));
       const keep: number[] = [];
       for (let g = 0; g < f.length; g++) {
@@ -179,7 +176,7 @@ export const processes: ProcessDef[] = [
       if (typeof distance !== 'number' || !Number.isFinite(distance) || distance === 0) throw invalid(P, 'distance', 'a finite number other than 0 is expected');
       const f = cube.features!;
       requireMetres(f.epsg, P);
-      const { addJsts, buffer, jstsOf } = await jsts();
+      const { addJsts, buffer, jstsOf } = await jstsBridge();
       const b = new GeometryBuilder(f.epsg);
       for (let g = 0; g < f.length; g++) {
         if (f.geometries.isEmpty(g)) {
