@@ -1,6 +1,6 @@
 // The uWS server: one catch-all handler that routes through our route table, so routing, OPTIONS,
 // CORS, authentication and error answers all happen in one place for every path and version.
-import type { HttpRequest, HttpResponse, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
+import type { HttpRequest, HttpResponse, us_listen_socket } from 'uWebSockets.js';
 import type { AppContext, AppRequest, AppRoute } from '../api/context.js';
 import type { UwsModule } from './uws.js';
 import { Router } from '../api/routes.js';

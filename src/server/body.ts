@@ -1,7 +1,7 @@
 // Reads a request body from uWS. uWS delivers chunks only to a handler attached during the request
 // callback, so the reader is attached at dispatch and buffers until the handler asks for the body,
 // either whole (JSON, size-limited) or as a stream that pauses the socket when the consumer lags.
-import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
+import type { HttpResponse } from 'uWebSockets.js';
 import { ApiError, RequestAborted } from '../core/errors.js';
 
 const HIGH_WATER = 1 << 20;

@@ -3,7 +3,7 @@
 // routing, authentication, throttle or queue, and never wait for compute. They are not in the
 // route table (so not listed in GET /). /metrics is on the API port unless XEO_METRICS_PORT gives
 // it a listener of its own (listenOps), which serves the health endpoints too; a worker has only that.
-import type { HttpResponse, TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
+import type { HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import type { UwsModule } from './uws.js';
 import type { Readiness } from './health.js';
 import type { MetricsRegistry } from './metrics.js';

@@ -1,6 +1,6 @@
 // The plain-HTTP door of an HTTPS server (XEO_HTTP_REDIRECT_PORT): it serves nothing and sends
 // every request on to the same path over HTTPS, with 308 so methods and bodies are kept.
-import type { us_listen_socket } from '@trufflesuite/uws-js-unofficial';
+import type { us_listen_socket } from 'uWebSockets.js';
 import type { UwsModule } from './uws.js';
 
 export async function listenRedirect(uws: UwsModule, host: string, port: number, httpsBase: () => string): Promise<{ port: number; close(): void }> {

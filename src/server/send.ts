@@ -1,7 +1,7 @@
 // Writes a Reply to a uWS response: status, headers, and a body from bytes or from a stream with
 // backpressure (the stream is read only as fast as the socket drains). Every write is corked,
 // because replies are written after awaits, outside uWS's own callback.
-import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
+import type { HttpResponse } from 'uWebSockets.js';
 import { STATUS_CODES } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Reply } from '../api/reply.js';
