@@ -4,8 +4,10 @@
 // along the dimension, the reducers with their default `ignore_nodata`, constants and parameters
 // whose values are numbers. Anything else (texts, child processes of its own, user processes,
 // arguments that would raise an exception) is left to the JS engine, which has the full semantics.
-import type { Instr, Program, ReduceOp, UnaryOp, BinaryOp } from './program.js';
-import type { ProcessDef } from '../core/process.js';
+import { isBinary, isReducer, isUnary, type Instr, type Program } from './program.js';
+import type { ProcessDef, ProcessParameter } from '../core/process.js';
+import { processCatalog } from '../process-catalog/catalog.js';
+import type { Lowering } from '../process-catalog/lowerings.js';
 
 import { isObject, walkReferences, type Graph } from '../core/graph.js';
 
@@ -31,30 +33,6 @@ class NotFusable extends Error {}
 const fail = (why: string): never => {
   throw new NotFusable(why);
 };
-
-const UNARY_PROCESSES: Record<string, UnaryOp> = {
-  absolute: 'abs', sqrt: 'sqrt', exp: 'exp', ln: 'ln', sin: 'sin', cos: 'cos', tan: 'tan', arcsin: 'asin', arccos: 'acos',
-  arctan: 'atan', sinh: 'sinh', cosh: 'cosh', tanh: 'tanh', arsinh: 'asinh', arcosh: 'acosh', artanh: 'atanh',
-  floor: 'floor', ceil: 'ceil', int: 'trunc', sgn: 'sgn', not: 'not', is_nodata: 'isnodata', is_valid: 'isvalid', is_infinite: 'isinf',
-};
-const BINARY_PROCESSES: Record<string, [BinaryOp, string, string]> = {
-  add: ['add', 'x', 'y'], subtract: ['sub', 'x', 'y'], multiply: ['mul', 'x', 'y'], divide: ['div', 'x', 'y'],
-  power: ['pow', 'base', 'p'], mod: ['mod', 'x', 'y'], arctan2: ['atan2', 'y', 'x'], normalized_difference: ['normdiff', 'x', 'y'],
-  gt: ['gt', 'x', 'y'], gte: ['gte', 'x', 'y'], lt: ['lt', 'x', 'y'], lte: ['lte', 'x', 'y'], eq: ['eq', 'x', 'y'], neq: ['neq', 'x', 'y'],
-  and: ['and', 'x', 'y'], or: ['or', 'x', 'y'], xor: ['xor', 'x', 'y'],
-};
-const REDUCER_PROCESSES: Record<string, ReduceOp> = {
-  mean: 'mean', sum: 'sum', product: 'product', min: 'min', max: 'max', median: 'median', sd: 'sd', variance: 'variance',
-  count: 'count', first: 'first', last: 'last',
-};
-/** Arguments each fusable process may have beyond its operands, with the values that fuse. */
-const ALLOWED_EXTRA: Record<string, Record<string, (v: unknown) => boolean>> = {
-  eq: { delta: (v) => v === null, case_sensitive: () => true },
-  neq: { delta: (v) => v === null, case_sensitive: () => true },
-  count: { condition: (v) => v === null, context: () => true },
-};
-/** Processes that take booleans and numbers alike (0 false, other numbers true). */
-const LOGICAL = new Set(['and', 'or', 'xor', 'not', 'is_nodata', 'is_valid', 'is_infinite']);
 
 /** The Program of a child graph, or null (with the reason, for logs) when it does not fuse. */
 export function fuseChild(graph: unknown, shape: ChildShape, env: FuseEnv): { fused: Fused | null; reason?: string } {
@@ -223,111 +201,66 @@ function build(graph: Graph, shape: ChildShape, env: FuseEnv): Fused {
     return r;
   }
 
-  function onlyArgs(pid: string, args: Record<string, unknown>, names: string[]): void {
-    const extra = ALLOWED_EXTRA[pid] ?? {};
+  /** Every argument is named by the lowering, and those the definition requires are given. */
+  function checkArguments(pid: string, args: Record<string, unknown>, lowering: Lowering, params: ProcessParameter[]): void {
+    const names = argumentsOf(lowering);
+    const fixed = lowering.fixed ?? {};
+    const ignored = lowering.ignored ?? [];
     for (const [k, v] of Object.entries(args)) {
-      if (names.includes(k)) continue;
-      const ok = extra[k];
-      if (!ok || !ok(v)) fail(`argument '${k}' of ${pid}`);
+      if (names.includes(k) || ignored.includes(k)) continue;
+      if (!(k in fixed) || v !== fixed[k]) fail(`argument '${k}' of ${pid}`);
     }
-    for (const k of names) if (!(k in args)) fail(`${pid} without '${k}'`);
+    for (const k of names) if (!(k in args) && !params.find((p) => p.name === k)?.optional) fail(`${pid} without '${k}'`);
   }
 
+  /** The instructions of one node, as its lowering in the process catalogue says. */
   function instruction(pid: string, args: Record<string, unknown>): number {
-    const unary = UNARY_PROCESSES[pid];
-    if (unary) {
-      onlyArgs(pid, args, ['x']);
-      return emit({ op: unary, a: operand(args.x, LOGICAL.has(pid)) });
-    }
-    const binary = BINARY_PROCESSES[pid];
-    if (binary) {
-      const [op, xa, ya] = binary;
-      onlyArgs(pid, args, [xa, ya]);
-      return emit({ op, a: operand(args[xa], LOGICAL.has(pid)), b: operand(args[ya], LOGICAL.has(pid)) });
-    }
-    const reducer = REDUCER_PROCESSES[pid];
-    if (reducer) {
-      const rest = Object.keys(args).filter((k) => k !== 'data');
-      for (const k of rest) {
-        if (k === 'ignore_nodata' && args[k] === true) continue;
-        if (pid === 'count' && ((k === 'condition' && args[k] === null) || k === 'context')) continue;
-        fail(`argument '${k}' of ${pid}`);
+    const entry = processCatalog.get(pid);
+    const lowering = entry?.lowering ?? fail(`process ${pid}`);
+    const params = entry!.spec.parameters;
+    checkArguments(pid, args, lowering, params);
+    const fallback = (name: string): unknown => {
+      const p = params.find((q) => q.name === name);
+      return p && 'default' in p ? p.default : null;
+    };
+    switch (lowering.kind) {
+      case 'op': {
+        const booleans = lowering.booleans === true;
+        const pixels = (name: string) => (name in args ? operand(args[name], booleans) : emit({ op: 'const', value: constOf(fallback(name), booleans) }));
+        const special = lowering.literal?.find((l) => args[l.argument] === l.equals);
+        if (special) return emit(instructionOf(special.op, lowering.operands.filter((n) => n !== special.argument).map(pixels), {}));
+        const immediates: Record<string, number> = {};
+        for (const [field, name] of Object.entries(lowering.immediates ?? {})) immediates[field] = name in args ? literal(args[name], name) : Math.fround(fallback(name) as number);
+        return emit(instructionOf(lowering.op, lowering.operands.map(pixels), immediates));
       }
-      if (value(args.data) !== ARRAY) fail(`${pid} of something else than the array`);
-      return emit({ op: reducer, args: all() });
-    }
-    switch (pid) {
-      case 'constant':
-        onlyArgs(pid, args, ['x']);
-        return operand(args.x);
-      case 'e':
-        onlyArgs(pid, args, []);
-        return emit({ op: 'const', value: Math.E });
-      case 'pi':
-        onlyArgs(pid, args, []);
-        return emit({ op: 'const', value: Math.PI });
-      case 'nan':
-        onlyArgs(pid, args, []);
-        return emit({ op: 'const', value: NaN });
-      case 'is_nan':
-        // Inside a cube NaN is no-data, which is_nan does not count as NaN.
-        onlyArgs(pid, args, ['x']);
-        operand(args.x);
-        return emit({ op: 'const', value: 0 });
-      case 'round': {
-        if ('p' in args && args.p !== 0) fail('round to decimals');
-        onlyArgs(pid, args, ['x', ...('p' in args ? ['p'] : [])]);
-        return emit({ op: 'round', a: operand(args.x) });
-      }
-      case 'log': {
-        onlyArgs(pid, args, ['x', 'base']);
-        if (args.base === 10) return emit({ op: 'log10', a: operand(args.x) });
-        if (args.base === 2) return emit({ op: 'log2', a: operand(args.x) });
-        return emit({ op: 'log', a: operand(args.x), b: operand(args.base) });
-      }
-      case 'clip': {
-        onlyArgs(pid, args, ['x', 'min', 'max']);
-        const min = literal(args.min, 'min');
-        const max = literal(args.max, 'max');
-        if (!(min <= max)) fail('clip bounds swapped (an exception)');
-        return emit({ op: 'clip', a: operand(args.x), min, max });
-      }
-      case 'linear_scale_range': {
-        onlyArgs(pid, args, ['x', 'inputMin', 'inputMax', ...['outputMin', 'outputMax'].filter((k) => k in args)]);
-        return emit({
-          op: 'linscale',
-          a: operand(args.x),
-          inMin: literal(args.inputMin, 'inputMin'),
-          inMax: literal(args.inputMax, 'inputMax'),
-          outMin: 'outputMin' in args ? literal(args.outputMin, 'outputMin') : 0,
-          outMax: 'outputMax' in args ? literal(args.outputMax, 'outputMax') : 1,
-        });
-      }
-      case 'if': {
-        onlyArgs(pid, args, ['value', 'accept', ...('reject' in args ? ['reject'] : [])]);
-        const c = operand(args.value, true);
-        const t = operand(args.accept, true);
-        const f = 'reject' in args ? operand(args.reject, true) : emit({ op: 'const', value: NaN });
-        return emit({ op: 'if', c, t, f });
-      }
-      case 'array_element': {
-        if (value(args.data) !== ARRAY || shape.kind !== 'array') fail('array_element of something else than the array');
-        if (args.return_nodata !== undefined && typeof args.return_nodata !== 'boolean') fail('return_nodata');
-        const hasIndex = args.index !== undefined && args.index !== null;
-        const hasLabel = args.label !== undefined && args.label !== null;
-        if (hasIndex === hasLabel) fail('array_element needs exactly one of index and label');
+      case 'reduce':
+        if (value(args[lowering.array]) !== ARRAY) fail(`${pid} of something else than the array`);
+        if (!isReducer(lowering.op)) throw new Error(`process ${pid}: ${lowering.op} is no reducer`);
+        return emit({ op: lowering.op, args: all() });
+      case 'const':
+        for (const name of lowering.operands ?? []) operand(args[name]);
+        return emit({ op: 'const', value: lowering.value });
+      case 'pass':
+        return operand(args[lowering.operand]);
+      case 'element': {
+        if (value(args[lowering.array]) !== ARRAY || shape.kind !== 'array') fail(`${pid} of something else than the array`);
+        const index = args[lowering.index];
+        const label = args[lowering.label];
+        const nodata = args[lowering.nodata];
+        if (nodata !== undefined && typeof nodata !== 'boolean') fail(lowering.nodata);
+        const hasIndex = index !== undefined && index !== null;
+        const hasLabel = label !== undefined && label !== null;
+        if (hasIndex === hasLabel) fail(`${pid} needs exactly one of ${lowering.index} and ${lowering.label}`);
         const labels = (shape as { labels: (string | number)[] }).labels;
-        const k = hasIndex ? (Number.isInteger(args.index) ? (args.index as number) : -1) : labels.indexOf(args.label as string | number);
+        const k = hasIndex ? (Number.isInteger(index) ? (index as number) : -1) : labels.indexOf(label as string | number);
         if (k < 0 || k >= labels.length) {
-          if (args.return_nodata === true) return emit({ op: 'const', value: NaN });
-          fail('array_element out of range (an exception)');
+          if (nodata === true) return emit({ op: 'const', value: NaN });
+          fail(`${pid} out of range (an exception)`);
         }
         return placeholder(k);
       }
     }
-    return fail(`process ${pid}`);
   }
-
   const out = node(resultId);
   // An apply child that ignores its value still takes it (one input).
   if (shape.kind === 'value' && slices.length === 0) slices.push(0);
@@ -342,4 +275,34 @@ function build(graph: Graph, shape: ChildShape, env: FuseEnv): Fused {
     return ins;
   });
   return { program: { inputs, code: renumbered, output: reg(out) }, slices };
+}
+
+/** The arguments a lowering reads (fixed and ignored ones aside). */
+function argumentsOf(l: Lowering): string[] {
+  switch (l.kind) {
+    case 'op':
+      return [...l.operands, ...Object.values(l.immediates ?? {})];
+    case 'reduce':
+      return [l.array];
+    case 'const':
+      return l.operands ?? [];
+    case 'pass':
+      return [l.operand];
+    case 'element':
+      return [l.array, l.index, l.label, l.nodata];
+  }
+}
+
+/** One instruction of the program: `op` over registers, with its immediates (clip's bounds, linscale's ranges). */
+function instructionOf(op: string, regs: number[], imm: Record<string, number>): Instr {
+  if (regs.length === 1 && isUnary(op)) return { op, a: regs[0] };
+  if (regs.length === 2 && isBinary(op)) return { op, a: regs[0], b: regs[1] };
+  if (op === 'if' && regs.length === 3) return { op, c: regs[0], t: regs[1], f: regs[2] };
+  if (op === 'clip' && regs.length === 1) {
+    // clip raises an exception for swapped bounds: the JS engine answers it
+    if (!(imm.min <= imm.max)) fail('clip bounds swapped (an exception)');
+    return { op, a: regs[0], min: imm.min, max: imm.max };
+  }
+  if (op === 'linscale' && regs.length === 1) return { op, a: regs[0], inMin: imm.inMin, inMax: imm.inMax, outMin: imm.outMin, outMax: imm.outMax };
+  throw new Error(`a lowering asks for instruction ${op} over ${regs.length} registers, which does not exist`);
 }

@@ -1,6 +1,7 @@
 // The process catalogue: every predefined process this back-end offers, by id, as data: its
 // definition (the facts of schemas.json in our words, spec.ts), the values its parameters accept
-// beyond the definition (accepts.ts) and, where it compiles to a kernel instruction, its lowering.
+// beyond the definition (accepts.ts) and, where it compiles to a kernel instruction, its lowering
+// (lowerings.ts).
 // It imports no implementation, so the main thread (GET /processes, validation, estimates, chunking)
 // reads it without loading the engine; engine threads join it to the implementations of
 // src/processes/ (registry.ts there), and every offered process must have one.
@@ -10,6 +11,7 @@
 import type { ProcessSpec } from '../core/process.js';
 import { specFor, type ProcessTexts } from './spec.js';
 import { ACCEPTS } from './accepts.js';
+import { LOWERINGS, type Lowering } from './lowerings.js';
 import { texts as math } from './texts/math.js';
 import { texts as logic } from './texts/logic.js';
 import { texts as arrays } from './texts/arrays.js';
@@ -38,12 +40,14 @@ export interface ProcessEntry {
   spec: ProcessSpec;
   /** Values some parameters take beyond their definition's schema, by parameter name (accepts.ts). */
   accepts?: Record<string, unknown>;
+  /** How the process compiles into the kernels' pixel programs; absent when it does not (lowerings.ts). */
+  lowering?: Lowering;
 }
 
 export class ProcessCatalog {
   private readonly byId = new Map<string, ProcessEntry>();
 
-  constructor(groups: Record<string, ProcessTexts>[], accepts: Record<string, Record<string, unknown>>) {
+  constructor(groups: Record<string, ProcessTexts>[], accepts: Record<string, Record<string, unknown>>, lowerings: Record<string, Lowering>) {
     for (const group of groups) {
       for (const [id, texts] of Object.entries(group)) {
         if (this.byId.has(id)) throw new Error(`process ${id} has texts twice`);
@@ -57,6 +61,11 @@ export class ProcessCatalog {
         if (!entry.spec.parameters.some((p) => p.name === name)) throw new Error(`accepts.ts: process ${id} has no parameter ${name}`);
       }
       entry.accepts = byParameter;
+    }
+    for (const [id, lowering] of Object.entries(lowerings)) {
+      const entry = this.byId.get(id);
+      if (!entry) throw new Error(`lowerings.ts names process ${id}, which is not offered`);
+      entry.lowering = lowering;
     }
   }
 
@@ -79,4 +88,4 @@ export class ProcessCatalog {
   }
 }
 
-export const processCatalog = new ProcessCatalog([math, logic, arrays, statistics, texts, load, filters, apply, dimensions, combine, aggregate, resample, climate, inspect, polygon, udf, zonal, vectorLoad, vectorProcesses, curves, spatialReduce, flatten], ACCEPTS);
+export const processCatalog = new ProcessCatalog([math, logic, arrays, statistics, texts, load, filters, apply, dimensions, combine, aggregate, resample, climate, inspect, polygon, udf, zonal, vectorLoad, vectorProcesses, curves, spatialReduce, flatten], ACCEPTS, LOWERINGS);
