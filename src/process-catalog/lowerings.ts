@@ -67,6 +67,22 @@ export interface ElementLowering extends Tolerated {
 
 export type Lowering = OpLowering | ReduceLowering | ConstLowering | PassLowering | ElementLowering;
 
+/** The arguments a lowering reads (fixed and ignored ones aside). */
+export function argumentsOf(l: Lowering): string[] {
+  switch (l.kind) {
+    case 'op':
+      return [...l.operands, ...Object.values(l.immediates ?? {})];
+    case 'reduce':
+      return [l.array];
+    case 'const':
+      return l.operands ?? [];
+    case 'pass':
+      return [l.operand];
+    case 'element':
+      return [l.array, l.index, l.label, l.nodata];
+  }
+}
+
 const unary = (op: string, more: Partial<OpLowering> = {}): OpLowering => ({ kind: 'op', op, operands: ['x'], ...more });
 const binary = (op: string, more: Partial<OpLowering> = {}): OpLowering => ({ kind: 'op', op, operands: ['x', 'y'], ...more });
 /** The reducers fuse with their default: no-data skipped. */
