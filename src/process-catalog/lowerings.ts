@@ -92,7 +92,7 @@ export const LOWERINGS: Record<string, Lowering> = {
   // math
   absolute: unary('abs'),
   sqrt: unary('sqrt'),
-  exp: unary('exp'),
+  exp: { kind: 'op', op: 'exp', operands: ['p'] },
   ln: unary('ln'),
   log: { kind: 'op', op: 'log', operands: ['x', 'base'], literal: [{ argument: 'base', equals: 10, op: 'log10' }, { argument: 'base', equals: 2, op: 'log2' }] },
   sin: unary('sin'),
