@@ -11,7 +11,7 @@
 import type { ProcessSpec } from '../core/process.js';
 import { specFor, type ProcessTexts } from './spec.js';
 import { ACCEPTS } from './accepts.js';
-import { LOWERINGS, type Lowering } from './lowerings.js';
+import { argumentsOf, LOWERINGS, type Lowering } from './lowerings.js';
 import { texts as math } from './texts/math.js';
 import { texts as logic } from './texts/logic.js';
 import { texts as arrays } from './texts/arrays.js';
@@ -65,6 +65,10 @@ export class ProcessCatalog {
     for (const [id, lowering] of Object.entries(lowerings)) {
       const entry = this.byId.get(id);
       if (!entry) throw new Error(`lowerings.ts names process ${id}, which is not offered`);
+      const named = [...argumentsOf(lowering), ...Object.keys(lowering.fixed ?? {}), ...(lowering.ignored ?? [])];
+      for (const name of named) {
+        if (!entry.spec.parameters.some((p) => p.name === name)) throw new Error(`lowerings.ts: process ${id} has no parameter ${name}`);
+      }
       entry.lowering = lowering;
     }
   }
