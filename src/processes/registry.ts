@@ -55,4 +55,7 @@ export class Registry {
   }
 }
 
-export const predefined = new Registry(processCatalog, [...math, ...logic, ...arrays, ...statistics, ...texts, ...load, ...filters, ...apply, ...dimensions, ...combine, ...aggregate, ...resample, ...climate, ...inspect, ...polygon, ...udf, ...zonal, ...vectorLoad, ...vectorProcesses, ...curves, ...spatialReduce, ...flatten]);
+/** Every implementation, by group. */
+export const implementations: ProcessImpl[] = [...math, ...logic, ...arrays, ...statistics, ...texts, ...load, ...filters, ...apply, ...dimensions, ...combine, ...aggregate, ...resample, ...climate, ...inspect, ...polygon, ...udf, ...zonal, ...vectorLoad, ...vectorProcesses, ...curves, ...spatialReduce, ...flatten];
+
+export const predefined = new Registry(processCatalog, implementations);
