@@ -78,7 +78,6 @@ function and3(x: boolean | null, y: boolean | null): boolean | null {
   return x === null || y === null ? null : true;
 }
 
-
 export const processes: ProcessImpl[] = [
   implementScalar(
     'and',

@@ -112,7 +112,6 @@ const LSR_ARGS = ['x', 'inputMin', 'inputMax', 'outputMin', 'outputMax'] as cons
 
 // ---------------------------------------------------------------------------------------------
 
-
 export const processes: ProcessImpl[] = [
   // --- arithmetic ---------------------------------------------------------------------------
   implementScalar(

@@ -319,7 +319,6 @@ function cumulative(kind: number, data: Data, skip: boolean): (number | null)[] 
 
 // ---------------------------------------------------------------------------------------------
 
-
 export const processes: ProcessImpl[] = [
   implementScalar(
     'max',

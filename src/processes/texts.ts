@@ -373,7 +373,6 @@ function asText(v: unknown, parameter: string): string {
   throw invalid('text_concat', parameter, 'only texts, numbers, booleans and null can be joined');
 }
 
-
 export const processes: ProcessImpl[] = [
   implementScalar(
     'text_begins',

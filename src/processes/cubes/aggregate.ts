@@ -248,7 +248,6 @@ function periodGroups(period: Period, instants: number[]): Group[] {
   return groups;
 }
 
-
 export const processes: ProcessImpl[] = [
   implement(
     'aggregate_temporal',
