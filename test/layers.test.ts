@@ -10,6 +10,7 @@ const SRC = path.join(ROOT, 'src');
 /** Bottom to top; a file may import its own layer or any layer below. */
 const LAYERS: string[][] = [
   ['core'],
+  ['process-catalog'],
   ['store', 'data', 'datacube', 'compile', 'files', 'udf'],
   ['graph', 'processes', 'output', 'auth'],
   ['compute'],

@@ -1,8 +1,9 @@
 import type { RunContext } from './run-context.js';
 
 // Process definitions: the metadata clients see at GET /processes (ids, parameter and return
-// schemas exactly as the openEO process definitions give them; texts in our own words) and the
-// implementation that evaluates the process on plain values.
+// schemas exactly as the openEO process definitions give them; texts in our own words; held by the
+// process catalogue) and, joined to it on engine threads, the implementation that evaluates the
+// process on plain values.
 
 export interface ProcessParameter {
   name: string;
@@ -68,10 +69,4 @@ export interface ProcessDef {
    * call no child process: lets the engine run it per pixel without a promise per value.
    */
   scalar?: (args: Record<string, any>) => unknown;
-  /**
-   * Values some parameters take beyond their definition's schema, by parameter name (e.g. a single
-   * number where the definition asks for an array, as clients write it). Validation accepts them
-   * too; GET /processes shows the definition's schemas only.
-   */
-  accepts?: Record<string, unknown>;
 }
