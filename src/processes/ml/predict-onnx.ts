@@ -10,6 +10,7 @@
 // One output value (k = 1) replaces the `bands` dimension; k > 1 values become its labels,
 // named by the model's metadata, the MLM classes of the STAC Item describing it, or class_0...
 import { ApiError } from '../../core/errors.js';
+import { addStage } from '../../core/stages.js';
 import type { RunContext } from '../../core/run-context.js';
 import type { ProcessDef } from '../../core/process.js';
 import { DataCube, type Dimension } from '../../datacube/datacube.js';
@@ -249,6 +250,7 @@ export const processes: ProcessDef[] = [
       const cube = await cubeOf(a.get('data'), ctx.run, P, 'data');
       if (!cube.grid || cube.dims.length < 2) throw invalid('data', 'a raster data cube (with x and y) is expected');
       const src = await modelSource(a.get('model'), { processId: P, parameter: 'model', run: ctx.run, prefer: isOnnxAsset });
+      const t0 = performance.now();
       const sessions = onnxSessions();
       const m = await sessions.model(src, { processId: P, parameter: 'model' });
       const ort = await sessions.runtime();
@@ -259,7 +261,9 @@ export const processes: ProcessDef[] = [
         ctx.run?.log('warning', `predict_onnx: the model names ${labels.length} output labels but answers ${k} values per pixel; the bands are named class_0 to class_${k - 1}`);
         labels = null;
       }
-      return resultCube(cube, l, out, k, labels ?? Array.from({ length: k }, (_, i) => `class_${i}`));
+      const answer = resultCube(cube, l, out, k, labels ?? Array.from({ length: k }, (_, i) => `class_${i}`));
+      addStage('model', performance.now() - t0);
+      return answer;
     },
   ),
 ];
