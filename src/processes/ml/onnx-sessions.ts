@@ -20,6 +20,9 @@ export type Extent = number | null;
 export interface OnnxModel {
   /** Content hash of the model bytes. */
   hash: string;
+  /** Runs using the session now, and whether it left the cache (released when the last run ends). */
+  users: number;
+  evicted: boolean;
   session: Session;
   kind: 'pixel' | 'patch';
   input: { name: string; type: string; shape: Extent[] };
@@ -59,8 +62,21 @@ export class OnnxSessions {
     return (this.ort ??= import('onnxruntime-node'));
   }
 
-  /** The session of a model, built once per content; the request names the parameter in errors. */
-  model(src: ModelSource, r: OnnxRequest): Promise<OnnxModel> {
+  /**
+   * Runs `fn` with the session of a model (built once per content; the request names the parameter
+   * in errors). A session that leaves the cache meanwhile is released once no run uses it.
+   */
+  async use<T>(src: ModelSource, r: OnnxRequest, fn: (m: OnnxModel) => Promise<T>): Promise<T> {
+    const m = await this.model(src, r);
+    m.users++;
+    try {
+      return await fn(m);
+    } finally {
+      if (--m.users === 0 && m.evicted) m.session.release().catch(() => {});
+    }
+  }
+
+  private model(src: ModelSource, r: OnnxRequest): Promise<OnnxModel> {
     let p = this.sessions.get(src.hash);
     if (p) {
       // Most recently used last.
@@ -74,7 +90,10 @@ export class OnnxSessions {
     while (this.sessions.size > this.keep) {
       const [oldest, q] = this.sessions.entries().next().value!;
       this.sessions.delete(oldest);
-      q.then((m) => m.session.release()).catch(() => {});
+      q.then((m) => {
+        m.evicted = true;
+        if (m.users === 0) return m.session.release();
+      }).catch(() => {});
     }
     return p;
   }
@@ -97,7 +116,7 @@ export class OnnxSessions {
       throw invalid(r, `${src.href} is not a valid ONNX model (${why})`);
     }
     try {
-      return { hash: src.hash, session, ...describe(session, src, r) };
+      return { hash: src.hash, users: 0, evicted: false, session, ...describe(session, src, r) };
     } catch (e) {
       await session.release().catch(() => {});
       throw e;
@@ -106,7 +125,7 @@ export class OnnxSessions {
 }
 
 /** The kind, input, output and labels of a loaded model; a model of no supported form is a 400. */
-function describe(session: Session, src: ModelSource, r: OnnxRequest): Omit<OnnxModel, 'hash' | 'session'> {
+function describe(session: Session, src: ModelSource, r: OnnxRequest): Omit<OnnxModel, 'hash' | 'session' | 'users' | 'evicted'> {
   const inputs = session.inputMetadata;
   if (inputs.length !== 1) throw invalid(r, `the model takes ${inputs.length} inputs (${session.inputNames.join(', ')}); models of one input are run here`);
   const i = inputs[0];

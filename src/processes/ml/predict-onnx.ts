@@ -252,16 +252,17 @@ export const processes: ProcessDef[] = [
       const src = await modelSource(a.get('model'), { processId: P, parameter: 'model', run: ctx.run, prefer: isOnnxAsset });
       const t0 = performance.now();
       const sessions = onnxSessions();
-      const m = await sessions.model(src, { processId: P, parameter: 'model' });
       const ort = await sessions.runtime();
-      const l = layout(cube);
-      const { out, k } = m.kind === 'pixel' ? await perPixel(ort, m, l, ctx.run) : await perPatch(ort, m, l, cube, ctx.run);
-      let labels = m.labels ?? labelsOfItem(src.item?.properties);
-      if (labels && labels.length !== k) {
-        ctx.run?.log('warning', `predict_onnx: the model names ${labels.length} output labels but answers ${k} values per pixel; the bands are named class_0 to class_${k - 1}`);
-        labels = null;
-      }
-      const answer = resultCube(cube, l, out, k, labels ?? Array.from({ length: k }, (_, i) => `class_${i}`));
+      const answer = await sessions.use(src, { processId: P, parameter: 'model' }, async (m) => {
+        const l = layout(cube);
+        const { out, k } = m.kind === 'pixel' ? await perPixel(ort, m, l, ctx.run) : await perPatch(ort, m, l, cube, ctx.run);
+        let labels = m.labels ?? labelsOfItem(src.item?.properties);
+        if (labels && labels.length !== k) {
+          ctx.run?.log('warning', `predict_onnx: the model names ${labels.length} output labels but answers ${k} values per pixel; the bands are named class_0 to class_${k - 1}`);
+          labels = null;
+        }
+        return resultCube(cube, l, out, k, labels ?? Array.from({ length: k }, (_, i) => `class_${i}`));
+      });
       addStage('model', performance.now() - t0);
       return answer;
     },
