@@ -75,6 +75,12 @@ export interface ModelRequest {
    * file by its media type), else the first model asset.
    */
   prefer?: (asset: ModelAsset, key: string) => boolean;
+  /**
+   * Models of a JSON format (e.g. a forest of ours): a JSON document that is no STAC Item is then
+   * the model itself, and an Item's model asset may be JSON. Without it (ONNX), JSON is only ever
+   * read as a STAC Item.
+   */
+  jsonModels?: boolean;
 }
 
 /** Extension schemas that mark an Item as a model description. */
@@ -193,8 +199,10 @@ export async function modelSource(ref: unknown, r: ModelRequest): Promise<ModelS
   try {
     doc = JSON.parse(Buffer.from(first.bytes.buffer, first.bytes.byteOffset, first.bytes.byteLength).toString('utf8'));
   } catch {
+    if (r.jsonModels) return { ...first, href, item: null, assetKey: null };
     throw invalid(r, `${ref} starts like JSON but is not JSON (a model is an ONNX file or a STAC Item describing one)`);
   }
+  if (r.jsonModels && (doc as { type?: unknown } | null)?.type !== 'Feature') return { ...first, href, item: null, assetKey: null };
   const { item, key, asset } = modelAssetOf(doc, ref, r);
   let model: { bytes: Uint8Array; hash: string };
   if (isModelUrl(asset.href) || isModelUrl(ref)) {
@@ -215,6 +223,6 @@ export async function modelSource(ref: unknown, r: ModelRequest): Promise<ModelS
     href = `files:${path}`;
     model = await once(f.key, f.read);
   }
-  if (looksLikeJson(model.bytes)) throw invalid(r, `the model asset '${key}' of ${ref} is JSON, not a model file`);
+  if (!r.jsonModels && looksLikeJson(model.bytes)) throw invalid(r, `the model asset '${key}' of ${ref} is JSON, not a model file`);
   return { ...model, href, item, assetKey: key };
 }
