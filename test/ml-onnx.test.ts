@@ -56,6 +56,17 @@ describeWithTool(hasPythonOnnx, 'python3-onnx', 'predict_onnx', () => {
     });
     files.json('/items/classes.json', item('../models/classes.onnx'));
     files.json('/items/plain.json', item('../models/classes.onnx', []));
+    // STAC MLM: the model asset by its role, the output classes (by value) naming the bands.
+    files.json('/items/conv-mlm.json', {
+      type: 'Feature',
+      stac_version: '1.0.0',
+      stac_extensions: ['https://stac-extensions.github.io/mlm/v1.4.0/schema.json'],
+      id: 'conv',
+      geometry: null,
+      properties: { datetime: null, 'mlm:name': 'conv', 'mlm:architecture': 'CNN', 'mlm:tasks': ['segmentation'], 'mlm:output': [{ name: 'wetness', 'classification:classes': [{ value: 1, name: 'wet' }, { value: 0, name: 'dry' }] }] },
+      links: [],
+      assets: { weights: { href: '../models/conv.onnx', type: 'application/octet-stream; application=onnx', roles: ['mlm:model'] } },
+    });
     for (const [name, body] of [
       ['models/classes.onnx', readFileSync(path.join(work, 'classes.onnx'))],
       ['models/conv_open.onnx', readFileSync(path.join(work, 'conv_open.onnx'))],
@@ -172,6 +183,11 @@ describeWithTool(hasPythonOnnx, 'python3-onnx', 'predict_onnx', () => {
     // The cube is several patches wide, so seams would show.
     expect(input.dimensions[3].labels.length).toBeGreaterThan(64);
     expectClose(r.json.data, reference('conv'), 1e-4);
+    // The same model through a STAC MLM Item, whose classes name the bands.
+    const mlm = await predict(`${files.url}/items/conv-mlm.json`);
+    expect(mlm.status, mlm.text).toBe(200);
+    expect(mlm.json.dimensions[1].labels).toEqual(['dry', 'wet']);
+    expect(mlm.json.data).toEqual(r.json.data);
   });
 
   it('a convolution of open H x W gets the whole plane and equals numpy', async () => {
