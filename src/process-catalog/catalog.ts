@@ -34,6 +34,7 @@ import { texts as vectorProcesses } from './texts/cubes/vector-processes.js';
 import { texts as curves } from './texts/cubes/curves.js';
 import { texts as spatialReduce } from './texts/cubes/spatial-reduce.js';
 import { texts as flatten } from './texts/cubes/flatten.js';
+import { texts as ml } from './texts/ml.js';
 
 /** What the catalogue knows of one process. */
 export interface ProcessEntry {
@@ -92,4 +93,4 @@ export class ProcessCatalog {
   }
 }
 
-export const processCatalog = new ProcessCatalog([math, logic, arrays, statistics, texts, load, filters, apply, dimensions, combine, aggregate, resample, climate, inspect, polygon, udf, zonal, vectorLoad, vectorProcesses, curves, spatialReduce, flatten], ACCEPTS, LOWERINGS);
+export const processCatalog = new ProcessCatalog([math, logic, arrays, statistics, texts, load, filters, apply, dimensions, combine, aggregate, resample, climate, inspect, polygon, udf, zonal, vectorLoad, vectorProcesses, curves, spatialReduce, flatten, ml], ACCEPTS, LOWERINGS);

@@ -27,6 +27,7 @@ import { processes as vectorProcesses } from './cubes/vector-processes.js';
 import { processes as curves } from './cubes/curves.js';
 import { processes as spatialReduce } from './cubes/spatial-reduce.js';
 import { processes as flatten } from './cubes/flatten.js';
+import { processes as predictOnnx } from './ml/predict-onnx.js';
 
 export class Registry {
   private readonly byId = new Map<string, ProcessDef>();
@@ -56,6 +57,6 @@ export class Registry {
 }
 
 /** Every implementation, by group. */
-export const implementations: ProcessImpl[] = [...math, ...logic, ...arrays, ...statistics, ...texts, ...load, ...filters, ...apply, ...dimensions, ...combine, ...aggregate, ...resample, ...climate, ...inspect, ...polygon, ...udf, ...zonal, ...vectorLoad, ...vectorProcesses, ...curves, ...spatialReduce, ...flatten];
+export const implementations: ProcessImpl[] = [...math, ...logic, ...arrays, ...statistics, ...texts, ...load, ...filters, ...apply, ...dimensions, ...combine, ...aggregate, ...resample, ...climate, ...inspect, ...polygon, ...udf, ...zonal, ...vectorLoad, ...vectorProcesses, ...curves, ...spatialReduce, ...flatten, ...predictOnnx];
 
 export const predefined = new Registry(processCatalog, implementations);
