@@ -97,6 +97,7 @@ export class ComputePool {
         arenaKeepBytes: this.opts.arenaKeepBytes,
         kernelThreads: this.opts.kernelThreads,
         vector: this.opts.vector,
+        models: this.opts.models,
         searchPort,
         udf,
         filesPort,

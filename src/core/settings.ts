@@ -223,6 +223,7 @@ export const SETTINGS = {
   vectorMaxFeatures: setting('XEO_VECTOR_MAX_FEATURES', int(1_000_000, 1), 'Most features of one vector input.'),
   vectorMaxVertices: setting('XEO_VECTOR_MAX_VERTICES', int(20_000_000, 1), 'Most vertices of one vector input.'),
   vectorMaxGeometryVertices: setting('XEO_VECTOR_MAX_GEOMETRY_VERTICES', int(100_000, 4), 'Most vertices of one geometry.'),
+  mlModelMaxBytes: setting('XEO_ML_MODEL_MAX_BYTES', int(256 * MiB, 1024), 'Largest machine-learning model read (`predict_onnx`, `load_ml_model`): a model file, or the STAC Item describing one, from a URL or your files (see [machine learning](ml.md)).'),
   remoteProcessHttp: setting('XEO_REMOTE_PROCESS_HTTP', bool(false), 'Allow plain-http URLs as process namespaces (remote process definitions; https always works, both under `XEO_OUTBOUND_ALLOW`; see [remote processes](remote-processes.md)).'),
   remoteProcessTtl: setting('XEO_REMOTE_PROCESS_TTL', int(300, 0), 'Seconds a remote process definition is used before it is read again.'),
   remoteProcessMaxBytes: setting('XEO_REMOTE_PROCESS_MAX_BYTES', int(MiB, 1024), 'Largest remote process definition (or list) read.'),
