@@ -82,6 +82,13 @@ export interface KernelExports {
   /** Copies each label's pixel values to out at its u32 cursor (advanced). */
   zonalGather(values: number, width: number, spans: number, nSpans: number, cursors: number, out: number): void;
   zonalFillU8(spans: number, nSpans: number, width: number, value: number, out: number): void;
+  /**
+   * Random forests (kernels/forest.ts): walks the forest over n pixels whose p predictor planes are
+   * listed (u32 pointers) at table; mode 0 mean value, 1 class of highest probability, 2 class
+   * probabilities (width planes). Nodes are 12-byte records; see src/compile/forest-kernel.ts.
+   */
+  forestRun(table: number, p: number, n: number, nodes: number, roots: number, nTrees: number, leaves: number, width: number, classes: number, mode: number, out: number, scratch: number): void;
+  forestScratchBytes(p: number, width: number): number;
   /** Math.sin, cos, tan in double precision (for tier-1 modules to import: they have no data segments for the tables). */
   mathSin(x: number): number;
   mathCos(x: number): number;

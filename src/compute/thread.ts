@@ -19,6 +19,7 @@ import { configureUdfLink } from '../udf/client.js';
 import type { HostLink } from '../udf/protocol.js';
 import { configureVectorLimits } from '../datacube/vector-limits.js';
 import { configureModelSource } from '../data/model-source.js';
+import { configureMlLimits } from '../ml/limits.js';
 import { filesOverPort, filesPortForThread } from '../files/file-bridge.js';
 import { setUserFiles } from './execute.js';
 import type { Config } from '../core/config.js';
@@ -48,6 +49,8 @@ export interface ThreadInit {
   vector?: Config['vector'];
   /** Limits on machine-learning models read by reference (XEO_ML_MODEL_MAX_BYTES); the defaults when absent. */
   models?: Config['models'];
+  /** Limits of machine learning (XEO_ML_*); the defaults when absent. */
+  ml?: Config['ml'];
   /** To the main thread's metrics: what this thread counts is added there (core/metrics.ts shipMetrics, called by the thread once it serves). */
   metricsPort?: MessagePort | null;
   /** How this thread logs: as the main thread does. */
@@ -64,6 +67,7 @@ export function setupEngineThread(init: ThreadInit): () => CatalogSource {
   configureUdfLink(init.udf ?? null);
   if (init.vector) configureVectorLimits(init.vector);
   if (init.models) configureModelSource(init.models);
+  if (init.ml) configureMlLimits(init.ml);
   setUserFiles(init.filesPort ? filesOverPort(init.filesPort) : null);
   // Compiled kernels are shared by all threads through the disk cache; each thread keeps its own
   // instances (a module instance belongs to the thread's kernel memory).

@@ -224,6 +224,12 @@ export const SETTINGS = {
   vectorMaxVertices: setting('XEO_VECTOR_MAX_VERTICES', int(20_000_000, 1), 'Most vertices of one vector input.'),
   vectorMaxGeometryVertices: setting('XEO_VECTOR_MAX_GEOMETRY_VERTICES', int(100_000, 4), 'Most vertices of one geometry.'),
   mlModelMaxBytes: setting('XEO_ML_MODEL_MAX_BYTES', int(256 * MiB, 1024), 'Largest machine-learning model read (`predict_onnx`, `load_ml_model`): a model file, or the STAC Item describing one, from a URL or your files (see [machine learning](ml.md)).'),
+  mlMaxWork: setting(
+    'XEO_ML_MAX_WORK',
+    int(200_000_000, 1),
+    'Most samples × predictors × trees one random-forest training may take (`fit_class_random_forest`, `fit_regr_random_forest`; 10,000 × 10 × 100 is 10,000,000, about a second here); more gets `400 ProcessGraphComplexity` naming the three figures. See [machine learning](ml.md).',
+  ),
+  mlMaxDepth: setting('XEO_ML_MAX_DEPTH', int(64, 1), 'Deepest a tree of a random forest grows (the root is depth 0); nodes at this depth become leaves. Loaded models with deeper trees are refused.'),
   remoteProcessHttp: setting('XEO_REMOTE_PROCESS_HTTP', bool(false), 'Allow plain-http URLs as process namespaces (remote process definitions; https always works, both under `XEO_OUTBOUND_ALLOW`; see [remote processes](remote-processes.md)).'),
   remoteProcessTtl: setting('XEO_REMOTE_PROCESS_TTL', int(300, 0), 'Seconds a remote process definition is used before it is read again.'),
   remoteProcessMaxBytes: setting('XEO_REMOTE_PROCESS_MAX_BYTES', int(MiB, 1024), 'Largest remote process definition (or list) read.'),

@@ -62,13 +62,9 @@ export function leafOf(f: Forest, tree: number, x: ArrayLike<number>, at = 0): n
  */
 export function predictOne(f: Forest, x: ArrayLike<number>): number {
   for (let i = 0; i < f.predictors.length; i++) if (Number.isNaN(x[i]) || x[i] === undefined) return NaN;
-  const w = leafWidth(f);
-  const acc = new Float64Array(w);
-  for (let t = 0; t < f.roots.length; t++) {
-    const l = leafOf(f, t, x) * w;
-    for (let k = 0; k < w; k++) acc[k] += f.leaves[l + k];
-  }
-  if (f.kind === 'regression') return acc[0] / f.roots.length;
+  const acc = sums(f, x);
+  if (f.kind === 'regression') return Math.fround(acc[0] * Math.fround(1 / f.roots.length));
+  const w = acc.length;
   let best = 0;
   for (let k = 1; k < w; k++) if (acc[k] > acc[best]) best = k;
   return f.classes[best];
@@ -78,12 +74,19 @@ export function predictOne(f: Forest, x: ArrayLike<number>): number {
 export function probabilitiesOne(f: Forest, x: ArrayLike<number>): number[] {
   const w = leafWidth(f);
   for (let i = 0; i < f.predictors.length; i++) if (Number.isNaN(x[i]) || x[i] === undefined) return new Array(w).fill(NaN);
-  const acc = new Float64Array(w);
+  const inv = Math.fround(1 / f.roots.length);
+  return Array.from(sums(f, x), (v) => Math.fround(v * inv));
+}
+
+/** The leaves' numbers summed over the trees in float32, in tree order (as the kernel sums them, so both agree bit for bit). */
+function sums(f: Forest, x: ArrayLike<number>): Float32Array {
+  const w = leafWidth(f);
+  const acc = new Float32Array(w);
   for (let t = 0; t < f.roots.length; t++) {
     const l = leafOf(f, t, x) * w;
     for (let k = 0; k < w; k++) acc[k] += f.leaves[l + k];
   }
-  return Array.from(acc, (v) => v / f.roots.length);
+  return acc;
 }
 
 /** A value is a forest (the model objects the ML processes pass along). */

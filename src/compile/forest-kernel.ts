@@ -1,0 +1,98 @@
+// The compiler's hook for random forests: a child process that is one predict_random_forest (or
+// predict_probabilities) call on the reducer's `data` runs as the forest kernel (kernels/forest.ts)
+// over the cube's planes, with the forest copied into kernel memory for the call. Kept apart from
+// fuse.ts (whose process tables may move) so it can be re-homed whole.
+import type { Callback } from '../core/process.js';
+import { isForest, leafWidth, type Forest } from '../ml/forest.js';
+import { alloc, f32, i32, kernels, mark, plane, ptrOf, release, u32 } from './kernels.js';
+
+/** What the child process asks of a forest: a value (class or mean) or the class probabilities. */
+export interface ForestChild {
+  forest: Forest;
+  probabilities: boolean;
+}
+
+const FOREST_PROCESSES = new Set(['predict_random_forest', 'predict_probabilities']);
+
+/**
+ * The forest and what to predict when the child graph is a single predict_random_forest or
+ * predict_probabilities node taking the array parameter `param` (data) and a model from a
+ * parameter (the reducer's `context`, as the clients send it) or the enclosing scopes; else null.
+ */
+export function forestChild(cb: Callback, param: string, context: unknown): ForestChild | null {
+  const child = cb.child;
+  if (!child || child.run?.kernels === 'off') return null;
+  const nodes = Object.values((child.graph ?? {}) as Record<string, { process_id?: string; arguments?: Record<string, unknown>; namespace?: unknown }>);
+  if (nodes.length !== 1) return null;
+  const node = nodes[0];
+  const id = node.process_id ?? '';
+  if (!FOREST_PROCESSES.has(id) || (node.namespace ?? null) !== null || child.shadowed(id)) return null;
+  const args = node.arguments ?? {};
+  if ((args.data as { from_parameter?: unknown } | undefined)?.from_parameter !== param) return null;
+  const ref = (args.model as { from_parameter?: unknown } | undefined)?.from_parameter;
+  const model = typeof ref === 'string' ? (ref === 'context' ? context : child.outer(ref)) : args.model;
+  if (!isForest(model)) return null;
+  return { forest: model, probabilities: id === 'predict_probabilities' };
+}
+
+/** Nodes as the kernel reads them (12 bytes each), made once per forest. */
+const packed = new WeakMap<Forest, Int32Array>();
+
+function packedNodes(f: Forest): Int32Array {
+  let p = packed.get(f);
+  if (!p) {
+    const n = f.feature.length;
+    p = new Int32Array(n * 3);
+    const thr = new Float32Array(p.buffer);
+    for (let i = 0; i < n; i++) {
+      p[i * 3] = f.feature[i];
+      thr[i * 3 + 1] = f.threshold[i];
+      p[i * 3 + 2] = f.child[i];
+    }
+    packed.set(f, p);
+  }
+  return p;
+}
+
+/**
+ * Runs the forest over `pixels` pixels whose predictors are the planes `inputs` (in the forest's
+ * predictor order): one plane of classes or values, or (probabilities) one plane per class.
+ */
+export function runForest(f: Forest, inputs: Float32Array[], pixels: number, probabilities: boolean): Float32Array[] {
+  const width = leafWidth(f);
+  const planesOut = probabilities ? width : 1;
+  const mode = probabilities ? 2 : f.kind === 'classification' ? 1 : 0;
+  const k = kernels();
+  const m = mark();
+  try {
+    const nodes = packedNodes(f);
+    const pNodes = alloc(nodes.byteLength);
+    i32(pNodes, nodes.length).set(nodes);
+    const pRoots = alloc(f.roots.byteLength);
+    i32(pRoots, f.roots.length).set(f.roots);
+    const pLeaves = alloc(Math.max(4, f.leaves.byteLength));
+    f32(pLeaves, f.leaves.length).set(f.leaves);
+    const pClasses = alloc(Math.max(4, f.classes.length * 4));
+    f32(pClasses, f.classes.length).set(f.classes);
+    const pTable = alloc(inputs.length * 4);
+    const table = u32(pTable, inputs.length);
+    inputs.forEach((x, i) => {
+      let ptr = ptrOf(x);
+      if (ptr < 0) {
+        ptr = alloc(pixels * 4);
+        f32(ptr, pixels).set(x.subarray(0, pixels));
+      }
+      table[i] = ptr;
+    });
+    // The answer goes straight into a plane of the run's arena (outside a scope, through a temporary).
+    const all = plane(pixels * planesOut);
+    const direct = ptrOf(all);
+    const pOut = direct >= 0 ? direct : alloc(pixels * planesOut * 4);
+    const pScratch = alloc(k.forestScratchBytes(inputs.length, width));
+    k.forestRun(pTable, inputs.length, pixels, pNodes, pRoots, f.roots.length, pLeaves, width, pClasses, mode, pOut, pScratch);
+    if (direct < 0) all.set(f32(pOut, pixels * planesOut));
+    return Array.from({ length: planesOut }, (_, c) => all.subarray(c * pixels, (c + 1) * pixels));
+  } finally {
+    release(m);
+  }
+}
