@@ -10,7 +10,7 @@ const SRC = path.join(ROOT, 'src');
 /** Bottom to top; a file may import its own layer or any layer below. */
 const LAYERS: string[][] = [
   ['core'],
-  ['store', 'data', 'datacube', 'compile', 'files', 'udf'],
+  ['store', 'data', 'datacube', 'compile', 'files', 'udf', 'ml'],
   ['graph', 'processes', 'output', 'auth'],
   ['compute'],
   ['tiles', 'jobs', 'ingest'],

@@ -74,4 +74,10 @@ export interface ProcessDef {
    * too; GET /processes shows the definition's schemas only.
    */
   accepts?: Record<string, unknown>;
+  /**
+   * Parameters the definition requires but this back-end fills in when a graph leaves them out (as
+   * the clients do with max_variables of the random forests): validation and evaluation take them
+   * as optional; GET /processes shows the definition.
+   */
+  omittable?: string[];
 }

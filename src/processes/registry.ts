@@ -23,6 +23,7 @@ import { processes as vectorProcesses } from './cubes/vector-processes.js';
 import { processes as curves } from './cubes/curves.js';
 import { processes as spatialReduce } from './cubes/spatial-reduce.js';
 import { processes as flatten } from './cubes/flatten.js';
+import { processes as ml } from './ml.js';
 
 export class Registry {
   private readonly byId = new Map<string, ProcessDef>();
@@ -48,4 +49,4 @@ export class Registry {
   }
 }
 
-export const predefined = new Registry([...math, ...logic, ...arrays, ...statistics, ...texts, ...load, ...filters, ...apply, ...dimensions, ...combine, ...aggregate, ...resample, ...climate, ...inspect, ...polygon, ...udf, ...zonal, ...vectorLoad, ...vectorProcesses, ...curves, ...spatialReduce, ...flatten]);
+export const predefined = new Registry([...math, ...logic, ...arrays, ...statistics, ...texts, ...load, ...filters, ...apply, ...dimensions, ...combine, ...aggregate, ...resample, ...climate, ...inspect, ...polygon, ...udf, ...zonal, ...vectorLoad, ...vectorProcesses, ...curves, ...spatialReduce, ...flatten, ...ml]);
