@@ -77,11 +77,14 @@ async function samplesOf(a: ProcessArgs, ctx: ProcessContext): Promise<Samples> 
   const { data, rest: p } = cube.outermost(g);
   const nFeatures = cube.features.length;
   if (p < 1) throw invalid(P, 'predictors', 'the vector data cube holds no predictor values (it has no dimension besides its geometries)');
+  // Predictors are named by their labels (e.g. the bands), joined with '/' over several dimensions;
+  // a dimension of one label (the single date of a composite) names nothing.
   const others = cube.dims.filter((_, i) => i !== g);
+  const naming = others.map((d) => d.labels.length > 1 || d.type === 'bands' || others.length === 1);
   const predictors: string[] = [];
   const walk = (k: number, prefix: string[]) => {
-    if (k === others.length) return void predictors.push(prefix.join('/'));
-    for (const l of others[k].labels) walk(k + 1, [...prefix, String(l)]);
+    if (k === others.length) return void predictors.push(prefix.join('/') || String(predictors.length));
+    for (const l of others[k].labels) walk(k + 1, naming[k] ? [...prefix, String(l)] : prefix);
   };
   walk(0, []);
   const target = await targetOf(a.get('target'), ctx.run, P);
