@@ -12,6 +12,8 @@ import { addUser, expectError, http, login, removeDir, startServer, tempDir, typ
 import { demoDataDir, DEMO_COLLECTION } from './demo-data.js';
 import { Jobs } from './jobs-helpers.js';
 import { describeWithTool, DEBIAN_PYTHON } from './system-tools.js';
+import { decodeForest } from '../src/ml/model-file.js';
+import { predictOne } from '../src/ml/forest.js';
 
 const hasSklearn = spawnSync(DEBIAN_PYTHON, ['-c', 'import sklearn, numpy'], { encoding: 'utf8' }).status === 0;
 
@@ -65,6 +67,24 @@ const predictGraph = (model: Record<string, unknown>, extent: unknown = TEST, fo
   saveresult1: { process_id: 'save_result', arguments: { data: { from_node: 'reducedimension1' }, format, options: {} }, result: true },
 });
 
+/** A graph that trains and predicts in one go (no model saved): the fit node's result is the reducer's context. */
+const fitAndPredict = (fit: string, target: unknown, extra: Record<string, unknown>, reducerProcess = 'predict_random_forest', over = 'reduce_dimension') => ({
+  l: load(TRAIN_BOX),
+  a: { process_id: 'aggregate_spatial', arguments: { data: { from_node: 'l' }, geometries: points(), reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } } },
+  f: { process_id: fit, arguments: { predictors: { from_node: 'a' }, target, ...extra } },
+  t: load(TEST),
+  r: {
+    process_id: over,
+    arguments: {
+      data: { from_node: 't' },
+      dimension: 'bands',
+      [over === 'reduce_dimension' ? 'reducer' : 'process']: { process_graph: { p: { process_id: reducerProcess, arguments: { data: { from_parameter: 'data' }, model: { from_parameter: 'context' } }, result: true } } },
+      context: { from_node: 'f' },
+    },
+  },
+  s: { process_id: 'save_result', arguments: { data: { from_node: 'r' }, format: 'JSON' }, result: true },
+});
+
 let s: TestServer;
 let jobs: Jobs;
 let bob: string;
@@ -72,6 +92,7 @@ let work: string;
 let samples: number[][]; // per training point: B02, B03, B04, B08
 let labels: number[];
 let trainJob: string;
+let testPixels: (number | null)[][]; // per pixel of the test window: B02, B03, B04, B08
 
 const result = (graph: unknown, token = jobs.token): Promise<Res> => http('POST', `${s.base}/result`, { token, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ process: { process_graph: graph } }) });
 
@@ -99,6 +120,12 @@ beforeAll(async () => {
   samples = (Object.values(r.json)[0] as number[][]).map((v) => [...v]);
   expect(samples.length).toBe(TRAIN.length);
   labels = samples.map((v) => rule(v[0], v[1], v[2], v[3]));
+  const bands = await result({ l: load(TEST), s: { process_id: 'save_result', arguments: { data: { from_node: 'l' }, format: 'JSON' }, result: true } });
+  expect(bands.status, bands.text).toBe(200);
+  // The bands cube as JSON: t x bands x y x x (one date).
+  const values = rasterValues(bands.json);
+  const n = values.length / 4;
+  testPixels = Array.from({ length: n }, (_, i) => [0, 1, 2, 3].map((b) => values[b * n + i]));
   const run = await jobs.run(trainingGraph(points(labels)));
   expect(run.status, JSON.stringify(await jobs.logs(run.id))).toBe('finished');
   trainJob = run.id;
@@ -134,14 +161,10 @@ describe('random forests', () => {
       const pred = await result(predictGraph({ id: trainJob }));
       expect(pred.status, pred.text).toBe(200);
       const xeo = rasterValues(pred.json);
-      const bands = await result({ l: load(TEST), s: { process_id: 'save_result', arguments: { data: { from_node: 'l' }, format: 'JSON' }, result: true } });
-      expect(bands.status, bands.text).toBe(200);
-      // The bands cube as JSON: t x bands x y x x (one date).
-      const values = rasterValues(bands.json);
       const n = xeo.length;
-      expect(values.length).toBe(4 * n);
-      const pixels = Array.from({ length: n }, (_, i) => [0, 1, 2, 3].map((b) => values[b * n + i]));
-      const truth = pixels.map((v) => (v.some((x) => x === null) ? null : rule(v[0], v[1], v[2], v[3])));
+      const pixels = testPixels;
+      expect(pixels.length).toBe(n);
+      const truth = pixels.map((v) => (v.some((x) => x === null) ? null : rule(v[0]!, v[1]!, v[2]!, v[3]!)));
       const file = path.join(work, 'sk.json');
       writeFileSync(file, JSON.stringify({ x: samples, y: labels, test: pixels.map((v) => v.map((x) => x ?? 0)) }));
       const py = spawnSync(
@@ -178,5 +201,97 @@ print(json.dumps(m.predict(np.array(d['test'], dtype=np.float32)).tolist()))`,
       expect(accXeo).toBeGreaterThanOrEqual(accSk - 0.02);
       expect(accXeo).toBeGreaterThan(0.8);
     });
+
+    it('regression: R² on the test window at most 0.03 below scikit-learn, trained and applied in one graph', async () => {
+      // The value: a smooth function of the bands (NDVI scaled, plus green).
+      const value = (v: number[]) => (100 * (v[3] - v[2])) / (v[3] + v[2]) + v[1] / 50;
+      const r = await result(fitAndPredict('fit_regr_random_forest', points(samples.map(value)), { num_trees: 40, seed: 3 }));
+      expect(r.status, r.text).toBe(200);
+      const xeo = rasterValues(r.json);
+      const file = path.join(work, 'skr.json');
+      const valid = testPixels.map((v, i) => [v, i] as const).filter(([v]) => !v.some((x) => x === null));
+      writeFileSync(file, JSON.stringify({ x: samples, y: samples.map(value), test: valid.map(([v]) => v) }));
+      const py = spawnSync(
+        DEBIAN_PYTHON,
+        [
+          '-c',
+          `import json, sys, numpy as np
+from sklearn.ensemble import RandomForestRegressor
+d = json.load(open(sys.argv[1]))
+m = RandomForestRegressor(n_estimators=40, max_features=1, random_state=1).fit(np.array(d['x'], dtype=np.float32), d['y'])
+print(json.dumps(m.predict(np.array(d['test'], dtype=np.float32)).tolist()))`,
+          file,
+        ],
+        { encoding: 'utf8', maxBuffer: 1 << 26 },
+      );
+      expect(py.status, py.stderr).toBe(0);
+      const sk = JSON.parse(py.stdout) as number[];
+      const truth = valid.map(([v]) => value(v as number[]));
+      const mean = truth.reduce((a, b) => a + b, 0) / truth.length;
+      const sst = truth.reduce((a, t) => a + (t - mean) ** 2, 0);
+      const r2 = (pred: number[]) => 1 - pred.reduce((a, p, k) => a + (p - truth[k]) ** 2, 0) / sst;
+      const r2Xeo = r2(valid.map(([, i]) => xeo[i]));
+      const r2Sk = r2(sk);
+      console.log(`R² on ${valid.length} test pixels: xeo ${r2Xeo.toFixed(4)}, scikit-learn ${r2Sk.toFixed(4)}`);
+      expect(r2Xeo).toBeGreaterThanOrEqual(r2Sk - 0.03);
+      expect(r2Xeo).toBeGreaterThan(0.8);
+    });
+  });
+
+  it('the kernel gives exactly what the saved model gives walked in JavaScript', async () => {
+    const res = (await jobs.call('GET', `/jobs/${trainJob}/results`)).json;
+    const file = await http('GET', res.assets['ml_model.xrf'].href);
+    expect(file.status).toBe(200);
+    const forest = decodeForest(new Uint8Array(file.body));
+    expect(forest.roots.length).toBe(50);
+    expect(forest.predictors).toEqual(BANDS);
+    const pred = await result(predictGraph({ id: trainJob }));
+    const map = rasterValues(pred.json);
+    const js = testPixels.map((v) => predictOne(forest, v.map((x) => (x === null ? NaN : x))));
+    expect(map).toEqual(js.map((v) => (Number.isNaN(v) ? null : v)));
+  });
+
+  it('the same seed gives the same map; max_variables left out is sqrt', async () => {
+    const target = points(labels);
+    const a = await result(fitAndPredict('fit_class_random_forest', target, { num_trees: 20, seed: 7 }));
+    const b = await result(fitAndPredict('fit_class_random_forest', target, { num_trees: 20, seed: 7 }));
+    expect(a.status, a.text).toBe(200);
+    expect(b.text).toBe(a.text);
+    // max_variables left out (as the client does) is sqrt: the same as giving it.
+    const c = await result(fitAndPredict('fit_class_random_forest', target, { num_trees: 20, seed: 7, max_variables: 'sqrt' }));
+    expect(c.text).toBe(a.text);
+  });
+
+  it('predict_probabilities gives one band per class, summing to one', async () => {
+    const r = await result(fitAndPredict('fit_class_random_forest', points(labels), { num_trees: 10, seed: 1 }, 'predict_probabilities', 'apply_dimension'));
+    expect(r.status, r.text).toBe(200);
+    const classes = [...new Set(labels)].sort();
+    const bandsDim = r.json.dimensions?.bands ?? Object.values(r.json.dimensions ?? {}).find((d: any) => d.type === 'bands');
+    expect(bandsDim?.values ?? bandsDim?.labels).toEqual(classes.map(String));
+    const v = rasterValues(r.json);
+    const n = testPixels.length;
+    expect(v.length).toBe(classes.length * n);
+    for (let i = 0; i < n; i += 97) {
+      if (v[i] === null) continue;
+      const sum = classes.reduce((acc, _, c) => acc + v[c * n + i], 0);
+      expect(sum).toBeCloseTo(1, 5);
+    }
+  });
+
+  it('a batch job predicts what /result predicts', async () => {
+    const sync = await result(predictGraph({ id: trainJob }));
+    const run = await jobs.run(predictGraph({ id: trainJob }));
+    expect(run.status).toBe('finished');
+    const res = (await jobs.call('GET', `/jobs/${run.id}/results`)).json;
+    const asset = Object.values(res.assets)[0] as { href: string };
+    expect((await http('GET', asset.href)).text).toBe(sync.text);
+    // Chunked as a GTiff: the statistics of the written classes are those of the sync map.
+    const tif = await jobs.run(predictGraph({ id: trainJob }, TEST, 'GTiff'));
+    expect(tif.status).toBe('finished');
+    const stats = ((Object.values((await jobs.call('GET', `/jobs/${tif.id}/results`)).json.assets)[0] as any)['raster:bands'][0].statistics);
+    const values = rasterValues(sync.json).filter((x) => x !== null) as number[];
+    expect(stats.minimum).toBe(Math.min(...values));
+    expect(stats.maximum).toBe(Math.max(...values));
+    expect(stats.mean).toBeCloseTo(values.reduce((a, b) => a + b, 0) / values.length, 6);
   });
 });
