@@ -14,6 +14,9 @@ import { Jobs } from './jobs-helpers.js';
 import { describeWithTool, DEBIAN_PYTHON } from './system-tools.js';
 import { decodeForest } from '../src/ml/model-file.js';
 import { predictOne } from '../src/ml/forest.js';
+import { tileAt } from '../src/tiles/tile-grid.js';
+import { colorTable } from '../src/output/colormap.js';
+import { decodePng } from './png-decode.js';
 
 const hasSklearn = spawnSync(DEBIAN_PYTHON, ['-c', 'import sklearn, numpy'], { encoding: 'utf8' }).status === 0;
 
@@ -293,5 +296,85 @@ print(json.dumps(m.predict(np.array(d['test'], dtype=np.float32)).tolist()))`,
     expect(stats.minimum).toBe(Math.min(...values));
     expect(stats.maximum).toBe(Math.max(...values));
     expect(stats.mean).toBeCloseTo(values.reduce((a, b) => a + b, 0) / values.length, 6);
+  });
+
+  describe('a classified map as XYZ tiles', () => {
+    let service: string;
+    const t = tileAt(16.745, 47.93, 13);
+    const tile = () => http('GET', `${s.url}/xyz/${service}/${t.z}/${t.x}/${t.y}.png`);
+
+    beforeAll(async () => {
+      const graph = predictGraph({ id: trainJob }, null);
+      delete (graph as Record<string, unknown>).saveresult1;
+      (graph.reducedimension1 as Record<string, unknown>).result = true;
+      const r = await http('POST', `${s.base}/services`, {
+        token: jobs.token,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ type: 'XYZ', title: 'classes', process: { process_graph: graph }, configuration: { colormap: 'classes', min: 0, max: 3 } }),
+      });
+      expect(r.status, r.text).toBe(201);
+      service = r.headers['xeo-identifier'];
+    });
+
+    it('draws each class in its colour of the categorical map, and the map page lists the classes', async () => {
+      const r = await tile();
+      expect(r.status, s.output().slice(-3000)).toBe(200);
+      expect(r.headers['content-type']).toBe('image/png');
+      const png = decodePng(r.body);
+      const table = colorTable('classes');
+      const palette = new Set([0, 1, 2, 3].map((c) => table.slice(4 * c, 4 * c + 3).join(',')));
+      let drawn = 0;
+      for (let i = 0; i < png.width * png.height; i++) {
+        if (png.data[4 * i + 3] === 0) continue;
+        drawn++;
+        expect(palette.has(Array.from(png.data.slice(4 * i, 4 * i + 3)).join(','))).toBe(true);
+      }
+      expect(drawn).toBeGreaterThan(png.width * png.height * 0.5);
+      const page = await http('GET', `${s.url}/viewer?service=${service}`);
+      expect(page.status).toBe(200);
+      const config = JSON.parse(/<script[^>]*id="xeo-map-config"[^>]*>([\s\S]*?)<\/script>/.exec(page.text)![1]);
+      expect(config.layers[0].legend.classes.map((c: any) => c.value)).toEqual(['0', '1', '2', '3']);
+    });
+
+    it('refuses hostile input clearly, each a 4xx, while the tiles keep coming', async () => {
+      const target = points(labels);
+      // A huge number of trees: stopped before any training.
+      const huge = await result(fitAndPredict('fit_class_random_forest', target, { num_trees: 1_000_000_000 }));
+      expectError(huge, 400, 'ProcessGraphComplexity');
+      expect(huge.json.message).toMatch(/num_trees/);
+      // A target that does not line up: one feature less, and one moved.
+      const fewer = { ...target, features: target.features.slice(1) };
+      const r1 = await result(fitAndPredict('fit_class_random_forest', fewer, { num_trees: 5 }));
+      expectError(r1, 400, 'ProcessParameterInvalid');
+      expect(r1.json.message).toMatch(/399 features and the predictors 400/);
+      const moved = structuredClone(target);
+      moved.features[5].geometry.coordinates = [X0 + 3333, Y0 - 3333];
+      const r2 = await result(fitAndPredict('fit_class_random_forest', moved, { num_trees: 5 }));
+      expectError(r2, 400, 'ProcessParameterInvalid');
+      expect(r2.json.message).toMatch(/feature 5 of the target/);
+      // Labels that are not numbers.
+      const words = await result(fitAndPredict('fit_class_random_forest', points(labels.map((l) => `class ${l}`)), { num_trees: 5 }));
+      expectError(words, 400, 'ProcessParameterInvalid');
+      expect(words.json.message).toMatch(/label of feature 0 is "class \d"/);
+      // Another user's job: as unknown as no job at all.
+      expectError(await result(predictGraph({ id: trainJob }), bob), 404, 'JobNotFound');
+      // A STAC Item without the ml-model extension, from the user's files.
+      const item = { type: 'Feature', stac_version: '1.0.0', stac_extensions: [], id: 'x', geometry: null, properties: { datetime: null }, assets: { model: { href: 'ml_model.xrf', roles: ['data'] } }, links: [] };
+      const put = await http('PUT', `${s.base}/files/models/item.json`, { token: jobs.token, headers: { 'content-type': 'application/octet-stream' }, body: JSON.stringify(item) });
+      expect(put.status, put.text).toBe(200);
+      const noExt = await result(predictGraph({ id: 'models/item.json' }));
+      expectError(noExt, 400, 'ProcessParameterInvalid');
+      expect(noExt.json.message).toMatch(/ml-model/);
+      // A model file that is not one.
+      await http('PUT', `${s.base}/files/models/bad.xrf`, { token: jobs.token, headers: { 'content-type': 'application/octet-stream' }, body: Buffer.from('XRF1\u00ff\u00ff\u00ff\u007fgarbage') });
+      const bad = await result(predictGraph({ id: 'models/bad.xrf' }));
+      expectError(bad, 400, 'ProcessParameterInvalid');
+      // save_ml_model outside a batch job.
+      const sync = await result({ ...trainingGraph(target) });
+      expectError(sync, 400, 'ProcessParameterInvalid');
+      // Meanwhile, and after: tiles.
+      const again = await http('GET', `${s.url}/xyz/${service}/${t.z}/${t.x + 1}/${t.y}.png`);
+      expect(again.status).toBe(200);
+    });
   });
 });
