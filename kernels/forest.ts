@@ -1,29 +1,41 @@
 // Random forests walked per pixel (src/ml/forest.ts describes the model; src/compile/forest-kernel.ts
-// lays it out here). Nodes are 12 bytes: i32 split predictor (-1 for a leaf), f32 threshold, i32
-// left child (the right child follows it) or, for a leaf, the leaf index. Leaves hold `width` f32.
+// lays it out here). Nodes are 16 bytes: i32 split predictor, f32 threshold, i32 next node on the
+// left (the right one follows it), i32 leaf index. A leaf is a node that leads to itself (predictor
+// 0, threshold +Infinity, left child itself), so a walk of exactly `depth` steps, the tree's
+// depth, ends in the leaf of every pixel, without a branch on the way.
 //
 // Pixels go in blocks: a block's predictor values are gathered pixel by pixel into scratch, then
-// each tree is walked for every pixel of the block, so one tree stays in cache while it serves
-// the block. A pixel with any NaN predictor answers NaN.
+// each tree is walked for every pixel of the block (one tree stays in cache while it serves the
+// block), eight pixels in lockstep so that their chains of dependent loads overlap. A pixel with
+// any NaN predictor answers NaN.
 
 const BLOCK: i32 = 256;
 
 /** Scratch bytes forestRun needs for p predictors and leaves of `width` values. */
 export function forestScratchBytes(p: i32, width: i32): i32 {
-  return BLOCK * p * 4 + BLOCK * width * 4 + BLOCK * 4;
+  return BLOCK * p * 4 + BLOCK * width * 4 + BLOCK * 4 + 64;
+}
+
+// @ts-ignore: decorator
+@inline
+function step(nodes: usize, n: i32, row: usize): i32 {
+  const a = nodes + (<usize>n << 4);
+  const right = load<f32>(row + (<usize>load<i32>(a) << 2)) > load<f32>(a, 4);
+  return load<i32>(a, 8) + (right ? 1 : 0);
 }
 
 /**
- * table: u32 pointers to p planes of n f32 values; roots: nTrees i32 node indices.
- * mode 0: the mean leaf value (regression) into out[i];
- * mode 1: classes[argmax of the summed class probabilities] into out[i] (first class on ties);
- * mode 2: the mean class probabilities, class c of pixel i into out[c * n + i].
+ * table: u32 pointers to p planes of n f32 values; roots and depths: per tree its root node and
+ * depth (i32). mode 0: the mean leaf value (regression) into out[i]; mode 1:
+ * classes[argmax of the summed class probabilities] into out[i] (first class on ties); mode 2:
+ * the mean class probabilities, class c of pixel i into out[c * n + i].
  */
-export function forestRun(table: usize, p: i32, n: i32, nodes: usize, roots: usize, nTrees: i32, leaves: usize, width: i32, classes: usize, mode: i32, out: usize, scratch: usize): void {
+export function forestRun(table: usize, p: i32, n: i32, nodes: usize, roots: usize, depths: usize, nTrees: i32, leaves: usize, width: i32, classes: usize, mode: i32, out: usize, scratch: usize): void {
   const xs = scratch;
   const acc = scratch + <usize>(BLOCK * p * 4);
   const valid = acc + <usize>(BLOCK * width * 4);
   const inv: f32 = 1.0 / <f32>nTrees;
+  const rowBytes = <usize>(p * 4);
   for (let start = 0; start < n; start += BLOCK) {
     const m = min(BLOCK, n - start);
     // Gather the block's predictor values pixel by pixel and mark the pixels without NaN.
@@ -39,19 +51,44 @@ export function forestRun(table: usize, p: i32, n: i32, nodes: usize, roots: usi
     memory.fill(acc, 0, <usize>(m * width * 4));
     for (let t = 0; t < nTrees; t++) {
       const root = load<i32>(roots + (<usize>t << 2));
-      for (let j = 0; j < m; j++) {
-        if (load<i32>(valid + (<usize>j << 2)) == 0) continue;
-        const row = xs + (<usize>(j * p) << 2);
-        let a = nodes + <usize>root * 12;
-        let f = load<i32>(a);
-        while (f >= 0) {
-          const right = load<f32>(row + (<usize>f << 2)) > load<f32>(a, 4);
-          a = nodes + <usize>(load<i32>(a, 8) + (right ? 1 : 0)) * 12;
-          f = load<i32>(a);
+      const depth = load<i32>(depths + (<usize>t << 2));
+      let j = 0;
+      for (; j + 8 <= m; j += 8) {
+        const r0 = xs + <usize>j * rowBytes;
+        let n0 = root;
+        let n1 = root;
+        let n2 = root;
+        let n3 = root;
+        let n4 = root;
+        let n5 = root;
+        let n6 = root;
+        let n7 = root;
+        for (let d = 0; d < depth; d++) {
+          n0 = step(nodes, n0, r0);
+          n1 = step(nodes, n1, r0 + rowBytes);
+          n2 = step(nodes, n2, r0 + 2 * rowBytes);
+          n3 = step(nodes, n3, r0 + 3 * rowBytes);
+          n4 = step(nodes, n4, r0 + 4 * rowBytes);
+          n5 = step(nodes, n5, r0 + 5 * rowBytes);
+          n6 = step(nodes, n6, r0 + 6 * rowBytes);
+          n7 = step(nodes, n7, r0 + 7 * rowBytes);
         }
-        const leaf = leaves + (<usize>(load<i32>(a, 8) * width) << 2);
-        const dst = acc + (<usize>(j * width) << 2);
-        for (let k = 0; k < width; k++) store<f32>(dst + (<usize>k << 2), load<f32>(dst + (<usize>k << 2)) + load<f32>(leaf + (<usize>k << 2)));
+        const a = acc + (<usize>(j * width) << 2);
+        const w = <usize>(width << 2);
+        addLeaf(nodes, n0, leaves, width, a);
+        addLeaf(nodes, n1, leaves, width, a + w);
+        addLeaf(nodes, n2, leaves, width, a + 2 * w);
+        addLeaf(nodes, n3, leaves, width, a + 3 * w);
+        addLeaf(nodes, n4, leaves, width, a + 4 * w);
+        addLeaf(nodes, n5, leaves, width, a + 5 * w);
+        addLeaf(nodes, n6, leaves, width, a + 6 * w);
+        addLeaf(nodes, n7, leaves, width, a + 7 * w);
+      }
+      for (; j < m; j++) {
+        const r = xs + <usize>j * rowBytes;
+        let nd = root;
+        for (let d = 0; d < depth; d++) nd = step(nodes, nd, r);
+        addLeaf(nodes, nd, leaves, width, acc + (<usize>(j * width) << 2));
       }
     }
     for (let j = 0; j < m; j++) {
@@ -76,4 +113,15 @@ export function forestRun(table: usize, p: i32, n: i32, nodes: usize, roots: usi
       }
     }
   }
+}
+
+// @ts-ignore: decorator
+@inline
+function addLeaf(nodes: usize, nd: i32, leaves: usize, width: i32, dst: usize): void {
+  const leaf = leaves + (<usize>(load<i32>(nodes + (<usize>nd << 4), 12) * width) << 2);
+  if (width == 1) {
+    store<f32>(dst, load<f32>(dst) + load<f32>(leaf));
+    return;
+  }
+  for (let k = 0; k < width; k++) store<f32>(dst + (<usize>k << 2), load<f32>(dst + (<usize>k << 2)) + load<f32>(leaf + (<usize>k << 2)));
 }

@@ -1,6 +1,7 @@
 // The compiler's hook for random forests: a child process that is one predict_random_forest (or
 // predict_probabilities) call on the reducer's `data` runs as the forest kernel (kernels/forest.ts)
-// over the cube's planes, with the forest copied into kernel memory for the call. Kept apart from
+// over the cube's planes, with the forest copied into kernel memory for the call (16-byte nodes, leaves leading to themselves, so every walk
+// is the tree's depth in steps without a branch). Kept apart from
 // fuse.ts (whose process tables may move) so it can be re-homed whole.
 import type { Callback } from '../core/process.js';
 import { isForest, leafWidth, type Forest } from '../ml/forest.js';
@@ -35,20 +36,41 @@ export function forestChild(cb: Callback, param: string, context: unknown): Fore
   return { forest: model, probabilities: id === 'predict_probabilities' };
 }
 
-/** Nodes as the kernel reads them (12 bytes each), made once per forest. */
-const packed = new WeakMap<Forest, Int32Array>();
+/**
+ * Nodes as the kernel reads them (16 bytes each: predictor, threshold, left child, leaf index;
+ * a leaf leads to itself) and each tree's depth, made once per forest.
+ */
+const packed = new WeakMap<Forest, { nodes: Int32Array; depths: Int32Array }>();
 
-function packedNodes(f: Forest): Int32Array {
+function packedNodes(f: Forest): { nodes: Int32Array; depths: Int32Array } {
   let p = packed.get(f);
   if (!p) {
     const n = f.feature.length;
-    p = new Int32Array(n * 3);
-    const thr = new Float32Array(p.buffer);
+    const nodes = new Int32Array(n * 4);
+    const thr = new Float32Array(nodes.buffer);
     for (let i = 0; i < n; i++) {
-      p[i * 3] = f.feature[i];
-      thr[i * 3 + 1] = f.threshold[i];
-      p[i * 3 + 2] = f.child[i];
+      const leaf = f.feature[i] < 0;
+      nodes[i * 4] = leaf ? 0 : f.feature[i];
+      thr[i * 4 + 1] = leaf ? Infinity : f.threshold[i];
+      nodes[i * 4 + 2] = leaf ? i : f.child[i];
+      nodes[i * 4 + 3] = leaf ? f.child[i] : 0;
     }
+    // Depths: children come after their parents (model-file.ts checks it), so one pass in order.
+    const depth = new Int32Array(n);
+    const depths = new Int32Array(f.roots.length);
+    const treeOf = new Int32Array(n).fill(-1);
+    f.roots.forEach((r, t) => (treeOf[r] = t));
+    for (let i = 0; i < n; i++) {
+      const t = treeOf[i];
+      if (t < 0) continue;
+      if (depth[i] > depths[t]) depths[t] = depth[i];
+      if (f.feature[i] >= 0) {
+        const c = f.child[i];
+        depth[c] = depth[c + 1] = depth[i] + 1;
+        treeOf[c] = treeOf[c + 1] = t;
+      }
+    }
+    p = { nodes, depths };
     packed.set(f, p);
   }
   return p;
@@ -65,11 +87,13 @@ export function runForest(f: Forest, inputs: Float32Array[], pixels: number, pro
   const k = kernels();
   const m = mark();
   try {
-    const nodes = packedNodes(f);
+    const { nodes, depths } = packedNodes(f);
     const pNodes = alloc(nodes.byteLength);
     i32(pNodes, nodes.length).set(nodes);
     const pRoots = alloc(f.roots.byteLength);
     i32(pRoots, f.roots.length).set(f.roots);
+    const pDepths = alloc(depths.byteLength);
+    i32(pDepths, depths.length).set(depths);
     const pLeaves = alloc(Math.max(4, f.leaves.byteLength));
     f32(pLeaves, f.leaves.length).set(f.leaves);
     const pClasses = alloc(Math.max(4, f.classes.length * 4));
@@ -89,7 +113,7 @@ export function runForest(f: Forest, inputs: Float32Array[], pixels: number, pro
     const direct = ptrOf(all);
     const pOut = direct >= 0 ? direct : alloc(pixels * planesOut * 4);
     const pScratch = alloc(k.forestScratchBytes(inputs.length, width));
-    k.forestRun(pTable, inputs.length, pixels, pNodes, pRoots, f.roots.length, pLeaves, width, pClasses, mode, pOut, pScratch);
+    k.forestRun(pTable, inputs.length, pixels, pNodes, pRoots, pDepths, f.roots.length, pLeaves, width, pClasses, mode, pOut, pScratch);
     if (direct < 0) all.set(f32(pOut, pixels * planesOut));
     return Array.from({ length: planesOut }, (_, c) => all.subarray(c * pixels, (c + 1) * pixels));
   } finally {
