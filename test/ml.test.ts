@@ -369,6 +369,22 @@ print(json.dumps(m.predict(np.array(d['test'], dtype=np.float32)).tolist()))`,
       await http('PUT', `${s.base}/files/models/bad.xrf`, { token: jobs.token, headers: { 'content-type': 'application/octet-stream' }, body: Buffer.from('XRF1\u00ff\u00ff\u00ff\u007fgarbage') });
       const bad = await result(predictGraph({ id: 'models/bad.xrf' }));
       expectError(bad, 400, 'ProcessParameterInvalid');
+      // A model written into the graph as a value: refused by validation, before anything runs.
+      const literal = await http('POST', `${s.base}/validation`, {
+        token: jobs.token,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ process_graph: { p: { process_id: 'predict_random_forest', arguments: { data: [1, 2, 3, 4], model: { trees: [] } }, result: true } } }),
+      });
+      expect(literal.status).toBe(200);
+      expect(literal.json.errors.map((e: any) => e.code)).toEqual(['ProcessParameterInvalid']);
+      expect(literal.json.errors[0].message).toMatch(/model is the result of fit_class_random_forest/);
+      // A model from a process that gives something else: a data cube is no model.
+      const cubeAsModel = await http('POST', `${s.base}/validation`, {
+        token: jobs.token,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ process_graph: { l: load(TEST), s: { process_id: 'save_ml_model', arguments: { data: { from_node: 'l' } }, result: true } } }),
+      });
+      expect(cubeAsModel.json.errors.map((e: any) => e.code)).toEqual(['ProcessParameterInvalid']);
       // save_ml_model outside a batch job.
       const sync = await result({ ...trainingGraph(target) });
       expectError(sync, 400, 'ProcessParameterInvalid');

@@ -226,6 +226,12 @@ function checkArguments(
     } else if (isObject(value) && 'process_graph' in value) {
       if (!typesOf(p.schema).subtypes.has('process-graph') && typesOf(p.schema).types !== null) invalid('a child process is not accepted here');
     } else if (!holdsReference(value)) {
+      // A model (subtype ml-model) is a value of the engine, never a literal of the graph.
+      const t = typesOf(p.schema);
+      if (t.subtypes.size === 1 && t.subtypes.has('ml-model')) {
+        invalid('a model is the result of fit_class_random_forest, fit_regr_random_forest or load_ml_model (passed with from_node or from_parameter), not a value written in the graph');
+        continue;
+      }
       const check = validatorFor(p.schema);
       if (check && !check(value)) invalid(ajv.errorsText(check.errors, { dataVar: p.name }));
     }
