@@ -254,6 +254,16 @@ print(json.dumps(m.predict(np.array(d['test'], dtype=np.float32)).tolist()))`,
     expect(map).toEqual(js.map((v) => (Number.isNaN(v) ? null : v)));
   });
 
+  it('a model as the answer of /result is its summary in JSON', async () => {
+    const g = fitAndPredict('fit_class_random_forest', points(labels), { num_trees: 3, seed: 5 }) as Record<string, any>;
+    for (const k of ['t', 'r', 's']) delete g[k];
+    g.f.result = true;
+    const r = await result(g);
+    expect(r.status, r.text).toBe(200);
+    expect(r.json).toMatchObject({ type: 'ml-model', architecture: 'random-forest', kind: 'classification', predictors: BANDS, trees: 3, info: { seed: 5, samples: 400 } });
+    expect(r.text.length).toBeLessThan(2000);
+  });
+
   it('the same seed gives the same map; max_variables left out is sqrt', async () => {
     const target = points(labels);
     const a = await result(fitAndPredict('fit_class_random_forest', target, { num_trees: 20, seed: 7 }));

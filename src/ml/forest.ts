@@ -89,6 +89,19 @@ function sums(f: Forest, x: ArrayLike<number>): Float32Array {
   return acc;
 }
 
+/**
+ * Gives a forest its JSON form: a summary (kind, classes, predictors, trees, nodes, training
+ * figures), not its arrays. So a graph whose answer is a model shows what it is, and code that
+ * keys on JSON texts of values (the fusion cache keys on `context`) never serialises the trees.
+ */
+export function withSummary(f: Forest): Forest {
+  Object.defineProperty(f, 'toJSON', {
+    enumerable: false,
+    value: () => ({ type: 'ml-model', architecture: 'random-forest', kind: f.kind, classes: f.classes, predictors: f.predictors, trees: f.roots.length, nodes: f.feature.length, info: f.info }),
+  });
+  return f;
+}
+
 /** A value is a forest (the model objects the ML processes pass along). */
 export function isForest(v: unknown): v is Forest {
   return !!v && typeof v === 'object' && (v as Forest).roots instanceof Int32Array && (v as Forest).leaves instanceof Float32Array;

@@ -9,7 +9,7 @@
 //   padding to a multiple of 4
 //   i32 roots[trees] · i32 feature[nodes] · f32 threshold[nodes] · i32 child[nodes] · f32 leaves[leaves × width]
 import { createHash } from 'node:crypto';
-import { leafWidth, type Forest, type ForestInfo, type ForestKind } from './forest.js';
+import { leafWidth, withSummary, type Forest, type ForestInfo, type ForestKind } from './forest.js';
 
 export const MODEL_MAGIC = 'XRF1';
 export const MODEL_MEDIA_TYPE = 'application/vnd.xeo.random-forest';
@@ -103,7 +103,7 @@ export function decodeForest(bytes: Uint8Array, maxDepth = Infinity): Forest {
     }
   }
   if (deepest > maxDepth) throw bad(`its trees are ${deepest} levels deep, more than the ${maxDepth} accepted here (XEO_ML_MAX_DEPTH)`);
-  return { kind, classes, predictors, roots, feature, threshold, child, leaves: leafValues, info: header.info };
+  return withSummary({ kind, classes, predictors, roots, feature, threshold, child, leaves: leafValues, info: header.info });
 }
 
 /** The hex SHA-256 of a model file: its identity in caches and in its STAC Item. */

@@ -10,7 +10,7 @@
 // numbers from a generator seeded by the forest's seed and the tree's position: the same seed gives
 // the same forest, bit for bit.
 import { mulberry32 } from '../core/random.js';
-import type { Forest, ForestInfo, ForestKind } from './forest.js';
+import { withSummary, type Forest, type ForestInfo, type ForestKind } from './forest.js';
 
 export interface TrainInput {
   kind: ForestKind;
@@ -383,7 +383,7 @@ export function trainForest(inp: TrainInput): Forest {
     depth: depthMax,
     trainMs: Math.round(performance.now() - t0),
   };
-  return {
+  return withSummary({
     kind,
     classes,
     predictors: inp.predictors,
@@ -393,7 +393,7 @@ export function trainForest(inp: TrainInput): Forest {
     child: nodes.child.slice(0, nodes.count),
     leaves: nodes.leaves.slice(0, nodes.leafCount * k),
     info,
-  };
+  });
 }
 
 /** Predictors tried per split for a max_variables value and p predictors. */

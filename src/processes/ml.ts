@@ -200,6 +200,7 @@ async function loadModel(id: string, ctx: ProcessContext): Promise<Forest> {
     try {
       const bytes = await run!.files!.jobModel!(id, maxBytes);
       const hash = contentHash(bytes);
+      if (jobHashes.size >= 1000) jobHashes.clear();
       jobHashes.set(key, { hash, at: Date.now() });
       return decoded(hash, bytes);
     } catch (e) {
