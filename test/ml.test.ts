@@ -270,6 +270,12 @@ print(json.dumps(m.predict(np.array(d['test'], dtype=np.float32)).tolist()))`,
     const b = await result(fitAndPredict('fit_class_random_forest', target, { num_trees: 20, seed: 7 }));
     expect(a.status, a.text).toBe(200);
     expect(b.text).toBe(a.text);
+    // The target as a vector cube (load_geojson with the property `target`) trains the same forest.
+    const asCube = fitAndPredict('fit_class_random_forest', { from_node: 'g' }, { num_trees: 20, seed: 7 }) as Record<string, unknown>;
+    asCube.g = { process_id: 'load_geojson', arguments: { data: target, properties: ['target'] } };
+    const d = await result(asCube);
+    expect(d.status, d.text).toBe(200);
+    expect(d.text).toBe(a.text);
     // max_variables left out (as the client does) is sqrt: the same as giving it.
     const c = await result(fitAndPredict('fit_class_random_forest', target, { num_trees: 20, seed: 7, max_variables: 'sqrt' }));
     expect(c.text).toBe(a.text);
