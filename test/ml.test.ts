@@ -7,6 +7,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import path from 'node:path';
 import { addUser, expectError, http, login, removeDir, startServer, tempDir, type Res, type TestServer } from './helpers.js';
 import { demoDataDir, DEMO_COLLECTION } from './demo-data.js';
@@ -106,7 +107,8 @@ function rasterValues(json: any): number[] {
 }
 
 beforeAll(async () => {
-  s = await startServer({ XEO_JOB_THREADS: '1' }, await demoDataDir());
+  // Loopback URLs are allowed for the STAC Item server of this file (outbound rules otherwise refuse them).
+  s = await startServer({ XEO_JOB_THREADS: '1', XEO_OUTBOUND_ALLOW: '127.0.0.1' }, await demoDataDir());
   addUser(s.dataDir, 'alice', 'pa');
   addUser(s.dataDir, 'bob', 'pb');
   jobs = new Jobs(s, await login(s, 'alice', 'pa'));
@@ -262,6 +264,37 @@ print(json.dumps(m.predict(np.array(d['test'], dtype=np.float32)).tolist()))`,
     expect(r.status, r.text).toBe(200);
     expect(r.json).toMatchObject({ type: 'ml-model', architecture: 'random-forest', kind: 'classification', predictors: BANDS, trees: 3, info: { seed: 5, samples: 400 } });
     expect(r.text.length).toBeLessThan(2000);
+  });
+
+  it('loads the model from the user\'s files and by the URL of its STAC Item, with the map of the job id', async () => {
+    const res = (await jobs.call('GET', `/jobs/${trainJob}/results`)).json;
+    const model = (await http('GET', res.assets['ml_model.xrf'].href)).body;
+    const item = (await http('GET', res.assets['ml_model_metadata.json'].href)).body;
+    const byJob = (await result(predictGraph({ id: trainJob }))).text;
+    // The Item beside its model file in the user's files (its href is relative), and the file alone.
+    for (const [name, body] of [['ml_model.xrf', model], ['ml_model_metadata.json', item]] as const) {
+      const put = await http('PUT', `${s.base}/files/saved/${name}`, { token: jobs.token, headers: { 'content-type': 'application/octet-stream' }, body });
+      expect(put.status, put.text).toBe(200);
+    }
+    for (const id of ['saved/ml_model_metadata.json', 'saved/ml_model.xrf']) {
+      const r = await result(predictGraph({ id }));
+      expect(r.status, r.text).toBe(200);
+      expect(r.text).toBe(byJob);
+    }
+    // The Item and the model on a web server (loopback, allowed for this test's server).
+    const web: Server = createServer((req, res2) => {
+      const body = req.url === '/m/item.json' ? item : req.url === '/m/ml_model.xrf' ? model : null;
+      res2.writeHead(body ? 200 : 404, { 'content-type': 'application/octet-stream' }).end(body ?? '');
+    });
+    await new Promise<void>((r) => web.listen(0, '127.0.0.1', r));
+    try {
+      const port = (web.address() as { port: number }).port;
+      const r = await result(predictGraph({ id: `http://127.0.0.1:${port}/m/item.json` }));
+      expect(r.status, r.text).toBe(200);
+      expect(r.text).toBe(byJob);
+    } finally {
+      web.close();
+    }
   });
 
   it('the same seed gives the same map; max_variables left out is sqrt', async () => {
