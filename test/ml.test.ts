@@ -391,13 +391,13 @@ print(json.dumps(m.predict(np.array(d['test'], dtype=np.float32)).tolist()))`,
       const huge = await result(fitAndPredict('fit_class_random_forest', target, { num_trees: 1_000_000_000 }));
       expectError(huge, 400, 'ProcessGraphComplexity');
       expect(huge.json.message).toMatch(/num_trees/);
-      // Many trees on a handful of samples: each tree counts for at least 1,000 units of work.
+      // Many trees on a handful of samples: a training counts at least 100 samples and 10 predictors.
       const few = { ...target, features: target.features.slice(0, 3) };
       const fewGraph = fitAndPredict('fit_class_random_forest', few, { num_trees: 10_000_000 }) as Record<string, any>;
       fewGraph.a.arguments.geometries = { ...points(), features: points().features.slice(0, 3) };
       const many = await result(fewGraph);
       expectError(many, 400, 'ProcessGraphComplexity');
-      expect(many.json.message).toMatch(/at least 1000 per tree/);
+      expect(many.json.message).toMatch(/counting at least 100 samples and 10 predictors/);
       // A target that does not line up: one feature less, and one moved.
       const fewer = { ...target, features: target.features.slice(1) };
       const r1 = await result(fitAndPredict('fit_class_random_forest', fewer, { num_trees: 5 }));

@@ -227,7 +227,7 @@ export const SETTINGS = {
   mlMaxWork: setting(
     'XEO_ML_MAX_WORK',
     int(200_000_000, 1),
-    'Most samples × predictors × trees one random-forest training may take, a tree counting at least 1,000 (`fit_class_random_forest`, `fit_regr_random_forest`; 10,000 × 10 × 100 is 10,000,000, about a second here); more gets `400 ProcessGraphComplexity` naming the three figures. See [machine learning](ml.md).',
+    'Most samples × predictors × trees one random-forest training may take, counting at least 100 samples and 10 predictors (`fit_class_random_forest`, `fit_regr_random_forest`; 10,000 × 10 × 100 is 10,000,000, about a second here); more gets `400 ProcessGraphComplexity` naming the three figures. See [machine learning](ml.md).',
   ),
   mlMaxDepth: setting('XEO_ML_MAX_DEPTH', int(64, 1), 'Deepest a tree of a random forest grows (the root is depth 0); nodes at this depth become leaves. Loaded models with deeper trees are refused.'),
   remoteProcessHttp: setting('XEO_REMOTE_PROCESS_HTTP', bool(false), 'Allow plain-http URLs as process namespaces (remote process definitions; https always works, both under `XEO_OUTBOUND_ALLOW`; see [remote processes](remote-processes.md)).'),

@@ -124,22 +124,24 @@ async function samplesOf(a: ProcessArgs, ctx: ProcessContext): Promise<Samples> 
   return { x, y, n, p, predictors, noData, noLabel };
 }
 
-/** Units of work a tree counts for at least (see XEO_ML_MAX_WORK). */
-const TREE_WORK = 1000;
+/** Samples and predictors a training counts at least (see XEO_ML_MAX_WORK). */
+const MIN_SAMPLES = 100;
+const MIN_PREDICTORS = 10;
 
 async function fit(kind: ForestKind, a: ProcessArgs, ctx: ProcessContext): Promise<Forest> {
   const P = ctx.processId;
   const numTrees = a.get<number>('num_trees');
   const s = await samplesOf(a, ctx);
   const limits = mlLimits();
-  // A tree costs at least TREE_WORK units however few the samples (its arrays, its bootstrap), so a
-  // handful of samples cannot ask for a hundred million trees.
-  const work = Math.max(s.n * s.p, TREE_WORK) * numTrees;
+  // At least 100 samples and 10 predictors count: a tree costs its arrays and bootstrap however few
+  // the samples (a handful cannot ask for millions of trees), and its nodes however few the
+  // predictors (up to two per sample: a million samples of one predictor cannot ask for gigabytes).
+  const work = Math.max(s.n, MIN_SAMPLES) * Math.max(s.p, MIN_PREDICTORS) * numTrees;
   if (work > limits.maxWork) {
     throw new ApiError(
       'ProcessGraphComplexity',
       {},
-      `${P}: ${s.n} samples × ${s.p} predictors × ${numTrees} trees is ${work} units of work (at least ${TREE_WORK} per tree), more than the ${limits.maxWork} accepted here (XEO_ML_MAX_WORK). Use fewer trees (num_trees), fewer samples or fewer predictors.`,
+      `${P}: ${s.n} samples × ${s.p} predictors × ${numTrees} trees is ${work} units of work (counting at least ${MIN_SAMPLES} samples and ${MIN_PREDICTORS} predictors), more than the ${limits.maxWork} accepted here (XEO_ML_MAX_WORK). Use fewer trees (num_trees), fewer samples or fewer predictors.`,
     );
   }
   const given = a.has('max_variables') && a.get('max_variables') !== null ? a.get<number | string>('max_variables') : kind === 'classification' ? 'sqrt' : 'onethird';
