@@ -4,6 +4,7 @@
 // is the tree's depth in steps without a branch). Kept apart from
 // fuse.ts (whose process tables may move) so it can be re-homed whole.
 import type { Callback } from '../core/process.js';
+import { addStage } from '../core/stages.js';
 import { isForest, leafWidth, type Forest } from '../ml/forest.js';
 import { alloc, f32, i32, kernels, mark, plane, ptrOf, release, u32 } from './kernels.js';
 
@@ -113,7 +114,9 @@ export function runForest(f: Forest, inputs: Float32Array[], pixels: number, pro
     const direct = ptrOf(all);
     const pOut = direct >= 0 ? direct : alloc(pixels * planesOut * 4);
     const pScratch = alloc(k.forestScratchBytes(inputs.length, width));
+    const t0 = performance.now();
     k.forestRun(pTable, inputs.length, pixels, pNodes, pRoots, pDepths, f.roots.length, pLeaves, width, pClasses, mode, pOut, pScratch);
+    addStage('kernel', performance.now() - t0);
     if (direct < 0) all.set(f32(pOut, pixels * planesOut));
     return Array.from({ length: planesOut }, (_, c) => all.subarray(c * pixels, (c + 1) * pixels));
   } finally {
