@@ -1,8 +1,9 @@
 // Random forests walked per pixel (src/ml/forest.ts describes the model; src/compile/forest-kernel.ts
-// lays it out here). Nodes are 16 bytes: i32 split predictor, f32 threshold, i32 next node on the
-// left (the right one follows it), i32 leaf index. A leaf is a node that leads to itself (predictor
-// 0, threshold +Infinity, left child itself), so a walk of exactly `depth` steps, the tree's
-// depth, ends in the leaf of every pixel, without a branch on the way.
+// lays it out here). Nodes are 8 bytes: an i32 holding the split predictor (low 8 bits) and the
+// left child's index within its tree (the right one follows it), and the f32 threshold; a leaf's
+// index is in a separate i32 array, read once per walk. A leaf is a node that leads to itself
+// (predictor 0, threshold +Infinity, left child itself), so a walk of exactly `depth` steps, the
+// tree's depth, ends in the leaf of every pixel, without a branch on the way.
 //
 // Pixels go in blocks: a block's predictor values are gathered pixel by pixel into scratch, then
 // each tree is walked for every pixel of the block (one tree stays in cache while it serves the
@@ -18,19 +19,20 @@ export function forestScratchBytes(p: i32, width: i32): i32 {
 
 // @ts-ignore: decorator
 @inline
-function step(nodes: usize, n: i32, row: usize): i32 {
-  const a = nodes + (<usize>n << 4);
-  const right = load<f32>(row + (<usize>load<i32>(a) << 2)) > load<f32>(a, 4);
-  return load<i32>(a, 8) + (right ? 1 : 0);
+function step(base: usize, n: i32, row: usize): i32 {
+  const a = base + (<usize>n << 3);
+  const w = load<i32>(a);
+  const right = load<f32>(row + (<usize>(w & 0xff) << 2)) > load<f32>(a, 4);
+  return (w >>> 8) + (right ? 1 : 0);
 }
 
 /**
  * table: u32 pointers to p planes of n f32 values; roots and depths: per tree its root node and
- * depth (i32). mode 0: the mean leaf value (regression) into out[i]; mode 1:
+ * depth (i32); leafOf: per node its leaf index (i32). mode 0: the mean leaf value (regression) into out[i]; mode 1:
  * classes[argmax of the summed class probabilities] into out[i] (first class on ties); mode 2:
  * the mean class probabilities, class c of pixel i into out[c * n + i].
  */
-export function forestRun(table: usize, p: i32, n: i32, nodes: usize, roots: usize, depths: usize, nTrees: i32, leaves: usize, width: i32, classes: usize, mode: i32, out: usize, scratch: usize): void {
+export function forestRun(table: usize, p: i32, n: i32, nodes: usize, leafOf: usize, roots: usize, depths: usize, nTrees: i32, leaves: usize, width: i32, classes: usize, mode: i32, out: usize, scratch: usize): void {
   const xs = scratch;
   const acc = scratch + <usize>(BLOCK * p * 4);
   const valid = acc + <usize>(BLOCK * width * 4);
@@ -52,43 +54,45 @@ export function forestRun(table: usize, p: i32, n: i32, nodes: usize, roots: usi
     for (let t = 0; t < nTrees; t++) {
       const root = load<i32>(roots + (<usize>t << 2));
       const depth = load<i32>(depths + (<usize>t << 2));
+      const base = nodes + (<usize>root << 3);
+      const leafBase = leafOf + (<usize>root << 2);
       let j = 0;
       for (; j + 8 <= m; j += 8) {
         const r0 = xs + <usize>j * rowBytes;
-        let n0 = root;
-        let n1 = root;
-        let n2 = root;
-        let n3 = root;
-        let n4 = root;
-        let n5 = root;
-        let n6 = root;
-        let n7 = root;
+        let n0 = 0;
+        let n1 = 0;
+        let n2 = 0;
+        let n3 = 0;
+        let n4 = 0;
+        let n5 = 0;
+        let n6 = 0;
+        let n7 = 0;
         for (let d = 0; d < depth; d++) {
-          n0 = step(nodes, n0, r0);
-          n1 = step(nodes, n1, r0 + rowBytes);
-          n2 = step(nodes, n2, r0 + 2 * rowBytes);
-          n3 = step(nodes, n3, r0 + 3 * rowBytes);
-          n4 = step(nodes, n4, r0 + 4 * rowBytes);
-          n5 = step(nodes, n5, r0 + 5 * rowBytes);
-          n6 = step(nodes, n6, r0 + 6 * rowBytes);
-          n7 = step(nodes, n7, r0 + 7 * rowBytes);
+          n0 = step(base, n0, r0);
+          n1 = step(base, n1, r0 + rowBytes);
+          n2 = step(base, n2, r0 + 2 * rowBytes);
+          n3 = step(base, n3, r0 + 3 * rowBytes);
+          n4 = step(base, n4, r0 + 4 * rowBytes);
+          n5 = step(base, n5, r0 + 5 * rowBytes);
+          n6 = step(base, n6, r0 + 6 * rowBytes);
+          n7 = step(base, n7, r0 + 7 * rowBytes);
         }
         const a = acc + (<usize>(j * width) << 2);
         const w = <usize>(width << 2);
-        addLeaf(nodes, n0, leaves, width, a);
-        addLeaf(nodes, n1, leaves, width, a + w);
-        addLeaf(nodes, n2, leaves, width, a + 2 * w);
-        addLeaf(nodes, n3, leaves, width, a + 3 * w);
-        addLeaf(nodes, n4, leaves, width, a + 4 * w);
-        addLeaf(nodes, n5, leaves, width, a + 5 * w);
-        addLeaf(nodes, n6, leaves, width, a + 6 * w);
-        addLeaf(nodes, n7, leaves, width, a + 7 * w);
+        addLeaf(leafBase, n0, leaves, width, a);
+        addLeaf(leafBase, n1, leaves, width, a + w);
+        addLeaf(leafBase, n2, leaves, width, a + 2 * w);
+        addLeaf(leafBase, n3, leaves, width, a + 3 * w);
+        addLeaf(leafBase, n4, leaves, width, a + 4 * w);
+        addLeaf(leafBase, n5, leaves, width, a + 5 * w);
+        addLeaf(leafBase, n6, leaves, width, a + 6 * w);
+        addLeaf(leafBase, n7, leaves, width, a + 7 * w);
       }
       for (; j < m; j++) {
         const r = xs + <usize>j * rowBytes;
-        let nd = root;
-        for (let d = 0; d < depth; d++) nd = step(nodes, nd, r);
-        addLeaf(nodes, nd, leaves, width, acc + (<usize>(j * width) << 2));
+        let nd = 0;
+        for (let d = 0; d < depth; d++) nd = step(base, nd, r);
+        addLeaf(leafBase, nd, leaves, width, acc + (<usize>(j * width) << 2));
       }
     }
     for (let j = 0; j < m; j++) {
@@ -117,8 +121,8 @@ export function forestRun(table: usize, p: i32, n: i32, nodes: usize, roots: usi
 
 // @ts-ignore: decorator
 @inline
-function addLeaf(nodes: usize, nd: i32, leaves: usize, width: i32, dst: usize): void {
-  const leaf = leaves + (<usize>(load<i32>(nodes + (<usize>nd << 4), 12) * width) << 2);
+function addLeaf(leafBase: usize, nd: i32, leaves: usize, width: i32, dst: usize): void {
+  const leaf = leaves + (<usize>(load<i32>(leafBase + (<usize>nd << 2)) * width) << 2);
   if (width == 1) {
     store<f32>(dst, load<f32>(dst) + load<f32>(leaf));
     return;

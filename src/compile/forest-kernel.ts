@@ -1,6 +1,6 @@
 // The compiler's hook for random forests: a child process that is one predict_random_forest (or
 // predict_probabilities) call on the reducer's `data` runs as the forest kernel (kernels/forest.ts)
-// over the cube's planes, with the forest copied into kernel memory for the call (16-byte nodes, leaves leading to themselves, so every walk
+// over the cube's planes, with the forest copied into kernel memory for the call (8-byte nodes, leaves leading to themselves, so every walk
 // is the tree's depth in steps without a branch). Kept apart from
 // fuse.ts (whose process tables may move) so it can be re-homed whole.
 import type { Callback } from '../core/process.js';
@@ -33,45 +33,48 @@ export function forestChild(cb: Callback, param: string, context: unknown): Fore
   if ((args.data as { from_parameter?: unknown } | undefined)?.from_parameter !== param) return null;
   const ref = (args.model as { from_parameter?: unknown } | undefined)?.from_parameter;
   const model = typeof ref === 'string' ? (ref === 'context' ? context : child.outer(ref)) : args.model;
-  if (!isForest(model)) return null;
+  if (!isForest(model) || model.predictors.length > KERNEL_MAX_PREDICTORS) return null;
   return { forest: model, probabilities: id === 'predict_probabilities' };
 }
 
 /**
- * Nodes as the kernel reads them (16 bytes each: predictor, threshold, left child, leaf index;
- * a leaf leads to itself) and each tree's depth, made once per forest.
+ * Nodes as the kernel reads them (8 bytes each: the predictor in the low 8 bits and the left
+ * child's index within the tree above them, then the threshold; a leaf leads to itself), each
+ * node's leaf index, and each tree's depth; made once per forest.
  */
-const packed = new WeakMap<Forest, { nodes: Int32Array; depths: Int32Array }>();
+const packed = new WeakMap<Forest, { nodes: Int32Array; leafOf: Int32Array; depths: Int32Array }>();
 
-function packedNodes(f: Forest): { nodes: Int32Array; depths: Int32Array } {
+/** Predictors the 8-byte node holds (more run in JavaScript). */
+export const KERNEL_MAX_PREDICTORS = 256;
+
+function packedNodes(f: Forest): { nodes: Int32Array; leafOf: Int32Array; depths: Int32Array } {
   let p = packed.get(f);
   if (!p) {
     const n = f.feature.length;
-    const nodes = new Int32Array(n * 4);
+    const nodes = new Int32Array(n * 2);
     const thr = new Float32Array(nodes.buffer);
-    for (let i = 0; i < n; i++) {
-      const leaf = f.feature[i] < 0;
-      nodes[i * 4] = leaf ? 0 : f.feature[i];
-      thr[i * 4 + 1] = leaf ? Infinity : f.threshold[i];
-      nodes[i * 4 + 2] = leaf ? i : f.child[i];
-      nodes[i * 4 + 3] = leaf ? f.child[i] : 0;
-    }
-    // Depths: children come after their parents (model-file.ts checks it), so one pass in order.
+    const leafOf = new Int32Array(n);
+    // Each node's tree (children come after their parents: model-file.ts checks it) and depth.
+    const treeOf = new Int32Array(n).fill(-1);
     const depth = new Int32Array(n);
     const depths = new Int32Array(f.roots.length);
-    const treeOf = new Int32Array(n).fill(-1);
     f.roots.forEach((r, t) => (treeOf[r] = t));
     for (let i = 0; i < n; i++) {
       const t = treeOf[i];
+      const leaf = f.feature[i] < 0;
+      const root = t < 0 ? i : f.roots[t];
+      nodes[i * 2] = leaf ? (i - root) << 8 : f.feature[i] | ((f.child[i] - root) << 8);
+      thr[i * 2 + 1] = leaf ? Infinity : f.threshold[i];
+      leafOf[i] = leaf ? f.child[i] : 0;
       if (t < 0) continue;
       if (depth[i] > depths[t]) depths[t] = depth[i];
-      if (f.feature[i] >= 0) {
+      if (!leaf) {
         const c = f.child[i];
         depth[c] = depth[c + 1] = depth[i] + 1;
         treeOf[c] = treeOf[c + 1] = t;
       }
     }
-    p = { nodes, depths };
+    p = { nodes, leafOf, depths };
     packed.set(f, p);
   }
   return p;
@@ -82,15 +85,18 @@ function packedNodes(f: Forest): { nodes: Int32Array; depths: Int32Array } {
  * predictor order): one plane of classes or values, or (probabilities) one plane per class.
  */
 export function runForest(f: Forest, inputs: Float32Array[], pixels: number, probabilities: boolean): Float32Array[] {
+  if (f.predictors.length > KERNEL_MAX_PREDICTORS) throw new Error(`the forest kernel takes at most ${KERNEL_MAX_PREDICTORS} predictors`);
   const width = leafWidth(f);
   const planesOut = probabilities ? width : 1;
   const mode = probabilities ? 2 : f.kind === 'classification' ? 1 : 0;
   const k = kernels();
   const m = mark();
   try {
-    const { nodes, depths } = packedNodes(f);
+    const { nodes, leafOf, depths } = packedNodes(f);
     const pNodes = alloc(nodes.byteLength);
     i32(pNodes, nodes.length).set(nodes);
+    const pLeafOf = alloc(leafOf.byteLength);
+    i32(pLeafOf, leafOf.length).set(leafOf);
     const pRoots = alloc(f.roots.byteLength);
     i32(pRoots, f.roots.length).set(f.roots);
     const pDepths = alloc(depths.byteLength);
@@ -115,7 +121,7 @@ export function runForest(f: Forest, inputs: Float32Array[], pixels: number, pro
     const pOut = direct >= 0 ? direct : alloc(pixels * planesOut * 4);
     const pScratch = alloc(k.forestScratchBytes(inputs.length, width));
     const t0 = performance.now();
-    k.forestRun(pTable, inputs.length, pixels, pNodes, pRoots, pDepths, f.roots.length, pLeaves, width, pClasses, mode, pOut, pScratch);
+    k.forestRun(pTable, inputs.length, pixels, pNodes, pLeafOf, pRoots, pDepths, f.roots.length, pLeaves, width, pClasses, mode, pOut, pScratch);
     addStage('kernel', performance.now() - t0);
     if (direct < 0) all.set(f32(pOut, pixels * planesOut));
     return Array.from({ length: planesOut }, (_, c) => all.subarray(c * pixels, (c + 1) * pixels));

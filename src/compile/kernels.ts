@@ -85,10 +85,10 @@ export interface KernelExports {
   /**
    * Random forests (kernels/forest.ts): walks the forest over n pixels whose p predictor planes are
    * listed (u32 pointers) at table; mode 0 mean value, 1 class of highest probability, 2 class
-   * probabilities (width planes). Nodes are 16-byte records, roots and depths i32 per tree; see
-   * src/compile/forest-kernel.ts.
+   * probabilities (width planes). Nodes are 8-byte records with a leaf index per node, roots and
+   * depths i32 per tree; see src/compile/forest-kernel.ts.
    */
-  forestRun(table: number, p: number, n: number, nodes: number, roots: number, depths: number, nTrees: number, leaves: number, width: number, classes: number, mode: number, out: number, scratch: number): void;
+  forestRun(table: number, p: number, n: number, nodes: number, leafOf: number, roots: number, depths: number, nTrees: number, leaves: number, width: number, classes: number, mode: number, out: number, scratch: number): void;
   forestScratchBytes(p: number, width: number): number;
   /** Math.sin, cos, tan in double precision (for tier-1 modules to import: they have no data segments for the tables). */
   mathSin(x: number): number;
