@@ -387,6 +387,8 @@ print(json.dumps(m.predict(np.array(d['test'], dtype=np.float32)).tolist()))`,
 
     it('refuses hostile input clearly, each a 4xx, while the tiles keep coming', async () => {
       const target = points(labels);
+      // A tile not drawn yet, asked for while the hostile requests come in.
+      const during = http('GET', `${s.url}/xyz/${service}/${t.z}/${t.x + 2}/${t.y}.png`);
       // A huge number of trees: stopped before any training.
       const huge = await result(fitAndPredict('fit_class_random_forest', target, { num_trees: 1_000_000_000 }));
       expectError(huge, 400, 'ProcessGraphComplexity');
@@ -445,6 +447,7 @@ print(json.dumps(m.predict(np.array(d['test'], dtype=np.float32)).tolist()))`,
       const sync = await result({ ...trainingGraph(target) });
       expectError(sync, 400, 'ProcessParameterInvalid');
       // Meanwhile, and after: tiles.
+      expect((await during).status).toBe(200);
       const again = await http('GET', `${s.url}/xyz/${service}/${t.z}/${t.x + 1}/${t.y}.png`);
       expect(again.status).toBe(200);
     });
