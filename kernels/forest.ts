@@ -129,3 +129,29 @@ function addLeaf(leafBase: usize, nd: i32, leaves: usize, width: i32, dst: usize
   }
   for (let k = 0; k < width; k++) store<f32>(dst + (<usize>k << 2), load<f32>(dst + (<usize>k << 2)) + load<f32>(leaf + (<usize>k << 2)));
 }
+
+/**
+ * A band of a prediction split over threads (src/compile/kernel-threads.ts): the pixels of `table`
+ * (u32 plane pointers, already advanced to the band) into `out`, n of them. `params` holds i32:
+ * p, nodes, leafOf, roots, depths, nTrees, leaves, width, classes, mode (0 or 1), scratch base and
+ * scratch bytes per thread; `slot` (0 for the engine thread) picks this thread's scratch.
+ */
+export function forestBand(table: usize, out: usize, n: i32, params: usize, slot: i32): void {
+  const scratch = <usize>load<i32>(params, 40) + <usize>slot * <usize>load<i32>(params, 44);
+  forestRun(
+    table,
+    load<i32>(params),
+    n,
+    <usize>load<i32>(params, 4),
+    <usize>load<i32>(params, 8),
+    <usize>load<i32>(params, 12),
+    <usize>load<i32>(params, 16),
+    load<i32>(params, 20),
+    <usize>load<i32>(params, 24),
+    load<i32>(params, 28),
+    <usize>load<i32>(params, 32),
+    load<i32>(params, 36),
+    out,
+    scratch,
+  );
+}

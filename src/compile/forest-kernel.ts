@@ -6,7 +6,10 @@
 import type { Callback } from '../core/process.js';
 import { addStage } from '../core/stages.js';
 import { isForest, leafWidth, type Forest } from '../ml/forest.js';
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { alloc, f32, i32, kernels, mark, plane, ptrOf, release, u32 } from './kernels.js';
+import { kernelThreads, runSplit, type SplittableKernel } from './kernel-threads.js';
 
 /** What the child process asks of a forest: a value (class or mean) or the class probabilities. */
 export interface ForestChild {
@@ -81,6 +84,26 @@ function packedNodes(f: Forest): { nodes: Int32Array; leafOf: Int32Array; depths
 }
 
 /**
+ * Predictions of at least this many pixels (and one value per pixel) are split over the kernel
+ * helper threads when there are any (XEO_KERNEL_THREADS): a forest costs about a thousand times
+ * what NDVI costs per pixel, so it pays the hand-over far sooner than other kernels. Map tiles
+ * (256² px) stay on their thread.
+ */
+export const FOREST_SPLIT_MIN_PIXELS = 1 << 18;
+
+const WA = (globalThis as unknown as { WebAssembly: { Module: new (bytes: Uint8Array) => object } }).WebAssembly;
+
+/** build/forest.wasm (the forest kernel importing the kernel memory, for helper threads), compiled once per thread. */
+let bandModule: object | null | undefined;
+function forestModule(): object | null {
+  if (bandModule === undefined) {
+    const found = ['../../../build/forest.wasm', '../../build/forest.wasm'].map((p) => fileURLToPath(new URL(p, import.meta.url))).find((p) => existsSync(p));
+    bandModule = found ? new WA.Module(readFileSync(found)) : null;
+  }
+  return bandModule;
+}
+
+/**
  * Runs the forest over `pixels` pixels whose predictors are the planes `inputs` (in the forest's
  * predictor order): one plane of classes or values, or (probabilities) one plane per class.
  */
@@ -119,9 +142,20 @@ export function runForest(f: Forest, inputs: Float32Array[], pixels: number, pro
     const all = plane(pixels * planesOut);
     const direct = ptrOf(all);
     const pOut = direct >= 0 ? direct : alloc(pixels * planesOut * 4);
-    const pScratch = alloc(k.forestScratchBytes(inputs.length, width));
+    const scratchBytes = (k.forestScratchBytes(inputs.length, width) + 63) & ~63;
     const t0 = performance.now();
-    k.forestRun(pTable, inputs.length, pixels, pNodes, pLeafOf, pRoots, pDepths, f.roots.length, pLeaves, width, pClasses, mode, pOut, pScratch);
+    const module = mode !== 2 && pixels >= FOREST_SPLIT_MIN_PIXELS && kernelThreads() > 0 ? forestModule() : null;
+    let split = false;
+    if (module) {
+      // One scratch area per thread (the engine thread is slot 0), and the parameters as i32.
+      const threads = kernelThreads() + 1;
+      const pScratch = alloc(scratchBytes * threads);
+      const pParams = alloc(48);
+      i32(pParams, 12).set([inputs.length, pNodes, pLeafOf, pRoots, pDepths, f.roots.length, pLeaves, width, pClasses, mode, pScratch, scratchBytes]);
+      const band: SplittableKernel = { run: (t, o, n, arg, slot) => k.forestBand(t, o, n, arg ?? pParams, slot ?? 0), module, name: 'forestBand' };
+      split = runSplit(band, pTable, inputs.length, pOut, pixels, pParams, FOREST_SPLIT_MIN_PIXELS);
+    }
+    if (!split) k.forestRun(pTable, inputs.length, pixels, pNodes, pLeafOf, pRoots, pDepths, f.roots.length, pLeaves, width, pClasses, mode, pOut, alloc(scratchBytes));
     addStage('kernel', performance.now() - t0);
     if (direct < 0) all.set(f32(pOut, pixels * planesOut));
     return Array.from({ length: planesOut }, (_, c) => all.subarray(c * pixels, (c + 1) * pixels));

@@ -90,6 +90,8 @@ export interface KernelExports {
    */
   forestRun(table: number, p: number, n: number, nodes: number, leafOf: number, roots: number, depths: number, nTrees: number, leaves: number, width: number, classes: number, mode: number, out: number, scratch: number): void;
   forestScratchBytes(p: number, width: number): number;
+  /** A band of a split prediction (kernels/forest.ts forestBand): parameters at `params`, scratch by `slot`. */
+  forestBand(table: number, out: number, n: number, params: number, slot: number): void;
   /** Math.sin, cos, tan in double precision (for tier-1 modules to import: they have no data segments for the tables). */
   mathSin(x: number): number;
   mathCos(x: number): number;
