@@ -3,9 +3,10 @@
 //     runs on an engine thread) against scikit-learn's RandomForestClassifier with n_jobs=-1 (all
 //     cores) on the same samples: sklearn_over_xeo_train = scikit-learn's time / ours;
 //  2. prediction: a 2048² × 10-band cube (512² with --quick) through the forest kernel (what
-//     reduce_dimension with predict_random_forest runs) against scikit-learn's predict on the same
-//     array, each with its own forest of 100 trees trained on the same samples:
-//     sklearn_over_xeo_predict = scikit-learn's time / ours;
+//     reduce_dimension with predict_random_forest runs) with a kernel helper thread per further
+//     core (XEO_KERNEL_THREADS), against scikit-learn's predict on the same array, each with its
+//     own forest of 100 trees trained on the same samples: sklearn_over_xeo_predict = scikit-learn's
+//     time / ours (and _one_thread without the helpers);
 //  3. map tiles: cold tiles of a classified map (load_ml_model of a training job's model,
 //     predict_random_forest over four bands, categorical colours) against cold tiles of the NDVI
 //     map over the same tiles: classified_tile_over_ndvi_tile = p50 / p50.
@@ -17,6 +18,8 @@ import { CLI, Cleanup, median, removeDir, round, startXeo, table, tempDir } from
 import type { BenchOptions, BenchResult } from './run.js';
 import { trainForest, resolveMaxVariables } from '../src/ml/train.js';
 import { runForest } from '../src/compile/forest-kernel.js';
+import { configureKernelThreads, stopKernelThreads } from '../src/compile/kernel-threads.js';
+import { availableParallelism } from 'node:os';
 import { plane, withArena } from '../src/compile/kernels.js';
 import { mulberry32 } from '../src/core/random.js';
 import { tileAt } from '../src/tiles/tile-grid.js';
@@ -87,26 +90,39 @@ async function trainAndPredict(opts: BenchOptions, dir: string): Promise<{ figur
     times.push((performance.now() - t0) / 1000);
   }
   const xeoTrain = median(times);
-  // Prediction: the cube's ten bands as planes in kernel memory, through the forest kernel.
-  const xeoPredict = await withArena(() => {
+  // Prediction: the cube's ten bands as planes in kernel memory, through the forest kernel: on this
+  // thread alone, then with a kernel helper thread per further core (XEO_KERNEL_THREADS), as
+  // scikit-learn uses every core.
+  const helpers = Math.max(1, availableParallelism() - 1);
+  const [xeoPredictOne, xeoPredict] = await withArena(() => {
     const planes = Array.from({ length: P }, (_, f) => {
       const p = plane(pixels);
       for (let i = 0; i < pixels; i++) p[i] = cube[i * P + f];
       return p;
     });
-    const t0 = performance.now();
-    runForest(forest!, planes, pixels, false);
-    return (performance.now() - t0) / 1000;
+    const timed = (threads: number) => {
+      configureKernelThreads(threads);
+      const t0 = performance.now();
+      runForest(forest!, planes, pixels, false);
+      return (performance.now() - t0) / 1000;
+    };
+    try {
+      timed(helpers); // the helpers start and load the module
+      return [timed(0), timed(helpers)];
+    } finally {
+      stopKernelThreads();
+      configureKernelThreads(0);
+    }
   });
-  console.log(`ml bench: xeo trains in ${round(xeoTrain, 3)} s (OOB accuracy ${round(forest!.info.oobScore! * 100, 2)} %, ${forest!.feature.length} nodes), predicts ${side}² px in ${round(xeoPredict, 3)} s`);
+  console.log(`ml bench: xeo trains in ${round(xeoTrain, 3)} s (OOB accuracy ${round(forest!.info.oobScore! * 100, 2)} %, ${forest!.feature.length} nodes), predicts ${side}² px in ${round(xeoPredictOne, 3)} s on one thread, ${round(xeoPredict, 3)} s with ${helpers} helper thread(s)`);
 
   const py = spawnSync(PYTHON, ['-c', SKLEARN, dir, String(N), String(P), String(TREES), String(runs), String(pixels)], { encoding: 'utf8' });
   if (py.status !== 0) throw new Error(`scikit-learn failed (is python3-sklearn installed?): ${py.stderr}`);
   const sk = JSON.parse(py.stdout.trim().split('\n').pop()!) as { fit: number; predict: number };
   console.log(`ml bench: scikit-learn (n_jobs=-1) trains in ${round(sk.fit, 3)} s, predicts in ${round(sk.predict, 3)} s`);
   return {
-    figures: { xeo_train_s: round(xeoTrain, 3), sklearn_train_s: round(sk.fit, 3), xeo_predict_s: round(xeoPredict, 3), sklearn_predict_s: round(sk.predict, 3), predict_pixels: pixels },
-    ratios: { sklearn_over_xeo_train: round(sk.fit / xeoTrain, 2), sklearn_over_xeo_predict: round(sk.predict / xeoPredict, 2) },
+    figures: { xeo_train_s: round(xeoTrain, 3), sklearn_train_s: round(sk.fit, 3), xeo_predict_s: round(xeoPredict, 3), xeo_predict_one_thread_s: round(xeoPredictOne, 3), sklearn_predict_s: round(sk.predict, 3), predict_pixels: pixels, kernel_helpers: helpers },
+    ratios: { sklearn_over_xeo_train: round(sk.fit / xeoTrain, 2), sklearn_over_xeo_predict: round(sk.predict / xeoPredict, 2), sklearn_over_xeo_predict_one_thread: round(sk.predict / xeoPredictOne, 2) },
   };
 }
 
