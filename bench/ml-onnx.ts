@@ -152,7 +152,3 @@ export async function measureOnnx(opts: { quick: boolean }): Promise<OnnxFigures
     await cleanup.run();
   }
 }
-
-export async function run(opts: { quick: boolean }): Promise<{ figures: Record<string, number>; ratios: Record<string, number> }> {
-  return measureOnnx(opts);
-}

@@ -11,7 +11,7 @@ const SRC = path.join(ROOT, 'src');
 const LAYERS: string[][] = [
   ['core'],
   ['process-catalog'],
-  ['store', 'data', 'datacube', 'compile', 'files', 'udf'],
+  ['store', 'data', 'datacube', 'compile', 'files', 'udf', 'ml'],
   ['graph', 'processes', 'output', 'auth'],
   ['compute'],
   ['tiles', 'jobs', 'ingest'],

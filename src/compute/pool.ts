@@ -98,6 +98,7 @@ export class ComputePool {
         kernelThreads: this.opts.kernelThreads,
         vector: this.opts.vector,
         models: this.opts.models,
+        ml: this.opts.ml,
         searchPort,
         udf,
         filesPort,

@@ -20,6 +20,7 @@ import type { HostLink } from '../udf/protocol.js';
 import { configureVectorLimits } from '../datacube/vector-limits.js';
 import { configureModelSource } from '../data/model-source.js';
 import { configureOnnx } from '../processes/ml/onnx-sessions.js';
+import { configureMlLimits } from '../ml/limits.js';
 import { filesOverPort, filesPortForThread } from '../files/file-bridge.js';
 import { setUserFiles } from './execute.js';
 import type { Config } from '../core/config.js';
@@ -49,6 +50,8 @@ export interface ThreadInit {
   vector?: Config['vector'];
   /** Machine-learning models: most bytes read by reference, threads of one ONNX inference (XEO_ML_*); the defaults when absent. */
   models?: Config['models'];
+  /** Limits of random-forest training (XEO_ML_*); the defaults when absent. */
+  ml?: Config['ml'];
   /** To the main thread's metrics: what this thread counts is added there (core/metrics.ts shipMetrics, called by the thread once it serves). */
   metricsPort?: MessagePort | null;
   /** How this thread logs: as the main thread does. */
@@ -68,6 +71,7 @@ export function setupEngineThread(init: ThreadInit): () => CatalogSource {
     configureModelSource(init.models);
     configureOnnx({ threads: init.models.onnxThreads });
   }
+  if (init.ml) configureMlLimits(init.ml);
   setUserFiles(init.filesPort ? filesOverPort(init.filesPort) : null);
   // Compiled kernels are shared by all threads through the disk cache; each thread keeps its own
   // instances (a module instance belongs to the thread's kernel memory).

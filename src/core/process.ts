@@ -69,4 +69,10 @@ export interface ProcessDef {
    * call no child process: lets the engine run it per pixel without a promise per value.
    */
   scalar?: (args: Record<string, any>) => unknown;
+  /**
+   * Parameters the definition requires but this back-end fills in when a graph leaves them out (as
+   * the clients do with max_variables of the random forests): from the process catalogue
+   * (OMITTABLE in accepts.ts); evaluation takes them as optional; GET /processes shows the definition.
+   */
+  omittable?: string[];
 }

@@ -10,7 +10,7 @@
 // named like its implementation's file in src/processes/), its implementation into that file.
 import type { ProcessSpec } from '../core/process.js';
 import { specFor, type ProcessTexts } from './spec.js';
-import { ACCEPTS } from './accepts.js';
+import { ACCEPTS, OMITTABLE } from './accepts.js';
 import { argumentsOf, LOWERINGS, type Lowering } from './lowerings.js';
 import { texts as math } from './texts/math.js';
 import { texts as logic } from './texts/logic.js';
@@ -43,12 +43,14 @@ export interface ProcessEntry {
   accepts?: Record<string, unknown>;
   /** How the process compiles into the kernels' pixel programs; absent when it does not (lowerings.ts). */
   lowering?: Lowering;
+  /** Required parameters a graph may leave out (OMITTABLE in accepts.ts). */
+  omittable?: string[];
 }
 
 export class ProcessCatalog {
   private readonly byId = new Map<string, ProcessEntry>();
 
-  constructor(groups: Record<string, ProcessTexts>[], accepts: Record<string, Record<string, unknown>>, lowerings: Record<string, Lowering>) {
+  constructor(groups: Record<string, ProcessTexts>[], accepts: Record<string, Record<string, unknown>>, lowerings: Record<string, Lowering>, omittable: Record<string, string[]> = {}) {
     for (const group of groups) {
       for (const [id, texts] of Object.entries(group)) {
         if (this.byId.has(id)) throw new Error(`process ${id} has texts twice`);
@@ -72,6 +74,14 @@ export class ProcessCatalog {
       }
       entry.lowering = lowering;
     }
+    for (const [id, names] of Object.entries(omittable)) {
+      const entry = this.byId.get(id);
+      if (!entry) throw new Error(`OMITTABLE names process ${id}, which is not offered`);
+      for (const name of names) {
+        if (!entry.spec.parameters.some((p) => p.name === name)) throw new Error(`OMITTABLE: process ${id} has no parameter ${name}`);
+      }
+      entry.omittable = names;
+    }
   }
 
   get(id: string): ProcessEntry | undefined {
@@ -93,4 +103,4 @@ export class ProcessCatalog {
   }
 }
 
-export const processCatalog = new ProcessCatalog([math, logic, arrays, statistics, texts, load, filters, apply, dimensions, combine, aggregate, resample, climate, inspect, polygon, udf, zonal, vectorLoad, vectorProcesses, curves, spatialReduce, flatten, ml], ACCEPTS, LOWERINGS);
+export const processCatalog = new ProcessCatalog([math, logic, arrays, statistics, texts, load, filters, apply, dimensions, combine, aggregate, resample, climate, inspect, polygon, udf, zonal, vectorLoad, vectorProcesses, curves, spatialReduce, flatten, ml], ACCEPTS, LOWERINGS, OMITTABLE);

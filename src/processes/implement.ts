@@ -23,11 +23,13 @@ export function implementScalar(id: string, fn: (a: Record<string, any>) => unkn
 }
 
 /** The process as the engine runs it: its definition and its implementation. */
-export function bind(impl: ProcessImpl, spec: ProcessSpec): ProcessDef {
-  if (!impl.scalar) return { spec, run: impl.run };
+export function bind(impl: ProcessImpl, spec: ProcessSpec, omittable?: string[]): ProcessDef {
+  const extra = omittable ? { omittable } : {};
+  if (!impl.scalar) return { spec, run: impl.run, ...extra };
   const fn = impl.scalar;
   return {
     spec,
+    ...extra,
     scalar: fn,
     run: (args) => {
       const a: Record<string, unknown> = {};

@@ -28,6 +28,7 @@ import { processes as curves } from './cubes/curves.js';
 import { processes as spatialReduce } from './cubes/spatial-reduce.js';
 import { processes as flatten } from './cubes/flatten.js';
 import { processes as predictOnnx } from './ml/predict-onnx.js';
+import { processes as forests } from './ml/random-forest.js';
 
 export class Registry {
   private readonly byId = new Map<string, ProcessDef>();
@@ -37,7 +38,7 @@ export class Registry {
       const entry = catalog.get(impl.id);
       if (!entry) throw new Error(`process ${impl.id} is implemented but not in the process catalogue`);
       if (this.byId.has(impl.id)) throw new Error(`process ${impl.id} is implemented twice`);
-      this.byId.set(impl.id, bind(impl, entry.spec));
+      this.byId.set(impl.id, bind(impl, entry.spec, entry.omittable));
     }
     for (const id of catalog.ids()) if (!this.byId.has(id)) throw new Error(`process ${id} is in the process catalogue but has no implementation`);
   }
@@ -57,6 +58,6 @@ export class Registry {
 }
 
 /** Every implementation, by group. */
-export const implementations: ProcessImpl[] = [...math, ...logic, ...arrays, ...statistics, ...texts, ...load, ...filters, ...apply, ...dimensions, ...combine, ...aggregate, ...resample, ...climate, ...inspect, ...polygon, ...udf, ...zonal, ...vectorLoad, ...vectorProcesses, ...curves, ...spatialReduce, ...flatten, ...predictOnnx];
+export const implementations: ProcessImpl[] = [...math, ...logic, ...arrays, ...statistics, ...texts, ...load, ...filters, ...apply, ...dimensions, ...combine, ...aggregate, ...resample, ...climate, ...inspect, ...polygon, ...udf, ...zonal, ...vectorLoad, ...vectorProcesses, ...curves, ...spatialReduce, ...flatten, ...predictOnnx, ...forests];
 
 export const predefined = new Registry(processCatalog, implementations);

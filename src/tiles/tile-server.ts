@@ -4,6 +4,7 @@
 // callback when it can, answers tiles outside the service's data with an empty image without
 // computing, and otherwise renders the tile on the compute pool (the same execute() as /result,
 // with the tile as the region every load fills).
+import { CATEGORICAL_RANGE, isCategorical } from '../output/colormap.js';
 import type { Config } from '../core/config.js';
 import type { Store, ServiceRecord } from '../store/types.js';
 import type { CollectionMeta, ItemMeta, RemoteSearch } from '../core/catalog.js';
@@ -249,6 +250,8 @@ export class TileServer {
     if (!st || !st.record.enabled) throw new ApiError('ServiceNotFound', { identifier: id });
     const cfg = st.config;
     return this.serve(st, id, coord, format, ifNoneMatch, abortable, async () => {
+      // A categorical map draws the whole value v in its colour v: classes 0 to 254, no stretch.
+      if (isCategorical(cfg.colormap)) return { graph: st.graph, options: { colormap: cfg.colormap, min: CATEGORICAL_RANGE[0], max: CATEGORICAL_RANGE[1] } };
       const range = await this.rangeOf(st);
       return { graph: st.graph, options: { colormap: cfg.colormap, min: range?.[0] ?? null, max: range?.[1] ?? null } };
     });

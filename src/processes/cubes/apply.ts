@@ -11,6 +11,7 @@ import type { Program } from '../../compile/program.js';
 import { applyVector, dimIndex, joinSlices, reduceVectors, requireCallback, slicesOf } from './common.js';
 import { isGridDim } from './dimensions.js';
 import { runUdfChild, udfChild } from '../udf.js';
+import { forestChild, runForest, type ForestChild } from '../../compile/forest-kernel.js';
 
 /** A cube without dimension d (its grid too, if d was spatial). */
 export function withoutDimension(cube: DataCube, d: number, data: Float32Array): DataCube {
@@ -71,6 +72,33 @@ function retarget(cube: DataCube, source: string, target: string | null): DataCu
   return cube.with({ dims, grid: cube.dim(source)?.type === 'spatial' ? null : cube.grid });
 }
 
+/**
+ * A forest child process (predict_random_forest, predict_probabilities) along dimension d, on the
+ * forest kernel. The values along d are the predictors: taken by name when every predictor of the
+ * model is a label of d, else by position. A value per pixel drops d (when `reduce`); class
+ * probabilities replace d's labels by the class values.
+ */
+function forestAlong(cube: DataCube, d: number, fc: ForestChild, reduce: boolean, processId: string): DataCube {
+  const f = fc.forest;
+  const labels = cube.dims[d].labels.map(String);
+  const { data, rest } = cube.outermost(d);
+  const slices = slicesOf(data, cube.shape[d], rest);
+  const byName = f.predictors.every((p) => labels.includes(p));
+  if (!byName && slices.length !== f.predictors.length) {
+    throw new ApiError('ProcessParameterInvalid', {
+      process: processId,
+      parameter: 'data',
+      reason: `the model was trained on ${f.predictors.length} predictors (${f.predictors.join(', ')}); the dimension '${cube.dims[d].name}' has ${slices.length} labels (${labels.join(', ')})`,
+    });
+  }
+  const inputs = byName ? f.predictors.map((p) => slices[labels.indexOf(p)]) : slices;
+  const planes = runForest(f, inputs, rest, fc.probabilities);
+  if (!fc.probabilities && reduce) return withoutDimension(cube, d, planes[0]);
+  const dims: Dimension[] = cube.dims.map((x, i) => (i === d ? { ...x, labels: fc.probabilities ? f.classes.map(String) : [0] } : x));
+  const joined = planes.length === 1 ? planes[0] : joinSlices(planes, rest);
+  return cube.with({ dims, data: DataCube.fromOutermost(joined, dims.map((x) => x.labels.length), d), bandInfo: {} });
+}
+
 /** ndvi's computation as a kernel program: (nir - red) / (nir + red). */
 const NDVI: Program = { inputs: 2, code: [{ op: 'normdiff', a: 0, b: 1 }], output: 2 };
 
@@ -96,6 +124,8 @@ export const processes: ProcessImpl[] = [
       // A UDF gets the whole cube and must answer it without the dimension.
       const udf = udfChild(cb, 'data', a.get('context'));
       if (udf) return runUdfChild(udf, ctx, 'reduce', cube, cube.dims[d].name);
+      const forest = forestChild(cb, 'data', a.get('context'));
+      if (forest) return forestAlong(cube, d, forest, true, 'reduce_dimension');
       const { data, rest } = cube.outermost(d);
       const out = await reduceVectors(cb, slicesOf(data, cube.shape[d], rest), cube.dims[d].labels, rest, a.get('context'), 'reduce_dimension');
       return withoutDimension(cube, d, out);
@@ -112,6 +142,8 @@ export const processes: ProcessImpl[] = [
       if (e >= 0 && e !== d) return intoExisting(cube, d, e, cb, a.get('context'));
       const udf = udfChild(cb, 'data', a.get('context'));
       if (udf) return retarget(await runUdfChild(udf, ctx, 'apply_dimension', cube, cube.dims[d].name), cube.dims[d].name, target);
+      const forest = forestChild(cb, 'data', a.get('context'));
+      if (forest) return retarget(forestAlong(cube, d, forest, false, 'apply_dimension'), cube.dims[d].name, target);
       const { data, rest } = cube.outermost(d);
       const n = cube.shape[d];
       const v = await cb({ data: new PixelArray(slicesOf(data, n, rest), cube.dims[d].labels, rest), context: a.get('context') });
