@@ -20,7 +20,7 @@ import { fuseChild } from '../src/compile/fuse.js';
 import { setTier1 } from '../src/compile/executor.js';
 import { createTier1, compileNow } from '../src/compile/tier1.js';
 import { programHash, type Program } from '../src/compile/program.js';
-import { alloc, f32, mark, plane, release, u32, withArena } from '../src/compile/kernels.js';
+import { alloc, f32, mark, plane, release, u32, withArena } from '../src/wasm/kernels.js';
 import { configureKernelThreads, stopKernelThreads } from '../src/compile/kernel-threads.js';
 import os from 'node:os';
 import type { CompiledKernel } from '../src/compile/executor.js';

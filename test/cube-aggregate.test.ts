@@ -14,11 +14,11 @@ import { processes as zonal } from '../src/processes/cubes/zonal.js';
 const mine = [...temporal, ...zonal];
 import { DataCube, spatialDims, type Dimension } from '../src/datacube/datacube.js';
 import { PixelArray } from '../src/datacube/pixels.js';
-import { transformBox, transformer } from '../src/data/crs.js';
+import { transformBox, transformer } from '../src/geometry/crs.js';
 import type { Grid } from '../src/core/grid.js';
 import type { CatalogSnapshot } from '../src/core/catalog.js';
 import { writeCog } from '../src/output/cog-writer.js';
-import { LazyCube } from '../src/datacube/lazy.js';
+import { LazyCube } from '../src/data/lazy.js';
 import { featuresFromGeoJson } from '../src/datacube/geojson-in.js';
 
 const defs = new Map<string, ProcessDef>([...predefined.specs().map((s) => [s.id, predefined.get(s.id)!] as [string, ProcessDef]), ...mine.map((d) => [d.spec.id, d] as [string, ProcessDef])]);

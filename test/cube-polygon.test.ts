@@ -4,8 +4,8 @@ import { describe, it, expect, vi } from 'vitest';
 import { evaluateGraph, rootScope, type EvalEnv } from '../src/graph/evaluate.js';
 import type { ProcessDef } from '../src/core/process.js';
 import { DataCube, spatialDims, type Dimension } from '../src/datacube/datacube.js';
-import { LazyCube } from '../src/datacube/lazy.js';
-import { transformBox } from '../src/data/crs.js';
+import { LazyCube } from '../src/data/lazy.js';
+import { transformBox } from '../src/geometry/crs.js';
 import type { Grid } from '../src/core/grid.js';
 import { engineEnv } from './engine-env.js';
 

@@ -9,7 +9,7 @@ import { openStore } from '../src/store/db.js';
 import type { CatalogSnapshot, ItemMeta } from '../src/core/catalog.js';
 import { openRaster, clearBlockCache } from '../src/data/cog-reader.js';
 import { fixedSnapshot, loadChunk, planGrid } from '../src/data/load.js';
-import { transformBox } from '../src/data/crs.js';
+import { transformBox } from '../src/geometry/crs.js';
 import { demoDataDir } from './demo-data.js';
 import { removeDir, tempDir } from './helpers.js';
 import { hasGdal, describeWithTool, run } from './system-tools.js';

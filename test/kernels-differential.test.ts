@@ -10,7 +10,7 @@ import { predefined } from '../src/processes/registry.js';
 import { setTier1 } from '../src/compile/executor.js';
 import { createTier1, compileMany } from '../src/compile/tier1.js';
 import { engineEnv } from './engine-env.js';
-import { arenaStats, configureArena, plane, withArena } from '../src/compile/kernels.js';
+import { arenaStats, configureArena, plane, withArena } from '../src/wasm/kernels.js';
 import { inputValues, randomChild, type Shape } from './kernel-graphs.js';
 import { Rng } from './rng.js';
 import { tempDir } from './helpers.js';

@@ -6,7 +6,7 @@ import { describe, it, expect, afterEach } from 'vitest';
 import { runProgram, setTier1, kernelColorize, type Tier1, type CompiledKernel } from '../src/compile/executor.js';
 import { encodeProgram, MAX_MEDIAN_ARGS } from '../src/compile/tier0.js';
 import { BINARY, UNARY, REDUCERS, programHash, type Instr, type Program } from '../src/compile/program.js';
-import { kernels, kernelMemory, alloc, arenaStats, configureArena, mark, plane, ptrOf, release, withArena } from '../src/compile/kernels.js';
+import { kernels, kernelMemory, alloc, arenaStats, configureArena, mark, plane, ptrOf, release, withArena } from '../src/wasm/kernels.js';
 import { colorize, colorTable, COLOR_MAPS } from '../src/output/colormap.js';
 import { Rng } from './rng.js';
 
@@ -536,7 +536,7 @@ describe('executor tiers', () => {
   });
 
   it('leaves the kernel memory allocator where it found it', async () => {
-    const { mark } = await import('../src/compile/kernels.js');
+    const { mark } = await import('../src/wasm/kernels.js');
     const m = mark();
     runProgram({ inputs: 1, code: [{ op: 'neg', a: 0 }], output: 1 }, [new Float32Array(5000)], 5000);
     expect(() => runProgram({ inputs: 1, code: [{ op: 'neg', a: 0 }], output: 1 }, [new Float32Array(3)], 5)).toThrow();

@@ -15,7 +15,7 @@ import { createTier1, compileNow, ascCompile, checkModule, inspectWasm, stopComp
 import { compileSource } from '../src/compile/asc-worker.js';
 import { runProgram, setTier1, type CompiledKernel } from '../src/compile/executor.js';
 import { configureKernelThreads, kernelThreadStats, SPLIT_MIN_PIXELS } from '../src/compile/kernel-threads.js';
-import { alloc, arenaStats, configureArena, f32, mark, plane, ptrOf, release, u32, withArena } from '../src/compile/kernels.js';
+import { alloc, arenaStats, configureArena, f32, mark, plane, ptrOf, release, u32, withArena } from '../src/wasm/kernels.js';
 import { Rng } from './rng.js';
 
 const F = Math.fround;

@@ -6,7 +6,7 @@
 import type { Program } from './program.js';
 import { programHash } from './program.js';
 import { encodeProgram } from './tier0.js';
-import { alloc, f32, i32, kernels, mark, plane, ptrOf, release, u32, u8 } from './kernels.js';
+import { alloc, f32, i32, kernels, mark, plane, ptrOf, release, u32, u8 } from '../wasm/kernels.js';
 import { addStage } from '../core/stages.js';
 import { runSplit } from './kernel-threads.js';
 

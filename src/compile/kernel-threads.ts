@@ -1,6 +1,6 @@
 // One large kernel run on several threads: the engine thread and its kernel helper threads
 // (kernel-helper.ts) run bands of rows of the same tier-1 kernel on the same kernel memory. This
-// works because that memory is shared (kernels.ts): each helper instantiates the compiled module on
+// works because that memory is shared (src/wasm/kernels.ts): each helper instantiates the compiled module on
 // it, so nothing is copied; the bands are contiguous ranges of pixels, i.e. bands of rows of the
 // planes. Helpers sleep in Atomics.wait between jobs and claim bands with a compare-exchange; the
 // engine thread claims bands too and waits only for bands a helper has claimed. A band a helper
@@ -9,7 +9,7 @@
 // the same values are written twice).
 import { builtFile } from '../core/built-file.js';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
-import { alloc, kernelMemory, memoryGeneration, u32 } from './kernels.js';
+import { alloc, kernelMemory, memoryGeneration, u32 } from '../wasm/kernels.js';
 import { C, CTRL_WORDS, MAX_BANDS, claim, type HelperMessage } from './kernel-threads-protocol.js';
 
 /** A tier-1 kernel as the helpers need it: its module (to instantiate on the shared memory) and export. */

@@ -1,6 +1,6 @@
 // Tier 1: Programs compiled to their own wasm module (src/compile/codegen.ts generates the
 // AssemblyScript, asc compiles it in a worker thread: src/compile/asc-worker.ts) and swapped in
-// when ready. Compiled modules import the kernels module's memory (src/compile/kernels.ts
+// when ready. Compiled modules import the kernels module's memory (src/wasm/kernels.ts
 // kernelMemory()), so they run on the inputs tier 0 would run on.
 //
 // Caching, by programHash (the canonical program's hash):
@@ -31,7 +31,7 @@ import { LRUCache } from 'lru-cache';
 import { createHash } from 'node:crypto';
 import { BINARY, REDUCERS, UNARY, canonical, programHash, type Instr, type Program } from './program.js';
 import { CODEGEN_VERSION, HOST_IMPORTS, generateFunction, generateSource, PRELUDE } from './codegen.js';
-import { kernelMemory, memoryGeneration } from './kernels.js';
+import { kernelMemory, memoryGeneration } from '../wasm/kernels.js';
 import { getTier1, type CompiledKernel, type Tier1 } from './executor.js';
 import { compileSource, WORKER_MARKER, type CompileReply, type CompileRequest } from './asc-worker.js';
 
@@ -58,7 +58,7 @@ export const ASC_OPTIONS: Record<string, unknown> = {
   importMemory: true,
   noExportMemory: true,
   initialMemory: 0,
-  // The kernels' memory is shared (src/compile/kernels.ts): the import must say so, with its maximum.
+  // The kernels' memory is shared (src/wasm/kernels.ts): the import must say so, with its maximum.
   sharedMemory: true,
   maximumMemory: 65536,
   use: ['abort='],

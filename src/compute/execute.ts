@@ -10,11 +10,11 @@ import type { UserProcess } from '../core/graph.js';
 import { predefined } from '../processes/registry.js';
 import { encodeResult, percentileRange, planesOf, type Encoded } from '../output/encode.js';
 import { DataCube } from '../datacube/datacube.js';
-import { cubeOf, isCube, LoadProbe, type LoadPlan } from '../datacube/lazy.js';
+import { cubeOf, isCube, LoadProbe, type LoadPlan } from '../data/lazy.js';
 import type { Grid } from '../core/grid.js';
 import { addStage, stageTimes, withStages, type StageTimes } from '../core/stages.js';
 import { outputFormat } from '../output/formats.js';
-import { inArena, withArena } from '../compile/kernels.js';
+import { inArena, withArena } from '../wasm/kernels.js';
 import { ValuesGate } from './values-gate.js';
 
 /** What the tiles this thread draws at once may load together (compute/values-gate.ts). */
@@ -97,7 +97,7 @@ export interface ExecuteResult extends Encoded {
 }
 
 /**
- * Runs the graph in an arena scope (src/compile/kernels.ts): its cubes are planes of the kernels'
+ * Runs the graph in an arena scope (src/wasm/kernels.ts): its cubes are planes of the kernels'
  * memory, freed for the next request when it ends. A caller already in a scope (a batch chunk that
  * writes the raw planes before its scope ends) keeps them; otherwise raw planes are copied out, as
  * they outlive the scope.

@@ -13,7 +13,7 @@ import { searchOverPort, searchPortForThread } from '../data/stac-search-bridge.
 import { linkPorts, udfLinkForThread } from '../udf/host.js';
 import { setTier1 } from '../compile/executor.js';
 import { createTier1 } from '../compile/tier1.js';
-import { configureArena } from '../compile/kernels.js';
+import { configureArena } from '../wasm/kernels.js';
 import { configureKernelThreads } from '../compile/kernel-threads.js';
 import { configureUdfLink } from '../udf/client.js';
 import type { HostLink } from '../udf/protocol.js';

@@ -14,7 +14,7 @@ import { threadId } from 'node:worker_threads';
 import type { CatalogSource, CollectionMeta, ItemMeta } from '../core/catalog.js';
 import type { Graph } from '../core/graph.js';
 import type { Box } from '../core/grid.js';
-import { transformBox } from '../data/crs.js';
+import { transformBox } from '../geometry/crs.js';
 import { clearRasterCaches } from '../data/cog-reader.js';
 import { writeCog } from '../output/cog-writer.js';
 import { execute } from './execute.js';

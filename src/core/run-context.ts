@@ -69,7 +69,7 @@ export interface RunContext {
   region?: Grid;
   /**
    * A dry run: the first load that needs pixels reports what it would read (LoadProbe, see
-   * datacube/lazy.ts) instead of reading it, which stops the run. Batch jobs learn their output grid
+   * data/lazy.ts) instead of reading it, which stops the run. Batch jobs learn their output grid
    * this way before any pixel is read.
    */
   probe?: boolean;

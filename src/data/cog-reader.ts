@@ -13,7 +13,7 @@ import { HttpRangeSource } from './range-source.js';
 import { s3HrefSigner } from './stac-signers.js';
 import { checkUrl, OutboundRefused, TRUSTED, type OutboundPolicy } from './outbound.js';
 import { RemoteError } from './http-client.js';
-import { plane } from '../compile/kernels.js';
+import { plane } from '../wasm/kernels.js';
 
 const inflateAsync = promisify(inflate);
 

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { BandMeta, ItemMeta } from '../core/catalog.js';
 import { openRaster } from './cog-reader.js';
 import { checkUrl, TRUSTED, type OutboundPolicy } from './outbound.js';
-import { transformBox } from './crs.js';
+import { transformBox } from '../geometry/crs.js';
 
 /** A file or item that cannot become a catalogue item (the message says why). */
 export class ImportError extends Error {}

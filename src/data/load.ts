@@ -2,18 +2,18 @@
 // nodata) on a target grid, for a collection, a spatial extent in any CRS, a time range and bands.
 // Only the source windows and overview levels the chunk needs are read; sources in another CRS or
 // resolution are warped, aligned ones are copied straight from the decoded blocks. The cube is a
-// plane of the kernels' arena (src/compile/kernels.ts) in an arena scope: blocks are decoded into
+// plane of the kernels' arena (src/wasm/kernels.ts) in an arena scope: blocks are decoded into
 // it and the warp writes into it, so the kernels read it where it is.
 import type { CatalogSnapshot, CatalogSource, CollectionMeta, ItemMeta, SourceAccess } from '../core/catalog.js';
 import { ApiError } from '../core/errors.js';
-import { transformBox, transformer } from './crs.js';
+import { transformBox, transformer } from '../geometry/crs.js';
 import { gridBox, type Box, type Grid } from '../core/grid.js';
 import { openRaster, RasterFormatError, type CogReader, type Window } from './cog-reader.js';
 import { RemoteError } from './http-client.js';
 import { OutboundRefused } from './outbound.js';
 import { warp, sourceWindow, type Resampling } from './warp.js';
 import { addStage } from '../core/stages.js';
-import { freePlane, plane } from '../compile/kernels.js';
+import { freePlane, plane } from '../wasm/kernels.js';
 
 export interface Extent {
   west: number;

@@ -4,7 +4,7 @@
 // STAC API is fetched here (through http-client.ts), so the rules for outbound requests apply in one place.
 import { requestJson, RemoteError } from './http-client.js';
 import { checkUrl, ON_USERS_BEHALF, OutboundRefused, TRUSTED, type OutboundPolicy } from './outbound.js';
-import { transformBox } from './crs.js';
+import { transformBox } from '../geometry/crs.js';
 import { openRaster } from './cog-reader.js';
 import type { BandMeta, FilterOp, ItemMeta, PropertyCondition } from '../core/catalog.js';
 

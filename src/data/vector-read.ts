@@ -7,13 +7,13 @@ import type { HeaderMeta } from 'flatgeobuf';
 import type { Feature as FgbFeature } from 'flatgeobuf/lib/mjs/flat-geobuf/feature.js';
 import type { Geometry as FgbGeometry } from 'flatgeobuf/lib/mjs/flat-geobuf/geometry.js';
 import { ApiError, ProcessException } from '../core/errors.js';
-import { GeometryBuilder, GeometryError, GeomType, PartKind } from '../datacube/geometry-column.js';
+import { GeometryBuilder, GeometryError, GeomType, PartKind } from '../geometry/geometry-column.js';
 import { PropertyTable, VectorFeatures, type PropertyValue } from '../datacube/features.js';
 import { epsgOfName, featuresFromGeoJson } from '../datacube/geojson-in.js';
 import { vectorLimits } from '../datacube/vector-limits.js';
-import { readWkb, WkbError } from './wkb.js';
-import { readWkt, WktError } from './wkt.js';
-import { ensureCrs, CrsUnknownError } from './crs.js';
+import { readWkb, WkbError } from '../geometry/wkb.js';
+import { readWkt, WktError } from '../geometry/wkt.js';
+import { ensureCrs, CrsUnknownError } from '../geometry/crs.js';
 
 export type VectorFormat = 'GeoJSON' | 'FlatGeobuf' | 'Parquet' | 'CSV';
 

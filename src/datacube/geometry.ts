@@ -2,7 +2,7 @@
 // GeoJSON as the deprecated form of the definitions), validated; their boxes for narrowing loads;
 // and masks of a grid's pixels (by the kernels' pixel rules, datacube/spans.ts).
 import { ApiError } from '../core/errors.js';
-import { transformBox } from '../data/crs.js';
+import { transformBox } from '../geometry/crs.js';
 import type { Grid } from '../core/grid.js';
 import { DataCube } from './datacube.js';
 import type { VectorFeatures } from './features.js';

@@ -2,7 +2,7 @@
 // file or URL may be, and how many features and vertices its geometries may have. Hostile inputs
 // (a file of gigabytes, a polygon of a million vertices) stop at these with a clear error, before
 // they cost memory or time.
-import { DEFAULT_GEOMETRY_LIMITS, type GeometryLimits } from './geometry-column.js';
+import { DEFAULT_GEOMETRY_LIMITS, type GeometryLimits } from '../geometry/geometry-column.js';
 
 export interface VectorLimits {
   /** Most bytes of one vector file or URL. */

@@ -7,7 +7,7 @@
 import { jobChunksDone } from '../core/metrics.js';
 import { readFileSync } from 'node:fs';
 import { execute } from '../compute/execute.js';
-import { withArena } from '../compile/kernels.js';
+import { withArena } from '../wasm/kernels.js';
 import { calledProcess, type UserProcess } from '../core/graph.js';
 import type { CatalogSource } from '../core/catalog.js';
 import type { Graph } from '../core/graph.js';

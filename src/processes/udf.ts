@@ -9,7 +9,7 @@ import type { Callback, ProcessContext, ProcessDef } from '../core/process.js';
 import { ApiError, ProcessException } from '../core/errors.js';
 import { isObject, type Graph } from '../core/graph.js';
 import { DataCube } from '../datacube/datacube.js';
-import { cubeOf, isCube } from '../datacube/lazy.js';
+import { cubeOf, isCube } from '../data/lazy.js';
 import { udfCode } from '../udf/sources.js';
 import { pythonOnCube, pythonOnJson, type UdfRunContext } from '../udf/python-cube.js';
 import { assemblyScriptOnCube, assemblyScriptOnValues, type AsKind } from '../udf/assemblyscript.js';

@@ -13,7 +13,7 @@ import type { UserProcess } from '../core/graph.js';
 import { ApiError } from '../core/errors.js';
 import { userProcessesOf } from '../graph/user-processes.js';
 import { processDefaults, processingParameters, resolveOptions, type ProcessingParameter } from '../core/processing-options.js';
-import { transformBox } from '../data/crs.js';
+import { transformBox } from '../geometry/crs.js';
 import { gridFor, type Box, type Grid } from '../core/grid.js';
 import { encodePng } from '../output/png-writer.js';
 import { encodeJpeg } from '../output/jpeg-writer.js';

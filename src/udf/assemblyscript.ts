@@ -20,7 +20,7 @@
 import { createHash } from 'node:crypto';
 import { ApiError, ProcessException, RequestAborted } from '../core/errors.js';
 import { DataCube } from '../datacube/datacube.js';
-import { plane } from '../compile/kernels.js';
+import { plane } from '../wasm/kernels.js';
 import { addStage } from '../core/stages.js';
 import { assemblyScriptVersion, compileOnHost } from './client.js';
 import { versionMatches } from './versions.js';

@@ -6,7 +6,7 @@ import { closeSync, constants as fsConstants, ftruncateSync, openSync, readSync,
 import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { ApiError, errorFromData, RequestAborted } from '../core/errors.js';
-import { plane } from '../compile/kernels.js';
+import { plane } from '../wasm/kernels.js';
 import { addStage } from '../core/stages.js';
 import type { CallSpec, FromHost, HostLink, RunnerReply, ToHost, UdfLogEntry } from './protocol.js';
 

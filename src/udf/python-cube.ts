@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { ApiError } from '../core/errors.js';
 import type { Labels } from '../core/labels.js';
 import { DataCube, type Dimension } from '../datacube/datacube.js';
-import { plane } from '../compile/kernels.js';
+import { plane } from '../wasm/kernels.js';
 import { addStage } from '../core/stages.js';
 import { callPython, maxCallValues, UdfCallError } from './client.js';
 import type { CallSpec, RunnerReply, UdfLogEntry, UdfMode, UdfProblem, WireDimension } from './protocol.js';

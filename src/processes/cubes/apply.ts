@@ -6,7 +6,7 @@ import { ApiError, ProcessException } from '../../core/errors.js';
 import type { Callback } from '../../core/process.js';
 import { DataCube, type Dimension } from '../../datacube/datacube.js';
 import { PixelArray, broadcast } from '../../datacube/pixels.js';
-import { cubeOf } from '../../datacube/lazy.js';
+import { cubeOf } from '../../data/lazy.js';
 import { runProgram } from '../../compile/executor.js';
 import type { Program } from '../../compile/program.js';
 import { applyVector, dimIndex, joinSlices, reduceVectors, requireCallback, slicesOf } from './common.js';

@@ -5,7 +5,7 @@ import { define } from '../define.js';
 import { type ProcessDef } from '../../core/process.js';
 import { ProcessException } from '../../core/errors.js';
 import { DataCube, spatialDims } from '../../datacube/datacube.js';
-import { LazyCube, cubeOf, intersectExtent, lazyWithGeometries } from '../../datacube/lazy.js';
+import { LazyCube, cubeOf, intersectExtent, lazyWithGeometries } from '../../data/lazy.js';
 import { geometriesArg, rasterizeMask } from '../../datacube/geometry.js';
 import { filterBboxVector } from './vector-ops.js';
 import { bandsOf, collectionOf } from '../../data/load.js';

@@ -1,11 +1,11 @@
-// Data in and out: load_collection and load_stac (deferred loads, see datacube/lazy.ts; load_stac
+// Data in and out: load_collection and load_stac (deferred loads, see data/lazy.ts; load_stac
 // reads a STAC document of the user's through data/stac-source.ts) and save_result (records the
 // output and its format for the mode that runs the graph: /result, tiles or a batch job).
 import { ApiError } from '../../core/errors.js';
 import { define } from '../define.js';
 import { type Callback, type ProcessArgs, type ProcessDef } from '../../core/process.js';
 import { ProcessException } from '../../core/errors.js';
-import { LazyCube, isCube, lazyWithGeometries } from '../../datacube/lazy.js';
+import { LazyCube, isCube, lazyWithGeometries } from '../../data/lazy.js';
 import { DataCube } from '../../datacube/datacube.js';
 import { featuresBox, geometriesArg } from '../../datacube/geometry.js';
 import { searchedSource } from './search.js';

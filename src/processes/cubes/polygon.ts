@@ -7,7 +7,7 @@ import { define } from '../define.js';
 import { type ProcessDef } from '../../core/process.js';
 import { ProcessException } from '../../core/errors.js';
 import { DataCube } from '../../datacube/datacube.js';
-import { cubeOf } from '../../datacube/lazy.js';
+import { cubeOf } from '../../data/lazy.js';
 import { spanBoxes, spansOf } from '../../datacube/spans.js';
 import type { Grid } from '../../core/grid.js';
 import type { VectorFeatures } from '../../datacube/features.js';

@@ -9,7 +9,7 @@ import { define } from '../define.js';
 import { type ProcessDef } from '../../core/process.js';
 import type { RunContext, UserFiles } from '../../core/run-context.js';
 import type { BandMeta, CollectionMeta, ItemMeta } from '../../core/catalog.js';
-import { LazyCube } from '../../datacube/lazy.js';
+import { LazyCube } from '../../data/lazy.js';
 import { fixedSnapshot } from '../../data/load.js';
 import { hasMemoryRaster, RasterFormatError, registerMemoryRaster } from '../../data/cog-reader.js';
 import { ImportError, itemOfGeoTiff, type Parsed } from '../../data/items.js';

@@ -6,13 +6,13 @@ import { ApiError, ProcessException } from '../../core/errors.js';
 import { define } from '../define.js';
 import type { ProcessDef } from '../../core/process.js';
 import { DataCube } from '../../datacube/datacube.js';
-import { cubeOf } from '../../datacube/lazy.js';
+import { cubeOf } from '../../data/lazy.js';
 import { VectorFeatures } from '../../datacube/features.js';
-import { GeometryBuilder, GeometryColumn, GeomType, PartKind } from '../../datacube/geometry-column.js';
+import { GeometryBuilder, GeometryColumn, GeomType, PartKind } from '../../geometry/geometry-column.js';
 import { geometriesArg, jstsBridge } from '../../datacube/geometry.js';
 import type { Relation } from '../../datacube/jsts-bridge.js';
 import { geometryDimension, vectorCube } from '../../datacube/vector-cube.js';
-import { CrsUnknownError, crsUnits, ensureCrs, epsgOfWkt } from '../../data/crs.js';
+import { CrsUnknownError, crsUnits, ensureCrs, epsgOfWkt } from '../../geometry/crs.js';
 import { mulberry32 } from '../../core/random.js';
 
 const invalid = (process: string, parameter: string, reason: string) => new ApiError('ProcessParameterInvalid', { process, parameter, reason });

@@ -10,13 +10,13 @@ import type { Callback, ProcessDef, ProcessContext } from '../../core/process.js
 import type { Labels } from '../../core/labels.js';
 import { isObject, type Graph } from '../../core/graph.js';
 import { DataCube, type Dimension } from '../../datacube/datacube.js';
-import { LazyCube, cubeOf } from '../../datacube/lazy.js';
+import { LazyCube, cubeOf } from '../../data/lazy.js';
 import { featuresBox, geometriesArg } from '../../datacube/geometry.js';
 import type { VectorFeatures } from '../../datacube/features.js';
 import { spansOf } from '../../datacube/spans.js';
 import { ZONAL_STATS, zonalStats, zonalValues, type ZonalStat } from '../../datacube/zonal.js';
 import { geometryDimension } from '../../datacube/vector-cube.js';
-import { crsInfo } from '../../data/crs.js';
+import { crsInfo } from '../../geometry/crs.js';
 import { reduceVectors, requireCallback } from './common.js';
 
 const P = 'aggregate_spatial';

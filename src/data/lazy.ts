@@ -5,13 +5,13 @@
 // This is the engine's dry run: the request a load will make is known before it is made, and its
 // size is checked against the limit of the mode (synchronous, tile, batch chunk) first.
 import { ApiError } from '../core/errors.js';
-import { bandsOf, collectionOf, itemsByTime, loadChunk, type Extent, snappedGrid } from '../data/load.js';
+import { bandsOf, collectionOf, itemsByTime, loadChunk, type Extent, snappedGrid } from './load.js';
 import { type CatalogSnapshot } from '../core/catalog.js';
-import type { Resampling } from '../data/warp.js';
+import type { Resampling } from './warp.js';
 import type { RunContext } from '../core/run-context.js';
-import { DataCube, spatialDims } from './datacube.js';
-import { featuresBox, rasterizeMask } from './geometry.js';
-import type { VectorFeatures } from './features.js';
+import { DataCube, spatialDims } from '../datacube/datacube.js';
+import { featuresBox, rasterizeMask } from '../datacube/geometry.js';
+import type { VectorFeatures } from '../datacube/features.js';
 import type { Grid } from '../core/grid.js';
 
 export interface LoadSpec {
