@@ -7,20 +7,12 @@ import { ROOT } from './helpers.js';
 
 const SRC = path.join(ROOT, 'src');
 
-/** Bottom to top; a file may import its own layer or any layer below. */
-const LAYERS: string[][] = [
-  ['core'],
-  ['store', 'data', 'datacube', 'compile', 'files', 'udf'],
-  ['graph', 'processes', 'output', 'auth'],
-  ['compute'],
-  ['tiles', 'jobs', 'ingest'],
-  ['api'],
-  ['server', 'main.ts', 'cli.ts'],
-];
+/** Bottom to top, one folder (or top-level file) a rung; a file may import its own rung or any rung below. */
+export const LAYERS: string[] = ['core', 'geometry', 'wasm', 'store', 'files', 'datacube', 'data', 'compile', 'output', 'udf', 'graph', 'processes', 'auth', 'compute', 'ingest', 'tiles', 'jobs', 'api', 'server', 'main.ts', 'cli.ts'];
 
 function layerOf(rel: string): number {
   const top = rel.split('/')[0];
-  const i = LAYERS.findIndex((l) => l.includes(top));
+  const i = LAYERS.indexOf(top);
   if (i < 0) throw new Error(`${rel} lies in no layer: add its folder to LAYERS`);
   return i;
 }
