@@ -33,10 +33,10 @@ import { processingParameters } from './core/processing-options.js';
 import { JobService, nodeId } from './jobs/service.js';
 import { LinkSigner } from './jobs/signing.js';
 import { StacCollections } from './data/stac-collections.js';
-import { setSearchHost } from './data/stac-search-bridge.js';
-import { setUdfHost, UdfHost } from './udf/host.js';
+import { UdfHost } from './udf/host.js';
 import { runtimesDocument } from './udf/runtimes.js';
-import { setFilesHost, workspaceFilesHost } from './files/file-bridge.js';
+import { workspaceFilesHost } from './files/file-bridge.js';
+import type { EngineHost } from './compute/ports.js';
 import { configureVectorLimits } from './datacube/vector-limits.js';
 import { configureLogging, log } from './core/log.js';
 import { Readiness, type Probe } from './server/health.js';
@@ -79,19 +79,11 @@ function storageProbes(store: Store, blobs: BlobStore): Probe[] {
 }
 
 /**
- * What the engine threads (spawned after this) ask this thread for: item searches of STAC API
- * collections, the UDF sandboxes and compiler, and users' files (UDF code, uploaded vector files).
- * Answers the function that takes it all back when the node stops.
+ * What the engine threads ask this thread for: item searches of STAC API collections, the UDF
+ * sandboxes and compiler, and users' files (UDF code, uploaded vector files).
  */
-function hostForThreads(stac: StacCollections, udf: UdfHost, files: Workspaces): () => void {
-  setSearchHost((req) => stac.search(req));
-  setUdfHost(udf);
-  setFilesHost(workspaceFilesHost(files));
-  return () => {
-    setSearchHost(null);
-    setUdfHost(null);
-    setFilesHost(null);
-  };
+function hostForThreads(stac: StacCollections, udf: UdfHost, files: Workspaces): EngineHost {
+  return { search: (req) => stac.search(req), udf, files: workspaceFilesHost(files) };
 }
 
 /** The job queue on Redis; its client's modules are loaded only by the nodes that use one. */
@@ -121,12 +113,12 @@ export async function startXeo(config: Config): Promise<Xeo> {
   const stac = new StacCollections(store.collections, config.stac);
   const workspaces = new Workspaces(blobs, config.maxUploadBytes, store.uploads);
   const udf = new UdfHost(config);
-  const unhost = hostForThreads(stac, udf, workspaces);
+  const host = hostForThreads(stac, udf, workspaces);
   const syncLogs = new SyncLogs(store.logs);
   const tasks = config.redisUrl ? await queueOf(config.redisUrl, config.chunkAttempts) : null;
-  const jobs = new JobService(store, results, config, await LinkSigner.open(store.secrets, config.dataDir), tasks);
+  const jobs = new JobService(store, results, config, await LinkSigner.open(store.secrets, config.dataDir), host, tasks);
   let publicUrl = config.publicUrl ?? '';
-  const compute = new ComputePool({ threads: config.computeThreads, queue: config.computeQueue, tilesPerThread: config.tilesPerThread, dataDir: config.dataDir, databaseUrl: config.databaseUrl, database: config.database, blockCacheBytes: config.blockCacheBytes, outboundAllow: config.outboundAllow, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads, vector: config.vector });
+  const compute = new ComputePool({ host, threads: config.computeThreads, queue: config.computeQueue, tilesPerThread: config.tilesPerThread, dataDir: config.dataDir, databaseUrl: config.databaseUrl, database: config.database, blockCacheBytes: config.blockCacheBytes, outboundAllow: config.outboundAllow, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads, vector: config.vector });
   const changes = config.databaseUrl ? new PgChanges(config.databaseUrl, config.database.timeoutMs) : new LocalChanges();
   const oidc = new OidcVerifier(config.oidcProviders, store);
   const keys = new KeyRing(store.signingKeys, config.jwtRotationSeconds * 1000, config.tokenTtlSeconds * 1000);
@@ -218,7 +210,6 @@ export async function startXeo(config: Config): Promise<Xeo> {
         await syncLogs.close();
         await changes.close();
         keys.stop();
-        unhost();
         await store.close();
         ops?.close();
         log.info('stopped');
@@ -260,10 +251,10 @@ export async function startWorker(config: Config): Promise<XeoWorker> {
   const udf = new UdfHost(config);
   // run_udf code and load_uploaded_files in a job read the user's files from the shared file store.
   const files = new Workspaces(await openBlobStore(config, 'files'), config.maxUploadBytes, store.uploads);
-  const unhost = hostForThreads(stac, udf, files);
+  const host = hostForThreads(stac, udf, files);
   const node = nodeId(config.dataDir);
   const { JobWorker } = await import('./jobs/worker-node.js');
-  const worker = new JobWorker(store, results, config, await queueOf(config.redisUrl, config.chunkAttempts), node);
+  const worker = new JobWorker(store, results, config, host, await queueOf(config.redisUrl, config.chunkAttempts), node);
   await worker.start();
   const readiness = new Readiness([
     ...storageProbes(store, results),
@@ -282,7 +273,6 @@ export async function startWorker(config: Config): Promise<XeoWorker> {
         const handed = await worker.close(config.drainSeconds * 1000);
         log.info(`${handed} task(s) handed back to the queue`, { worker: node });
         await udf.close();
-        unhost();
         await store.close();
         ops?.close();
         log.info('stopped', { worker: node });

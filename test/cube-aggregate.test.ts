@@ -20,9 +20,10 @@ import type { CatalogSnapshot } from '../src/core/catalog.js';
 import { writeCog } from '../src/output/cog-writer.js';
 import { LazyCube } from '../src/data/lazy.js';
 import { featuresFromGeoJson } from '../src/datacube/geojson-in.js';
+import { testEngine } from './engine-env.js';
 
 const defs = new Map<string, ProcessDef>([...predefined.specs().map((s) => [s.id, predefined.get(s.id)!] as [string, ProcessDef]), ...mine.map((d) => [d.spec.id, d] as [string, ProcessDef])]);
-const run: RunContext = { catalog: { collections: { get: () => null, items: () => [] } } as any, maxValues: 1e9, limitAdvice: '', results: [], log: () => {}, stats: { values: 0 } };
+const run: RunContext = { engine: testEngine(), catalog: { collections: { get: () => null, items: () => [] } } as any, maxValues: 1e9, limitAdvice: '', results: [], log: () => {}, stats: { values: 0 } };
 const env = { predefined: (id: string) => defs.get(id), userProcess: () => null, run };
 
 const reducer = (id: string, args: Record<string, unknown> = {}) => ({ process_graph: { r: { process_id: id, arguments: { data: { from_parameter: 'data' }, ...args }, result: true } } });

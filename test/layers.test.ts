@@ -8,7 +8,7 @@ import { ROOT } from './helpers.js';
 const SRC = path.join(ROOT, 'src');
 
 /** Bottom to top, one folder (or top-level file) a rung; a file may import its own rung or any rung below. */
-export const LAYERS: string[] = ['core', 'geometry', 'wasm', 'store', 'files', 'datacube', 'data', 'compile', 'output', 'udf', 'graph', 'processes', 'auth', 'compute', 'ingest', 'tiles', 'jobs', 'api', 'server', 'main.ts', 'cli.ts'];
+export const LAYERS: string[] = ['core', 'geometry', 'wasm', 'store', 'files', 'datacube', 'data', 'compile', 'output', 'udf', 'graph', 'processes', 'auth', 'engine', 'compute', 'ingest', 'tiles', 'jobs', 'api', 'server', 'main.ts', 'cli.ts'];
 
 function layerOf(rel: string): number {
   const top = rel.split('/')[0];

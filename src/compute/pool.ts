@@ -9,10 +9,10 @@
 // joins a busy thread, so tiles never starve it.
 import { Worker } from 'node:worker_threads';
 import { ApiError, errorFromData, type ErrorData } from '../core/errors.js';
-import type { ExecuteRequest, ExecuteResult } from './execute.js';
+import type { ExecuteRequest, ExecuteResult } from '../engine/execute.js';
 import { withRunLogs, type RunLog } from '../core/run-context.js';
-import type { ToWorker, WorkerInit } from './worker.js';
-import { threadPorts } from './thread.js';
+import type { ToWorker, WorkerInit } from '../engine/compute-thread.js';
+import { threadPorts, type EngineHost } from './ports.js';
 import { gauge, poolTasks, poolTaskSlot } from '../core/metrics.js';
 import { log } from '../core/log.js';
 
@@ -35,7 +35,9 @@ interface Slot {
   tasks: Map<number, Task>;
 }
 
-export interface PoolOptions extends WorkerInit {
+export interface PoolOptions extends Omit<WorkerInit, 'searchPort' | 'udf' | 'filesPort' | 'metricsPort' | 'log'> {
+  /** What the threads ask of the main thread (item searches, UDF runtimes, users' files). */
+  host: EngineHost;
   threads: number;
   queue: number;
   /** Map tiles one thread draws at once (default 1: one task per thread). */
@@ -86,8 +88,8 @@ export class ComputePool {
   }
 
   private spawn(): Slot {
-    const { searchPort, udf, filesPort, metricsPort, log: logging, transferList } = threadPorts();
-    const worker = new Worker(new URL('./worker.js', import.meta.url), {
+    const { searchPort, udf, filesPort, metricsPort, log: logging, transferList } = threadPorts(this.opts.host);
+    const worker = new Worker(new URL('../engine/compute-thread.js', import.meta.url), {
       workerData: {
         dataDir: this.opts.dataDir,
         databaseUrl: this.opts.databaseUrl,

@@ -42,7 +42,20 @@ export interface RunLog {
   stacktrace?: string;
 }
 
+/**
+ * The services of the engine thread a run is on, built once per thread by createEngine
+ * (src/engine/engine.ts) and reached by the run through RunContext.engine. Each part is declared
+ * by the module that owns its type, as an augmentation of this interface
+ * (`declare module '../core/run-context.js' { interface EngineParts { ... } }`), so that lower
+ * layers name what they use without importing upwards; a new part is one line there and one in
+ * createEngine.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-interface
+export interface EngineParts {}
+
 export interface RunContext {
+  /** The thread's engine: caches, kernels, links to the main thread, limits (EngineParts). */
+  engine: EngineParts;
   catalog: CatalogSource;
   /** Most cube values (pixels x times x bands) one load may produce in this mode. */
   maxValues: number;

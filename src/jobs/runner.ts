@@ -6,10 +6,10 @@
 // Knows nothing of threads or the database: it reports through a sink.
 import { jobChunksDone } from '../core/metrics.js';
 import { readFileSync } from 'node:fs';
-import { execute } from '../compute/execute.js';
+import { execute } from '../engine/execute.js';
 import { withArena } from '../wasm/kernels.js';
 import { calledProcess, type UserProcess } from '../core/graph.js';
-import type { CatalogSource } from '../core/catalog.js';
+import type { Engine } from '../engine/engine.js';
 import type { Graph } from '../core/graph.js';
 import type { LogLevel } from '../core/run-context.js';
 import type { Grid } from '../core/grid.js';
@@ -157,12 +157,12 @@ export const forwarder =
 
 const baseOf = (spec: JobSpec) => ({ graph: spec.graph, userProcesses: spec.userProcesses, maxValues: spec.maxValues, limitAdvice: LIMIT_ADVICE, mode: 'job' as const, user: spec.user, udfTimeoutMs: spec.udfTimeoutMs });
 
-export async function runJob(spec: JobSpec, catalog: CatalogSource, sink: JobSink, signal: AbortSignal): Promise<JobOutcome> {
+export async function runJob(spec: JobSpec, engine: Engine, sink: JobSink, signal: AbortSignal): Promise<JobOutcome> {
   const started = Date.now();
   const cpu0 = threadCpuSeconds();
-  const plan = await planJob(spec, catalog, sink, signal, started);
+  const plan = await planJob(spec, engine, sink, signal, started);
   if (plan.kind === 'done') return plan.outcome;
-  return runChunked(spec, plan.chunks, catalog, sink, signal, (outputs, partial, values) => ({
+  return runChunked(spec, plan.chunks, engine, sink, signal, (outputs, partial, values) => ({
     outputs,
     partial,
     bbox: plan.chunks.bbox,
@@ -176,13 +176,13 @@ export async function runJob(spec: JobSpec, catalog: CatalogSource, sink: JobSin
  * The dry run finds the output grid; a graph whose processes are all pixel-wise and that saves
  * one GTiff is then planned in chunks, any other runs here as one piece (its outcome returned).
  */
-export async function planJob(spec: JobSpec, catalog: CatalogSource, sink: JobSink, signal: AbortSignal, started = Date.now()): Promise<JobPlan> {
+export async function planJob(spec: JobSpec, engine: Engine, sink: JobSink, signal: AbortSignal, started = Date.now()): Promise<JobPlan> {
   const cpu0 = threadCpuSeconds();
   const base = baseOf(spec);
   const forward = forwarder(sink);
   const usage = (pixels: number, values: number) => usageOf(started, threadCpuSeconds() - cpu0, pixels, values);
 
-  const dry = await execute({ ...base, probe: true, budgetValues: spec.budgetValues ?? undefined }, catalog, signal);
+  const dry = await execute({ ...base, probe: true, budgetValues: spec.budgetValues ?? undefined }, engine, signal);
   if (!dry.probe) {
     // Nothing to load: the dry run was the whole run, and its answer is the result.
     forward(dry.logs, false);
@@ -213,7 +213,7 @@ export async function planJob(spec: JobSpec, catalog: CatalogSource, sink: JobSi
   const format = formats.length === 1 ? formats[0] : formats.length === 0 ? 'JSON' : null;
   const vectorFormat = format ? OUTPUT_NAMES.get(format.toLowerCase()) : undefined;
   if (zonal && vectorFormat && VECTOR_FORMATS.has(vectorFormat)) {
-    const geo = await execute({ ...base, graph: zonal.geometries, keep: true }, catalog, signal);
+    const geo = await execute({ ...base, graph: zonal.geometries, keep: true }, engine, signal);
     const features = geo.kept?.features;
     if (features) {
       const groups = groupGeometries(features, g, spec.chunkSize);
@@ -242,7 +242,7 @@ export async function planJob(spec: JobSpec, catalog: CatalogSource, sink: JobSi
   });
   // One arena scope for the whole piece: the raw planes are written from kernel memory.
   return withArena(async () => {
-    const out = await execute({ ...base, raw: cog, budgetValues: spec.budgetValues ?? undefined }, catalog, signal);
+    const out = await execute({ ...base, raw: cog, budgetValues: spec.budgetValues ?? undefined }, engine, signal);
     forward(out.logs, false);
     if (out.raw) {
       // A raster computed whole: written through the same COG writer, in chunk-sized windows.
@@ -278,14 +278,14 @@ export type ChunkUse = (out: ChunkOutput) => Promise<void>;
  * Computes chunk `index` of a plan, handing its planes to `use` inside the chunk's arena scope
  * (the planes are reused by the next chunk after it returns). Answers the raster values read.
  */
-export async function computeChunk(spec: JobSpec, plan: ChunkPlan, index: number, budgetValues: number | null, catalog: CatalogSource, signal: AbortSignal, forward: Forward, use: ChunkUse): Promise<number> {
+export async function computeChunk(spec: JobSpec, plan: ChunkPlan, index: number, budgetValues: number | null, engine: Engine, signal: AbortSignal, forward: Forward, use: ChunkUse): Promise<number> {
   const w = planWindows(plan)[index];
   if (!w) throw new Error(`the job has no chunk ${index}`);
   const zonal = plan.zonal?.groups[index];
   return withArena(async () => {
     const r = await execute(
       { ...baseOf(spec), region: windowGrid(plan.grid, w), ...(zonal ? { zonal: { members: zonal.members }, keep: true } : { raw: true }), budgetValues: budgetValues ?? undefined },
-      catalog,
+      engine,
       signal,
     );
     forward(r.logs, index > 0);
@@ -303,7 +303,7 @@ export async function computeChunk(spec: JobSpec, plan: ChunkPlan, index: number
 async function runChunked(
   spec: JobSpec,
   plan: ChunkPlan,
-  catalog: CatalogSource,
+  engine: Engine,
   sink: JobSink,
   signal: AbortSignal,
   finish: (outputs: OutputFile[], partial: boolean, values: number) => JobOutcome,
@@ -316,7 +316,7 @@ async function runChunked(
   const cacheZonal = plan.zonal && spec.zonalBlockCacheBytes && spec.zonalBlockCacheBytes > cacheBefore ? spec.zonalBlockCacheBytes : null;
   if (cacheZonal) configureBlockCache(cacheZonal);
   try {
-    return await runChunks(spec, plan, windows, catalog, sink, signal, forward, finish);
+    return await runChunks(spec, plan, windows, engine, sink, signal, forward, finish);
   } finally {
     if (cacheZonal) configureBlockCache(cacheBefore);
   }
@@ -326,7 +326,7 @@ async function runChunks(
   spec: JobSpec,
   plan: ChunkPlan,
   windows: Window[],
-  catalog: CatalogSource,
+  engine: Engine,
   sink: JobSink,
   signal: AbortSignal,
   forward: Forward,
@@ -348,7 +348,7 @@ async function runChunks(
       const w = windows[i];
       const t0 = performance.now();
       // Each chunk's planes are written from kernel memory, then reused by the next chunk.
-      values += await computeChunk(spec, plan, i, spec.budgetValues === null ? null : spec.budgetValues - values, catalog, signal, forward, async (o) => {
+      values += await computeChunk(spec, plan, i, spec.budgetValues === null ? null : spec.budgetValues - values, engine, signal, forward, async (o) => {
         if (o.kind === 'vector') {
           parts.push(o.cube);
           partIndices.push(i);

@@ -1,30 +1,32 @@
-// What every engine thread needs before it can run graphs (the compute threads of /result and
-// tiles, and the batch job threads): its own block cache, the tier-1 kernels installed, its own
-// connection to the catalogue's records (asynchronous, like the main thread's), and failures turned into data that can cross to the main
-// thread. Shared so both kinds of thread stay alike.
+// One engine per thread: the front door of everything a run reaches beyond its arguments (the
+// compute threads of /result and tiles, and the batch job threads). createEngine builds the
+// thread's parts once from what its spawner sent (EngineInit): the catalog of collections (its
+// own connection to the records, asynchronous like the main thread's), the block cache, the
+// kernels' arena settings, the tier-1 runtime and the kernel helper threads, the UDF link, the
+// bridges to the main thread's searches and files, the outbound rules, the vector limits, the
+// logger, and the process implementations. Each run carries it (RunContext.engine); nothing of
+// it is held in a module of its own. The main thread's side is src/compute/ports.ts.
 import path from 'node:path';
+import type { MessagePort } from 'node:worker_threads';
 import { openCatalog } from '../store/db.js';
+import { errorToData, toApiError, type ErrorData } from '../core/errors.js';
+import type { CatalogSource } from '../core/catalog.js';
+import type { EngineParts, UserFiles } from '../core/run-context.js';
+import { searchOverPort } from '../data/stac-search-bridge.js';
+import { createTier1 } from '../compile/tier1.js';
+import type { HostLink } from '../udf/protocol.js';
+import { filesOverPort } from '../files/file-bridge.js';
+import type { Config } from '../core/config.js';
+import { configureLogging, type LogFormat, type LogLevel } from '../core/log.js';
 import { configureBlockCache } from '../data/cog-reader.js';
 import { configureOutbound } from '../data/outbound.js';
-import { errorToData, toApiError, type ErrorData } from '../core/errors.js';
-import type { MessagePort } from 'node:worker_threads';
-import type { CatalogSource } from '../core/catalog.js';
-import { searchOverPort, searchPortForThread } from '../data/stac-search-bridge.js';
-import { linkPorts, udfLinkForThread } from '../udf/host.js';
 import { setTier1 } from '../compile/executor.js';
-import { createTier1 } from '../compile/tier1.js';
 import { configureArena } from '../wasm/kernels.js';
 import { configureKernelThreads } from '../compile/kernel-threads.js';
 import { configureUdfLink } from '../udf/client.js';
-import type { HostLink } from '../udf/protocol.js';
 import { configureVectorLimits } from '../datacube/vector-limits.js';
-import { filesOverPort, filesPortForThread } from '../files/file-bridge.js';
-import { setUserFiles } from './execute.js';
-import type { Config } from '../core/config.js';
-import { configureLogging, loggingSettings, type LogFormat, type LogLevel } from '../core/log.js';
-import { metricsPortForThread } from '../core/metrics.js';
 
-export interface ThreadInit {
+export interface EngineInit {
   dataDir: string;
   /** The records' PostgreSQL, or null for the SQLite file in dataDir. */
   databaseUrl: string | null;
@@ -33,9 +35,9 @@ export interface ThreadInit {
   blockCacheBytes: number;
   /** XEO_OUTBOUND_ALLOW (validated by the main thread). */
   outboundAllow: string;
-  /** Kernel memory kept when idle (configureArena); the default when absent. */
+  /** Kernel memory kept when idle; the default when absent. */
   arenaKeepBytes?: number;
-  /** Kernel helper threads of this thread (configureKernelThreads); none when absent. */
+  /** Kernel helper threads of this thread; none when absent. */
   kernelThreads?: number;
   /** To the main thread's item searches of STAC API collections (stac-search-bridge.ts). */
   searchPort?: MessagePort | null;
@@ -51,8 +53,16 @@ export interface ThreadInit {
   log?: { format: LogFormat; level: LogLevel };
 }
 
-/** Prepares this thread for running graphs; answers a getter of its catalog (the store opens on first use). */
-export function setupEngineThread(init: ThreadInit): () => CatalogSource {
+/** An engine thread's services; what each part is, its owner module says (EngineParts). */
+export interface Engine extends EngineParts {
+  /** The catalog loads read (the store opens on first use), with the main thread's searches. */
+  catalog(): CatalogSource;
+  /** The reader of the users' files of a run, bound to its user; null without a file store. */
+  files: ((userId: string) => UserFiles) | null;
+}
+
+/** Builds this thread's engine. */
+export function createEngine(init: EngineInit): Engine {
   if (init.log) configureLogging(init.log.format, init.log.level);
   configureBlockCache(init.blockCacheBytes);
   configureOutbound(init.outboundAllow);
@@ -60,32 +70,15 @@ export function setupEngineThread(init: ThreadInit): () => CatalogSource {
   configureKernelThreads(init.kernelThreads ?? 0);
   configureUdfLink(init.udf ?? null);
   if (init.vector) configureVectorLimits(init.vector);
-  setUserFiles(init.filesPort ? filesOverPort(init.filesPort) : null);
   // Compiled kernels are shared by all threads through the disk cache; each thread keeps its own
   // instances (a module instance belongs to the thread's kernel memory).
   setTier1(createTier1({ cacheDir: path.join(init.dataDir, 'kernels'), maxEntries: 256 }));
   const search = init.searchPort ? searchOverPort(init.searchPort) : undefined;
   let catalog: CatalogSource | null = null;
-  return () => (catalog ??= { collections: openCatalog(init).collections, search });
-}
-
-/**
- * A thread's ports to spawn it with (for workerData and transferList): the STAC search bridge, the
- * UDF runtimes, the reader of users' files and the main thread's metrics; and how it logs.
- */
-export function threadPorts(): {
-  searchPort: MessagePort | null;
-  udf: HostLink | null;
-  filesPort: MessagePort | null;
-  metricsPort: MessagePort;
-  log: { format: LogFormat; level: LogLevel };
-  transferList: MessagePort[];
-} {
-  const searchPort = searchPortForThread();
-  const udf = udfLinkForThread();
-  const filesPort = filesPortForThread();
-  const metricsPort = metricsPortForThread();
-  return { searchPort, udf, filesPort, metricsPort, log: loggingSettings(), transferList: [...(searchPort ? [searchPort] : []), ...(filesPort ? [filesPort] : []), metricsPort, ...linkPorts(udf)] };
+  return {
+    catalog: () => (catalog ??= { collections: openCatalog(init).collections, search }),
+    files: init.filesPort ? filesOverPort(init.filesPort) : null,
+  };
 }
 
 /** A failure as data that can cross to the main thread. */

@@ -18,6 +18,7 @@ import { transformBox } from '../geometry/crs.js';
 import { clearRasterCaches } from '../data/cog-reader.js';
 import { writeCog } from '../output/cog-writer.js';
 import { execute } from './execute.js';
+import type { Engine } from './engine.js';
 
 const ID = 'warm-up';
 const SIZE = 64;
@@ -30,7 +31,7 @@ const GRAPH: Graph = {
   r: { process_id: 'reduce_dimension', arguments: { data: { from_node: 'n' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } }, result: true },
 };
 
-export async function warmUp(): Promise<void> {
+export async function warmUp(engine: Engine): Promise<void> {
   const dir = await mkdtemp(path.join(tmpdir(), `xeo-warm-up-${threadId}-`));
   try {
     const file = path.join(dir, 'scene.tif');
@@ -47,7 +48,7 @@ export async function warmUp(): Promise<void> {
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
-      await drawTile(`http://127.0.0.1:${(server.address() as AddressInfo).port}/scene.tif`);
+      await drawTile(engine, `http://127.0.0.1:${(server.address() as AddressInfo).port}/scene.tif`);
     } finally {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
@@ -58,7 +59,7 @@ export async function warmUp(): Promise<void> {
   }
 }
 
-async function drawTile(href: string): Promise<void> {
+async function drawTile(engine: Engine, href: string): Promise<void> {
   {
     const bbox: Box = [X0, Y0 - SIZE * 10, X0 + SIZE * 10, Y0];
     const meta: CollectionMeta = {
@@ -95,7 +96,7 @@ async function drawTile(href: string): Promise<void> {
         // Tier 0 only: a tier-1 compile now would take the CPU from the first real tiles.
         kernels: 0,
       },
-      catalog,
+      { ...engine, catalog: () => catalog },
     );
   }
 }

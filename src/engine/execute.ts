@@ -4,8 +4,8 @@
 // or threads.
 import { evaluateGraph, rootScope } from '../graph/evaluate.js';
 import { calledProcess, type Graph } from '../core/graph.js';
-import { withRunLogs, type RunContext, type RunLog, type UserFiles } from '../core/run-context.js';
-import type { CatalogSource } from '../core/catalog.js';
+import { withRunLogs, type RunContext, type RunLog } from '../core/run-context.js';
+import type { Engine } from './engine.js';
 import type { UserProcess } from '../core/graph.js';
 import { predefined } from '../processes/registry.js';
 import { encodeResult, percentileRange, planesOf, type Encoded } from '../output/encode.js';
@@ -17,15 +17,8 @@ import { outputFormat } from '../output/formats.js';
 import { inArena, withArena } from '../wasm/kernels.js';
 import { ValuesGate } from './values-gate.js';
 
-/** What the tiles this thread draws at once may load together (compute/values-gate.ts). */
+/** What the tiles this thread draws at once may load together (values-gate.ts). */
 const tileValues = new ValuesGate();
-
-/** This thread's reader of users' files (set by setupEngineThread), bound to a user per run. */
-let userFiles: ((userId: string) => UserFiles) | null = null;
-
-export function setUserFiles(f: ((userId: string) => UserFiles) | null): void {
-  userFiles = f;
-}
 
 export interface ExecuteRequest {
   graph: Graph;
@@ -102,24 +95,25 @@ export interface ExecuteResult extends Encoded {
  * writes the raw planes before its scope ends) keeps them; otherwise raw planes are copied out, as
  * they outlive the scope.
  */
-export async function execute(req: ExecuteRequest, catalog: CatalogSource, signal?: AbortSignal): Promise<ExecuteResult> {
-  if (inArena()) return executeInScope(req, catalog, signal);
+export async function execute(req: ExecuteRequest, engine: Engine, signal?: AbortSignal): Promise<ExecuteResult> {
+  if (inArena()) return executeInScope(req, engine, signal);
   return withArena(async () => {
-    const out = await executeInScope(req, catalog, signal);
+    const out = await executeInScope(req, engine, signal);
     if (out.raw) out.raw = { ...out.raw, planes: out.raw.planes.map((p) => Float32Array.from(p)) };
     return out;
   });
 }
 
-function executeInScope(req: ExecuteRequest, catalog: CatalogSource, signal?: AbortSignal): Promise<ExecuteResult> {
-  return withStages(() => executeCounted(req, catalog, signal));
+function executeInScope(req: ExecuteRequest, engine: Engine, signal?: AbortSignal): Promise<ExecuteResult> {
+  return withStages(() => executeCounted(req, engine, signal));
 }
 
-async function executeCounted(req: ExecuteRequest, catalog: CatalogSource, signal?: AbortSignal): Promise<ExecuteResult> {
+async function executeCounted(req: ExecuteRequest, engine: Engine, signal?: AbortSignal): Promise<ExecuteResult> {
   const started = performance.now();
   const logs: RunLog[] = [];
   const run: RunContext = {
-    catalog,
+    engine,
+    catalog: engine.catalog(),
     maxValues: req.maxValues,
     limitAdvice: req.limitAdvice,
     budgetValues: req.budgetValues,
@@ -133,7 +127,7 @@ async function executeCounted(req: ExecuteRequest, catalog: CatalogSource, signa
     mode: req.mode,
     user: req.user,
     udfTimeoutMs: req.udfTimeoutMs,
-    files: req.user && userFiles ? userFiles(req.user) : undefined,
+    files: req.user && engine.files ? engine.files(req.user) : undefined,
     zonal: req.zonal,
   };
   let held = 0;

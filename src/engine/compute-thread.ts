@@ -1,23 +1,23 @@
-// A compute thread: runs process graphs off the server's event loop, for /result and tiles.
+// A compute thread's entry: runs process graphs off the server's event loop, for /result and tiles.
 import { parentPort, workerData } from 'node:worker_threads';
 import { RequestAborted } from '../core/errors.js';
 import { execute, type ExecuteRequest } from './execute.js';
 import { runLogsOf } from '../core/run-context.js';
-import { failureData, setupEngineThread, type ThreadInit } from './thread.js';
+import { createEngine, failureData, type EngineInit } from './engine.js';
 import { warmUp } from './warm-up.js';
 import { preloadJsts } from '../datacube/geometry.js';
 import { log } from '../core/log.js';
 import { resetMetrics, shipMetrics } from '../core/metrics.js';
 
-export type WorkerInit = ThreadInit;
+export type WorkerInit = EngineInit;
 
 export type ToWorker = { id: number; type: 'execute'; req: ExecuteRequest } | { id: number; type: 'cancel' };
 
-const catalog = setupEngineThread(workerData as WorkerInit);
+const engine = createEngine(workerData as WorkerInit);
 const running = new Map<number, AbortController>();
 // Graphs wait for the warm-up (the pool waits for 'ready' before the server listens); a failed
 // warm-up costs only speed.
-const warmed = warmUp()
+const warmed = warmUp(engine)
   .catch((e) => log.error('the warm-up of a compute thread failed', { err: e }))
   .then(() => {
     // Counted from here on: the warm-up's own reads are not the server's work.
@@ -49,7 +49,7 @@ parentPort!.on('message', async (msg: ToWorker) => {
   running.set(msg.id, ac);
   await warmed;
   try {
-    const out = await execute(msg.req, catalog(), ac.signal);
+    const out = await execute(msg.req, engine, ac.signal);
     // Hand the bytes over without copying them.
     const bytes = new Uint8Array(out.body.buffer, out.body.byteOffset, out.body.byteLength);
     const transfer = out.body.byteOffset === 0 && out.body.byteLength === out.body.buffer.byteLength ? bytes : bytes.slice();
