@@ -19,7 +19,6 @@ import { createHttpServer } from './server/app.js';
 import { unsupportedRoutes } from './api/spec-endpoints.js';
 import { loadUws } from './server/uws.js';
 import { listenRedirect } from './server/redirect.js';
-import { configureBlockCache } from './data/cog-reader.js';
 import { configureOutbound } from './data/outbound.js';
 import { configureRemoteProcesses } from './graph/remote-processes.js';
 import { warmUpHttp } from './data/http-client.js';
@@ -103,7 +102,6 @@ export async function startXeo(config: Config): Promise<Xeo> {
   }
   configureRemoteProcesses(config.remoteProcesses);
   const store = await openStore(config);
-  configureBlockCache(config.blockCacheBytes);
   configureVectorLimits(config.vector);
   if (config.demo && (await store.collections.list()).length === 0) {
     await generateDemo(store, path.join(config.dataDir, 'collections', DEMO_ID), (line) => log.info(line));

@@ -12,7 +12,7 @@ import { ItemCapError, StacApiError, bandsOfAssets, fetchDoc, itemOf, landingPag
 import { createSigner, type Signer } from './stac-signers.js';
 import { ON_USERS_BEHALF, OutboundRefused, TRUSTED } from './outbound.js';
 import { RemoteError } from './http-client.js';
-import { RasterFormatError } from './cog-reader.js';
+import { BlockCache, RasterFormatError } from './cog-reader.js';
 
 /** A user's STAC API (load_stac) that the rules refuse or that cannot be read: the 400 of load_stac's url. */
 const usersMistake = (e: Error) => new ApiError('ProcessParameterInvalid', { process: 'load_stac', parameter: 'url', reason: e.message });
@@ -97,11 +97,16 @@ const key = (s: RemoteSearch, bbox: RemoteSearch['bbox']) =>
 /** What the API asks of STAC API collections: their record, fresh. */
 export type StacMetadata = Pick<StacCollections, 'fresh'>;
 
+/** Bytes of asset headers kept by the searches of this thread. */
+const HEADER_BYTES = 32 * 1024 * 1024;
+
 export class StacCollections {
   private readonly refreshing = new Map<string, Promise<CollectionMeta>>();
   private readonly searches: LRUCache<string, { at: number; items: Promise<ItemMeta[]>; size: number }>;
   private readonly signers = new Map<string, Signer>();
   private readonly records = new LRUCache<string, { at: number; meta: Promise<CollectionMeta | null> }>({ max: 1024 });
+  /** The headers of assets opened because their item does not tell its projection (no blocks are read here). */
+  private readonly headers = new BlockCache(HEADER_BYTES);
 
   constructor(
     private readonly collections: Pick<CollectionRepo, 'get' | 'put'>,
@@ -217,7 +222,7 @@ export class StacCollections {
     const signer = this.signer(meta);
     const base = r.search?.href ?? `${r.api}/search`;
     try {
-      const items = await Promise.all(features.map((f) => itemOf(f, base, r.bandAssets, (h) => signer.sign(h), policy)));
+      const items = await Promise.all(features.map((f) => itemOf(f, base, r.bandAssets, (h) => signer.sign(h), this.headers, policy)));
       return items.filter((x): x is ItemMeta => x !== null);
     } catch (e) {
       // A signer that cannot sign, or an item without projection metadata whose header cannot be read.

@@ -8,7 +8,7 @@ import { ImportError, parseStacItem, type Parsed } from './items.js';
 import { bandsOfAssets, landingPage } from './stac-api.js';
 import { fetchJson as fetchRemoteJson, RemoteError } from './http-client.js';
 import { checkUrl, ON_USERS_BEHALF, OutboundRefused } from './outbound.js';
-import { RasterFormatError } from './cog-reader.js';
+import { RasterFormatError, type BlockCache } from './cog-reader.js';
 
 const MAX_DOCUMENT_BYTES = 16 * 1024 * 1024;
 const MAX_ITEMS = 2000;
@@ -154,8 +154,8 @@ async function searchableApi(url: string, doc: any): Promise<{ remote: RemoteSou
   };
 }
 
-/** An in-memory catalog of one collection read from a STAC URL. */
-export async function stacCatalog(url: string, search?: CatalogSource['search']): Promise<{ source: CatalogSource; id: string }> {
+/** An in-memory catalog of one collection read from a STAC URL; the headers of its GeoTIFFs are read through `blocks`. */
+export async function stacCatalog(url: string, blocks: BlockCache, search?: CatalogSource['search']): Promise<{ source: CatalogSource; id: string }> {
   // A /search URL is not fetched as it is: the load's own search replaces it.
   let first = search && isSearchUrl(url) ? null : await fetchJson(url);
   const api = search ? await searchableApi(url, first) : null;
@@ -192,7 +192,7 @@ export async function stacCatalog(url: string, search?: CatalogSource['search'])
   for (let i = 0; i < docs.length; i += OPEN_AT_ONCE) {
     let batch: Parsed[];
     try {
-      batch = await Promise.all(docs.slice(i, i + OPEN_AT_ONCE).map(({ doc, base }) => parseStacItem(doc, base, {}, ON_USERS_BEHALF)));
+      batch = await Promise.all(docs.slice(i, i + OPEN_AT_ONCE).map(({ doc, base }) => parseStacItem(doc, base, {}, blocks, ON_USERS_BEHALF)));
     } catch (e) {
       throw asBad(e);
     }

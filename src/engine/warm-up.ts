@@ -15,7 +15,6 @@ import type { CatalogSource, CollectionMeta, ItemMeta } from '../core/catalog.js
 import type { Graph } from '../core/graph.js';
 import type { Box } from '../core/grid.js';
 import { transformBox } from '../geometry/crs.js';
-import { clearRasterCaches } from '../data/cog-reader.js';
 import { writeCog } from '../output/cog-writer.js';
 import { execute } from './execute.js';
 import type { Engine } from './engine.js';
@@ -54,7 +53,7 @@ export async function warmUp(engine: Engine): Promise<void> {
       await new Promise((r) => server.close(r));
     }
   } finally {
-    clearRasterCaches();
+    engine.blocks.clear();
     await rm(dir, { recursive: true, force: true });
   }
 }

@@ -24,7 +24,7 @@ import { joinVectorParts } from '../datacube/vector-blob.js';
 import { featuresBox } from '../datacube/geometry.js';
 import { encodeResult } from '../output/encode.js';
 import { OUTPUT_FORMATS, outputFormat } from '../output/formats.js';
-import { blockCacheBytes, configureBlockCache } from '../data/cog-reader.js';
+import { BlockCache } from '../data/cog-reader.js';
 
 /** Output format names by lower-case name and alias. */
 const OUTPUT_NAMES = new Map<string, string>([...OUTPUT_FORMATS.map((f) => [f.name.toLowerCase(), f.name] as [string, string]), ['geoparquet', 'Parquet'], ['nc', 'netCDF']]);
@@ -311,15 +311,11 @@ async function runChunked(
   const windows = planWindows(plan);
   const forward = forwarder(sink);
   // Neighbouring groups of fields read the blocks along their common edges: with a cache that holds
-  // a row of chunks' blocks, each block is decoded once. The thread's own size is back afterwards.
-  const cacheBefore = blockCacheBytes();
-  const cacheZonal = plan.zonal && spec.zonalBlockCacheBytes && spec.zonalBlockCacheBytes > cacheBefore ? spec.zonalBlockCacheBytes : null;
-  if (cacheZonal) configureBlockCache(cacheZonal);
-  try {
-    return await runChunks(spec, plan, windows, engine, sink, signal, forward, finish);
-  } finally {
-    if (cacheZonal) configureBlockCache(cacheBefore);
-  }
+  // a row of chunks' blocks, each block is decoded once. That cache is the job's own: its runs
+  // carry it, and the thread's stays as it is.
+  const zonalBytes = plan.zonal && spec.zonalBlockCacheBytes && spec.zonalBlockCacheBytes > engine.blocks.maxBytes ? spec.zonalBlockCacheBytes : null;
+  const jobEngine = zonalBytes ? { ...engine, blocks: new BlockCache(zonalBytes) } : engine;
+  return runChunks(spec, plan, windows, jobEngine, sink, signal, forward, finish);
 }
 
 async function runChunks(

@@ -92,7 +92,7 @@ async function uploadedRasters(paths: unknown[], files: UserFiles, max: number, 
     if (!hasMemoryRaster(href)) registerMemoryRaster(href, await files.read(path, max));
     let parsed: Parsed;
     try {
-      parsed = await itemOfGeoTiff(href, {});
+      parsed = await itemOfGeoTiff(href, {}, run.engine.blocks);
     } catch (e) {
       if (e instanceof RasterFormatError) throw new ProcessException('FormatUnsuitable', `GTiff: ${path} is not a readable GeoTIFF`);
       if (e instanceof ImportError) throw invalid(P, 'paths', `${path} carries no date (neither a TIFF DateTime nor a date in its name, e.g. fields_20240601.tif)`);
