@@ -19,8 +19,8 @@ import { createHttpServer } from './server/app.js';
 import { unsupportedRoutes } from './api/spec-endpoints.js';
 import { loadUws } from './server/uws.js';
 import { listenRedirect } from './server/redirect.js';
-import { configureOutbound } from './data/outbound.js';
-import { configureRemoteProcesses } from './graph/remote-processes.js';
+import { usersPolicy, type OutboundPolicy } from './data/outbound.js';
+import { RemoteProcesses } from './graph/remote-processes.js';
 import { warmUpHttp } from './data/http-client.js';
 import { generateDemo, DEMO_ID } from './ingest/demo.js';
 import { apiRoutes, rootRoutes } from './api/index.js';
@@ -85,6 +85,15 @@ function hostForThreads(stac: StacCollections, udf: UdfHost, files: Workspaces):
   return { search: (req) => stac.search(req), udf, files: workspaceFilesHost(files) };
 }
 
+/** The rules for users' URLs (XEO_OUTBOUND_ALLOW), checked before anything starts. */
+function usersOutbound(config: Config): OutboundPolicy {
+  try {
+    return usersPolicy(config.outboundAllow);
+  } catch (e) {
+    throw new ConfigError((e as Error).message);
+  }
+}
+
 /** The job queue on Redis; its client's modules are loaded only by the nodes that use one. */
 async function queueOf(redisUrl: string, chunkAttempts: number): Promise<TaskQueue> {
   const { TaskQueue } = await import('./jobs/task-queue.js');
@@ -95,12 +104,8 @@ export async function startXeo(config: Config): Promise<Xeo> {
   configureLogging(config.log.format, config.log.level);
   // First, before any data is touched: without the native server there is nothing to run.
   const uws = loadUws();
-  try {
-    configureOutbound(config.outboundAllow);
-  } catch (e) {
-    throw new ConfigError((e as Error).message);
-  }
-  configureRemoteProcesses(config.remoteProcesses);
+  const outbound = usersOutbound(config);
+  const remoteProcesses = new RemoteProcesses(config.remoteProcesses, outbound);
   const store = await openStore(config);
   configureVectorLimits(config.vector);
   if (config.demo && (await store.collections.list()).length === 0) {
@@ -108,13 +113,13 @@ export async function startXeo(config: Config): Promise<Xeo> {
   }
   const blobs = await openBlobStore(config, 'files');
   const results = await openBlobStore(config, 'results');
-  const stac = new StacCollections(store.collections, config.stac);
+  const stac = new StacCollections(store.collections, config.stac, outbound);
   const workspaces = new Workspaces(blobs, config.maxUploadBytes, store.uploads);
   const udf = new UdfHost(config);
   const host = hostForThreads(stac, udf, workspaces);
   const syncLogs = new SyncLogs(store.logs);
   const tasks = config.redisUrl ? await queueOf(config.redisUrl, config.chunkAttempts) : null;
-  const jobs = new JobService(store, results, config, await LinkSigner.open(store.secrets, config.dataDir), host, tasks);
+  const jobs = new JobService(store, results, config, await LinkSigner.open(store.secrets, config.dataDir), host, remoteProcesses, tasks);
   let publicUrl = config.publicUrl ?? '';
   const compute = new ComputePool({ host, threads: config.computeThreads, queue: config.computeQueue, tilesPerThread: config.tilesPerThread, dataDir: config.dataDir, databaseUrl: config.databaseUrl, database: config.database, blockCacheBytes: config.blockCacheBytes, outboundAllow: config.outboundAllow, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads, vector: config.vector });
   const changes = config.databaseUrl ? new PgChanges(config.databaseUrl, config.database.timeoutMs) : new LocalChanges();
@@ -137,6 +142,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
     brandWord: brandHeaderWord(config.brand),
     backendVersion: backendVersion(),
     store,
+    remoteProcesses,
     changes,
     auth: new Authenticator(
       store,
@@ -150,7 +156,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
     syncLogs,
     compute,
     userSlots: new UserSlots(store.semaphores, config.userConcurrency),
-    tiles: new TileServer(store, compute, config, (req) => stac.search(req)),
+    tiles: new TileServer(store, compute, config, remoteProcesses, (req) => stac.search(req)),
     jobs,
     stac,
     processing: processingParameters(config),
@@ -234,17 +240,13 @@ export interface XeoWorker {
 export async function startWorker(config: Config): Promise<XeoWorker> {
   configureLogging(config.log.format, config.log.level);
   if (!config.redisUrl || !config.databaseUrl) throw new ConfigError('a worker needs XEO_REDIS_URL and XEO_DATABASE_URL: it shares the job queue and records with the API nodes');
-  try {
-    configureOutbound(config.outboundAllow);
-  } catch (e) {
-    throw new ConfigError((e as Error).message);
-  }
-  configureRemoteProcesses(config.remoteProcesses);
+  const outbound = usersOutbound(config);
+  const remoteProcesses = new RemoteProcesses(config.remoteProcesses, outbound);
   const store = await openStore(config);
   if (!config.s3Bucket) log.warn("worker without XEO_S3_BUCKET: results go to this machine's disk, where only API nodes sharing its data dir find them");
   // With a bucket, the chunks and COGs a worker stores are seen by the other workers and every API node.
   const results = await openBlobStore(config, 'results');
-  const stac = new StacCollections(store.collections, config.stac);
+  const stac = new StacCollections(store.collections, config.stac, outbound);
   configureVectorLimits(config.vector);
   const udf = new UdfHost(config);
   // run_udf code and load_uploaded_files in a job read the user's files from the shared file store.
@@ -252,7 +254,7 @@ export async function startWorker(config: Config): Promise<XeoWorker> {
   const host = hostForThreads(stac, udf, files);
   const node = nodeId(config.dataDir);
   const { JobWorker } = await import('./jobs/worker-node.js');
-  const worker = new JobWorker(store, results, config, host, await queueOf(config.redisUrl, config.chunkAttempts), node);
+  const worker = new JobWorker(store, results, config, host, remoteProcesses, await queueOf(config.redisUrl, config.chunkAttempts), node);
   await worker.start();
   const readiness = new Readiness([
     ...storageProbes(store, results),

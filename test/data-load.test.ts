@@ -8,10 +8,11 @@ import path from 'node:path';
 import { openStore } from '../src/store/db.js';
 import type { CatalogSnapshot, ItemMeta } from '../src/core/catalog.js';
 import { BlockCache, openRaster } from '../src/data/cog-reader.js';
-import { TRUSTED } from '../src/data/outbound.js';
+import { TRUSTED, usersPolicy } from '../src/data/outbound.js';
 
-/** The blocks of these reads, as an engine thread keeps its own. */
+/** The blocks of these reads, as an engine thread keeps its own, and its rules for users' URLs. */
 const blocks = new BlockCache(256 << 20);
+const reading = { blocks, outbound: usersPolicy(undefined) };
 import { fixedSnapshot, loadChunk, planGrid } from '../src/data/load.js';
 import { transformBox } from '../src/geometry/crs.js';
 import { demoDataDir } from './demo-data.js';
@@ -60,7 +61,7 @@ describe('cube chunks', () => {
     const extent = { west: 625000, south: 5305000, east: 627005, north: 5307001, crs: 32633 };
     const grid = planGrid(store.collections.get(DEMO)!, extent, {}, [620000, 5320000]);
     expect(grid).toEqual({ epsg: 32633, transform: [625000, 10, 0, 5307010, 0, -10], width: 201, height: 201 });
-    const chunk = await loadChunk(store, { collection: DEMO, extent, temporal: ['2024-06-01', '2024-08-15'], bands: ['B04', 'nir'] }, blocks);
+    const chunk = await loadChunk(store, { collection: DEMO, extent, temporal: ['2024-06-01', '2024-08-15'], bands: ['B04', 'nir'] }, reading);
     // the end of the interval is excluded
     expect(chunk.times).toEqual(['2024-06-21T10:00:00Z', '2024-07-16T10:00:00Z']);
     expect(chunk.bands).toEqual(['B04', 'B08']);
@@ -68,8 +69,8 @@ describe('cube chunks', () => {
   });
 
   it('refuses unknown collections and bands with catalogue codes', async () => {
-    await expect(loadChunk(store, { collection: 'NOPE', extent: { west: 0, south: 0, east: 1, north: 1 } }, blocks)).rejects.toMatchObject({ code: 'CollectionNotFound' });
-    await expect(loadChunk(store, { collection: DEMO, extent: { west: 16.6, south: 47.9, east: 16.61, north: 47.91 }, bands: ['B99'] }, blocks)).rejects.toMatchObject({
+    await expect(loadChunk(store, { collection: 'NOPE', extent: { west: 0, south: 0, east: 1, north: 1 } }, reading)).rejects.toMatchObject({ code: 'CollectionNotFound' });
+    await expect(loadChunk(store, { collection: DEMO, extent: { west: 16.6, south: 47.9, east: 16.61, north: 47.91 }, bands: ['B99'] }, reading)).rejects.toMatchObject({
       code: 'ProcessParameterInvalid',
     });
   });
@@ -104,7 +105,7 @@ describeWithTool(hasGdal, 'GDAL', 'reads and warps against GDAL', () => {
 
   it('loads a chunk on the native grid identical to the source pixels', async () => {
     const extent = { west: 630000, south: 5300500, east: 632560, north: 5303060, crs: 32633 };
-    const chunk = await loadChunk(store, { collection: DEMO, extent, temporal: ['2024-06-21', '2024-06-22'], bands: ['B08'] }, blocks);
+    const chunk = await loadChunk(store, { collection: DEMO, extent, temporal: ['2024-06-21', '2024-06-22'], bands: ['B08'] }, reading);
     expect(chunk.grid.width).toBe(256);
     const ref = gdalFloat(['-projwin', '630000', '5303060', '632560', '5300500', items[3].assets.B08.href]);
     expect(ref.width).toBe(256);
@@ -132,7 +133,7 @@ describeWithTool(hasGdal, 'GDAL', 'reads and warps against GDAL', () => {
         temporal: ['2024-06-21', '2024-06-22'],
         bands: ['B04'],
         target: { epsg: 3857, resolution: size / 256 },
-      }, blocks);
+      }, reading);
       expect(chunk.grid.width).toBe(256);
       const href = items[3].assets.B04.href;
       const level = (await openRaster(href, TRUSTED, blocks)).levelFor(size / 256 / 1.45);

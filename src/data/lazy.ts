@@ -119,7 +119,7 @@ export class LazyCube {
       target: this.spec.target,
       resampling: this.spec.resampling,
       ...(this.spec.region ? { grid: this.spec.region, times: plan.times } : {}),
-    }, run.engine.blocks);
+    }, run.engine);
     run.stats.values += chunk.data.length;
     for (const geoms of this.spec.mask ?? []) {
       const inside = rasterizeMask(geoms, chunk.grid);

@@ -3,7 +3,7 @@
 // loader, with their bands named as the collection's item_assets name them. Every document of a
 // STAC API is fetched here (through http-client.ts), so the rules for outbound requests apply in one place.
 import { requestJson, RemoteError } from './http-client.js';
-import { checkUrl, ON_USERS_BEHALF, OutboundRefused, TRUSTED, type OutboundPolicy } from './outbound.js';
+import { checkUrl, OutboundRefused, TRUSTED, type OutboundPolicy } from './outbound.js';
 import { transformBox } from '../geometry/crs.js';
 import { openRaster, type BlockCache } from './cog-reader.js';
 import type { BandMeta, FilterOp, ItemMeta, PropertyCondition } from '../core/catalog.js';
@@ -257,7 +257,7 @@ export async function itemOf(
     first ??= a;
     const href = /^[a-z][\w+.-]*:/i.test(a.href) ? a.href : new URL(a.href, base).href;
     // A user's asset: an allowed http(s) URL, never a path or another scheme (refused before any I/O).
-    if (!policy.trusted) checkUrl(href, ON_USERS_BEHALF);
+    if (!policy.trusted) checkUrl(href, policy);
     assets[band] = { href: await sign(href), sample: 0 };
   }
   if (!first) return null;

@@ -10,7 +10,7 @@ import type { CollectionMeta, ItemMeta, RemoteSearch, RemoteSource } from '../co
 import type { CollectionRepo } from '../store/types.js';
 import { ItemCapError, StacApiError, bandsOfAssets, fetchDoc, itemOf, landingPage, searchItems, stacInterval } from './stac-api.js';
 import { createSigner, type Signer } from './stac-signers.js';
-import { ON_USERS_BEHALF, OutboundRefused, TRUSTED } from './outbound.js';
+import { OutboundRefused, TRUSTED, type OutboundPolicy } from './outbound.js';
 import { RemoteError } from './http-client.js';
 import { BlockCache, RasterFormatError } from './cog-reader.js';
 
@@ -111,6 +111,8 @@ export class StacCollections {
   constructor(
     private readonly collections: Pick<CollectionRepo, 'get' | 'put'>,
     private readonly config: StacConfig,
+    /** The rules for users' URLs (XEO_OUTBOUND_ALLOW), for the searches of collections a user named. */
+    private readonly usersPolicy: OutboundPolicy,
   ) {
     // Bounded by items kept (an item is about a kilobyte), and by searches.
     this.searches = new LRUCache({ max: 512, maxSize: SEARCH_CACHE_ITEMS, sizeCalculation: (e) => Math.max(1, e.size) });
@@ -206,7 +208,7 @@ export class StacCollections {
     const r = meta.remote!;
     const cap = this.capOf(meta, req.mode);
     // The administrator's API is trusted with its asset hosts; a user's goes by the outbound rules.
-    const policy = r.onUsersBehalf ? ON_USERS_BEHALF : TRUSTED;
+    const policy = r.onUsersBehalf ? this.usersPolicy : TRUSTED;
     let features: any[];
     try {
       ({ features } = await searchItems(

@@ -19,7 +19,7 @@ import { filesOverPort } from '../files/file-bridge.js';
 import type { Config } from '../core/config.js';
 import { configureLogging, type LogFormat, type LogLevel } from '../core/log.js';
 import { BlockCache } from '../data/cog-reader.js';
-import { configureOutbound } from '../data/outbound.js';
+import { usersPolicy } from '../data/outbound.js';
 import { setTier1 } from '../compile/executor.js';
 import { configureArena } from '../wasm/kernels.js';
 import { configureKernelThreads } from '../compile/kernel-threads.js';
@@ -64,7 +64,6 @@ export interface Engine extends EngineParts {
 /** Builds this thread's engine. */
 export function createEngine(init: EngineInit): Engine {
   if (init.log) configureLogging(init.log.format, init.log.level);
-  configureOutbound(init.outboundAllow);
   if (init.arenaKeepBytes !== undefined) configureArena({ keepBytes: init.arenaKeepBytes });
   configureKernelThreads(init.kernelThreads ?? 0);
   configureUdfLink(init.udf ?? null);
@@ -78,6 +77,7 @@ export function createEngine(init: EngineInit): Engine {
     catalog: () => (catalog ??= { collections: openCatalog(init).collections, search }),
     files: init.filesPort ? filesOverPort(init.filesPort) : null,
     blocks: new BlockCache(init.blockCacheBytes),
+    outbound: usersPolicy(init.outboundAllow),
   };
 }
 

@@ -7,6 +7,7 @@ import type { Config } from '../core/config.js';
 import { calledProcess, type Graph } from '../core/graph.js';
 import type { JobRecord, Store } from '../store/types.js';
 import { userProcessesOf } from '../graph/user-processes.js';
+import type { RemoteProcesses } from '../graph/remote-processes.js';
 import { jobOptions } from './records.js';
 import { costsOf } from '../compute/costs.js';
 import { predefined } from '../processes/registry.js';
@@ -27,9 +28,9 @@ export interface Estimate {
   values: number;
 }
 
-export async function estimateJob(job: JobRecord, store: Store, compute: Compute, config: Config): Promise<Estimate> {
+export async function estimateJob(job: JobRecord, store: Store, compute: Compute, config: Config, remote: RemoteProcesses): Promise<Estimate> {
   const graph = job.process.process_graph as Graph;
-  const userProcesses = await userProcessesOf(store.processGraphs, job.userId, graph);
+  const userProcesses = await userProcessesOf(store.processGraphs, remote, job.userId, graph);
   const base = {
     graph,
     user: job.userId,

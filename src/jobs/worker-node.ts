@@ -25,6 +25,7 @@ import { JobThreads } from './pool.js';
 import type { FromJobThread, JobTask } from './protocol.js';
 import { jobThreadInit, RunRecords, type RunRef } from './records.js';
 import type { EngineHost } from '../compute/ports.js';
+import type { RemoteProcesses } from '../graph/remote-processes.js';
 import { planWindows, usageOf, writeZonal } from './runner.js';
 import { decodeVectorCube } from '../datacube/vector-blob.js';
 import type { DataCube } from '../datacube/datacube.js';
@@ -86,11 +87,13 @@ export class JobWorker {
     private readonly config: Config,
     /** What job threads ask of the main thread (item searches, UDF runtimes, users' files). */
     host: EngineHost,
+    /** Processes named by URL that jobs' graphs call. */
+    remote: RemoteProcesses,
     private readonly tasks: TaskQueue,
     /** This worker's id, recorded on the runs it plans. */
     readonly node: string,
   ) {
-    this.records = new RunRecords(store, results, config);
+    this.records = new RunRecords(store, results, config, remote);
     this.tmpRoot = path.join(config.dataDir, 'worker-tmp');
     this.threads = new JobThreads(config.jobThreads, jobThreadInit(config), host, { message: (m) => this.onMessage(m) });
     askedGauge('xeo_jobs_queued', 'Batch jobs waiting in the queue of the records (shared by every node on one database).', () => store.jobQueue.size());

@@ -12,6 +12,7 @@ import type { Graph } from '../core/graph.js';
 import type { UserProcess } from '../core/graph.js';
 import { ApiError } from '../core/errors.js';
 import { userProcessesOf } from '../graph/user-processes.js';
+import type { RemoteProcesses } from '../graph/remote-processes.js';
 import { processDefaults, processingParameters, resolveOptions, type ProcessingParameter } from '../core/processing-options.js';
 import { transformBox } from '../geometry/crs.js';
 import { gridFor, type Box, type Grid } from '../core/grid.js';
@@ -134,6 +135,8 @@ export class TileServer {
     private readonly store: Store,
     private readonly compute: Compute,
     private readonly config: Config,
+    /** Processes named by URL, for the graphs of services. */
+    private readonly remote: RemoteProcesses,
     /** Item searches of STAC API collections (data/stac-collections.ts), for the newest date of a preview. */
     private readonly search: ((req: RemoteSearch) => Promise<ItemMeta[]>) | null = null,
   ) {
@@ -187,7 +190,7 @@ export class TileServer {
     const record = await this.store.services.get(id);
     if (!record) return null;
     const graph = (record.process.process_graph ?? {}) as Graph;
-    const userProcesses = await userProcessesOf(this.store.processGraphs, record.userId, graph);
+    const userProcesses = await userProcessesOf(this.store.processGraphs, this.remote, record.userId, graph);
     const hash = createHash('sha256')
       .update(JSON.stringify([record.type, graph, record.configuration, userProcesses, record.options ?? {}]))
       .digest('base64url')

@@ -127,7 +127,7 @@ export const processes: ProcessDef[] = [
     },
     async (a, ctx) => {
       if (!ctx.run) throw new ApiError('ProcessUnsupported', { process: 'load_stac', namespace: 'backend' });
-      const { source, id } = await stacCatalog(a.get<string>('url'), ctx.run.engine.blocks, ctx.run.catalog.search);
+      const { source, id } = await stacCatalog(a.get<string>('url'), ctx.run.engine, ctx.run.catalog.search);
       return deferredLoad(source, id, a, 'load_stac', ctx.run);
     },
   ),

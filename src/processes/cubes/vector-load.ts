@@ -20,7 +20,7 @@ import { propertiesCube, vectorCube } from '../../datacube/vector-cube.js';
 import { vectorLimits } from '../../datacube/vector-limits.js';
 import { readVector, vectorFormat } from '../../data/vector-read.js';
 import { httpRequest, RemoteError } from '../../data/http-client.js';
-import { checkUrl, ON_USERS_BEHALF, OutboundRefused } from '../../data/outbound.js';
+import { checkUrl, OutboundRefused, usersPolicy } from '../../data/outbound.js';
 import { inputFormat } from '../../output/formats.js';
 
 const invalid = (process: string, parameter: string, reason: string) => new ApiError('ProcessParameterInvalid', { process, parameter, reason });
@@ -44,9 +44,11 @@ async function cachedInput(key: string, read: () => Promise<VectorFeatures>): Pr
 /** A URL's bytes under the outbound rules and the size limit; failures are the user's 400. */
 async function fetchBytes(url: string, processId: string, run: RunContext | undefined): Promise<Uint8Array> {
   const max = vectorLimits().maxBytes;
+  // Without a run (a graph evaluated on its own) there is no engine, so nothing is allowed beyond the rules.
+  const policy = run?.engine.outbound ?? usersPolicy(undefined);
   try {
-    checkUrl(url, ON_USERS_BEHALF);
-    const res = await httpRequest(url, { policy: ON_USERS_BEHALF, maxBytes: max, signal: run?.signal, timeoutMs: 60_000 });
+    checkUrl(url, policy);
+    const res = await httpRequest(url, { policy, maxBytes: max, signal: run?.signal, timeoutMs: 60_000 });
     if (res.status !== 200) throw new RemoteError(url, `it answered HTTP ${res.status}`);
     return res.body;
   } catch (e) {
