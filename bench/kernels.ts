@@ -21,7 +21,7 @@ import { createEngine, type Engine } from '../src/engine/engine.js';
 import { createTier1, compileNow } from '../src/compile/tier1.js';
 import { programHash, type Program } from '../src/compile/program.js';
 import { alloc, f32, mark, plane, release, u32, withArena } from '../src/wasm/kernels.js';
-import { configureKernelThreads, stopKernelThreads } from '../src/compile/kernel-threads.js';
+import { KernelHelpers } from '../src/compile/kernel-threads.js';
 import os from 'node:os';
 import type { CompiledKernel } from '../src/compile/executor.js';
 import { predefined } from '../src/processes/registry.js';
@@ -236,9 +236,9 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
       const helpers = Math.max(0, Math.min(7, os.availableParallelism() - 1));
       const tt: number[] = [];
       if (helpers > 0) {
-        configureKernelThreads(helpers);
-        for (let r = 0; r < rounds; r++) tt.push(await timeEngine(engine, w, cube, 1));
-        configureKernelThreads(0);
+        const split = { ...engine, kernelHelpers: new KernelHelpers(helpers) };
+        for (let r = 0; r < rounds; r++) tt.push(await timeEngine(split, w, cube, 1));
+        split.kernelHelpers.stop();
       }
       const row = { js: median(js), t0: median(t0), t1: median(t1), c: c?.[w.name] ?? NaN, memcpy: median(mc), kernel: kernelOnlyMs(compiled, data, w.inputs, pixels, rounds) };
       if (helpers > 0) {
@@ -270,7 +270,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     const tc = performance.now();
     await compileNow(fresh);
     const freshMs = performance.now() - tc;
-    stopKernelThreads();
+    engine.kernelHelpers.stop();
     console.log(table(rows));
     figures.compile_cold_ms = round(freshMs, 1);
     figures.compile_cold_max_workload_ms = round(coldMs, 1);

@@ -20,9 +20,8 @@ import type { Config } from '../core/config.js';
 import { configureLogging, type LogFormat, type LogLevel } from '../core/log.js';
 import { BlockCache } from '../data/cog-reader.js';
 import { usersPolicy } from '../data/outbound.js';
-import { setTier1 } from '../compile/executor.js';
-import { configureArena } from '../wasm/kernels.js';
-import { configureKernelThreads } from '../compile/kernel-threads.js';
+import { DEFAULT_ARENA } from '../wasm/kernels.js';
+import { KernelHelpers } from '../compile/kernel-threads.js';
 import { configureUdfLink } from '../udf/client.js';
 import { configureVectorLimits } from '../datacube/vector-limits.js';
 
@@ -64,13 +63,8 @@ export interface Engine extends EngineParts {
 /** Builds this thread's engine. */
 export function createEngine(init: EngineInit): Engine {
   if (init.log) configureLogging(init.log.format, init.log.level);
-  if (init.arenaKeepBytes !== undefined) configureArena({ keepBytes: init.arenaKeepBytes });
-  configureKernelThreads(init.kernelThreads ?? 0);
   configureUdfLink(init.udf ?? null);
   if (init.vector) configureVectorLimits(init.vector);
-  // Compiled kernels are shared by all threads through the disk cache; each thread keeps its own
-  // instances (a module instance belongs to the thread's kernel memory).
-  setTier1(createTier1({ cacheDir: path.join(init.dataDir, 'kernels'), maxEntries: 256 }));
   const search = init.searchPort ? searchOverPort(init.searchPort) : undefined;
   let catalog: CatalogSource | null = null;
   return {
@@ -78,6 +72,11 @@ export function createEngine(init: EngineInit): Engine {
     files: init.filesPort ? filesOverPort(init.filesPort) : null,
     blocks: new BlockCache(init.blockCacheBytes),
     outbound: usersPolicy(init.outboundAllow),
+    arena: init.arenaKeepBytes === undefined ? DEFAULT_ARENA : { keepBytes: init.arenaKeepBytes },
+    // Compiled kernels are shared by all threads through the disk cache; each thread keeps its own
+    // instances (a module instance belongs to the thread's kernel memory).
+    tier1: createTier1({ cacheDir: path.join(init.dataDir, 'kernels'), maxEntries: 256 }),
+    kernelHelpers: new KernelHelpers(init.kernelThreads ?? 0),
   };
 }
 

@@ -101,7 +101,7 @@ export async function execute(req: ExecuteRequest, engine: Engine, signal?: Abor
     const out = await executeInScope(req, engine, signal);
     if (out.raw) out.raw = { ...out.raw, planes: out.raw.planes.map((p) => Float32Array.from(p)) };
     return out;
-  });
+  }, engine.arena);
 }
 
 function executeInScope(req: ExecuteRequest, engine: Engine, signal?: AbortSignal): Promise<ExecuteResult> {

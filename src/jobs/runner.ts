@@ -264,7 +264,7 @@ export async function planJob(spec: JobSpec, engine: Engine, sink: JobSink, sign
     const file = await bytesOutput(spec.outDir, out.body, out.mediaType, out.extension);
     sink.progress(1, 1, out.values);
     return finish([file], 0, out.values);
-  });
+  }, engine.arena);
 }
 
 /**
@@ -297,7 +297,7 @@ export async function computeChunk(spec: JobSpec, plan: ChunkPlan, index: number
       await use({ kind: 'raster', planes: r.raw.planes, names: r.raw.names });
     }
     return r.values;
-  });
+  }, engine.arena);
 }
 
 async function runChunked(

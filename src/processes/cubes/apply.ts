@@ -215,7 +215,7 @@ export const processes: ProcessDef[] = [
       if (mode === 'off') {
         out = new Float32Array(rest);
         for (let i = 0; i < rest; i++) out[i] = (N[i] - R[i]) / (N[i] + R[i]);
-      } else out = runProgram(NDVI, [N, R], rest, { tier: mode });
+      } else out = runProgram(NDVI, [N, R], rest, { tier: mode, tier1: ctx.run?.engine.tier1, helpers: ctx.run?.engine.kernelHelpers });
       const target = a.get<string | null>('target_band');
       if (target === null) return withoutDimension(cube, d, out);
       if (dim.labels.includes(target)) throw new ProcessException('BandExists', `the cube has a band '${target}' already`);
