@@ -7,8 +7,9 @@ import { evaluateGraph, rootScope } from '../src/graph/evaluate.js';
 import { DataCube } from '../src/datacube/datacube.js';
 import { fuseChild } from '../src/compile/fuse.js';
 import { predefined } from '../src/processes/registry.js';
-import { compileMany, type KernelCache } from '../src/compile/tier1.js';
-import { engineEnv, testEngine } from './engine-env.js';
+import { compileMany, createTier1 } from '../src/compile/tier1.js';
+import { engineEnv } from './engine-env.js';
+import { tempDir } from './helpers.js';
 import { arenaStats, plane, withArena } from '../src/wasm/kernels.js';
 import { inputValues, randomChild, type Shape } from './kernel-graphs.js';
 import { Rng } from './rng.js';
@@ -41,6 +42,7 @@ function rootGraph(shape: Shape, child: Record<string, unknown>) {
 async function runWith(kernels: 'off' | 0 | 1, shape: Shape, child: Record<string, unknown>, cube: DataCube): Promise<Float32Array | string> {
   const { env, run } = engineEnv();
   run.kernels = kernels;
+  run.engine = { ...run.engine, tier1 };
   try {
     const out = (await evaluateGraph(rootGraph(shape, child) as never, env, rootScope({ cube }))) as DataCube;
     return out.data;
@@ -93,8 +95,8 @@ const REGRESSIONS: Case[] = [
   {"shape":{"kind":"value"},"child":{"s":{"process_id":"subtract","arguments":{"x":-1e38,"y":{"from_parameter":"x"}},"result":true}},"seed":17},
 ];
 
-/** The tier 1 of the engine the runs use (test/engine-env.ts), which compiles into its kernel cache. */
-const tier1 = () => testEngine().tier1 as KernelCache;
+/** A tier 1 that holds every compiled case in memory (an engine's holds 256), given to the runs' engine. */
+const tier1 = createTier1({ cacheDir: tempDir('xeo-tier1-'), maxEntries: 4096 });
 
 /** Compiles the fused programs of all cases at once: one compile keeps the tests fast; each program is still its own function. */
 function compileAll(list: { child: Record<string, any>; shape: Shape }[]): Promise<unknown> {
@@ -108,7 +110,7 @@ function compileAll(list: { child: Record<string, any>; shape: Shape }[]): Promi
         }).fused?.program,
       )
       .filter((p) => p !== undefined),
-    tier1(),
+    tier1,
   );
 }
 
