@@ -36,7 +36,6 @@ import { UdfHost } from './udf/host.js';
 import { runtimesDocument } from './udf/runtimes.js';
 import { workspaceFilesHost } from './files/file-bridge.js';
 import type { EngineHost } from './compute/ports.js';
-import { configureVectorLimits } from './datacube/vector-limits.js';
 import { configureLogging, log } from './core/log.js';
 import { Readiness, type Probe } from './server/health.js';
 import { MetricsRegistry } from './server/metrics.js';
@@ -107,7 +106,6 @@ export async function startXeo(config: Config): Promise<Xeo> {
   const outbound = usersOutbound(config);
   const remoteProcesses = new RemoteProcesses(config.remoteProcesses, outbound);
   const store = await openStore(config);
-  configureVectorLimits(config.vector);
   if (config.demo && (await store.collections.list()).length === 0) {
     await generateDemo(store, path.join(config.dataDir, 'collections', DEMO_ID), (line) => log.info(line));
   }
@@ -247,7 +245,6 @@ export async function startWorker(config: Config): Promise<XeoWorker> {
   // With a bucket, the chunks and COGs a worker stores are seen by the other workers and every API node.
   const results = await openBlobStore(config, 'results');
   const stac = new StacCollections(store.collections, config.stac, outbound);
-  configureVectorLimits(config.vector);
   const udf = new UdfHost(config);
   // run_udf code and load_uploaded_files in a job read the user's files from the shared file store.
   const files = new Workspaces(await openBlobStore(config, 'files'), config.maxUploadBytes, store.uploads);

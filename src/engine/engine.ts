@@ -22,8 +22,8 @@ import { BlockCache } from '../data/cog-reader.js';
 import { usersPolicy } from '../data/outbound.js';
 import { DEFAULT_ARENA } from '../wasm/kernels.js';
 import { KernelHelpers } from '../compile/kernel-threads.js';
-import { configureUdfLink } from '../udf/client.js';
-import { configureVectorLimits } from '../datacube/vector-limits.js';
+import { UdfLink } from '../udf/client.js';
+import { vectorLimitsOf } from '../datacube/vector-limits.js';
 
 export interface EngineInit {
   dataDir: string;
@@ -63,8 +63,6 @@ export interface Engine extends EngineParts {
 /** Builds this thread's engine. */
 export function createEngine(init: EngineInit): Engine {
   if (init.log) configureLogging(init.log.format, init.log.level);
-  configureUdfLink(init.udf ?? null);
-  if (init.vector) configureVectorLimits(init.vector);
   const search = init.searchPort ? searchOverPort(init.searchPort) : undefined;
   let catalog: CatalogSource | null = null;
   return {
@@ -77,6 +75,8 @@ export function createEngine(init: EngineInit): Engine {
     // instances (a module instance belongs to the thread's kernel memory).
     tier1: createTier1({ cacheDir: path.join(init.dataDir, 'kernels'), maxEntries: 256 }),
     kernelHelpers: new KernelHelpers(init.kernelThreads ?? 0),
+    udf: init.udf ? new UdfLink(init.udf) : null,
+    vector: vectorLimitsOf(init.vector),
   };
 }
 

@@ -47,6 +47,7 @@ function udfContext(ctx: ProcessContext, version: unknown = null): UdfRunContext
     timeoutMs: run.udfTimeoutMs ?? 30_000,
     signal: run.signal,
     log: (e) => run.log(e.level, e.message, e.data),
+    link: run.engine.udf,
   };
 }
 

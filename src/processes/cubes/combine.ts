@@ -19,6 +19,7 @@ import { geometriesArg } from './filters.js';
 import { dimIndex, joinSlices, requireCallback, slicesOf } from './common.js';
 import { labelKey } from './dimensions.js';
 import { runUdfChild, udfChild } from '../udf.js';
+import { vectorLimits } from '../../datacube/vector-limits.js';
 
 const invalid = (process: string, parameter: string, reason: string) => new ApiError('ProcessParameterInvalid', { process, parameter, reason });
 
@@ -417,7 +418,7 @@ export const processes: ProcessDef[] = [
     },
     async (a, ctx) => {
       const P = 'mask_polygon';
-      const geoms = await geometriesArg(a.get('mask'), P, 'mask');
+      const geoms = await geometriesArg(a.get('mask'), P, vectorLimits(ctx.run), 'mask');
       const cols = geoms.geometries;
       for (let g = 0; g < cols.length; g++) {
         const t = cols.typeName(g);

@@ -15,6 +15,7 @@ import { type CatalogSnapshot, type CatalogSource } from '../../core/catalog.js'
 import { stacCatalog } from '../../data/stac-source.js';
 import { bboxOf, intervalOf } from './extents.js';
 import { outputFormat } from '../../output/formats.js';
+import { vectorLimits } from '../../datacube/vector-limits.js';
 
 const texts = {
   spatial: 'The area to load: a bounding box (with `crs`, EPSG:4326 by default) or GeoJSON polygons (pixels whose centre lies outside them become no-data); null loads the whole collection.',
@@ -48,7 +49,7 @@ async function withProperties(source: CatalogSnapshot, id: string, conditions: R
 async function deferredLoad(source: CatalogSource, id: string, a: ProcessArgs, processId: string, run: RunContext): Promise<LazyCube> {
   const properties = a.get<Record<string, unknown> | null>('properties');
   const spatial = a.get<Record<string, unknown> | null>('spatial_extent');
-  const geoms = spatial !== null && (spatial instanceof DataCube || typeof spatial.type === 'string') ? await geometriesArg(spatial, processId, 'spatial_extent') : null;
+  const geoms = spatial !== null && (spatial instanceof DataCube || typeof spatial.type === 'string') ? await geometriesArg(spatial, processId, vectorLimits(run), 'spatial_extent') : null;
   const bbox = spatial !== null && !geoms ? bboxOf(spatial, processId, 'spatial_extent') : null;
   const temporalArg = a.get<unknown>('temporal_extent');
   const temporal = temporalArg !== null ? intervalOf(temporalArg, processId, 'temporal_extent') : null;

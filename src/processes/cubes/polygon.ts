@@ -13,6 +13,7 @@ import type { Grid } from '../../core/grid.js';
 import type { VectorFeatures } from '../../datacube/features.js';
 import { cropCube, geometriesArg } from './filters.js';
 import { requireCallback } from './common.js';
+import { vectorLimits } from '../../datacube/vector-limits.js';
 
 const P = 'apply_polygon';
 const invalid = (parameter: string, reason: string) => new ApiError('ProcessParameterInvalid', { process: P, parameter, reason });
@@ -83,7 +84,7 @@ export const processes: ProcessDef[] = [
     },
     async (a, ctx) => {
       const cb = requireCallback(a.callback('process'), P, 'process');
-      const geoms = await geometriesArg(a.get('geometries'), P);
+      const geoms = await geometriesArg(a.get('geometries'), P, vectorLimits(ctx.run));
       const cols = geoms.geometries;
       for (let g = 0; g < cols.length; g++) {
         const t = cols.typeName(g);

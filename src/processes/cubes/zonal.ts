@@ -18,6 +18,7 @@ import { ZONAL_STATS, zonalStats, zonalValues, type ZonalStat } from '../../data
 import { geometryDimension } from '../../datacube/vector-cube.js';
 import { crsInfo } from '../../geometry/crs.js';
 import { reduceVectors, requireCallback } from './common.js';
+import { vectorLimits } from '../../datacube/vector-limits.js';
 
 const P = 'aggregate_spatial';
 const STATS_LABELS = ['value', 'total_count', 'valid_count'];
@@ -92,7 +93,7 @@ export const processes: ProcessDef[] = [
     async (a, ctx) => {
       const cb = requireCallback(a.callback('reducer'), P, 'reducer');
       const given = a.get<unknown>('geometries');
-      const all = await geometriesArg(given, P);
+      const all = await geometriesArg(given, P, vectorLimits(ctx.run));
       const gdim = given instanceof DataCube ? given.dims.find((d) => d.type === 'geometry') : undefined;
       let labels: Labels = gdim ? [...gdim.labels] : geometryDimension(all.length).labels;
       // A chunk of a batch job computes its share of the geometries only.
