@@ -49,7 +49,9 @@ class ZlibDecoder extends BaseDecoder {
 }
 addDecoder([8, 32946], async () => ZlibDecoder as unknown as typeof BaseDecoder);
 
-export class RasterFormatError extends Error {}
+import { RasterFormatError } from './raster-format-error.js';
+
+export { RasterFormatError };
 
 export interface Level {
   width: number;

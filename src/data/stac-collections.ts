@@ -12,7 +12,8 @@ import { ItemCapError, StacApiError, bandsOfAssets, fetchDoc, itemOf, landingPag
 import { createSigner, type Signer } from './stac-signers.js';
 import { OutboundRefused, TRUSTED, type OutboundPolicy } from './outbound.js';
 import { RemoteError } from './http-client.js';
-import { BlockCache, RasterFormatError } from './cog-reader.js';
+import type { BlockCache, RasterInfo } from './cog-reader.js';
+import { RasterFormatError } from './raster-format-error.js';
 
 /** A user's STAC API (load_stac) that the rules refuse or that cannot be read: the 400 of load_stac's url. */
 const usersMistake = (e: Error) => new ApiError('ProcessParameterInvalid', { process: 'load_stac', parameter: 'url', reason: e.message });
@@ -105,8 +106,11 @@ export class StacCollections {
   private readonly searches: LRUCache<string, { at: number; items: Promise<ItemMeta[]>; size: number }>;
   private readonly signers = new Map<string, Signer>();
   private readonly records = new LRUCache<string, { at: number; meta: Promise<CollectionMeta | null> }>({ max: 1024 });
-  /** The headers of assets opened because their item does not tell its projection (no blocks are read here). */
-  private readonly headers = new BlockCache(HEADER_BYTES);
+  /**
+   * The headers of assets opened because their item does not tell its projection (no blocks are
+   * read here); the reader is loaded by the first such item.
+   */
+  private headers: Promise<BlockCache> | null = null;
 
   constructor(
     private readonly collections: Pick<CollectionRepo, 'get' | 'put'>,
@@ -199,6 +203,12 @@ export class StacCollections {
     return items;
   }
 
+  private async header(href: string, policy: OutboundPolicy): Promise<RasterInfo> {
+    const { BlockCache, openRaster } = await import('./cog-reader.js');
+    const cache = await (this.headers ??= Promise.resolve(new BlockCache(HEADER_BYTES)));
+    return (await openRaster(href, policy, cache)).info;
+  }
+
   private capOf(meta: CollectionMeta, mode: RemoteSearch['mode']): number {
     const own = meta.remote!.maxItems;
     return mode === 'job' ? Math.max(own ?? 0, this.config.jobMaxItems) : (own ?? this.config.maxItems);
@@ -224,7 +234,7 @@ export class StacCollections {
     const signer = this.signer(meta);
     const base = r.search?.href ?? `${r.api}/search`;
     try {
-      const items = await Promise.all(features.map((f) => itemOf(f, base, r.bandAssets, (h) => signer.sign(h), this.headers, policy)));
+      const items = await Promise.all(features.map((f) => itemOf(f, base, r.bandAssets, (h) => signer.sign(h), (href, p) => this.header(href, p), policy)));
       return items.filter((x): x is ItemMeta => x !== null);
     } catch (e) {
       // A signer that cannot sign, or an item without projection metadata whose header cannot be read.
