@@ -61,7 +61,7 @@ export class ComputePool {
   private closed = false;
   private unready = 0;
   private onReady: () => void = () => {};
-  /** Resolves once every thread has warmed up (compute/warm-up.ts): the server listens after it. */
+  /** Resolves once every thread has warmed up (engine/warm-up.ts): the server listens after it. */
   readonly ready: Promise<void>;
 
   constructor(private readonly opts: PoolOptions) {

@@ -65,7 +65,7 @@ export interface RunContext {
   budgetValues?: number;
   /**
    * Waits until a load of this many values may hold them (a tile drawn beside others on its thread:
-   * compute/values-gate.ts); absent, a load never waits.
+   * engine/values-gate.ts); absent, a load never waits.
    */
   reserve?: (values: number) => Promise<void>;
   results: SavedResult[];

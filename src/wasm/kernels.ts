@@ -90,7 +90,7 @@ export interface KernelExports {
 
 const PAGE = 65536;
 
-/** build/kernels.wasm: from dist/src/compile/kernels.js it is ../../../build; from src/compile (tests run on sources) ../../build. */
+/** build/kernels.wasm: from dist/src/wasm/kernels.js it is ../../../build; from src/wasm (tests run on sources) ../../build. */
 function wasmPath(): string {
   const candidates = ['../../../build/kernels.wasm', '../../build/kernels.wasm'].map((p) => fileURLToPath(new URL(p, import.meta.url)));
   const found = candidates.find((p) => existsSync(p));
