@@ -53,6 +53,16 @@ export interface RunLog {
 // eslint-disable-next-line @typescript-eslint/no-empty-interface
 export interface EngineParts {}
 
+/** What a load will read, known before reading: the answer of a dry run. */
+export interface LoadPlan {
+  collection: string;
+  grid: Grid;
+  times: string[];
+  bands: string[];
+  /** grid pixels x dates x bands */
+  values: number;
+}
+
 export interface RunContext {
   /** The thread's engine: caches, kernels, links to the main thread, limits (EngineParts). */
   engine: EngineParts;
@@ -81,11 +91,12 @@ export interface RunContext {
    */
   region?: Grid;
   /**
-   * A dry run: the first load that needs pixels reports what it would read (LoadProbe, see
-   * data/lazy.ts) instead of reading it, which stops the run. Batch jobs learn their output grid
-   * this way before any pixel is read.
+   * A dry run: the first load that needs pixels hands what it would read to this function instead
+   * of reading it (data/lazy.ts) and waits on its answer, which never comes: the run's answer is
+   * that plan (engine/execute.ts). Batch jobs learn their output grid this way before any pixel is
+   * read.
    */
-  probe?: boolean;
+  dryRun?: (plan: LoadPlan) => Promise<never>;
   /**
    * What runs the graph: a synchronous request, a map tile or a batch job (absent = sync). Loads of
    * STAC API collections search by it: a tile searches around the tile, a job its whole extent,

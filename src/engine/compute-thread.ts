@@ -1,7 +1,7 @@
 // A compute thread's entry: runs process graphs off the server's event loop, for /result and tiles.
 import { parentPort, workerData } from 'node:worker_threads';
 import { RequestAborted } from '../core/errors.js';
-import { execute, type ExecuteRequest } from './execute.js';
+import { execute, type ExecuteRequest, type ExecuteResult } from './execute.js';
 import { runLogsOf } from '../core/run-context.js';
 import { createEngine, failureData, type EngineInit } from './engine.js';
 import { warmUp } from './warm-up.js';
@@ -49,13 +49,18 @@ parentPort!.on('message', async (msg: ToWorker) => {
   running.set(msg.id, ac);
   await warmed;
   try {
-    const out = await execute(msg.req, engine, ac.signal);
+    const out: ExecuteResult = await execute(msg.req, engine, ac.signal);
     // Hand the bytes over without copying them.
-    const bytes = new Uint8Array(out.body.buffer, out.body.byteOffset, out.body.byteLength);
-    const transfer = out.body.byteOffset === 0 && out.body.byteLength === out.body.buffer.byteLength ? bytes : bytes.slice();
-    const buffers = new Set<ArrayBuffer>([transfer.buffer as ArrayBuffer]);
-    for (const p of out.raw?.planes ?? []) buffers.add(p.buffer as ArrayBuffer);
-    parentPort!.postMessage({ id: msg.id, ok: true, result: { ...out, body: transfer } }, [...buffers]);
+    const buffers = new Set<ArrayBuffer>();
+    let result: ExecuteResult | (ExecuteResult & { body: Uint8Array }) = out;
+    if (out.kind === 'encoded') {
+      const bytes = new Uint8Array(out.body.buffer, out.body.byteOffset, out.body.byteLength);
+      const transfer = out.body.byteOffset === 0 && out.body.byteLength === out.body.buffer.byteLength ? bytes : bytes.slice();
+      buffers.add(transfer.buffer as ArrayBuffer);
+      result = { ...out, body: transfer as Buffer };
+    }
+    if (out.kind === 'planes') for (const p of out.raw.planes) buffers.add(p.buffer as ArrayBuffer);
+    parentPort!.postMessage({ id: msg.id, ok: true, result }, [...buffers]);
   } catch (e) {
     parentPort!.postMessage({ id: msg.id, ok: false, error: failureData(e), logs: runLogsOf(e) });
   } finally {

@@ -91,7 +91,7 @@ async function drawTile(engine: Engine, href: string): Promise<void> {
         maxValues: 1 << 24,
         limitAdvice: '',
         region: { epsg: 3857, transform: [m[0], res, 0, m[3], 0, -res], width: 256, height: 256 },
-        output: { format: 'PNG', options: { colormap: 'ndvi', min: -0.2, max: 0.9 } },
+        answer: { kind: 'encoded', output: { format: 'PNG', options: { colormap: 'ndvi', min: -0.2, max: 0.9 } } },
         // Tier 0 only: a tier-1 compile now would take the CPU from the first real tiles.
         kernels: 0,
       },

@@ -182,15 +182,15 @@ export async function planJob(spec: JobSpec, engine: Engine, sink: JobSink, sign
   const forward = forwarder(sink);
   const usage = (pixels: number, values: number) => usageOf(started, threadCpuSeconds() - cpu0, pixels, values);
 
-  const dry = await execute({ ...base, probe: true, budgetValues: spec.budgetValues ?? undefined }, engine, signal);
-  if (!dry.probe) {
+  const dry = await execute({ ...base, answer: { kind: 'plan' }, budgetValues: spec.budgetValues ?? undefined }, engine, signal);
+  if (dry.kind !== 'plan') {
     // Nothing to load: the dry run was the whole run, and its answer is the result.
     forward(dry.logs, false);
     const out = await bytesOutput(spec.outDir, dry.body, dry.mediaType, dry.extension);
     sink.progress(1, 1, 0);
     return { kind: 'done', outcome: { outputs: [out], partial: false, bbox: null, geometry: null, times: [], usage: usage(0, 0) } };
   }
-  const plan = dry.probe;
+  const plan = dry.plan;
   const verdict = classifyGraph(spec.graph, {
     categories: (id) => predefined.get(id)?.spec.categories,
     userProcess: (id, ns) => calledProcess(spec.userProcesses, id, ns)?.process_graph ?? null,
@@ -213,7 +213,7 @@ export async function planJob(spec: JobSpec, engine: Engine, sink: JobSink, sign
   const format = formats.length === 1 ? formats[0] : formats.length === 0 ? 'JSON' : null;
   const vectorFormat = format ? OUTPUT_NAMES.get(format.toLowerCase()) : undefined;
   if (zonal && vectorFormat && VECTOR_FORMATS.has(vectorFormat)) {
-    const geo = await execute({ ...base, graph: zonal.geometries, keep: true }, engine, signal);
+    const geo = await execute({ ...base, graph: zonal.geometries, answer: { kind: 'kept' } }, engine, signal);
     const features = geo.kept?.features;
     if (features) {
       const groups = groupGeometries(features, g, spec.chunkSize);
@@ -242,9 +242,9 @@ export async function planJob(spec: JobSpec, engine: Engine, sink: JobSink, sign
   });
   // One arena scope for the whole piece: the raw planes are written from kernel memory.
   return withArena(async () => {
-    const out = await execute({ ...base, raw: cog, budgetValues: spec.budgetValues ?? undefined }, engine, signal);
+    const out = await execute({ ...base, answer: { kind: cog ? 'planes' : 'encoded' }, budgetValues: spec.budgetValues ?? undefined }, engine, signal);
     forward(out.logs, false);
-    if (out.raw) {
+    if (out.kind === 'planes') {
       // A raster computed whole: written through the same COG writer, in chunk-sized windows.
       const { grid, planes, names, options } = out.raw;
       const writer = await cogSink(spec.outDir, 'result.tif', grid, names, options);
@@ -284,16 +284,16 @@ export async function computeChunk(spec: JobSpec, plan: ChunkPlan, index: number
   const zonal = plan.zonal?.groups[index];
   return withArena(async () => {
     const r = await execute(
-      { ...baseOf(spec), region: windowGrid(plan.grid, w), ...(zonal ? { zonal: { members: zonal.members }, keep: true } : { raw: true }), budgetValues: budgetValues ?? undefined },
+      { ...baseOf(spec), region: windowGrid(plan.grid, w), ...(zonal ? { zonal: { members: zonal.members }, answer: { kind: 'kept' } } : { answer: { kind: 'planes' } }), budgetValues: budgetValues ?? undefined },
       engine,
       signal,
     );
     forward(r.logs, index > 0);
     if (zonal) {
-      if (!r.kept) throw new ApiError('ProcessParameterInvalid', { process: 'save_result', parameter: 'data', reason: 'the saved data is not a vector data cube' });
+      if (r.kind !== 'kept' || !r.kept) throw new ApiError('ProcessParameterInvalid', { process: 'save_result', parameter: 'data', reason: 'the saved data is not a vector data cube' });
       await use({ kind: 'vector', cube: r.kept });
     } else {
-      if (!r.raw) throw new ApiError('ProcessParameterInvalid', { process: 'save_result', parameter: 'data', reason: 'the saved data is not a raster data cube' });
+      if (r.kind !== 'planes') throw new ApiError('ProcessParameterInvalid', { process: 'save_result', parameter: 'data', reason: 'the saved data is not a raster data cube' });
       await use({ kind: 'raster', planes: r.raw.planes, names: r.raw.names });
     }
     return r.values;

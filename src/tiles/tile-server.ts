@@ -482,7 +482,7 @@ export class TileServer {
           region: tileGrid(coord, size),
           mode: 'tile',
           parameters: tileParameters(coord, size),
-          output: { format: fmt === 'png' ? 'PNG' : 'JPEG', options: draw.options },
+          answer: { kind: 'encoded', output: { format: fmt === 'png' ? 'PNG' : 'JPEG', options: draw.options } },
         },
         signal,
       )
@@ -577,9 +577,9 @@ export class TileServer {
       mode: 'tile',
       parameters: tileParameters({ z: 0, x: 0, y: 0 }, 256, { west: x0, south: y0, east: x1, north: y1, crs: 3857 }),
       // The percentiles are taken on the compute thread, not on the event loop.
-      range: true,
+      answer: { kind: 'range' },
     });
-    return out.range ?? null;
+    return out.range;
   }
 
   /** Keeps an estimated range with the service (in the background: tiles use it from memory meanwhile). */
