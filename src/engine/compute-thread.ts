@@ -6,7 +6,6 @@ import { runLogsOf } from '../core/run-context.js';
 import { createEngine, failureData, type EngineInit } from './engine.js';
 import { warmUp } from './warm-up.js';
 import { preloadJsts } from '../datacube/geometry.js';
-import { log } from '../core/log.js';
 import { resetMetrics, shipMetrics } from '../core/metrics.js';
 
 export type WorkerInit = EngineInit;
@@ -18,7 +17,7 @@ const running = new Map<number, AbortController>();
 // Graphs wait for the warm-up (the pool waits for 'ready' before the server listens); a failed
 // warm-up costs only speed.
 const warmed = warmUp(engine)
-  .catch((e) => log.error('the warm-up of a compute thread failed', { err: e }))
+  .catch((e) => engine.log.error('the warm-up of a compute thread failed', { err: e }))
   .then(() => {
     // Counted from here on: the warm-up's own reads are not the server's work.
     resetMetrics();
@@ -36,7 +35,7 @@ const warmed = warmUp(engine)
 function preloadWhenIdle(): void {
   setTimeout(() => {
     if (running.size > 0) return preloadWhenIdle();
-    preloadJsts().catch((e) => log.warn('the vector libraries did not load ahead', { err: e }));
+    preloadJsts().catch((e) => engine.log.warn('the vector libraries did not load ahead', { err: e }));
   }, 3000).unref();
 }
 

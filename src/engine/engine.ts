@@ -17,7 +17,7 @@ import { createTier1 } from '../compile/tier1.js';
 import type { HostLink } from '../udf/protocol.js';
 import { filesOverPort } from '../files/file-bridge.js';
 import type { Config } from '../core/config.js';
-import { configureLogging, type LogFormat, type LogLevel } from '../core/log.js';
+import { createLogger, type LogFormat, type LogLevel } from '../core/log.js';
 import { BlockCache } from '../data/cog-reader.js';
 import { usersPolicy } from '../data/outbound.js';
 import { DEFAULT_ARENA } from '../wasm/kernels.js';
@@ -62,7 +62,7 @@ export interface Engine extends EngineParts {
 
 /** Builds this thread's engine. */
 export function createEngine(init: EngineInit): Engine {
-  if (init.log) configureLogging(init.log.format, init.log.level);
+  const log = createLogger(init.log?.format ?? 'text', init.log?.level ?? 'info');
   const search = init.searchPort ? searchOverPort(init.searchPort) : undefined;
   let catalog: CatalogSource | null = null;
   return {
@@ -73,10 +73,11 @@ export function createEngine(init: EngineInit): Engine {
     arena: init.arenaKeepBytes === undefined ? DEFAULT_ARENA : { keepBytes: init.arenaKeepBytes },
     // Compiled kernels are shared by all threads through the disk cache; each thread keeps its own
     // instances (a module instance belongs to the thread's kernel memory).
-    tier1: createTier1({ cacheDir: path.join(init.dataDir, 'kernels'), maxEntries: 256 }),
+    tier1: createTier1({ cacheDir: path.join(init.dataDir, 'kernels'), maxEntries: 256, log: (level, message) => level !== 'info' && log[level](message) }),
     kernelHelpers: new KernelHelpers(init.kernelThreads ?? 0),
     udf: init.udf ? new UdfLink(init.udf) : null,
     vector: vectorLimitsOf(init.vector),
+    log,
   };
 }
 
