@@ -17,11 +17,11 @@ import path from 'node:path';
 import { evaluateGraph, rootScope } from '../src/graph/evaluate.js';
 import { DataCube } from '../src/datacube/datacube.js';
 import { fuseChild } from '../src/compile/fuse.js';
-import { setTier1 } from '../src/compile/executor.js';
+import { createEngine, type Engine } from '../src/engine/engine.js';
 import { createTier1, compileNow } from '../src/compile/tier1.js';
 import { programHash, type Program } from '../src/compile/program.js';
-import { alloc, f32, mark, plane, release, u32, withArena } from '../src/compile/kernels.js';
-import { configureKernelThreads, stopKernelThreads } from '../src/compile/kernel-threads.js';
+import { alloc, f32, mark, plane, release, u32, withArena } from '../src/wasm/kernels.js';
+import { KernelHelpers } from '../src/compile/kernel-threads.js';
 import os from 'node:os';
 import type { CompiledKernel } from '../src/compile/executor.js';
 import { predefined } from '../src/processes/registry.js';
@@ -112,8 +112,8 @@ function cubeOf(w: Workload, data: Float32Array): DataCube {
   });
 }
 
-async function timeEngine(w: Workload, cube: DataCube, kernels: 'off' | 0 | 1): Promise<number> {
-  const run: RunContext = { catalog: { collections: { get: async () => null, items: async () => [] } }, maxValues: Infinity, limitAdvice: '', results: [], log: () => {}, stats: { values: 0 }, kernels };
+async function timeEngine(engine: Engine, w: Workload, cube: DataCube, kernels: 'off' | 0 | 1): Promise<number> {
+  const run: RunContext = { engine, catalog: { collections: { get: async () => null, items: async () => [] } }, maxValues: Infinity, limitAdvice: '', results: [], log: () => {}, stats: { values: 0 }, kernels };
   const graph = { a: { process_id: 'reduce_dimension', arguments: { data: { from_parameter: 'cube' }, dimension: 'bands', reducer: { process_graph: w.child } }, result: true } };
   // One arena scope per run, as execute() opens per request: its result plane is freed at the end.
   return withArena(async () => {
@@ -200,7 +200,8 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
   cleanup.add(() => removeDir(dir));
   try {
     const rounds = opts.quick ? 3 : 7;
-    setTier1(createTier1({ cacheDir: path.join(dir, 'kernels'), maxEntries: 64 }));
+    // An engine as a compute thread builds it (no records are read: the graphs load nothing).
+    const engine = createEngine({ dataDir: dir, databaseUrl: null, blockCacheBytes: 64 << 20, outboundAllow: '' });
     const rows: (string | number)[][] = [['workload', 'pixels', 'JS ms', 'tier 0 ms', 'tier 1 ms', 'tier 1 kernel only ms', 'C -O3 ms', 'memcpy ms']];
     const figures: Record<string, number> = {};
     const speed = { js: 0, t0: 0, t1: 0, c: 0, memcpy: 0, kernel: 0 };
@@ -225,19 +226,19 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
       const dst = new Float32Array(data.length).fill(1);
       const outBuf = new Float32Array(pixels).fill(1);
       // The JS path is slow: fewer rounds keep the bench short.
-      for (let r = 0; r < Math.max(1, Math.ceil(rounds / 3)); r++) js.push(await timeEngine(w, cube, 'off'));
+      for (let r = 0; r < Math.max(1, Math.ceil(rounds / 3)); r++) js.push(await timeEngine(engine, w, cube, 'off'));
       for (let r = 0; r < rounds; r++) {
-        t0.push(await timeEngine(w, cube, 0));
-        t1.push(await timeEngine(w, cube, 1));
+        t0.push(await timeEngine(engine, w, cube, 0));
+        t1.push(await timeEngine(engine, w, cube, 1));
         mc.push(memcpyMs(data, pixels, dst, outBuf));
       }
       // Tier 1 through the engine with the kernel helper threads a server thread has (bands of rows).
       const helpers = Math.max(0, Math.min(7, os.availableParallelism() - 1));
       const tt: number[] = [];
       if (helpers > 0) {
-        configureKernelThreads(helpers);
-        for (let r = 0; r < rounds; r++) tt.push(await timeEngine(w, cube, 1));
-        configureKernelThreads(0);
+        const split = { ...engine, kernelHelpers: new KernelHelpers(helpers) };
+        for (let r = 0; r < rounds; r++) tt.push(await timeEngine(split, w, cube, 1));
+        split.kernelHelpers.stop();
       }
       const row = { js: median(js), t0: median(t0), t1: median(t1), c: c?.[w.name] ?? NaN, memcpy: median(mc), kernel: kernelOnlyMs(compiled, data, w.inputs, pixels, rounds) };
       if (helpers > 0) {
@@ -269,7 +270,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     const tc = performance.now();
     await compileNow(fresh);
     const freshMs = performance.now() - tc;
-    stopKernelThreads();
+    engine.kernelHelpers.stop();
     console.log(table(rows));
     figures.compile_cold_ms = round(freshMs, 1);
     figures.compile_cold_max_workload_ms = round(coldMs, 1);

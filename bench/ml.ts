@@ -18,9 +18,9 @@ import { CLI, Cleanup, median, removeDir, round, startXeo, table, tempDir } from
 import type { BenchOptions, BenchResult } from './run.js';
 import { trainForest, resolveMaxVariables } from '../src/ml/train.js';
 import { runForest } from '../src/compile/forest-kernel.js';
-import { configureKernelThreads, stopKernelThreads } from '../src/compile/kernel-threads.js';
+import { KernelHelpers } from '../src/compile/kernel-threads.js';
 import { availableParallelism } from 'node:os';
-import { plane, withArena } from '../src/compile/kernels.js';
+import { plane, withArena } from '../src/wasm/kernels.js';
 import { mulberry32 } from '../src/core/random.js';
 import { tileAt } from '../src/tiles/tile-grid.js';
 import { measureOnnx } from './ml-onnx.js';
@@ -101,18 +101,17 @@ async function trainAndPredict(opts: BenchOptions, dir: string): Promise<{ figur
       for (let i = 0; i < pixels; i++) p[i] = cube[i * P + f];
       return p;
     });
-    const timed = (threads: number) => {
-      configureKernelThreads(threads);
+    const withHelpers = new KernelHelpers(helpers);
+    const timed = (h: KernelHelpers | undefined) => {
       const t0 = performance.now();
-      runForest(forest!, planes, pixels, false);
+      runForest(forest!, planes, pixels, false, h);
       return (performance.now() - t0) / 1000;
     };
     try {
-      timed(helpers); // the helpers start and load the module
-      return [timed(0), timed(helpers)];
+      timed(withHelpers); // the helpers start and load the module
+      return [timed(undefined), timed(withHelpers)];
     } finally {
-      stopKernelThreads();
-      configureKernelThreads(0);
+      withHelpers.stop();
     }
   });
   console.log(`ml bench: xeo trains in ${round(xeoTrain, 3)} s (OOB accuracy ${round(forest!.info.oobScore! * 100, 2)} %, ${forest!.feature.length} nodes), predicts ${side}² px in ${round(xeoPredictOne, 3)} s on one thread, ${round(xeoPredict, 3)} s with ${helpers} helper thread(s)`);

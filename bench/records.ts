@@ -15,7 +15,7 @@ import { CLI, Cleanup, cannon, median, round, startXeo, table, tempDir, type Loa
 import { hasPostgres, startPostgres } from './postgres.js';
 import { startDelayProxyThread } from './delay-proxy.js';
 import { writeCog } from '../src/output/cog-writer.js';
-import { transformBox } from '../src/data/crs.js';
+import { transformBox } from '../src/geometry/crs.js';
 import { tileAt } from '../src/tiles/tile-grid.js';
 import type { BenchOptions, BenchResult } from './run.js';
 

@@ -14,10 +14,8 @@ import { announceUserGone, revokeToken, revokeUserTokens } from './auth/revoke.j
 import { PgChanges, type ChangeFeed } from './store/changes.js';
 import type { Config } from './core/config.js';
 import { wellKnownPath } from './api/well-known.js';
-import { importFiles } from './ingest/import.js';
 import { migrateInstallation } from './ingest/migrate.js';
-import { ImportError } from './data/items.js';
-import { RasterFormatError } from './data/cog-reader.js';
+import { RasterFormatError } from './data/raster-format-error.js';
 import { RemoteError } from './data/http-client.js';
 import { OutboundRefused } from './data/outbound.js';
 import path from 'node:path';
@@ -255,6 +253,8 @@ async function importCommand(args: string[]): Promise<void> {
     allowPositionals: true,
   });
   if (!values.collection) throw new UsageError('give the collection id with --collection ID');
+  // The readers of GeoTIFFs and STAC Items load here, for this command only.
+  const [{ importFiles }, { ImportError }] = await Promise.all([import('./ingest/import.js'), import('./data/items.js')]);
   const store = await openStore(loadConfig());
   try {
     const { collection, items } = await importFiles(store, positionals, {

@@ -19,9 +19,8 @@ import { createHttpServer } from './server/app.js';
 import { unsupportedRoutes } from './api/spec-endpoints.js';
 import { loadUws } from './server/uws.js';
 import { listenRedirect } from './server/redirect.js';
-import { configureBlockCache } from './data/cog-reader.js';
-import { configureOutbound } from './data/outbound.js';
-import { configureRemoteProcesses } from './graph/remote-processes.js';
+import { usersPolicy, type OutboundPolicy } from './data/outbound.js';
+import { RemoteProcesses } from './graph/remote-processes.js';
 import { warmUpHttp } from './data/http-client.js';
 import { generateDemo, DEMO_ID } from './ingest/demo.js';
 import { apiRoutes, rootRoutes } from './api/index.js';
@@ -33,12 +32,11 @@ import { processingParameters } from './core/processing-options.js';
 import { JobService, nodeId } from './jobs/service.js';
 import { LinkSigner } from './jobs/signing.js';
 import { StacCollections } from './data/stac-collections.js';
-import { setSearchHost } from './data/stac-search-bridge.js';
-import { setUdfHost, UdfHost } from './udf/host.js';
+import { UdfHost } from './udf/host.js';
 import { runtimesDocument } from './udf/runtimes.js';
-import { setFilesHost, workspaceFilesHost, type FilesHost } from './files/file-bridge.js';
+import { workspaceFilesHost, type FilesHost } from './files/file-bridge.js';
 import { jobModelReader } from './jobs/saved-models.js';
-import { configureVectorLimits } from './datacube/vector-limits.js';
+import type { EngineHost } from './compute/ports.js';
 import { configureLogging, log } from './core/log.js';
 import { Readiness, type Probe } from './server/health.js';
 import { MetricsRegistry } from './server/metrics.js';
@@ -80,19 +78,20 @@ function storageProbes(store: Store, blobs: BlobStore): Probe[] {
 }
 
 /**
- * What the engine threads (spawned after this) ask this thread for: item searches of STAC API
- * collections, the UDF sandboxes and compiler, and users' files (UDF code, uploaded vector files).
- * Answers the function that takes it all back when the node stops.
+ * What the engine threads ask this thread for: item searches of STAC API collections, the UDF
+ * sandboxes and compiler, and users' files (UDF code, uploaded vector files).
  */
-function hostForThreads(stac: StacCollections, udf: UdfHost, files: Workspaces, jobModel: FilesHost['jobModel']): () => void {
-  setSearchHost((req) => stac.search(req));
-  setUdfHost(udf);
-  setFilesHost(workspaceFilesHost(files, jobModel));
-  return () => {
-    setSearchHost(null);
-    setUdfHost(null);
-    setFilesHost(null);
-  };
+function hostForThreads(stac: StacCollections, udf: UdfHost, files: Workspaces, jobModel: FilesHost['jobModel']): EngineHost {
+  return { search: (req) => stac.search(req), udf, files: workspaceFilesHost(files, jobModel) };
+}
+
+/** The rules for users' URLs (XEO_OUTBOUND_ALLOW), checked before anything starts. */
+function usersOutbound(config: Config): OutboundPolicy {
+  try {
+    return usersPolicy(config.outboundAllow);
+  } catch (e) {
+    throw new ConfigError((e as Error).message);
+  }
 }
 
 /** The job queue on Redis; its client's modules are loaded only by the nodes that use one. */
@@ -105,29 +104,23 @@ export async function startXeo(config: Config): Promise<Xeo> {
   configureLogging(config.log.format, config.log.level);
   // First, before any data is touched: without the native server there is nothing to run.
   const uws = loadUws();
-  try {
-    configureOutbound(config.outboundAllow);
-  } catch (e) {
-    throw new ConfigError((e as Error).message);
-  }
-  configureRemoteProcesses(config.remoteProcesses);
+  const outbound = usersOutbound(config);
+  const remoteProcesses = new RemoteProcesses(config.remoteProcesses, outbound);
   const store = await openStore(config);
-  configureBlockCache(config.blockCacheBytes);
-  configureVectorLimits(config.vector);
   if (config.demo && (await store.collections.list()).length === 0) {
     await generateDemo(store, path.join(config.dataDir, 'collections', DEMO_ID), (line) => log.info(line));
   }
   const blobs = await openBlobStore(config, 'files');
   const results = await openBlobStore(config, 'results');
-  const stac = new StacCollections(store.collections, config.stac);
+  const stac = new StacCollections(store.collections, config.stac, outbound);
   const workspaces = new Workspaces(blobs, config.maxUploadBytes, store.uploads);
   const udf = new UdfHost(config);
-  const unhost = hostForThreads(stac, udf, workspaces, jobModelReader(store, results));
+  const host = hostForThreads(stac, udf, workspaces, jobModelReader(store, results));
   const syncLogs = new SyncLogs(store.logs);
   const tasks = config.redisUrl ? await queueOf(config.redisUrl, config.chunkAttempts) : null;
-  const jobs = new JobService(store, results, config, await LinkSigner.open(store.secrets, config.dataDir), tasks);
+  const jobs = new JobService(store, results, config, await LinkSigner.open(store.secrets, config.dataDir), host, remoteProcesses, tasks);
   let publicUrl = config.publicUrl ?? '';
-  const compute = new ComputePool({ threads: config.computeThreads, queue: config.computeQueue, tilesPerThread: config.tilesPerThread, dataDir: config.dataDir, databaseUrl: config.databaseUrl, database: config.database, blockCacheBytes: config.blockCacheBytes, outboundAllow: config.outboundAllow, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads, vector: config.vector, models: config.models, ml: config.ml });
+  const compute = new ComputePool({ host, threads: config.computeThreads, queue: config.computeQueue, tilesPerThread: config.tilesPerThread, dataDir: config.dataDir, databaseUrl: config.databaseUrl, database: config.database, blockCacheBytes: config.blockCacheBytes, outboundAllow: config.outboundAllow, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads, vector: config.vector, models: config.models, ml: config.ml });
   const changes = config.databaseUrl ? new PgChanges(config.databaseUrl, config.database.timeoutMs) : new LocalChanges();
   const oidc = new OidcVerifier(config.oidcProviders, store);
   const keys = new KeyRing(store.signingKeys, config.jwtRotationSeconds * 1000, config.tokenTtlSeconds * 1000);
@@ -148,6 +141,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
     brandWord: brandHeaderWord(config.brand),
     backendVersion: backendVersion(),
     store,
+    remoteProcesses,
     changes,
     auth: new Authenticator(
       store,
@@ -161,7 +155,7 @@ export async function startXeo(config: Config): Promise<Xeo> {
     syncLogs,
     compute,
     userSlots: new UserSlots(store.semaphores, config.userConcurrency),
-    tiles: new TileServer(store, compute, config, (req) => stac.search(req)),
+    tiles: new TileServer(store, compute, config, remoteProcesses, (req) => stac.search(req)),
     jobs,
     stac,
     processing: processingParameters(config),
@@ -219,7 +213,6 @@ export async function startXeo(config: Config): Promise<Xeo> {
         await syncLogs.close();
         await changes.close();
         keys.stop();
-        unhost();
         await store.close();
         ops?.close();
         log.info('stopped');
@@ -246,25 +239,20 @@ export interface XeoWorker {
 export async function startWorker(config: Config): Promise<XeoWorker> {
   configureLogging(config.log.format, config.log.level);
   if (!config.redisUrl || !config.databaseUrl) throw new ConfigError('a worker needs XEO_REDIS_URL and XEO_DATABASE_URL: it shares the job queue and records with the API nodes');
-  try {
-    configureOutbound(config.outboundAllow);
-  } catch (e) {
-    throw new ConfigError((e as Error).message);
-  }
-  configureRemoteProcesses(config.remoteProcesses);
+  const outbound = usersOutbound(config);
+  const remoteProcesses = new RemoteProcesses(config.remoteProcesses, outbound);
   const store = await openStore(config);
   if (!config.s3Bucket) log.warn("worker without XEO_S3_BUCKET: results go to this machine's disk, where only API nodes sharing its data dir find them");
   // With a bucket, the chunks and COGs a worker stores are seen by the other workers and every API node.
   const results = await openBlobStore(config, 'results');
-  const stac = new StacCollections(store.collections, config.stac);
-  configureVectorLimits(config.vector);
+  const stac = new StacCollections(store.collections, config.stac, outbound);
   const udf = new UdfHost(config);
   // run_udf code and load_uploaded_files in a job read the user's files from the shared file store.
   const files = new Workspaces(await openBlobStore(config, 'files'), config.maxUploadBytes, store.uploads);
-  const unhost = hostForThreads(stac, udf, files, jobModelReader(store, results));
+  const host = hostForThreads(stac, udf, files, jobModelReader(store, results));
   const node = nodeId(config.dataDir);
   const { JobWorker } = await import('./jobs/worker-node.js');
-  const worker = new JobWorker(store, results, config, await queueOf(config.redisUrl, config.chunkAttempts), node);
+  const worker = new JobWorker(store, results, config, host, remoteProcesses, await queueOf(config.redisUrl, config.chunkAttempts), node);
   await worker.start();
   const readiness = new Readiness([
     ...storageProbes(store, results),
@@ -283,7 +271,6 @@ export async function startWorker(config: Config): Promise<XeoWorker> {
         const handed = await worker.close(config.drainSeconds * 1000);
         log.info(`${handed} task(s) handed back to the queue`, { worker: node });
         await udf.close();
-        unhost();
         await store.close();
         ops?.close();
         log.info('stopped', { worker: node });

@@ -1,5 +1,6 @@
 // aggregate_temporal, aggregate_temporal_period and aggregate_spatial on small hand-made cubes,
-// checked against values computed by hand.
+// checked against values computed by hand; and on loads of an engine's own records, run through
+// execute() on an engine built as a compute thread builds it.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,21 +9,23 @@ import { evaluateGraph, rootScope } from '../src/graph/evaluate.js';
 import { type Graph } from '../src/core/graph.js';
 import type { RunContext } from '../src/core/run-context.js';
 import { predefined } from '../src/processes/registry.js';
-import type { ProcessArgs, ProcessDef } from '../src/core/process.js';
+import type { ProcessDef } from '../src/core/process.js';
 import { processes as temporal } from '../src/processes/cubes/aggregate.js';
 import { processes as zonal } from '../src/processes/cubes/zonal.js';
 const mine = [...temporal, ...zonal];
 import { DataCube, spatialDims, type Dimension } from '../src/datacube/datacube.js';
-import { PixelArray } from '../src/datacube/pixels.js';
-import { transformBox, transformer } from '../src/data/crs.js';
+import { transformer } from '../src/geometry/crs.js';
 import type { Grid } from '../src/core/grid.js';
-import type { CatalogSnapshot } from '../src/core/catalog.js';
+import { createEngine, type Engine } from '../src/engine/engine.js';
+import { execute } from '../src/engine/execute.js';
+import { openStore } from '../src/store/db.js';
+import { importFiles } from '../src/ingest/import.js';
 import { writeCog } from '../src/output/cog-writer.js';
-import { LazyCube } from '../src/datacube/lazy.js';
 import { featuresFromGeoJson } from '../src/datacube/geojson-in.js';
+import { testEngine } from './engine-env.js';
 
 const defs = new Map<string, ProcessDef>([...predefined.specs().map((s) => [s.id, predefined.get(s.id)!] as [string, ProcessDef]), ...mine.map((d) => [d.id, predefined.get(d.id)!] as [string, ProcessDef])]);
-const run: RunContext = { catalog: { collections: { get: () => null, items: () => [] } } as any, maxValues: 1e9, limitAdvice: '', results: [], log: () => {}, stats: { values: 0 } };
+const run: RunContext = { engine: testEngine(), catalog: { collections: { get: () => null, items: () => [] } } as any, maxValues: 1e9, limitAdvice: '', results: [], log: () => {}, stats: { values: 0 } };
 const env = { predefined: (id: string) => defs.get(id), userProcess: () => null, run };
 
 const reducer = (id: string, args: Record<string, unknown> = {}) => ({ process_graph: { r: { process_id: id, arguments: { data: { from_parameter: 'data' }, ...args }, result: true } } });
@@ -62,29 +65,6 @@ function expected(groups: number, f: (g: number, b: number, r: number, c: number
   return out;
 }
 
-/** Calls a process directly with a reducer that records what it gets (and answers the mean). */
-async function direct(def: ProcessDef, values: Record<string, unknown>) {
-  const calls: { items: number; pixels: number; labels: unknown }[] = [];
-  const args: ProcessArgs = {
-    get: <T>(name: string) => (name in values ? values[name] : (def.spec.parameters.find((p) => p.name === name)?.default ?? null)) as T,
-    has: (name) => name in values,
-    callback: () => async (params) => {
-      const d = params.data as PixelArray;
-      calls.push({ items: d.items.length, pixels: d.pixels, labels: d.labels });
-      const out = new Float32Array(d.pixels);
-      for (let i = 0; i < d.pixels; i++) {
-        let s = 0;
-        for (const it of d.items) s += it[i];
-        out[i] = d.items.length ? s / d.items.length : NaN;
-      }
-      return out;
-    },
-  };
-  const result = (await def.run(args, { nodeId: 'n', processId: def.spec.id, run })) as DataCube;
-  return { result, calls };
-}
-
-const byId = (id: string) => predefined.get(id)!;
 
 describe('aggregate_temporal', () => {
   const intervals = [
@@ -102,14 +82,9 @@ describe('aggregate_temporal', () => {
     expect([...out.data]).toEqual(expected(3, (g, b, r, c) => (g === 0 ? 500 : g === 1 ? 2000 : NaN) + b * 100 + r * 10 + c));
   });
 
-  it('calls the reducer once per interval with the dates inside it', async () => {
-    const { calls } = await direct(byId('aggregate_temporal'), { data: cube(), intervals, labels: [], dimension: null, context: null });
-    // Empty intervals share one call.
-    expect(calls).toEqual([
-      { items: 2, pixels: 40, labels: [T3[0], T3[1]] },
-      { items: 1, pixels: 40, labels: [T3[2]] },
-      { items: 0, pixels: 40, labels: [] },
-    ]);
+  it('gives the reducer of each interval the dates inside it', async () => {
+    const out = await call('aggregate_temporal', { intervals, reducer: COUNT }, cube());
+    expect([...out.data]).toEqual(expected(3, (g) => [2, 1, 0][g]));
   });
 
   it('takes user labels, overlapping intervals and a named dimension', async () => {
@@ -155,11 +130,12 @@ describe('aggregate_temporal_period', () => {
     expect([...out.data]).toEqual(expected(3, (g, b, r, c) => (g === 0 ? 500 : g === 1 ? NaN : 2000) + b * 100 + r * 10 + c));
   });
 
-  it('calls the reducer once per period', async () => {
+  it('gives the reducer of each period its dates', async () => {
     const times = ['2024-01-05T10:00:00Z', '2024-01-20T10:00:00Z', '2024-04-10T10:00:00Z'];
-    const { calls } = await direct(byId('aggregate_temporal_period'), { data: cube(times), period: 'month', dimension: null, context: null });
-    // January (2 dates), then February and March share the call on an empty array, then April.
-    expect(calls.map((c) => c.items)).toEqual([2, 0, 1]);
+    const out = await call('aggregate_temporal_period', { period: 'month', reducer: COUNT }, cube(times));
+    // January (2 dates), February and March (none), April (1).
+    expect(out.dims[0].labels).toEqual(['2024-01', '2024-02', '2024-03', '2024-04']);
+    expect([...out.data]).toEqual(expected(4, (g) => [2, 0, 0, 1][g]));
   });
 
   it('hour', async () => {
@@ -263,13 +239,10 @@ describe('aggregate_spatial', () => {
     expect([...out.data]).toEqual(want);
   });
 
-  it('calls the reducer once per geometry with its pixels', async () => {
-    const { calls } = await direct(byId('aggregate_spatial'), { data: cube(), geometries: features, target_dimension: null, context: null });
-    // C has no pixel: no call.
-    expect(calls).toEqual([
-      { items: 4, pixels: 6, labels: null },
-      { items: 1, pixels: 6, labels: null },
-    ]);
+  it('gives the reducer of each geometry its pixels', async () => {
+    const out = await call('aggregate_spatial', { geometries: features, reducer: COUNT }, cube());
+    // A holds 4 pixels and B 1, for each of 3 dates x 2 bands; C none (no-data).
+    expect([...out.data]).toEqual([...Array(6).fill(4), ...Array(6).fill(1), ...Array(6).fill(NaN)]);
   });
 
   it('adds value, total_count and valid_count with target_dimension', async () => {
@@ -313,55 +286,66 @@ describe('aggregate_spatial', () => {
   });
 });
 
-describe('aggregating a deferred load', () => {
-  // A 32 x 32 COG of 10 m pixels with value row * 32 + col, as two dates of one collection.
+describe('aggregating a deferred load, through an engine built as a compute thread builds it', () => {
+  // A 32 x 32 COG of 10 m pixels with value row * 32 + col, imported as two dates of a collection
+  // of the engine's own records; graphs run through execute(), as /result runs them.
   let dir: string;
-  let source: CatalogSnapshot;
+  let engine: Engine;
   const N = 32;
   const X0 = 600000;
   const Y0 = 5300320;
   const box: [number, number, number, number] = [X0, Y0 - N * 10, X0 + N * 10, Y0];
   beforeAll(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'xeo-aggregate-'));
-    const file = path.join(dir, 'b1.tif');
     const band = new Float32Array(N * N);
     for (let i = 0; i < N * N; i++) band[i] = i;
-    await writeCog(file, { width: N, height: N, epsg: 32633, transform: [X0, 10, 0, Y0, 0, -10], bands: [band], tileSize: 16, nodata: null });
-    const meta = { id: 'T', title: 'T', description: '', license: 'proprietary', epsg: 32633, resolution: [10, 10] as [number, number], bands: [{ name: 'B1', data_type: 'float32', nodata: null }] };
-    const items = ['2024-01-01T00:00:00Z', '2024-02-01T00:00:00Z'].map((datetime, i) => ({
-      id: `i${i}`,
-      datetime,
-      epsg: 32633,
-      bbox: box,
-      bbox4326: transformBox(box, 32633, 4326),
-      assets: { B1: { href: file, sample: 0 } },
-    }));
-    const within = (t: string, start?: string | null, end?: string | null) => (!start || t >= start) && (!end || t < end);
-    source = { collections: { get: (id: string) => (id === 'T' ? meta : null), items: (_id: string, start?: string | null, end?: string | null) => items.filter((it) => within(it.datetime, start, end)) } };
+    const files = ['b1_20240101.tif', 'b1_20240201.tif'].map((f) => path.join(dir, f));
+    for (const file of files) await writeCog(file, { width: N, height: N, epsg: 32633, transform: [X0, 10, 0, Y0, 0, -10], bands: [band], tileSize: 16, nodata: null });
+    const store = await openStore(dir);
+    try {
+      await importFiles(store, files, { collection: 'T', bands: ['B1'] });
+    } finally {
+      await store.close();
+    }
+    engine = createEngine({ dataDir: dir, databaseUrl: null, blockCacheBytes: 64 << 20, outboundAllow: '' });
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  const lazy = () =>
-    new LazyCube({ source, collection: 'T', extent: { west: box[0], south: box[1], east: box[2], north: box[3], crs: 32633 }, temporal: null, bands: null, target: {}, resampling: 'nearest', mask: null });
+  /** Runs load_collection of T, then `id` on it; answers the vector cube (kept) or the raster's planes. */
+  const run = (id: string, args: Record<string, unknown>, kind: 'kept' | 'planes') =>
+    execute(
+      {
+        graph: {
+          l: { process_id: 'load_collection', arguments: { id: 'T', spatial_extent: { west: box[0], south: box[1], east: box[2], north: box[3], crs: 32633 }, temporal_extent: null } },
+          n: { process_id: id, arguments: { data: { from_node: 'l' }, ...args }, result: true },
+        },
+        userProcesses: {},
+        maxValues: 1e9,
+        limitAdvice: '',
+        answer: { kind },
+      },
+      engine,
+    );
 
   it('aggregate_spatial reads only around the geometries', async () => {
-    run.stats.values = 0;
     const toLonLat = transformer(32633, 4326);
     const corners = [[X0 + 20, Y0 - 60], [X0 + 40, Y0 - 60], [X0 + 40, Y0 - 40], [X0 + 20, Y0 - 40], [X0 + 20, Y0 - 60]];
     const polygon = { type: 'Polygon', coordinates: [corners.map(([x, y]) => toLonLat(x, y))] };
-    const out = await call('aggregate_spatial', { geometries: polygon, reducer: MEAN, target_dimension: 'stats' }, lazy());
-    expect(out.dims.map((d) => d.name)).toEqual(['geometry', 't', 'bands', 'stats']);
+    const out = await run('aggregate_spatial', { geometries: polygon, reducer: MEAN, target_dimension: 'stats' }, 'kept');
+    if (out.kind !== 'kept' || !out.kept) throw new Error(`no vector cube: ${out.kind}`);
+    expect(out.kept.dims.map((d) => d.name)).toEqual(['geometry', 't', 'bands', 'stats']);
     // Rows 4-5, columns 2-3: (130 + 131 + 162 + 163) / 4, for both dates.
-    expect([...out.data]).toEqual([146.5, 4, 4, 146.5, 4, 4]);
-    expect(run.stats.values).toBeLessThan(2 * 8 * 8);
+    expect([...out.kept.data]).toEqual([146.5, 4, 4, 146.5, 4, 4]);
+    expect(out.values).toBeLessThan(2 * 8 * 8);
   });
 
   it('aggregate_temporal loads only the dates its intervals cover', async () => {
-    run.stats.values = 0;
-    const out = await call('aggregate_temporal', { intervals: [['2024-01-15', '2024-03-01']], reducer: MEAN }, lazy());
-    expect(out.dims.map((d) => [d.name, d.labels.length])).toEqual([['t', 1], ['bands', 1], ['y', N], ['x', N]]);
-    expect(out.dims[0].labels).toEqual(['2024-01-15']);
-    expect(out.data[N + 1]).toBe(N + 1);
-    expect(run.stats.values).toBe(N * N);
+    const out = await run('aggregate_temporal', { intervals: [['2024-01-15', '2024-03-01']], reducer: MEAN }, 'planes');
+    if (out.kind !== 'planes') throw new Error(`no raster: ${out.kind}`);
+    // One date left (the interval's start), one band: one plane.
+    expect(out.raw.planes).toHaveLength(1);
+    expect(out.raw.grid.width).toBe(N);
+    expect(out.raw.planes[0][N + 1]).toBe(N + 1);
+    expect(out.values).toBe(N * N);
   });
 });

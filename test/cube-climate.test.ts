@@ -3,9 +3,9 @@
 import { describe, it, expect, vi } from 'vitest';
 import { evaluateGraph, rootScope } from '../src/graph/evaluate.js';
 import { DataCube, spatialDims, type Dimension } from '../src/datacube/datacube.js';
-import { LazyCube } from '../src/datacube/lazy.js';
+import { LazyCube } from '../src/data/lazy.js';
 import type { Grid } from '../src/core/grid.js';
-import { transformBox } from '../src/data/crs.js';
+import { transformBox } from '../src/geometry/crs.js';
 import { engineEnv } from './engine-env.js';
 
 const { env, logs } = engineEnv();

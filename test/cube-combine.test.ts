@@ -10,12 +10,13 @@ import { processes as dimensions } from '../src/processes/cubes/dimensions.js';
 import { processes as apply } from '../src/processes/cubes/apply.js';
 import { DataCube, spatialDims, type Dimension } from '../src/datacube/datacube.js';
 import type { Grid } from '../src/core/grid.js';
+import { testEngine } from './engine-env.js';
 
 const defs = new Map<string, ProcessDef>([
   ...predefined.specs().map((s) => [s.id, predefined.get(s.id)!] as const),
   ...[...apply, ...dimensions, ...combine].map((d) => [d.id, predefined.get(d.id)!] as const),
 ]);
-const run: RunContext = { catalog: { collections: { get: () => null, items: () => [] } } as any, maxValues: 1e9, limitAdvice: '', results: [], log: () => {}, stats: { values: 0 } };
+const run: RunContext = { engine: testEngine(), catalog: { collections: { get: () => null, items: () => [] } } as any, maxValues: 1e9, limitAdvice: '', results: [], log: () => {}, stats: { values: 0 } };
 const env: EvalEnv = { predefined: (id) => defs.get(id), userProcess: () => null, run };
 const call = (process_id: string, args: Record<string, unknown>, values: Record<string, unknown> = {}) =>
   evaluateGraph({ n: { process_id, arguments: args, result: true } }, env, rootScope(values)) as Promise<any>;

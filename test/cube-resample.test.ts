@@ -11,14 +11,15 @@ import { predefined } from '../src/processes/registry.js';
 import type { ProcessDef } from '../src/core/process.js';
 import { processes as mine } from '../src/processes/cubes/resample.js';
 import { DataCube, spatialDims } from '../src/datacube/datacube.js';
-import { LazyCube } from '../src/datacube/lazy.js';
-import { transformBox, transformer } from '../src/data/crs.js';
+import { LazyCube } from '../src/data/lazy.js';
+import { transformBox, transformer } from '../src/geometry/crs.js';
 import type { Grid } from '../src/core/grid.js';
 import type { CatalogSnapshot } from '../src/core/catalog.js';
 import { writeCog } from '../src/output/cog-writer.js';
+import { testEngine } from './engine-env.js';
 
 const defs = new Map<string, ProcessDef>([...predefined.specs().map((s) => [s.id, predefined.get(s.id)!] as [string, ProcessDef]), ...mine.map((d) => [d.id, predefined.get(d.id)!] as [string, ProcessDef])]);
-const newRun = (): RunContext => ({ catalog: { collections: { get: () => null, items: () => [] } } as any, maxValues: 1e9, limitAdvice: '', results: [], log: () => {}, stats: { values: 0 } });
+const newRun = (): RunContext => ({ engine: testEngine(), catalog: { collections: { get: () => null, items: () => [] } } as any, maxValues: 1e9, limitAdvice: '', results: [], log: () => {}, stats: { values: 0 } });
 let run = newRun();
 const env = { predefined: (id: string) => defs.get(id), userProcess: () => null, get run() { return run; } };
 

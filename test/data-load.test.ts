@@ -7,9 +7,14 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { openStore } from '../src/store/db.js';
 import type { CatalogSnapshot, ItemMeta } from '../src/core/catalog.js';
-import { openRaster, clearBlockCache } from '../src/data/cog-reader.js';
+import { BlockCache, openRaster } from '../src/data/cog-reader.js';
+import { TRUSTED, usersPolicy } from '../src/data/outbound.js';
+
+/** The blocks of these reads, as an engine thread keeps its own, and its rules for users' URLs. */
+const blocks = new BlockCache(256 << 20);
+const reading = { blocks, outbound: usersPolicy(undefined) };
 import { fixedSnapshot, loadChunk, planGrid } from '../src/data/load.js';
-import { transformBox } from '../src/data/crs.js';
+import { transformBox } from '../src/geometry/crs.js';
 import { demoDataDir } from './demo-data.js';
 import { removeDir, tempDir } from './helpers.js';
 import { hasGdal, describeWithTool, run } from './system-tools.js';
@@ -56,7 +61,7 @@ describe('cube chunks', () => {
     const extent = { west: 625000, south: 5305000, east: 627005, north: 5307001, crs: 32633 };
     const grid = planGrid(store.collections.get(DEMO)!, extent, {}, [620000, 5320000]);
     expect(grid).toEqual({ epsg: 32633, transform: [625000, 10, 0, 5307010, 0, -10], width: 201, height: 201 });
-    const chunk = await loadChunk(store, { collection: DEMO, extent, temporal: ['2024-06-01', '2024-08-15'], bands: ['B04', 'nir'] });
+    const chunk = await loadChunk(store, { collection: DEMO, extent, temporal: ['2024-06-01', '2024-08-15'], bands: ['B04', 'nir'] }, reading);
     // the end of the interval is excluded
     expect(chunk.times).toEqual(['2024-06-21T10:00:00Z', '2024-07-16T10:00:00Z']);
     expect(chunk.bands).toEqual(['B04', 'B08']);
@@ -64,8 +69,8 @@ describe('cube chunks', () => {
   });
 
   it('refuses unknown collections and bands with catalogue codes', async () => {
-    await expect(loadChunk(store, { collection: 'NOPE', extent: { west: 0, south: 0, east: 1, north: 1 } })).rejects.toMatchObject({ code: 'CollectionNotFound' });
-    await expect(loadChunk(store, { collection: DEMO, extent: { west: 16.6, south: 47.9, east: 16.61, north: 47.91 }, bands: ['B99'] })).rejects.toMatchObject({
+    await expect(loadChunk(store, { collection: 'NOPE', extent: { west: 0, south: 0, east: 1, north: 1 } }, reading)).rejects.toMatchObject({ code: 'CollectionNotFound' });
+    await expect(loadChunk(store, { collection: DEMO, extent: { west: 16.6, south: 47.9, east: 16.61, north: 47.91 }, bands: ['B99'] }, reading)).rejects.toMatchObject({
       code: 'ProcessParameterInvalid',
     });
   });
@@ -74,14 +79,14 @@ describe('cube chunks', () => {
 describeWithTool(hasGdal, 'GDAL', 'reads and warps against GDAL', () => {
   it('reads windows at full resolution and at each overview exactly as GDAL does', async () => {
     const href = items[1].assets.B04.href;
-    const r = await openRaster(href);
+    const r = await openRaster(href, TRUSTED, blocks);
     expect(r.info.levels.map((l) => l.width)).toEqual([2048, 1024, 512, 256]);
     for (const [level, win] of [
       [0, { col: 700, row: 1300, width: 333, height: 217 }],
       [1, { col: 10, row: 900, width: 200, height: 124 }],
       [3, { col: 0, row: 0, width: 256, height: 256 }],
     ] as const) {
-      clearBlockCache();
+      blocks.clearBlocks();
       const ours = await r.readWindow(level, 0, win);
       // gdal_translate takes -srcwin in full-resolution pixels even when -ovr picks an overview.
       const f = 2 ** level;
@@ -100,7 +105,7 @@ describeWithTool(hasGdal, 'GDAL', 'reads and warps against GDAL', () => {
 
   it('loads a chunk on the native grid identical to the source pixels', async () => {
     const extent = { west: 630000, south: 5300500, east: 632560, north: 5303060, crs: 32633 };
-    const chunk = await loadChunk(store, { collection: DEMO, extent, temporal: ['2024-06-21', '2024-06-22'], bands: ['B08'] });
+    const chunk = await loadChunk(store, { collection: DEMO, extent, temporal: ['2024-06-21', '2024-06-22'], bands: ['B08'] }, reading);
     expect(chunk.grid.width).toBe(256);
     const ref = gdalFloat(['-projwin', '630000', '5303060', '632560', '5300500', items[3].assets.B08.href]);
     expect(ref.width).toBe(256);
@@ -128,10 +133,10 @@ describeWithTool(hasGdal, 'GDAL', 'reads and warps against GDAL', () => {
         temporal: ['2024-06-21', '2024-06-22'],
         bands: ['B04'],
         target: { epsg: 3857, resolution: size / 256 },
-      });
+      }, reading);
       expect(chunk.grid.width).toBe(256);
       const href = items[3].assets.B04.href;
-      const level = (await openRaster(href)).levelFor(size / 256 / 1.45);
+      const level = (await openRaster(href, TRUSTED, blocks)).levelFor(size / 256 / 1.45);
       const ref = gdalFloat(
         ['-t_srs', 'EPSG:3857', '-te', String(west), String(north - size), String(west + size), String(north), '-ts', '256', '256', '-r', 'near', '-et', '0', '-dstnodata', 'nan', ...(level > 0 ? ['-ovr', String(level - 1)] : ['-ovr', 'NONE']), href],
         'gdalwarp',
@@ -180,9 +185,9 @@ describe('remote COGs over HTTP range requests', () => {
 
   it('reads the same pixels as from disk, with range requests only', async () => {
     const win = { col: 1000, row: 1000, width: 300, height: 300 };
-    const local = await (await openRaster(items[0].assets.B03.href)).readWindow(0, 0, win);
-    clearBlockCache();
-    const remote = await (await openRaster(`${base}/demo.tif`)).readWindow(0, 0, win);
+    const local = await (await openRaster(items[0].assets.B03.href, TRUSTED, blocks)).readWindow(0, 0, win);
+    blocks.clearBlocks();
+    const remote = await (await openRaster(`${base}/demo.tif`, TRUSTED, blocks)).readWindow(0, 0, win);
     expect(Array.from(remote)).toEqual(Array.from(local));
     expect(ranges.length).toBeGreaterThan(0);
     const total = ranges.reduce((n, r) => n + (r === 'flaky' ? 0 : Number(r.split('-')[1]) - Number(r.split('-')[0]) + 1), 0);
@@ -190,7 +195,7 @@ describe('remote COGs over HTTP range requests', () => {
   });
 
   it('retries transient server errors', async () => {
-    const r = await openRaster(`${base}/flaky.tif`);
+    const r = await openRaster(`${base}/flaky.tif`, TRUSTED, blocks);
     expect(r.info.width).toBe(2048);
   });
 

@@ -7,8 +7,8 @@ import { trainForest } from '../src/ml/train.js';
 import { predictOne, probabilitiesOne, type Forest } from '../src/ml/forest.js';
 import { decodeForest, encodeForest } from '../src/ml/model-file.js';
 import { FOREST_SPLIT_MIN_PIXELS, runForest } from '../src/compile/forest-kernel.js';
-import { configureKernelThreads, kernelThreadStats } from '../src/compile/kernel-threads.js';
-import { plane, withArena } from '../src/compile/kernels.js';
+import { KernelHelpers } from '../src/compile/kernel-threads.js';
+import { plane, withArena } from '../src/wasm/kernels.js';
 import { mulberry32 } from '../src/core/random.js';
 
 const P = 6;
@@ -62,26 +62,25 @@ describe('the forest kernel', () => {
 
   it('splits a large prediction over a helper thread, with the answer of one thread', async () => {
     const f = forest('classification', 5);
+    const helpers = new KernelHelpers(1);
     try {
       await withArena(() => {
         const n = FOREST_SPLIT_MIN_PIXELS + 12_345;
         const ps = planes(n, 11);
-        configureKernelThreads(0);
         const alone = Float32Array.from(runForest(f, ps, n, false)[0]);
-        configureKernelThreads(1);
-        const before = kernelThreadStats();
-        const split = runForest(f, ps, n, false)[0];
-        const after = kernelThreadStats();
+        const before = helpers.stats();
+        const split = runForest(f, ps, n, false, helpers)[0];
+        const after = helpers.stats();
         expect(after.splits).toBe(before.splits + 1);
         expect(after.rescued).toBe(before.rescued);
         expect(new Int32Array(split.buffer, split.byteOffset, n)).toEqual(new Int32Array(alone.buffer));
         // Below the threshold, and for probabilities (a plane per class), it stays on this thread.
-        runForest(f, ps.map((p) => p.subarray(0, 1000)), 1000, false);
-        runForest(f, ps, n, true);
-        expect(kernelThreadStats().splits).toBe(after.splits);
+        runForest(f, ps.map((p) => p.subarray(0, 1000)), 1000, false, helpers);
+        runForest(f, ps, n, true, helpers);
+        expect(helpers.stats().splits).toBe(after.splits);
       });
     } finally {
-      configureKernelThreads(0);
+      helpers.stop();
     }
   }, 120_000);
 });

@@ -8,6 +8,8 @@ import { startServer, http, removeDir, tempDir, xeo, type TestServer } from './h
 import { hasGdal, describeWithTool, run } from './system-tools.js';
 import { openStore } from '../src/store/db.js';
 import { fixedSnapshot, loadChunk } from '../src/data/load.js';
+import { BlockCache } from '../src/data/cog-reader.js';
+import { usersPolicy } from '../src/data/outbound.js';
 
 /** Makes GeoTIFFs with GDAL's Python bindings (Debian's python3-gdal). */
 function makeTiffs(dir: string): void {
@@ -88,7 +90,7 @@ describeWithTool(hasGdal, 'GDAL', 'xeo import', () => {
     const records = await openStore(s.dataDir);
     try {
       const store = fixedSnapshot(undefined, (await records.collections.get('DEM'))!, await records.collections.items('DEM'));
-      const chunk = await loadChunk(store, { collection: 'DEM', extent: { west: 10, south: 46.99, east: 10.01, north: 47 } });
+      const chunk = await loadChunk(store, { collection: 'DEM', extent: { west: 10, south: 46.99, east: 10.01, north: 47 } }, { blocks: new BlockCache(64 << 20), outbound: usersPolicy(undefined) });
       expect(chunk.grid.width).toBe(10);
       // value = (x - y) * 4 - 300, nodata in the corner
       expect(Number.isNaN(chunk.data[0])).toBe(true);

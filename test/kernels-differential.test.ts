@@ -2,18 +2,17 @@
 // reduce_dimension) run by the JS engine (the reference: scalar processes lifted over pixels), by
 // the tier-0 block VM and by tier-1 compiled modules; the answers must agree within float32
 // tolerance. Disagreements found on the way are kept below as fixed regression cases.
-import { describe, it, expect, beforeAll } from 'vitest';
+import { describe, it, expect } from 'vitest';
 import { evaluateGraph, rootScope } from '../src/graph/evaluate.js';
 import { DataCube } from '../src/datacube/datacube.js';
 import { fuseChild } from '../src/compile/fuse.js';
 import { predefined } from '../src/processes/registry.js';
-import { setTier1 } from '../src/compile/executor.js';
-import { createTier1, compileMany } from '../src/compile/tier1.js';
+import { compileMany, createTier1 } from '../src/compile/tier1.js';
 import { engineEnv } from './engine-env.js';
-import { arenaStats, configureArena, plane, withArena } from '../src/compile/kernels.js';
+import { tempDir } from './helpers.js';
+import { arenaStats, plane, withArena } from '../src/wasm/kernels.js';
 import { inputValues, randomChild, type Shape } from './kernel-graphs.js';
 import { Rng } from './rng.js';
-import { tempDir } from './helpers.js';
 
 const PIXELS = 67; // odd, so SIMD tails are exercised
 const GRAPHS = Number(process.env.XEO_DIFF_GRAPHS ?? 2000);
@@ -43,6 +42,7 @@ function rootGraph(shape: Shape, child: Record<string, unknown>) {
 async function runWith(kernels: 'off' | 0 | 1, shape: Shape, child: Record<string, unknown>, cube: DataCube): Promise<Float32Array | string> {
   const { env, run } = engineEnv();
   run.kernels = kernels;
+  run.engine = { ...run.engine, tier1 };
   try {
     const out = (await evaluateGraph(rootGraph(shape, child) as never, env, rootScope({ cube }))) as DataCube;
     return out.data;
@@ -95,9 +95,8 @@ const REGRESSIONS: Case[] = [
   {"shape":{"kind":"value"},"child":{"s":{"process_id":"subtract","arguments":{"x":-1e38,"y":{"from_parameter":"x"}},"result":true}},"seed":17},
 ];
 
-beforeAll(() => {
-  setTier1(createTier1({ cacheDir: tempDir('xeo-tier1-'), maxEntries: 4096 }));
-});
+/** A tier 1 that holds every compiled case in memory (an engine's holds 256), given to the runs' engine. */
+const tier1 = createTier1({ cacheDir: tempDir('xeo-tier1-'), maxEntries: 4096 });
 
 /** Compiles the fused programs of all cases at once: one compile keeps the tests fast; each program is still its own function. */
 function compileAll(list: { child: Record<string, any>; shape: Shape }[]): Promise<unknown> {
@@ -111,6 +110,7 @@ function compileAll(list: { child: Record<string, any>; shape: Shape }[]): Promi
         }).fused?.program,
       )
       .filter((p) => p !== undefined),
+    tier1,
   );
 }
 
@@ -154,26 +154,22 @@ describe('kernels agree with the JS engine', () => {
     const failures: string[] = [];
     const g0 = arenaStats().generation;
     // Small enough that a scope which grew the memory gives it back when it ends.
-    configureArena({ keepBytes: 256 * 1024 });
-    try {
-      for (const [i, c] of list.entries()) {
-        const ref = await runWith('off', c.shape, c.child, cubeOf(c.shape, new Rng(c.seed)));
-        for (const tier of [0, 1] as const) {
-          const got = await withArena(async () => {
-            const heap = cubeOf(c.shape, new Rng(c.seed));
-            const data = plane(heap.data.length);
-            data.set(heap.data);
-            // Every few graphs, a large plane grows the memory in the middle of the request.
-            if (i % 7 === 0) plane(200_000).fill(-1);
-            const out = await runWith(tier, c.shape, c.child, heap.with({ data }));
-            return typeof out === 'string' ? out : Float32Array.from(out); // the answer outlives the scope
-          });
-          const d = compare(ref, got);
-          if (d) failures.push(`tier ${tier}: ${d}\n  ${JSON.stringify(c)}`);
-        }
+    const small = { keepBytes: 256 * 1024 };
+    for (const [i, c] of list.entries()) {
+      const ref = await runWith('off', c.shape, c.child, cubeOf(c.shape, new Rng(c.seed)));
+      for (const tier of [0, 1] as const) {
+        const got = await withArena(async () => {
+          const heap = cubeOf(c.shape, new Rng(c.seed));
+          const data = plane(heap.data.length);
+          data.set(heap.data);
+          // Every few graphs, a large plane grows the memory in the middle of the request.
+          if (i % 7 === 0) plane(200_000).fill(-1);
+          const out = await runWith(tier, c.shape, c.child, heap.with({ data }));
+          return typeof out === 'string' ? out : Float32Array.from(out); // the answer outlives the scope
+        }, small);
+        const d = compare(ref, got);
+        if (d) failures.push(`tier ${tier}: ${d}\n  ${JSON.stringify(c)}`);
       }
-    } finally {
-      configureArena({ keepBytes: 256 << 20 });
     }
     expect(failures.slice(0, 5).join('\n'), `${failures.length} disagreements`).toBe('');
     expect(arenaStats().generation).toBeGreaterThan(g0);

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import path from 'node:path';
 import { writeCog } from '../src/output/cog-writer.js';
-import { transformBox } from '../src/data/crs.js';
+import { transformBox } from '../src/geometry/crs.js';
 import { openStore } from '../src/store/db.js';
 import { basicHeader, expectError, http, login, removeDir, startServer, tempDir, xeo, type TestServer } from './helpers.js';
 import { hasPostgres, startPostgres, type Postgres } from '../bench/postgres.js';

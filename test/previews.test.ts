@@ -12,7 +12,7 @@ import { collectionDoc, EPSG, itemDoc, localItemFiles, N, RES, SCENE, startFileS
 import { decodePng } from './png-decode.js';
 import { hasChromium, describeWithTool, CHROMIUM, CHROMIUM_ARGS } from './system-tools.js';
 
-const { transformBox } = await import(path.join(ROOT, 'dist/src/data/crs.js'));
+const { transformBox } = await import(path.join(ROOT, 'dist/src/geometry/crs.js'));
 const { tileAt } = await import(path.join(ROOT, 'dist/src/tiles/tile-grid.js'));
 
 const REMOTE = 'sentinel-2-l2a';

@@ -9,7 +9,8 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startServer, http, expectError, removeDir, addUser, login, type TestServer } from './helpers.js';
 import { Jobs } from './jobs-helpers.js';
-import { configureRemoteProcesses, remoteProcess } from '../src/graph/remote-processes.js';
+import { RemoteProcesses } from '../src/graph/remote-processes.js';
+import { usersPolicy } from '../src/data/outbound.js';
 
 const TTL_S = 1;
 let s: TestServer;
@@ -179,10 +180,10 @@ describe('processes named by URL', () => {
 
   it('refuse plain http where the administrator does not allow it', async () => {
     // In this process (the module the server uses), with the default settings.
-    configureRemoteProcesses({ http: false, ttlSeconds: 0, maxBytes: 4096 });
-    await expect(remoteProcess(`${base}/double`, 'double')).rejects.toMatchObject({ code: 'ProcessNamespaceInvalid', params: { reason: expect.stringContaining('only https://') } });
-    configureRemoteProcesses({ http: true, ttlSeconds: 0, maxBytes: 4096 });
+    const strict = new RemoteProcesses({ http: false, ttlSeconds: 0, maxBytes: 4096 }, usersPolicy(undefined));
+    await expect(strict.process(`${base}/double`, 'double')).rejects.toMatchObject({ code: 'ProcessNamespaceInvalid', params: { reason: expect.stringContaining('only https://') } });
+    const plain = new RemoteProcesses({ http: true, ttlSeconds: 0, maxBytes: 4096 }, usersPolicy(undefined));
     // (the outbound rules of this process allow no loopback address: refused for that now)
-    await expect(remoteProcess(`${base}/double`, 'double')).rejects.toMatchObject({ code: 'ProcessNamespaceInvalid', params: { reason: expect.stringContaining('loopback') } });
+    await expect(plain.process(`${base}/double`, 'double')).rejects.toMatchObject({ code: 'ProcessNamespaceInvalid', params: { reason: expect.stringContaining('loopback') } });
   });
 });

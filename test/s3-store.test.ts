@@ -19,8 +19,8 @@ import { hasRadosgw, startRadosGateway, type RadosGateway } from '../bench/rados
 import { LocalBlobStore, type BlobStore } from '../src/store/blobs.js';
 import { PART_BYTES, S3BlobStore, s3Client } from '../src/store/s3-blobs.js';
 import { writeCog } from '../src/output/cog-writer.js';
-import { openRaster } from '../src/data/cog-reader.js';
-import { ON_USERS_BEHALF } from '../src/data/outbound.js';
+import { BlockCache, openRaster } from '../src/data/cog-reader.js';
+import { usersPolicy } from '../src/data/outbound.js';
 import { openStore } from '../src/store/db.js';
 
 const MB = 1024 * 1024;
@@ -456,7 +456,7 @@ describeWithTool(hasRadosgw, 'the RADOS Gateway (Debian radosgw, ceph-mon, ceph-
     }, 120_000);
 
     it("refuses a user's s3:// href: it would be signed with the operator's credentials", async () => {
-      await expect(Promise.resolve().then(() => openRaster(`s3://${gw.bucket}/raw/small_20240301.tif`, ON_USERS_BEHALF))).rejects.toThrow(/s3:\/\/ hrefs are read only in collections the administrator added/);
+      await expect(Promise.resolve().then(() => openRaster(`s3://${gw.bucket}/raw/small_20240301.tif`, usersPolicy(undefined), new BlockCache(1 << 20)))).rejects.toThrow(/s3:\/\/ hrefs are read only in collections the administrator added/);
     });
   });
 });

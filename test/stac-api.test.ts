@@ -10,7 +10,7 @@ import { addUser, expectError, http, login, removeDir, startServer, tempDir, xeo
 import { Jobs } from './jobs-helpers.js';
 import { collectionDoc, EPSG, itemDoc, localItemFiles, N, QUERYABLES, RES, SCENE, startFileServer, startStacApi, writeScene, xeoAsync, X0, Y0, type FileServer, type StacApi } from './stac-fixtures.js';
 
-const { transformBox } = await import(path.join(ROOT, 'dist/src/data/crs.js'));
+const { transformBox } = await import(path.join(ROOT, 'dist/src/geometry/crs.js'));
 const { tileAt } = await import(path.join(ROOT, 'dist/src/tiles/tile-grid.js'));
 
 const REMOTE = 'sentinel-2-l2a';

@@ -10,7 +10,7 @@ import type { IncomingMessage } from 'node:http';
 import { addUser, http, login, removeDir, startServer, tempDir, ROOT, type TestServer } from './helpers.js';
 import { collectionDoc, EPSG, itemDoc, listen, N, RES, SCENE, startFileServer, startStacApi, writeScene, xeoAsync, X0, Y0, type FileServer, type Listening, type StacApi } from './stac-fixtures.js';
 
-const { transformBox } = await import(path.join(ROOT, 'dist/src/data/crs.js'));
+const { transformBox } = await import(path.join(ROOT, 'dist/src/geometry/crs.js'));
 const { presignS3 } = await import(path.join(ROOT, 'dist/src/data/stac-signers.js'));
 
 const REMOTE = 'sentinel-2-l2a';

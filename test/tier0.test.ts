@@ -2,11 +2,11 @@
 // implementation of the Program semantics of src/compile/program.ts: every op on special values
 // (NaN, ±Inf, ±0, extremes, subnormals, halves), block and chunk boundaries, long programs, reducers
 // over 1..40 registers, the tier-1 plumbing, and the wasm colour mapping against colorize.
-import { describe, it, expect, afterEach } from 'vitest';
-import { runProgram, setTier1, kernelColorize, type Tier1, type CompiledKernel } from '../src/compile/executor.js';
+import { describe, it, expect } from 'vitest';
+import { runProgram, kernelColorize, type Tier1, type CompiledKernel } from '../src/compile/executor.js';
 import { encodeProgram, MAX_MEDIAN_ARGS } from '../src/compile/tier0.js';
 import { BINARY, UNARY, REDUCERS, programHash, type Instr, type Program } from '../src/compile/program.js';
-import { kernels, kernelMemory, alloc, arenaStats, configureArena, mark, plane, ptrOf, release, withArena } from '../src/compile/kernels.js';
+import { kernels, kernelMemory, alloc, arenaStats, mark, plane, ptrOf, release, withArena } from '../src/wasm/kernels.js';
 import { colorize, colorTable, COLOR_MAPS } from '../src/output/colormap.js';
 import { Rng } from './rng.js';
 
@@ -263,7 +263,6 @@ function pairs(rng: Rng, extra: number): [Float32Array, Float32Array] {
   return [a, b];
 }
 
-afterEach(() => setTier1(null));
 
 // ---------------------------------------------------------------------------------------------
 
@@ -507,13 +506,12 @@ describe('executor tiers', () => {
         expect(programHash(q)).toBe(h);
       },
     };
-    setTier1(t);
     const a = Float32Array.from([5, 6, 7, 8, 9]);
     const b = Float32Array.from([1, 1, 1, 1, 1]);
-    expect(Array.from(runProgram(p, [a, b], 5))).toEqual([4, 5, 6, 7, 8]);
-    expect(Array.from(runProgram(p, [a, b], 5))).toEqual([4, 5, 6, 7, 8]);
+    expect(Array.from(runProgram(p, [a, b], 5, { tier1: t }))).toEqual([4, 5, 6, 7, 8]);
+    expect(Array.from(runProgram(p, [a, b], 5, { tier1: t }))).toEqual([4, 5, 6, 7, 8]);
     expect(requests).toEqual([hash]);
-    expect(() => runProgram(p, [a, b], 5, { tier: 1 })).toThrow(/tier-1/);
+    expect(() => runProgram(p, [a, b], 5, { tier: 1, tier1: t })).toThrow(/tier-1/);
     // a "compiled" kernel working on kernel memory: out = a - b + 100 (to tell it apart)
     compiled.set(hash, {
       run(table, out, n) {
@@ -526,17 +524,17 @@ describe('executor tiers', () => {
         for (let i = 0; i < n; i++) O[i] = A[i] - B[i] + 100;
       },
     });
-    expect(Array.from(runProgram(p, [a, b], 5))).toEqual([104, 105, 106, 107, 108]);
-    expect(Array.from(runProgram(p, [a, b], 5, { tier: 1 }))).toEqual([104, 105, 106, 107, 108]);
-    expect(Array.from(runProgram(p, [a, b], 5, { tier: 0 }))).toEqual([4, 5, 6, 7, 8]);
+    expect(Array.from(runProgram(p, [a, b], 5, { tier1: t }))).toEqual([104, 105, 106, 107, 108]);
+    expect(Array.from(runProgram(p, [a, b], 5, { tier: 1, tier1: t }))).toEqual([104, 105, 106, 107, 108]);
+    expect(Array.from(runProgram(p, [a, b], 5, { tier: 0, tier1: t }))).toEqual([4, 5, 6, 7, 8]);
     expect(runs).toBe(2);
-    setTier1(null);
+    // Without a tier 1, as on an engine without one:
     expect(() => runProgram(p, [a, b], 5, { tier: 1 })).toThrow(/not available/);
     expect(Array.from(runProgram(p, [a, b], 5))).toEqual([4, 5, 6, 7, 8]);
   });
 
   it('leaves the kernel memory allocator where it found it', async () => {
-    const { mark } = await import('../src/compile/kernels.js');
+    const { mark } = await import('../src/wasm/kernels.js');
     const m = mark();
     runProgram({ inputs: 1, code: [{ op: 'neg', a: 0 }], output: 1 }, [new Float32Array(5000)], 5000);
     expect(() => runProgram({ inputs: 1, code: [{ op: 'neg', a: 0 }], output: 1 }, [new Float32Array(3)], 5)).toThrow();
@@ -582,7 +580,6 @@ describe('arena', () => {
     return p;
   };
 
-  afterEach(() => configureArena({ keepBytes: 256 << 20 }));
 
   it('runs in place on planes and answers a plane, bit for bit as the copying path', async () => {
     const rng = new Rng(21);
@@ -696,13 +693,15 @@ describe('arena', () => {
   });
 
   it('gives the memory back after a large request, and old views keep their values', async () => {
-    configureArena({ keepBytes: 1 << 20 });
     const g0 = arenaStats().generation;
     let kept: Float32Array | null = null;
-    await withArena(() => {
-      kept = plane(4 << 20).fill(3); // 16 MiB, past what is kept
-      kept[0] = 42;
-    });
+    await withArena(
+      () => {
+        kept = plane(4 << 20).fill(3); // 16 MiB, past what is kept
+        kept[0] = 42;
+      },
+      { keepBytes: 1 << 20 },
+    );
     const s = arenaStats();
     expect(s.generation).toBe(g0 + 1);
     expect(s.memoryBytes).toBeLessThan(4 << 20);

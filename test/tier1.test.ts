@@ -13,9 +13,9 @@ import { OPCODES, UNARY, REDUCERS, programHash, canonical, type Instr, type Prog
 import { generateSource, sortingNetwork } from '../src/compile/codegen.js';
 import { createTier1, compileNow, ascCompile, checkModule, inspectWasm, stopCompiler, type KernelCache } from '../src/compile/tier1.js';
 import { compileSource } from '../src/compile/asc-worker.js';
-import { runProgram, setTier1, type CompiledKernel } from '../src/compile/executor.js';
-import { configureKernelThreads, kernelThreadStats, SPLIT_MIN_PIXELS } from '../src/compile/kernel-threads.js';
-import { alloc, arenaStats, configureArena, f32, mark, plane, ptrOf, release, u32, withArena } from '../src/compile/kernels.js';
+import { runProgram, type CompiledKernel } from '../src/compile/executor.js';
+import { KernelHelpers, SPLIT_MIN_PIXELS } from '../src/compile/kernel-threads.js';
+import { alloc, arenaStats, f32, mark, plane, ptrOf, release, u32, withArena } from '../src/wasm/kernels.js';
 import { Rng } from './rng.js';
 
 const F = Math.fround;
@@ -315,7 +315,6 @@ beforeAll(() => {
 });
 
 afterAll(async () => {
-  setTier1(null);
   await stopCompiler();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -465,17 +464,12 @@ describe('tier-1 kernels', () => {
 
   it('run through the executor with tier 1', async () => {
     const p: Program = { inputs: 2, code: [{ op: 'normdiff', a: 0, b: 1 }, { op: 'clip', a: 2, min: -0.5, max: 0.5 }], output: 3 };
-    setTier1(tier);
-    try {
-      await compileNow(p);
-      const rng = new Rng(11);
-      for (const n of [0, 5, 4099, 70_001]) {
-        const inputs = [values(rng, n), values(rng, n)];
-        const got = runProgram(p, inputs, n, { tier: 1 });
-        expect(firstDifference(p, inputs, got, reference(p, inputs, n), 0)).toBeNull();
-      }
-    } finally {
-      setTier1(null);
+    await compileNow(p, tier);
+    const rng = new Rng(11);
+    for (const n of [0, 5, 4099, 70_001]) {
+      const inputs = [values(rng, n), values(rng, n)];
+      const got = runProgram(p, inputs, n, { tier: 1, tier1: tier });
+      expect(firstDifference(p, inputs, got, reference(p, inputs, n), 0)).toBeNull();
     }
   }, 60_000);
 });
@@ -570,84 +564,71 @@ describe('tier-1 kernels on the arena', () => {
   };
 
   it('read and write planes in place, across growth, NaN planes, and a recycled instance', async () => {
-    setTier1(tier);
-    try {
-      await compileNow(p, tier);
-      const rng = new Rng(41);
-      const n = 70_001;
-      const src = Array.from({ length: 3 }, () => values(rng, n));
-      const want = reference(p, src, n);
-      await withArena(() => {
-        const inputs = src.map(onArena);
-        const got = runProgram(p, inputs, n, { tier: 1 });
-        expect(ptrOf(got)).toBeGreaterThanOrEqual(0);
-        expect(firstDifference(p, src, got, want, 0)).toBeNull();
-        // Growth in the middle of the request: the planes keep their values, the kernel runs on.
-        plane((arenaStats().memoryBytes >>> 2) + 500_000).fill(1);
-        expect(firstDifference(p, src, runProgram(p, inputs, n, { tier: 1 }), want, 0)).toBeNull();
-        const nan = plane(n).fill(NaN);
-        expect(runProgram(p, [nan, nan, nan], n, { tier: 1 }).every(Number.isNaN)).toBe(true);
-        expect(firstDifference(p, [nan, src[1]!, nan], runProgram(p, [nan, inputs[1]!, nan], n, { tier: 1 }), reference(p, [nan, src[1]!, nan], n), 0)).toBeNull();
-      });
-      // Past what is kept: the instance and its memory are replaced; the compiled module follows.
-      configureArena({ keepBytes: 1 << 20 });
-      const g = arenaStats().generation;
-      await withArena(() => void plane(8 << 20).fill(0));
-      expect(arenaStats().generation).toBe(g + 1);
-      configureArena({ keepBytes: 256 << 20 });
-      await withArena(() => {
-        const got = runProgram(p, src.map(onArena), n, { tier: 1 });
-        expect(firstDifference(p, src, got, want, 0)).toBeNull();
-      });
-      expect(firstDifference(p, src, runProgram(p, src, n, { tier: 1 }), want, 0)).toBeNull();
-    } finally {
-      setTier1(null);
-      configureArena({ keepBytes: 256 << 20 });
-    }
+    await compileNow(p, tier);
+    const rng = new Rng(41);
+    const n = 70_001;
+    const src = Array.from({ length: 3 }, () => values(rng, n));
+    const want = reference(p, src, n);
+    await withArena(() => {
+      const inputs = src.map(onArena);
+      const got = runProgram(p, inputs, n, { tier: 1, tier1: tier });
+      expect(ptrOf(got)).toBeGreaterThanOrEqual(0);
+      expect(firstDifference(p, src, got, want, 0)).toBeNull();
+      // Growth in the middle of the request: the planes keep their values, the kernel runs on.
+      plane((arenaStats().memoryBytes >>> 2) + 500_000).fill(1);
+      expect(firstDifference(p, src, runProgram(p, inputs, n, { tier: 1, tier1: tier }), want, 0)).toBeNull();
+      const nan = plane(n).fill(NaN);
+      expect(runProgram(p, [nan, nan, nan], n, { tier: 1, tier1: tier }).every(Number.isNaN)).toBe(true);
+      expect(firstDifference(p, [nan, src[1]!, nan], runProgram(p, [nan, inputs[1]!, nan], n, { tier: 1, tier1: tier }), reference(p, [nan, src[1]!, nan], n), 0)).toBeNull();
+    });
+    // Past what is kept: the instance and its memory are replaced; the compiled module follows.
+    const g = arenaStats().generation;
+    await withArena(() => void plane(8 << 20).fill(0), { keepBytes: 1 << 20 });
+    expect(arenaStats().generation).toBe(g + 1);
+    await withArena(() => {
+      const got = runProgram(p, src.map(onArena), n, { tier: 1, tier1: tier });
+      expect(firstDifference(p, src, got, want, 0)).toBeNull();
+    });
+    expect(firstDifference(p, src, runProgram(p, src, n, { tier: 1, tier1: tier }), want, 0)).toBeNull();
   }, 60_000);
 });
 
 describe('tier-1 kernels split over helper threads', () => {
   it('answer bit for bit as one thread, on NaN planes too, and follow a recycled memory', async () => {
     const p: Program = { inputs: 12, code: [{ op: 'mean', args: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] }], output: 12 };
-    setTier1(tier);
+    // A thread's two helpers, as an engine with XEO_KERNEL_THREADS=2 has them.
+    const pair = new KernelHelpers(2);
     try {
       await compileNow(p, tier);
       const rng = new Rng(51);
       const n = SPLIT_MIN_PIXELS + 4099; // bands of unequal length, and an odd tail
       const src = Array.from({ length: 12 }, () => values(rng, n));
       const want = reference(p, src, n);
-      const run = (inputs: Float32Array[]) => withArena(() => Float32Array.from(runProgram(p, inputs.map((v) => {
+      const run = (inputs: Float32Array[], with2 = pair, arena?: { keepBytes: number }) => withArena(() => Float32Array.from(runProgram(p, inputs.map((v) => {
         const a = plane(v.length);
         a.set(v);
         return a;
-      }), n, { tier: 1 })));
-      configureKernelThreads(0);
-      const alone = await run(src);
-      configureKernelThreads(2);
-      const before = kernelThreadStats();
+      }), n, { tier: 1, tier1: tier, helpers: with2 })), arena);
+      const alone = await run(src, new KernelHelpers(0));
+      const before = pair.stats();
       const split = await run(src);
-      expect(kernelThreadStats().splits).toBe(before.splits + 1);
+      expect(pair.stats().splits).toBe(before.splits + 1);
       expect(new Int32Array(split.buffer)).toEqual(new Int32Array(alone.buffer));
       expect(firstDifference(p, src, split, want, 0)).toBeNull();
       const nan = Array.from({ length: 12 }, (_, j) => (j % 2 ? src[j]! : new Float32Array(n).fill(NaN)));
       expect(firstDifference(p, nan, await run(nan), reference(p, nan, n), 0)).toBeNull();
       // The helpers work on the new memory after the instance is recycled.
-      configureArena({ keepBytes: 1 << 20 });
       const g = arenaStats().generation;
-      await run(src);
+      await run(src, pair, { keepBytes: 1 << 20 });
       expect(arenaStats().generation).toBeGreaterThan(g);
-      configureArena({ keepBytes: 256 << 20 });
       expect(firstDifference(p, src, await run(src), want, 0)).toBeNull();
       // Below the threshold a run stays on this thread.
-      const s = kernelThreadStats().splits;
-      await withArena(() => runProgram(p, src.map((v) => { const a = plane(1000); a.set(v.subarray(0, 1000)); return a; }), 1000, { tier: 1 }));
-      expect(kernelThreadStats().splits).toBe(s);
-      expect(kernelThreadStats().rescued).toBe(0);
+      const s = pair.stats().splits;
+      await withArena(() => runProgram(p, src.map((v) => { const a = plane(1000); a.set(v.subarray(0, 1000)); return a; }), 1000, { tier: 1, tier1: tier, helpers: pair }));
+      expect(pair.stats().splits).toBe(s);
+      expect(pair.stats().rescued).toBe(0);
     } finally {
-      configureKernelThreads(0);
-      configureArena({ keepBytes: 256 << 20 });
-      setTier1(null);
+      pair.stop();
     }
   }, 120_000);
 });

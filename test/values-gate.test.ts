@@ -1,8 +1,8 @@
-// The memory bound of a compute thread drawing several tiles at once (src/compute/values-gate.ts):
+// The memory bound of a compute thread drawing several tiles at once (src/engine/values-gate.ts):
 // loads pass while together they hold no more than one load may, one alone always passes, a run
 // that holds values never waits, waiters pass oldest first, and an aborted waiter leaves the line.
 import { describe, it, expect } from 'vitest';
-import { ValuesGate } from '../src/compute/values-gate.js';
+import { ValuesGate } from '../src/engine/values-gate.js';
 
 /** Whether a promise has settled after the microtasks queued so far have run. */
 async function settled(p: Promise<unknown>): Promise<boolean> {

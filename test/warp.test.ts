@@ -6,9 +6,9 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { tempDir } from './helpers.js';
 import { describeWithTool, hasGdal, run } from './system-tools.js';
-import { transformer } from '../src/data/crs.js';
+import { transformer } from '../src/geometry/crs.js';
 import type { Grid } from '../src/core/grid.js';
-import { alloc, f32, kernels, mark, release } from '../src/compile/kernels.js';
+import { alloc, f32, kernels, mark, release } from '../src/wasm/kernels.js';
 import { exactSourceCoordinates, sourceCoordinates, sourceWindow, warp, windowGrid, type SourceRaster, type WarpStats } from '../src/data/warp.js';
 
 /** 600 x 400 pixels of 10 m in UTM 33N (around 14.7°E 48.2°N): a smooth surface with a round NaN hole. */

@@ -15,6 +15,7 @@ import type { Slots } from '../compute/user-slots.js';
 import type { Jobs } from '../jobs/service.js';
 import type { StacMetadata } from '../data/stac-collections.js';
 import type { SyncLogs } from '../compute/sync-logs.js';
+import type { RemoteProcesses } from '../graph/remote-processes.js';
 import type { ProcessingMode, ProcessingParameter } from '../core/processing-options.js';
 
 export interface AppContext {
@@ -23,6 +24,8 @@ export interface AppContext {
   brandWord: string;
   backendVersion: string;
   store: Store;
+  /** Processes named by URL (XEO_REMOTE_PROCESS_*), one reader for the node. */
+  remoteProcesses: RemoteProcesses;
   /** Word of changed records to every node (a patched service's tiles are dropped everywhere at once). */
   changes: ChangeFeed;
   auth: Auth;

@@ -92,7 +92,7 @@ export const routes: AppRoute[] = [
       const job = await jobOf(req);
       if (job.status !== 'queued' && job.status !== 'running' && job.budget !== null) {
         // A graph that fails its dry run is queued all the same: it fails as a job, with its log.
-        const est = await estimateJob(job, req.app.store, req.app.compute, req.app.config).catch(() => null);
+        const est = await estimateJob(job, req.app.store, req.app.compute, req.app.config, req.app.remoteProcesses).catch(() => null);
         if (est && est.costs > job.budget) {
           throw new ApiError('PaymentRequired', {}, `The job is expected to cost ${est.costs} credits (it reads ${est.values} raster values); its budget is ${job.budget}.`);
         }

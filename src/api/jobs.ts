@@ -180,7 +180,7 @@ export const routes: AppRoute[] = [
     summary: 'Costs, duration and size a batch job is expected to take',
     auth: 'required',
     handler: async (req) => {
-      const { values: _values, ...estimate } = await estimateJob(await jobOf(req), req.app.store, req.app.compute, req.app.config);
+      const { values: _values, ...estimate } = await estimateJob(await jobOf(req), req.app.store, req.app.compute, req.app.config, req.app.remoteProcesses);
       return json(estimate);
     },
   },

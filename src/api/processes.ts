@@ -72,7 +72,7 @@ function baseEnv(req: AppRequest): ValidationEnv {
 export async function validationEnv(req: AppRequest, graph: unknown): Promise<{ env: ValidationEnv; userProcesses: Record<string, UserProcess> }> {
   const env = baseEnv(req);
   if (shapeProblems(graph, env).length) return { env, userProcesses: {} };
-  const userProcesses = await userProcessesOf(req.app.store.processGraphs, req.user?.id ?? null, graph);
+  const userProcesses = await userProcessesOf(req.app.store.processGraphs, req.app.remoteProcesses, req.user?.id ?? null, graph);
   env.userProcess = (id, ns) => calledProcess(userProcesses, id, ns) as ReturnType<ValidationEnv['userProcess']>;
   return { env, userProcesses };
 }

@@ -77,6 +77,7 @@ export const routes: AppRoute[] = [
             mode: 'sync',
             user: req.me.id,
             udfTimeoutMs: req.app.config.udf.timeoutSeconds * 1000,
+            answer: { kind: 'encoded' },
           },
           ac.signal,
         );

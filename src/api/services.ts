@@ -198,7 +198,7 @@ export const routes: AppRoute[] = [
       // alone sets it; a change of the process alone keeps it.
       if ('configuration' in body || 'parameters' in body) {
         const configured = checkConfiguration(current.type, givenConfiguration(body));
-        const userProcesses = checked?.userProcesses ?? (await userProcessesOf(req.app.store.processGraphs, req.me.id, next.process.process_graph));
+        const userProcesses = checked?.userProcesses ?? (await userProcessesOf(req.app.store.processGraphs, req.app.remoteProcesses, req.me.id, next.process.process_graph));
         next.configuration = withTileSize(configured, givenConfiguration(body), resolveOptions(req.app.processing.service, next.options ?? {}, processDefaults('service', next.process, userProcesses)));
       } else if ('tile_size' in given) {
         next.configuration = { ...next.configuration, tile_size: given.tile_size };

@@ -38,5 +38,6 @@ export function runFused(cb: Callback, shape: ChildShape, inputs: Float32Array[]
   if (!cb.child || mode === 'off' || inputs.length > MAX_FUSED_INPUTS) return null;
   const fused = fusedFor(cb, shape, context);
   if (!fused) return null;
-  return runProgram(fused.program, fused.slices.map((k) => inputs[k]), pixels, { tier: mode });
+  const engine = cb.child.run?.engine;
+  return runProgram(fused.program, fused.slices.map((k) => inputs[k]), pixels, { tier: mode, tier1: engine?.tier1, helpers: engine?.kernelHelpers });
 }

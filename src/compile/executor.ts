@@ -1,14 +1,14 @@
 // Runs fused pixel Programs on the kernels, by tier 0 (the block VM of kernels/vm.ts) or by a tier-1
-// compiled module (provided through setTier1); both work on the same linear memory, that of
+// compiled module (the engine's Tier1, given with each run); both work on the same linear memory, that of
 // build/kernels.wasm. Inputs already in kernel memory (cube planes of the arena, see kernels.ts) are
 // read where they are and the answer is written into a new arena plane: nothing is copied. Inputs
 // elsewhere are copied in chunk by chunk (so memory stays bounded for huge rasters).
 import type { Program } from './program.js';
 import { programHash } from './program.js';
 import { encodeProgram } from './tier0.js';
-import { alloc, f32, i32, kernels, mark, plane, ptrOf, release, u32, u8 } from './kernels.js';
+import { alloc, f32, i32, kernels, mark, plane, ptrOf, release, u32, u8 } from '../wasm/kernels.js';
 import { addStage } from '../core/stages.js';
-import { runSplit } from './kernel-threads.js';
+import type { KernelHelpers } from './kernel-threads.js';
 
 /** A tier-1 module's entry point; pointers into kernel memory, inputTable a u32 table of input pointers. */
 export interface CompiledKernel {
@@ -30,23 +30,23 @@ export interface Tier1 {
   request(p: Program, hash: string): void;
 }
 
-let tier1: Tier1 | null = null;
-let requested = new Set<string>();
-
-/** Installs (or removes, with null) the tier-1 compiler. */
-export function setTier1(t: Tier1 | null): void {
-  tier1 = t;
-  requested = new Set();
+declare module '../core/run-context.js' {
+  interface EngineParts {
+    /** The thread's tier-1 kernels (compiled in the background, cached on disk), or null for tier 0 only. */
+    tier1: Tier1 | null;
+  }
 }
 
-/** The installed tier-1 compiler, if any. */
-export function getTier1(): Tier1 | null {
-  return tier1;
-}
+/** The programs asked of each tier 1 (compiles are requested once per program). */
+const requested = new WeakMap<Tier1, Set<string>>();
 
 export interface RunOptions {
   /** 0: the VM; 1: a compiled kernel (an error when there is none); 'auto' (default): tier 1 when compiled, else tier 0. */
   tier?: 0 | 1 | 'auto';
+  /** Where compiled kernels come from (the run's engine); none: tier 0 only. */
+  tier1?: Tier1 | null;
+  /** Helper threads that share large runs of a compiled kernel (the run's engine); none: this thread alone. */
+  helpers?: KernelHelpers | null;
 }
 
 /** Values per input copied into kernel memory at a time (at most). */
@@ -70,9 +70,8 @@ function hashOf(p: Program): string {
   return h;
 }
 
-function compiledFor(p: Program, tier: 0 | 1 | 'auto'): CompiledKernel | null {
+function compiledFor(p: Program, tier: 0 | 1 | 'auto', t: Tier1 | null): CompiledKernel | null {
   if (tier === 0) return null;
-  const t = tier1;
   if (!t) {
     if (tier === 1) throw new Error('tier 1 kernels are not available');
     return null;
@@ -80,8 +79,10 @@ function compiledFor(p: Program, tier: 0 | 1 | 'auto'): CompiledKernel | null {
   const hash = hashOf(p);
   const k = t.lookup(hash);
   if (k) return k;
-  if (!requested.has(hash)) {
-    requested.add(hash);
+  let asked = requested.get(t);
+  if (!asked) requested.set(t, (asked = new Set()));
+  if (!asked.has(hash)) {
+    asked.add(hash);
     t.request(p, hash);
   }
   if (tier === 1) throw new Error(`no tier-1 kernel compiled for program ${hash}`);
@@ -105,7 +106,7 @@ export function runProgram(p: Program, inputs: Float32Array[], n: number, opts: 
   for (const [k, a] of inputs.entries()) if (a.length < n) throw new RangeError(`input ${k} has ${a.length} values, fewer than ${n}`);
   const t0 = performance.now();
   const code = encodingOf(p);
-  const compiled = compiledFor(p, opts.tier ?? 'auto');
+  const compiled = compiledFor(p, opts.tier ?? 'auto', opts.tier1 ?? null);
   // On the arena in an arena scope (so the next kernel, warp or encoder reads it in place).
   const result = plane(n);
   if (n === 0) return result;
@@ -122,7 +123,7 @@ export function runProgram(p: Program, inputs: Float32Array[], n: number, opts: 
       // Everything in kernel memory: one call over all n values, reading and writing in place.
       u32(table, p.inputs).set(inPlace);
       // A large run of a compiled kernel is split by bands of rows over the kernel helper threads.
-      if (compiled?.module && compiled.name && runSplit(compiled as Required<CompiledKernel>, table, p.inputs, outPtr, n)) return result;
+      if (compiled?.module && compiled.name && opts.helpers?.runSplit(compiled as Required<CompiledKernel>, table, p.inputs, outPtr, n)) return result;
       if (compiled) compiled.run(table, outPtr, n);
       else k.vmRun(codePtr, table, outPtr, n, scratch);
       return result;

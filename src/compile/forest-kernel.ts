@@ -8,8 +8,8 @@ import { addStage } from '../core/stages.js';
 import { isForest, leafWidth, type Forest } from '../ml/forest.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { alloc, f32, i32, kernels, mark, plane, ptrOf, release, u32 } from './kernels.js';
-import { kernelThreads, runSplit, type SplittableKernel } from './kernel-threads.js';
+import { alloc, f32, i32, kernels, mark, plane, ptrOf, release, u32 } from '../wasm/kernels.js';
+import type { KernelHelpers, SplittableKernel } from './kernel-threads.js';
 
 /** What the child process asks of a forest: a value (class or mean) or the class probabilities. */
 export interface ForestChild {
@@ -105,9 +105,10 @@ function forestModule(): object | null {
 
 /**
  * Runs the forest over `pixels` pixels whose predictors are the planes `inputs` (in the forest's
- * predictor order): one plane of classes or values, or (probabilities) one plane per class.
+ * predictor order): one plane of classes or values, or (probabilities) one plane per class. Large
+ * runs are split over the engine's kernel helper threads (`helpers`), when it has any.
  */
-export function runForest(f: Forest, inputs: Float32Array[], pixels: number, probabilities: boolean): Float32Array[] {
+export function runForest(f: Forest, inputs: Float32Array[], pixels: number, probabilities: boolean, helpers?: KernelHelpers): Float32Array[] {
   if (f.predictors.length > KERNEL_MAX_PREDICTORS) throw new Error(`the forest kernel takes at most ${KERNEL_MAX_PREDICTORS} predictors`);
   const width = leafWidth(f);
   const planesOut = probabilities ? width : 1;
@@ -144,16 +145,16 @@ export function runForest(f: Forest, inputs: Float32Array[], pixels: number, pro
     const pOut = direct >= 0 ? direct : alloc(pixels * planesOut * 4);
     const scratchBytes = (k.forestScratchBytes(inputs.length, width) + 63) & ~63;
     const t0 = performance.now();
-    const module = mode !== 2 && pixels >= FOREST_SPLIT_MIN_PIXELS && kernelThreads() > 0 ? forestModule() : null;
+    const module = mode !== 2 && pixels >= FOREST_SPLIT_MIN_PIXELS && helpers && helpers.count > 0 ? forestModule() : null;
     let split = false;
     if (module) {
       // One scratch area per thread (the engine thread is slot 0), and the parameters as i32.
-      const threads = kernelThreads() + 1;
+      const threads = helpers!.count + 1;
       const pScratch = alloc(scratchBytes * threads);
       const pParams = alloc(48);
       i32(pParams, 12).set([inputs.length, pNodes, pLeafOf, pRoots, pDepths, f.roots.length, pLeaves, width, pClasses, mode, pScratch, scratchBytes]);
       const band: SplittableKernel = { run: (t, o, n, arg, slot) => k.forestBand(t, o, n, arg ?? pParams, slot ?? 0), module, name: 'forestBand' };
-      split = runSplit(band, pTable, inputs.length, pOut, pixels, pParams, FOREST_SPLIT_MIN_PIXELS);
+      split = helpers!.runSplit(band, pTable, inputs.length, pOut, pixels, pParams, FOREST_SPLIT_MIN_PIXELS);
     }
     if (!split) k.forestRun(pTable, inputs.length, pixels, pNodes, pLeafOf, pRoots, pDepths, f.roots.length, pLeaves, width, pClasses, mode, pOut, alloc(scratchBytes));
     addStage('kernel', performance.now() - t0);

@@ -1,6 +1,6 @@
 // Tier 1: Programs compiled to their own wasm module (src/compile/codegen.ts generates the
 // AssemblyScript, asc compiles it in a worker thread: src/compile/asc-worker.ts) and swapped in
-// when ready. Compiled modules import the kernels module's memory (src/compile/kernels.ts
+// when ready. Compiled modules import the kernels module's memory (src/wasm/kernels.ts
 // kernelMemory()), so they run on the inputs tier 0 would run on.
 //
 // Caching, by programHash (the canonical program's hash):
@@ -31,8 +31,8 @@ import { LRUCache } from 'lru-cache';
 import { createHash } from 'node:crypto';
 import { BINARY, REDUCERS, UNARY, canonical, programHash, type Instr, type Program } from './program.js';
 import { CODEGEN_VERSION, HOST_IMPORTS, generateFunction, generateSource, PRELUDE } from './codegen.js';
-import { kernelMemory, memoryGeneration } from './kernels.js';
-import { getTier1, type CompiledKernel, type Tier1 } from './executor.js';
+import { kernelMemory, memoryGeneration } from '../wasm/kernels.js';
+import type { CompiledKernel, Tier1 } from './executor.js';
 import { compileSource, WORKER_MARKER, type CompileReply, type CompileRequest } from './asc-worker.js';
 
 // The TypeScript lib of this project (ES2022, no DOM) has no WebAssembly types: the parts used here.
@@ -58,7 +58,7 @@ export const ASC_OPTIONS: Record<string, unknown> = {
   importMemory: true,
   noExportMemory: true,
   initialMemory: 0,
-  // The kernels' memory is shared (src/compile/kernels.ts): the import must say so, with its maximum.
+  // The kernels' memory is shared (src/wasm/kernels.ts): the import must say so, with its maximum.
   sharedMemory: true,
   maximumMemory: 65536,
   use: ['abort='],
@@ -611,7 +611,7 @@ export class KernelCache implements Tier1 {
   }
 }
 
-/** A tier-1 compiler and cache (install it with setTier1 of executor.ts). */
+/** A tier-1 compiler and cache (an engine's, src/engine/engine.ts). */
 export function createTier1(opts: Tier1Options): KernelCache {
   mkdirSync(opts.cacheDir, { recursive: true });
   const t = new KernelCache(opts);
@@ -619,17 +619,11 @@ export function createTier1(opts: Tier1Options): KernelCache {
   return t;
 }
 
-/** The installed tier 1 when it is one of ours, else the one created last. */
-function current(): KernelCache | null {
-  const t = getTier1();
-  return t instanceof KernelCache ? t : lastCreated;
-}
-
 /**
- * Compiles the program now into `into` (default: the installed tier 1, else the one created
- * last), so that later lookups find it; without any, compiles and instantiates without caching.
+ * Compiles the program now into `into` (default: the tier 1 created last), so that later lookups
+ * find it; without any, compiles and instantiates without caching.
  */
-export async function compileNow(p: Program, into: KernelCache | null = current()): Promise<CompiledKernel> {
+export async function compileNow(p: Program, into: KernelCache | null = lastCreated): Promise<CompiledKernel> {
   if (into) return into.compile(p);
   const t = performance.now();
   const bytes = await ascCompile(generateSource(p));
@@ -640,7 +634,7 @@ export async function compileNow(p: Program, into: KernelCache | null = current(
 }
 
 /** Compiles many programs in one module into `into` (default as compileNow); see KernelCache.compileMany. */
-export async function compileMany(programs: Program[], into: KernelCache | null = current()): Promise<void> {
+export async function compileMany(programs: Program[], into: KernelCache | null = lastCreated): Promise<void> {
   if (!into) throw new Error('compileMany: no tier 1 (createTier1 first)');
   await into.compileMany(programs);
 }

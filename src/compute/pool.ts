@@ -9,10 +9,10 @@
 // joins a busy thread, so tiles never starve it.
 import { Worker } from 'node:worker_threads';
 import { ApiError, errorFromData, type ErrorData } from '../core/errors.js';
-import type { ExecuteRequest, ExecuteResult } from './execute.js';
+import type { AnswerOf, ExecuteRequest, ExecuteResult } from '../engine/execute.js';
 import { withRunLogs, type RunLog } from '../core/run-context.js';
-import type { ToWorker, WorkerInit } from './worker.js';
-import { threadPorts } from './thread.js';
+import type { ToWorker, WorkerInit } from '../engine/compute-thread.js';
+import { threadPorts, type EngineHost } from './ports.js';
 import { gauge, poolTasks, poolTaskSlot } from '../core/metrics.js';
 import { log } from '../core/log.js';
 
@@ -35,7 +35,9 @@ interface Slot {
   tasks: Map<number, Task>;
 }
 
-export interface PoolOptions extends WorkerInit {
+export interface PoolOptions extends Omit<WorkerInit, 'searchPort' | 'udf' | 'filesPort' | 'metricsPort' | 'log'> {
+  /** What the threads ask of the main thread (item searches, UDF runtimes, users' files). */
+  host: EngineHost;
   threads: number;
   queue: number;
   /** Map tiles one thread draws at once (default 1: one task per thread). */
@@ -59,7 +61,7 @@ export class ComputePool {
   private closed = false;
   private unready = 0;
   private onReady: () => void = () => {};
-  /** Resolves once every thread has warmed up (compute/warm-up.ts): the server listens after it. */
+  /** Resolves once every thread has warmed up (engine/warm-up.ts): the server listens after it. */
   readonly ready: Promise<void>;
 
   constructor(private readonly opts: PoolOptions) {
@@ -86,8 +88,8 @@ export class ComputePool {
   }
 
   private spawn(): Slot {
-    const { searchPort, udf, filesPort, metricsPort, log: logging, transferList } = threadPorts();
-    const worker = new Worker(new URL('./worker.js', import.meta.url), {
+    const { searchPort, udf, filesPort, metricsPort, log: logging, transferList } = threadPorts(this.opts.host);
+    const worker = new Worker(new URL('../engine/compute-thread.js', import.meta.url), {
       workerData: {
         dataDir: this.opts.dataDir,
         databaseUrl: this.opts.databaseUrl,
@@ -108,7 +110,7 @@ export class ComputePool {
       transferList,
     });
     const slot: Slot = { worker, tasks: new Map() };
-    worker.on('message', (m: { type?: 'ready'; id: number; ok: boolean; result?: ExecuteResult & { body: Uint8Array }; error?: ErrorData; logs?: RunLog[] }) => {
+    worker.on('message', (m: { type?: 'ready'; id: number; ok: boolean; result?: ExecuteResult; error?: ErrorData; logs?: RunLog[] }) => {
       if (m.type === 'ready') {
         // Kept referenced until then, so a start-up awaiting `ready` has something to wait for.
         worker.unref();
@@ -120,7 +122,9 @@ export class ComputePool {
       slot.tasks.delete(m.id);
       if (m.ok) {
         poolTasks.inc(OK);
-        t.resolve({ ...m.result!, body: Buffer.from(m.result!.body.buffer, m.result!.body.byteOffset, m.result!.body.byteLength) });
+        const r = m.result!;
+        // The bytes crossed as a Uint8Array: a Buffer again, on the same memory.
+        t.resolve(r.kind === 'encoded' ? { ...r, body: Buffer.from(r.body.buffer, r.body.byteOffset, r.body.byteLength) } : r);
       } else {
         poolTasks.inc(m.error!.code === 'ClientClosedRequest' ? CANCELED : FAILED);
         t.reject(withRunLogs(errorFromData(m.error!), m.logs));
@@ -177,7 +181,11 @@ export class ComputePool {
   }
 
   /** Runs a graph; `signal` (e.g. the client going away) cancels it. */
-  run(req: ExecuteRequest, signal?: AbortSignal): Promise<ExecuteResult> {
+  run<R extends ExecuteRequest>(req: R, signal?: AbortSignal): Promise<AnswerOf<R['answer']['kind']>> {
+    return this.runAny(req, signal) as Promise<AnswerOf<R['answer']['kind']>>;
+  }
+
+  private runAny(req: ExecuteRequest, signal?: AbortSignal): Promise<ExecuteResult> {
     // Shed when it would wait and the queue is full.
     if (this.waiting.length >= this.opts.queue && !this.slotFor(req, this.waiting.some((w) => !isTile(w)))) {
       poolTasks.inc(SHED);

@@ -176,7 +176,22 @@ class JsonLogger implements Logger {
   }
 }
 
-/** The process's logger (the readable form until configureLogging chooses). Read it at each use. */
+/** A logger of this form and level (an engine's, say: EngineParts.log). */
+export function createLogger(format: LogFormat, level: LogLevel): Logger {
+  return format === 'json' ? JsonLogger.create(level) : new TextLogger(RANK[level]);
+}
+
+declare module './run-context.js' {
+  interface EngineParts {
+    /** The engine thread's logger, of the form and level of the main thread's. */
+    log: Logger;
+  }
+}
+
+/**
+ * The main thread's logger (the readable form until configureLogging chooses, at start). Read it
+ * at each use. Engine threads log through their engine's (EngineParts.log).
+ */
 export let log: Logger = new TextLogger(RANK.info);
 
 let current: { format: LogFormat; level: LogLevel } = { format: 'text', level: 'info' };
@@ -185,7 +200,7 @@ let current: { format: LogFormat; level: LogLevel } = { format: 'text', level: '
 export function configureLogging(format: LogFormat, level: LogLevel): void {
   if (current.format === format && current.level === level) return;
   log.flush();
-  log = format === 'json' ? JsonLogger.create(level) : new TextLogger(RANK[level]);
+  log = createLogger(format, level);
   current = { format, level };
 }
 

@@ -47,7 +47,30 @@ export interface RunLog {
   stacktrace?: string;
 }
 
+/**
+ * The services of the engine thread a run is on, built once per thread by createEngine
+ * (src/engine/engine.ts) and reached by the run through RunContext.engine. Each part is declared
+ * by the module that owns its type, as an augmentation of this interface
+ * (`declare module '../core/run-context.js' { interface EngineParts { ... } }`), so that lower
+ * layers name what they use without importing upwards; a new part is one line there and one in
+ * createEngine.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-interface
+export interface EngineParts {}
+
+/** What a load will read, known before reading: the answer of a dry run. */
+export interface LoadPlan {
+  collection: string;
+  grid: Grid;
+  times: string[];
+  bands: string[];
+  /** grid pixels x dates x bands */
+  values: number;
+}
+
 export interface RunContext {
+  /** The thread's engine: caches, kernels, links to the main thread, limits (EngineParts). */
+  engine: EngineParts;
   catalog: CatalogSource;
   /** Most cube values (pixels x times x bands) one load may produce in this mode. */
   maxValues: number;
@@ -57,7 +80,7 @@ export interface RunContext {
   budgetValues?: number;
   /**
    * Waits until a load of this many values may hold them (a tile drawn beside others on its thread:
-   * compute/values-gate.ts); absent, a load never waits.
+   * engine/values-gate.ts); absent, a load never waits.
    */
   reserve?: (values: number) => Promise<void>;
   results: SavedResult[];
@@ -75,11 +98,12 @@ export interface RunContext {
    */
   region?: Grid;
   /**
-   * A dry run: the first load that needs pixels reports what it would read (LoadProbe, see
-   * datacube/lazy.ts) instead of reading it, which stops the run. Batch jobs learn their output grid
-   * this way before any pixel is read.
+   * A dry run: the first load that needs pixels hands what it would read to this function instead
+   * of reading it (data/lazy.ts) and waits on its answer, which never comes: the run's answer is
+   * that plan (engine/execute.ts). Batch jobs learn their output grid this way before any pixel is
+   * read.
    */
-  probe?: boolean;
+  dryRun?: (plan: LoadPlan) => Promise<never>;
   /**
    * What runs the graph: a synchronous request, a map tile or a batch job (absent = sync). Loads of
    * STAC API collections search by it: a tile searches around the tile, a job its whole extent,

@@ -11,9 +11,9 @@ import { promisify } from 'node:util';
 import type { GeoTransform, Grid, SampleType } from '../core/grid.js';
 import { HttpRangeSource } from './range-source.js';
 import { s3HrefSigner } from './stac-signers.js';
-import { checkUrl, OutboundRefused, TRUSTED, type OutboundPolicy } from './outbound.js';
+import { checkUrl, OutboundRefused, type OutboundPolicy } from './outbound.js';
 import { RemoteError } from './http-client.js';
-import { plane } from '../compile/kernels.js';
+import { plane } from '../wasm/kernels.js';
 
 const inflateAsync = promisify(inflate);
 
@@ -49,7 +49,9 @@ class ZlibDecoder extends BaseDecoder {
 }
 addDecoder([8, 32946], async () => ZlibDecoder as unknown as typeof BaseDecoder);
 
-export class RasterFormatError extends Error {}
+import { RasterFormatError } from './raster-format-error.js';
+
+export { RasterFormatError };
 
 export interface Level {
   width: number;
@@ -100,32 +102,43 @@ const READ_AHEAD_BLOCKS = 1;
 const dispose = (v: Cached) => {
   if (v instanceof CogReader) setTimeout(() => v.close(), 60_000).unref();
 };
-let cache = new LRUCache<string, Cached>({ maxSize: 256 * 1024 * 1024, sizeCalculation: sizeOf, dispose });
-const inFlight = new Map<string, Promise<ArrayBuffer>>();
-const rawInFlight = new Map<string, Promise<ArrayBuffer>>();
-const opening = new Map<string, Promise<CogReader>>();
-
 /**
- * Sets the byte budget of everything kept in memory for reading (XEO_BLOCK_CACHE_BYTES): decoded
- * blocks and the parsed headers of opened files share it, least recently used dropped first.
+ * Everything kept in memory for reading, within one byte budget (an engine thread's is
+ * XEO_BLOCK_CACHE_BYTES, src/engine/engine.ts): decoded blocks and the parsed headers of opened
+ * files share it, least recently used dropped first; reads of a block or file under way are
+ * shared too. A reader belongs to the cache that opened it and keeps its blocks there.
  */
-export function configureBlockCache(maxBytes: number): void {
-  cache = new LRUCache<string, Cached>({ maxSize: Math.max(1, maxBytes), sizeCalculation: sizeOf, dispose });
+export class BlockCache {
+  readonly lru: LRUCache<string, Cached>;
+  readonly inFlight = new Map<string, Promise<ArrayBuffer>>();
+  readonly rawInFlight = new Map<string, Promise<ArrayBuffer>>();
+  readonly opening = new Map<string, Promise<CogReader>>();
+
+  constructor(maxBytes: number) {
+    this.lru = new LRUCache<string, Cached>({ maxSize: Math.max(1, maxBytes), sizeCalculation: sizeOf, dispose });
+  }
+
+  /** The byte budget. */
+  get maxBytes(): number {
+    return this.lru.maxSize;
+  }
+
+  /** Forgets the decoded blocks (opened files stay). */
+  clearBlocks(): void {
+    for (const [k, v] of this.lru.entries()) if (!(v instanceof CogReader)) this.lru.delete(k);
+  }
+
+  /** Forgets decoded blocks and opened files (their parsed headers). */
+  clear(): void {
+    this.lru.clear();
+  }
 }
 
-/** The byte budget of the cache (configureBlockCache). */
-export function blockCacheBytes(): number {
-  return cache.maxSize;
-}
-
-/** Forgets the decoded blocks (opened files stay). */
-export function clearBlockCache(): void {
-  for (const [k, v] of cache.entries()) if (!(v instanceof CogReader)) cache.delete(k);
-}
-
-/** Forgets decoded blocks and opened files (their parsed headers). */
-export function clearRasterCaches(): void {
-  cache.clear();
+declare module '../core/run-context.js' {
+  interface EngineParts {
+    /** The thread's blocks and opened files (XEO_BLOCK_CACHE_BYTES; a job's own size rides with its runs). */
+    blocks: BlockCache;
+  }
 }
 
 // --- opening files ---------------------------------------------------------------------------
@@ -153,10 +166,10 @@ const isS3 = (href: string) => /^s3:\/\//i.test(href);
  * (the administrator's imports). A user's href must be an allowed http(s) URL (data/outbound.ts):
  * anything else is refused before any I/O.
  */
-export function openRaster(href: string, policy: OutboundPolicy = TRUSTED): Promise<CogReader> {
+export function openRaster(href: string, policy: OutboundPolicy, cache: BlockCache): Promise<CogReader> {
   if (href.startsWith('mem:')) {
     if (!memoryRasters.has(href)) return Promise.reject(new RasterFormatError(`${href.slice(4)} is no longer in memory; load it again`));
-    return openCached(href, `m\u0000${href}`, policy);
+    return openCached(href, `m\u0000${href}`, policy, cache);
   }
   // s3:// hrefs are signed with the operator's credentials (XEO_S3_*): only the administrator's items may name them.
   if (isS3(href)) {
@@ -165,21 +178,21 @@ export function openRaster(href: string, policy: OutboundPolicy = TRUSTED): Prom
   // A trusted href is an http(s) URL or a local path; another scheme is neither (never a relative path named 's3:').
   else if (/^[a-z][a-z0-9+.-]*:\/\//i.test(href)) throw new OutboundRefused(`'${href}' is refused: only http(s) URLs and local paths are read`);
   // Readers are kept per policy: a user's href never reuses a connection pool without the rules.
-  return openCached(href, `${policy.trusted ? 't' : 'u'}\u0000${href}`, policy);
+  return openCached(href, `${policy.trusted ? 't' : 'u'}\u0000${href}`, policy, cache);
 }
 
-function openCached(href: string, key: string, policy: OutboundPolicy): Promise<CogReader> {
-  const hit = cache.get(`f\u0000${key}`);
+function openCached(href: string, key: string, policy: OutboundPolicy, cache: BlockCache): Promise<CogReader> {
+  const hit = cache.lru.get(`f\u0000${key}`);
   if (hit instanceof CogReader) return Promise.resolve(hit);
-  let p = opening.get(key);
+  let p = cache.opening.get(key);
   if (!p) {
-    p = CogReader.open(href, policy, key)
+    p = CogReader.open(href, policy, key, cache)
       .then((r) => {
-        cache.set(`f\u0000${key}`, r);
+        cache.lru.set(`f\u0000${key}`, r);
         return r;
       })
-      .finally(() => opening.delete(key));
-    opening.set(key, p);
+      .finally(() => cache.opening.delete(key));
+    cache.opening.set(key, p);
   }
   return p;
 }
@@ -210,9 +223,11 @@ export class CogReader {
     /** Bytes this reader holds (its header), charged to the cache. */
     readonly heldBytes: number,
     private readonly remote: boolean,
+    /** Where its blocks are kept. */
+    private readonly store: BlockCache,
   ) {}
 
-  static async open(href: string, policy: OutboundPolicy, key: string): Promise<CogReader> {
+  static async open(href: string, policy: OutboundPolicy, key: string, store: BlockCache): Promise<CogReader> {
     const source = isRemote(href) ? new HttpRangeSource(href, policy, isS3(href) ? (u) => s3HrefSigner().sign(u) : undefined) : null;
     let tiff: GeoTIFF;
     const all: GeoTIFFImage[] = [];
@@ -248,7 +263,7 @@ export class CogReader {
     );
     if (source) source.opening = false;
     const held = (source?.heldBytes ?? 0) + blocks.reduce((s, b) => s + 16 * b.offsets.length, 0) + 4096;
-    return new CogReader(href, key, tiff, images, info, blocks, held, source !== null);
+    return new CogReader(href, key, tiff, images, info, blocks, held, source !== null, store);
   }
 
   close(): void {
@@ -342,6 +357,7 @@ export class CogReader {
     const base = image.planarConfiguration === 2 ? sample * perRow * perCol : 0;
     const keyOf = (tx: number, ty: number) => `${this.key}\u0000${level}\u0000${tx}\u0000${ty}\u0000${sample}`;
     const { offsets, counts } = this.blocks[level];
+    const { lru: cache, inFlight, rawInFlight } = this.store;
     const out: Promise<ArrayBuffer>[] = new Array(wanted.length);
     const fetchList: { key: string; index: number }[] = [];
     const decodeLater = (key: string, ty: number, raw: Promise<ArrayBuffer> | null): Promise<ArrayBuffer> => {

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { Agent, request, type Dispatcher } from 'undici';
 import { addTraffic } from '../core/stages.js';
 import { outbound, outboundSeconds, OUTBOUND_SLOTS, type OutboundKind } from '../core/metrics.js';
-import { checkUrl, guardedConnector, OutboundRefused, TRUSTED, type OutboundPolicy } from './outbound.js';
+import { checkUrl, guardedConnector, OutboundRefused, TRUSTED, type AllowEntry, type OutboundPolicy } from './outbound.js';
 
 const TIMEOUTS = { headersTimeout: 15_000, bodyTimeout: 30_000 };
 const CONNECT_TIMEOUT = 10_000;
@@ -18,9 +18,18 @@ const MAX_RANGE_ANSWER = 64 * 1024 * 1024;
 
 // Enough connections per host that the blocks of every band of a tile go out at once.
 const trustedAgent = new Agent({ connections: 32, keepAliveTimeout: 30_000, connect: { timeout: CONNECT_TIMEOUT }, ...TIMEOUTS });
-const guardedAgent = new Agent({ connections: 32, keepAliveTimeout: 30_000, connect: guardedConnector({ timeout: CONNECT_TIMEOUT }), ...TIMEOUTS });
+// Users' URLs go through a pool whose connector checks each address against the rules, one pool
+// per allow list (a thread has one: its engine's).
+const NOTHING_ALLOWED: readonly AllowEntry[] = Object.freeze([]);
+const guardedAgents = new WeakMap<readonly AllowEntry[], Agent>();
 
-const agentFor = (policy: OutboundPolicy): Dispatcher => (policy.trusted ? trustedAgent : guardedAgent);
+function agentFor(policy: OutboundPolicy): Dispatcher {
+  if (policy.trusted) return trustedAgent;
+  const allow = policy.allow ?? NOTHING_ALLOWED;
+  let agent = guardedAgents.get(allow);
+  if (!agent) guardedAgents.set(allow, (agent = new Agent({ connections: 32, keepAliveTimeout: 30_000, connect: guardedConnector(allow, { timeout: CONNECT_TIMEOUT }), ...TIMEOUTS })));
+  return agent;
+}
 
 /** A remote document or file that cannot be read; the message names the URL and why. */
 export class RemoteError extends Error {

@@ -3,9 +3,9 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BandMeta, ItemMeta } from '../core/catalog.js';
-import { openRaster } from './cog-reader.js';
+import { openRaster, type BlockCache } from './cog-reader.js';
 import { checkUrl, TRUSTED, type OutboundPolicy } from './outbound.js';
-import { transformBox } from './crs.js';
+import { transformBox } from '../geometry/crs.js';
 
 /** A file or item that cannot become a catalogue item (the message says why). */
 export class ImportError extends Error {}
@@ -37,9 +37,9 @@ export interface Parsed {
   resolution: [number, number];
 }
 
-/** A GeoTIFF (path or URL) as one item, its samples as bands. */
-export async function itemOfGeoTiff(href: string, opts: ItemOptions, policy: OutboundPolicy = TRUSTED): Promise<Parsed> {
-  const r = await openRaster(href, policy);
+/** A GeoTIFF (path or URL) as one item, its samples as bands; its header is read through `blocks`. */
+export async function itemOfGeoTiff(href: string, opts: ItemOptions, blocks: BlockCache, policy: OutboundPolicy = TRUSTED): Promise<Parsed> {
+  const r = await openRaster(href, policy, blocks);
   const info = r.info;
   const names =
     opts.bands ??
@@ -81,7 +81,7 @@ export function assetHref(href: unknown, file: string, policy: OutboundPolicy): 
 }
 
 /** A STAC Item (parsed JSON) whose GeoTIFF data assets become bands; relative hrefs resolve against `file`. */
-export async function parseStacItem(json: any, file: string, opts: ItemOptions = {}, policy: OutboundPolicy = TRUSTED): Promise<Parsed> {
+export async function parseStacItem(json: any, file: string, opts: ItemOptions, blocks: BlockCache, policy: OutboundPolicy = TRUSTED): Promise<Parsed> {
   if (json?.type !== 'Feature' || !json.assets || typeof json.assets !== 'object') throw new ImportError(`${file} is not a STAC Item`);
   const props = json.properties ?? {};
   const date = opts.date ? normaliseDate(opts.date) : props.datetime ? normaliseDate(props.datetime) : props.start_datetime ? normaliseDate(props.start_datetime) : null;
@@ -95,7 +95,7 @@ export async function parseStacItem(json: any, file: string, opts: ItemOptions =
     if (!/tiff/i.test(type) && !/\.tiff?$/i.test(String(asset.href))) continue;
     if (!roles.includes('data')) continue;
     const href = assetHref(asset.href, file, policy);
-    const parsed = await itemOfGeoTiff(href, { ...opts, bands: undefined, date }, policy);
+    const parsed = await itemOfGeoTiff(href, { ...opts, bands: undefined, date }, blocks, policy);
     first ??= parsed;
     const eo: any[] = asset['eo:bands'] ?? [];
     parsed.bands.forEach((b, i) => {

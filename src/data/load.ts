@@ -2,18 +2,20 @@
 // nodata) on a target grid, for a collection, a spatial extent in any CRS, a time range and bands.
 // Only the source windows and overview levels the chunk needs are read; sources in another CRS or
 // resolution are warped, aligned ones are copied straight from the decoded blocks. The cube is a
-// plane of the kernels' arena (src/compile/kernels.ts) in an arena scope: blocks are decoded into
+// plane of the kernels' arena (src/wasm/kernels.ts) in an arena scope: blocks are decoded into
 // it and the warp writes into it, so the kernels read it where it is.
 import type { CatalogSnapshot, CatalogSource, CollectionMeta, ItemMeta, SourceAccess } from '../core/catalog.js';
 import { ApiError } from '../core/errors.js';
-import { transformBox, transformer } from './crs.js';
+import { transformBox, transformer } from '../geometry/crs.js';
 import { gridBox, type Box, type Grid } from '../core/grid.js';
 import { openRaster, RasterFormatError, type CogReader, type Window } from './cog-reader.js';
+import type { EngineParts } from '../core/run-context.js';
+import { TRUSTED } from './outbound.js';
 import { RemoteError } from './http-client.js';
 import { OutboundRefused } from './outbound.js';
 import { warp, sourceWindow, type Resampling } from './warp.js';
 import { addStage } from '../core/stages.js';
-import { freePlane, plane } from '../compile/kernels.js';
+import { freePlane, plane } from '../wasm/kernels.js';
 
 export interface Extent {
   west: number;
@@ -154,19 +156,23 @@ export function bandsOf(meta: CollectionMeta, names?: string[] | null) {
   });
 }
 
-export async function loadChunk(store: CatalogSnapshot, req: LoadRequest): Promise<CubeChunk> {
+/** What reading takes of the engine: its block cache, and its rules for the URLs users name. */
+export type ReadParts = Pick<EngineParts, 'blocks' | 'outbound'>;
+
+/** Reads a load into memory through the engine's block cache (and, for a user's source, its rules). */
+export async function loadChunk(store: CatalogSnapshot, req: LoadRequest, engine: ReadParts): Promise<CubeChunk> {
   const t0 = performance.now();
   try {
-    return await loadChunkInner(store, req);
+    return await loadChunkInner(store, req, engine);
   } finally {
     addStage('load', performance.now() - t0);
   }
 }
 
-async function loadChunkInner(store: CatalogSnapshot, req: LoadRequest): Promise<CubeChunk> {
+async function loadChunkInner(store: CatalogSnapshot, req: LoadRequest, engine: ReadParts): Promise<CubeChunk> {
   const meta = collectionOf(store, req.collection);
   const bands = bandsOf(meta, req.bands);
-  if (req.grid) return loadOnGrid(store, meta, bands, req, req.grid);
+  if (req.grid) return loadOnGrid(store, meta, bands, req, req.grid, engine);
   const groups = itemsByTime(store, meta, req.extent, req.temporal);
   const fullGrid = snappedGrid(meta, req.extent, req.target, groups);
   const w = req.window ?? { col: 0, row: 0, width: fullGrid.width, height: fullGrid.height };
@@ -178,14 +184,14 @@ async function loadChunkInner(store: CatalogSnapshot, req: LoadRequest): Promise
     height: w.height,
   };
   const times = req.times ?? [...groups.keys()];
-  return { grid, fullGrid, times, bands: bands.map((b) => b.name), data: await fill(groups, times, bands, grid, req.resampling, accessOf(store)) };
+  return { grid, fullGrid, times, bands: bands.map((b) => b.name), data: await fill(groups, times, bands, grid, req.resampling, accessOf(store), engine) };
 }
 
 /**
  * A load onto a given grid: only the part of the grid inside the request's extent is read (the
  * rest stays no-data), from the items that touch it. A grid entirely outside reads nothing.
  */
-async function loadOnGrid(store: CatalogSnapshot, meta: CollectionMeta, bands: CollectionMeta['bands'], req: LoadRequest, grid: Grid): Promise<CubeChunk> {
+async function loadOnGrid(store: CatalogSnapshot, meta: CollectionMeta, bands: CollectionMeta['bands'], req: LoadRequest, grid: Grid, engine: ReadParts): Promise<CubeChunk> {
   const times = req.times ?? [...itemsByTime(store, meta, req.extent, req.temporal).keys()];
   const names = bands.map((b) => b.name);
   const planeSize = grid.width * grid.height;
@@ -204,7 +210,7 @@ async function loadOnGrid(store: CatalogSnapshot, meta: CollectionMeta, bands: C
   const subBox = gridBox(sub);
   const groups = itemsByTime(store, meta, { west: subBox[0], south: subBox[1], east: subBox[2], north: subBox[3], crs: grid.epsg }, req.temporal);
   if (groups.size === 0) return empty();
-  const part = await fill(groups, times, bands, sub, req.resampling, accessOf(store));
+  const part = await fill(groups, times, bands, sub, req.resampling, accessOf(store), engine);
   if (sub.width === grid.width && sub.height === grid.height) return { grid, fullGrid: grid, times, bands: names, data: part };
   const out = empty();
   const subPlane = sub.width * sub.height;
@@ -229,6 +235,7 @@ async function fill(
   grid: Grid,
   resampling: Resampling | undefined,
   access: SourceAccess,
+  engine: ReadParts,
 ): Promise<Float32Array> {
   const size = grid.width * grid.height;
   const data = plane(times.length * bands.length * size).fill(NaN);
@@ -239,7 +246,7 @@ async function fill(
     bands.forEach((band, bi) => {
       const out = data.subarray((ti * bands.length + bi) * size, (ti * bands.length + bi + 1) * size);
       const method: Resampling = band.categorical ? 'nearest' : (resampling ?? 'nearest');
-      jobs.push(mosaic(items, band.name, grid, method, out, access));
+      jobs.push(mosaic(items, band.name, grid, method, out, access, engine));
     });
   });
   await Promise.all(jobs);
@@ -251,7 +258,7 @@ async function fill(
  * is empty, before even the header of an item not needed is read. (The bands of a tile, and its
  * dates, are read concurrently: fill() starts them all at once.)
  */
-async function mosaic(items: ItemMeta[], band: string, dst: Grid, method: Resampling, out: Float32Array, access: SourceAccess): Promise<void> {
+async function mosaic(items: ItemMeta[], band: string, dst: Grid, method: Resampling, out: Float32Array, access: SourceAccess, engine: ReadParts): Promise<void> {
   const dstBox = gridBox(dst);
   // Until an item has written, `out` is all NaN: the first item reads (or warps) straight into it.
   let empty = true;
@@ -262,7 +269,7 @@ async function mosaic(items: ItemMeta[], band: string, dst: Grid, method: Resamp
     if (!intersects(item.epsg === dst.epsg ? item.bbox : transformBox(item.bbox, item.epsg, dst.epsg), dstBox)) continue;
     let part: Float32Array | null;
     try {
-      const reader = await openRaster(asset.href, access);
+      const reader = await openRaster(asset.href, access.trusted ? TRUSTED : engine.outbound, engine.blocks);
       const srcRes = dst.epsg === reader.info.epsg ? dst.transform[1] : sourceResolution(dst, reader.info.epsg);
       const level = reader.levelFor(srcRes);
       part = await readInto(reader, level, asset.sample, reader.levelGrid(level), dst, method, empty ? out : undefined);

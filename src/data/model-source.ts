@@ -17,22 +17,27 @@ import { ApiError } from '../core/errors.js';
 import type { RunContext, UserFiles } from '../core/run-context.js';
 import { parseUserPath } from '../files/paths.js';
 import { httpRequest, RemoteError } from './http-client.js';
-import { checkUrl, ON_USERS_BEHALF, OutboundRefused } from './outbound.js';
+import { checkUrl, OutboundRefused, usersPolicy } from './outbound.js';
 
-/** The limits of model references (XEO_ML_MODEL_MAX_BYTES), set once per thread. */
+/** The limits of model references (XEO_ML_MODEL_MAX_BYTES), one per engine. */
 export interface ModelLimits {
   /** Most bytes of one model file (and of the STAC Item naming it). */
   maxBytes: number;
 }
 
-let limits: ModelLimits = { maxBytes: 256 * 1024 * 1024 };
-
-export function configureModelSource(l: Partial<ModelLimits>): void {
-  limits = { maxBytes: l.maxBytes ?? limits.maxBytes };
+declare module '../core/run-context.js' {
+  interface EngineParts {
+    /** Limits of models read by reference (XEO_ML_MODEL_MAX_BYTES). */
+    modelLimits: ModelLimits;
+  }
 }
 
-export function modelLimits(): ModelLimits {
-  return limits;
+/** The default limits (a run without an engine: a graph evaluated on its own). */
+export const DEFAULT_MODEL_LIMITS: ModelLimits = Object.freeze({ maxBytes: 256 * 1024 * 1024 });
+
+/** The limits of the engine a run is on. */
+export function modelLimits(run: RunContext | undefined): ModelLimits {
+  return run?.engine.modelLimits ?? DEFAULT_MODEL_LIMITS;
 }
 
 /** The parts of a STAC asset a model reference looks at. */
@@ -121,10 +126,12 @@ function once(key: string, read: () => Promise<Uint8Array>): Promise<{ bytes: Ui
 
 /** A URL's bytes under the outbound rules and the size limit. */
 async function urlBytes(url: string, r: ModelRequest): Promise<Uint8Array> {
-  const max = limits.maxBytes;
+  const max = modelLimits(r.run).maxBytes;
+  // Without a run there is no engine, so nothing is allowed beyond the rules.
+  const policy = r.run?.engine.outbound ?? usersPolicy(undefined);
   try {
-    checkUrl(url, ON_USERS_BEHALF);
-    const res = await httpRequest(url, { policy: ON_USERS_BEHALF, maxBytes: max, signal: r.run?.signal, timeoutMs: 60_000, kind: 'read' });
+    checkUrl(url, policy);
+    const res = await httpRequest(url, { policy, maxBytes: max, signal: r.run?.signal, timeoutMs: 60_000, kind: 'read' });
     if (res.status !== 200) throw new RemoteError(url, `it answered HTTP ${res.status}`);
     return res.body;
   } catch (e) {
@@ -143,8 +150,9 @@ async function fileBytes(files: UserFiles | undefined, path: string, r: ModelReq
   if (!files) throw invalid(r, `'${path}' would be read from your files, which cannot be read here (give an http(s) URL)`);
   const st = await files.stat(path);
   if (!st) throw new ApiError('FileNotFound', { file: path });
-  if (st.size > limits.maxBytes) throw invalid(r, `the file ${path} has ${st.size} bytes; models are read up to ${limits.maxBytes} bytes here (XEO_ML_MODEL_MAX_BYTES)`);
-  return { key: `file:${files.owner}/${st.modified}/${st.size}/${path}`, read: () => files.read(path, limits.maxBytes) };
+  const { maxBytes } = modelLimits(r.run);
+  if (st.size > maxBytes) throw invalid(r, `the file ${path} has ${st.size} bytes; models are read up to ${maxBytes} bytes here (XEO_ML_MODEL_MAX_BYTES)`);
+  return { key: `file:${files.owner}/${st.modified}/${st.size}/${path}`, read: () => files.read(path, maxBytes) };
 }
 
 /** Whether bytes are a JSON document (a STAC Item) rather than a model file. */

@@ -15,10 +15,23 @@ import { buildConnector } from 'undici';
 export interface OutboundPolicy {
   /** Administrator-added data: any host, local paths for imports. Users' URLs: the rules above. */
   trusted: boolean;
+  /** For users' URLs: the addresses XEO_OUTBOUND_ALLOW lets them reach after all (none when absent). */
+  allow?: readonly AllowEntry[];
 }
 
 export const TRUSTED: OutboundPolicy = Object.freeze({ trusted: true });
-export const ON_USERS_BEHALF: OutboundPolicy = Object.freeze({ trusted: false });
+
+/** The rules for users' URLs with this allow list (XEO_OUTBOUND_ALLOW); throws on an invalid one. */
+export function usersPolicy(allow: string | undefined): OutboundPolicy {
+  return Object.freeze({ trusted: false, allow: Object.freeze(parseAllowList(allow)) });
+}
+
+declare module '../core/run-context.js' {
+  interface EngineParts {
+    /** The rules for URLs users name (usersPolicy of XEO_OUTBOUND_ALLOW). */
+    outbound: OutboundPolicy;
+  }
+}
 
 /** A request the rules refuse; the message names the rule (it is safe to show to the user). */
 export class OutboundRefused extends Error {}
@@ -99,9 +112,7 @@ export function addressClass(address: string): string | null {
 
 // --- the allow list (XEO_OUTBOUND_ALLOW) -------------------------------------------------------
 
-type AllowEntry = { host: string; port: number | null } | { prefix: Uint8Array; bits: number; port: number | null };
-
-let allowList: AllowEntry[] | null = null;
+export type AllowEntry = { host: string; port: number | null } | { prefix: Uint8Array; bits: number; port: number | null };
 
 /**
  * Parses XEO_OUTBOUND_ALLOW: comma-separated hosts, addresses or CIDR ranges, each optionally with
@@ -135,19 +146,10 @@ export function parseAllowList(raw: string | undefined): AllowEntry[] {
   return out;
 }
 
-/** Sets the allow list (validated at start-up; threads read the same variable lazily). */
-export function configureOutbound(raw: string | undefined): void {
-  allowList = parseAllowList(raw);
-}
-
-function allowed(): AllowEntry[] {
-  return (allowList ??= parseAllowList(process.env.XEO_OUTBOUND_ALLOW));
-}
-
-function listed(host: string, address: string | null, port: number): boolean {
+function listed(allow: readonly AllowEntry[], host: string, address: string | null, port: number): boolean {
   const b = address ? addressBytes(address) : null;
   const v4 = b && b.length === 16 ? embeddedV4(b) : null;
-  return allowed().some((e) => {
+  return allow.some((e) => {
     if (e.port !== null && e.port !== port) return false;
     if ('host' in e) return e.host === host.toLowerCase();
     return !!b && (inPrefix(b, e.prefix, e.bits) || (!!v4 && inPrefix(v4, e.prefix, e.bits)));
@@ -182,18 +184,18 @@ export function checkUrl(raw: string, policy: OutboundPolicy): URL {
     const port = Number(url.port) || defaultPort(url.protocol);
     if (isIP(host)) {
       const kind = addressClass(host);
-      if (kind && !listed(host, host, port)) throw refusal(url.href, kind);
+      if (kind && !listed(policy.allow ?? [], host, host, port)) throw refusal(url.href, kind);
     }
   }
   return url;
 }
 
 /** The address to connect to for host:port on a user's behalf: the first allowed one it resolves to. */
-export async function allowedAddress(hostname: string, port: number, shown: string): Promise<string> {
+export async function allowedAddress(allow: readonly AllowEntry[], hostname: string, port: number, shown: string): Promise<string> {
   const host = bare(hostname);
   if (isIP(host)) {
     const kind = addressClass(host);
-    if (kind && !listed(host, host, port)) throw refusal(shown, kind);
+    if (kind && !listed(allow, host, host, port)) throw refusal(shown, kind);
     return host;
   }
   let addresses: { address: string }[];
@@ -202,11 +204,11 @@ export async function allowedAddress(hostname: string, port: number, shown: stri
   } catch {
     throw new OutboundRefused(`${shown}: the host name ${host} cannot be resolved`);
   }
-  if (listed(host, null, port)) return addresses[0].address;
+  if (listed(allow, host, null, port)) return addresses[0].address;
   let firstKind: string | null = null;
   for (const { address } of addresses) {
     const kind = addressClass(address);
-    if (!kind || listed(host, address, port)) return address;
+    if (!kind || listed(allow, host, address, port)) return address;
     firstKind ??= kind;
   }
   throw refusal(shown, firstKind ?? 'unspecified');
@@ -216,11 +218,11 @@ export async function allowedAddress(hostname: string, port: number, shown: stri
  * An undici connector that resolves the name itself, checks the address and connects to exactly
  * that address (TLS still verifies the certificate against the host name).
  */
-export function guardedConnector(options: buildConnector.BuildOptions = {}): buildConnector.connector {
+export function guardedConnector(allow: readonly AllowEntry[], options: buildConnector.BuildOptions = {}): buildConnector.connector {
   const base = buildConnector(options);
   return (opts, callback) => {
     const port = Number(opts.port) || defaultPort(opts.protocol);
-    allowedAddress(opts.hostname, port, `${opts.protocol}//${opts.host ?? opts.hostname}/`).then(
+    allowedAddress(allow, opts.hostname, port, `${opts.protocol}//${opts.host ?? opts.hostname}/`).then(
       (address) => base({ ...opts, hostname: address }, callback),
       (e) => callback(e, null),
     );

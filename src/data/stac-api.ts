@@ -3,9 +3,12 @@
 // loader, with their bands named as the collection's item_assets name them. Every document of a
 // STAC API is fetched here (through http-client.ts), so the rules for outbound requests apply in one place.
 import { requestJson, RemoteError } from './http-client.js';
-import { checkUrl, ON_USERS_BEHALF, OutboundRefused, TRUSTED, type OutboundPolicy } from './outbound.js';
-import { transformBox } from './crs.js';
-import { openRaster } from './cog-reader.js';
+import { checkUrl, OutboundRefused, TRUSTED, type OutboundPolicy } from './outbound.js';
+import { transformBox } from '../geometry/crs.js';
+import type { RasterInfo } from './cog-reader.js';
+
+/** Reads the header of a raster (an item's first asset, when the item does not tell its projection). */
+export type HeaderReader = (href: string, policy: OutboundPolicy) => Promise<RasterInfo>;
 import type { BandMeta, FilterOp, ItemMeta, PropertyCondition } from '../core/catalog.js';
 
 /** Why a STAC API could not answer (unreachable, an HTTP error, not a STAC document). */
@@ -241,6 +244,8 @@ export async function itemOf(
   base: string,
   bandAssets: Record<string, string>,
   sign: (href: string) => Promise<string>,
+  /** Reads the header of an asset, when the item does not tell its projection. */
+  header: HeaderReader,
   policy: OutboundPolicy = TRUSTED,
 ): Promise<ItemMeta | null> {
   if (f?.type !== 'Feature' || !f.assets || typeof f.assets !== 'object') return null;
@@ -255,7 +260,7 @@ export async function itemOf(
     first ??= a;
     const href = /^[a-z][\w+.-]*:/i.test(a.href) ? a.href : new URL(a.href, base).href;
     // A user's asset: an allowed http(s) URL, never a path or another scheme (refused before any I/O).
-    if (!policy.trusted) checkUrl(href, ON_USERS_BEHALF);
+    if (!policy.trusted) checkUrl(href, policy);
     assets[band] = { href: await sign(href), sample: 0 };
   }
   if (!first) return null;
@@ -263,10 +268,10 @@ export async function itemOf(
   let bbox = epsg !== null ? (projBox(first) ?? projBox(props) ?? (Array.isArray(props['proj:bbox']) && props['proj:bbox'].length === 4 ? (props['proj:bbox'] as [number, number, number, number]) : null)) : null;
   if (epsg === null || !bbox) {
     // Without the projection extension, the header of one asset tells.
-    const r = await openRaster(Object.values(assets)[0].href, policy);
-    const t = r.info.levels[0].transform;
-    epsg = r.info.epsg;
-    bbox = [t[0], t[3] + r.info.height * t[5], t[0] + r.info.width * t[1], t[3]];
+    const info = await header(Object.values(assets)[0].href, policy);
+    const t = info.levels[0].transform;
+    epsg = info.epsg;
+    bbox = [t[0], t[3] + info.height * t[5], t[0] + info.width * t[1], t[3]];
   }
   const properties: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(props)) if (v === null || typeof v !== 'object') properties[k] = v;

@@ -10,9 +10,10 @@ import type { CollectionMeta, ItemMeta, RemoteSearch, RemoteSource } from '../co
 import type { CollectionRepo } from '../store/types.js';
 import { ItemCapError, StacApiError, bandsOfAssets, fetchDoc, itemOf, landingPage, searchItems, stacInterval } from './stac-api.js';
 import { createSigner, type Signer } from './stac-signers.js';
-import { ON_USERS_BEHALF, OutboundRefused, TRUSTED } from './outbound.js';
+import { OutboundRefused, TRUSTED, type OutboundPolicy } from './outbound.js';
 import { RemoteError } from './http-client.js';
-import { RasterFormatError } from './cog-reader.js';
+import type { BlockCache, RasterInfo } from './cog-reader.js';
+import { RasterFormatError } from './raster-format-error.js';
 
 /** A user's STAC API (load_stac) that the rules refuse or that cannot be read: the 400 of load_stac's url. */
 const usersMistake = (e: Error) => new ApiError('ProcessParameterInvalid', { process: 'load_stac', parameter: 'url', reason: e.message });
@@ -97,15 +98,25 @@ const key = (s: RemoteSearch, bbox: RemoteSearch['bbox']) =>
 /** What the API asks of STAC API collections: their record, fresh. */
 export type StacMetadata = Pick<StacCollections, 'fresh'>;
 
+/** Bytes of asset headers kept by the searches of this thread. */
+const HEADER_BYTES = 32 * 1024 * 1024;
+
 export class StacCollections {
   private readonly refreshing = new Map<string, Promise<CollectionMeta>>();
   private readonly searches: LRUCache<string, { at: number; items: Promise<ItemMeta[]>; size: number }>;
   private readonly signers = new Map<string, Signer>();
   private readonly records = new LRUCache<string, { at: number; meta: Promise<CollectionMeta | null> }>({ max: 1024 });
+  /**
+   * The headers of assets opened because their item does not tell its projection (no blocks are
+   * read here); the reader is loaded by the first such item.
+   */
+  private headers: Promise<BlockCache> | null = null;
 
   constructor(
     private readonly collections: Pick<CollectionRepo, 'get' | 'put'>,
     private readonly config: StacConfig,
+    /** The rules for users' URLs (XEO_OUTBOUND_ALLOW), for the searches of collections a user named. */
+    private readonly usersPolicy: OutboundPolicy,
   ) {
     // Bounded by items kept (an item is about a kilobyte), and by searches.
     this.searches = new LRUCache({ max: 512, maxSize: SEARCH_CACHE_ITEMS, sizeCalculation: (e) => Math.max(1, e.size) });
@@ -192,6 +203,12 @@ export class StacCollections {
     return items;
   }
 
+  private async header(href: string, policy: OutboundPolicy): Promise<RasterInfo> {
+    const { BlockCache, openRaster } = await import('./cog-reader.js');
+    const cache = await (this.headers ??= Promise.resolve(new BlockCache(HEADER_BYTES)));
+    return (await openRaster(href, policy, cache)).info;
+  }
+
   private capOf(meta: CollectionMeta, mode: RemoteSearch['mode']): number {
     const own = meta.remote!.maxItems;
     return mode === 'job' ? Math.max(own ?? 0, this.config.jobMaxItems) : (own ?? this.config.maxItems);
@@ -201,7 +218,7 @@ export class StacCollections {
     const r = meta.remote!;
     const cap = this.capOf(meta, req.mode);
     // The administrator's API is trusted with its asset hosts; a user's goes by the outbound rules.
-    const policy = r.onUsersBehalf ? ON_USERS_BEHALF : TRUSTED;
+    const policy = r.onUsersBehalf ? this.usersPolicy : TRUSTED;
     let features: any[];
     try {
       ({ features } = await searchItems(
@@ -217,7 +234,7 @@ export class StacCollections {
     const signer = this.signer(meta);
     const base = r.search?.href ?? `${r.api}/search`;
     try {
-      const items = await Promise.all(features.map((f) => itemOf(f, base, r.bandAssets, (h) => signer.sign(h), policy)));
+      const items = await Promise.all(features.map((f) => itemOf(f, base, r.bandAssets, (h) => signer.sign(h), (href, p) => this.header(href, p), policy)));
       return items.filter((x): x is ItemMeta => x !== null);
     } catch (e) {
       // A signer that cannot sign, or an item without projection metadata whose header cannot be read.

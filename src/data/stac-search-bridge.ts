@@ -8,17 +8,8 @@ import type { ItemMeta, RemoteSearch } from '../core/catalog.js';
 
 export type SearchFn = (req: RemoteSearch) => Promise<ItemMeta[]>;
 
-let host: SearchFn | null = null;
-
-/** Makes `fn` answer the searches of threads spawned from now on (set once at server start). */
-export function setSearchHost(fn: SearchFn | null): void {
-  host = fn;
-}
-
-/** A port for a new engine thread (to pass in workerData and transferList), or null without a host. */
-export function searchPortForThread(): MessagePort | null {
-  const fn = host;
-  if (!fn) return null;
+/** A port for a new engine thread (to pass in workerData and transferList) whose searches `fn` answers. */
+export function searchPortFor(fn: SearchFn): MessagePort {
   const { port1, port2 } = new MessageChannel();
   port1.on('message', (m: { id: number; req: RemoteSearch }) => {
     fn(m.req).then(

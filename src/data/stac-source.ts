@@ -7,8 +7,9 @@ import type { BandMeta, CatalogSource, CollectionMeta, ItemMeta, RemoteSource } 
 import { ImportError, parseStacItem, type Parsed } from './items.js';
 import { bandsOfAssets, landingPage } from './stac-api.js';
 import { fetchJson as fetchRemoteJson, RemoteError } from './http-client.js';
-import { checkUrl, ON_USERS_BEHALF, OutboundRefused } from './outbound.js';
+import { checkUrl, OutboundRefused, type OutboundPolicy } from './outbound.js';
 import { RasterFormatError } from './cog-reader.js';
+import type { ReadParts } from './load.js';
 
 const MAX_DOCUMENT_BYTES = 16 * 1024 * 1024;
 const MAX_ITEMS = 2000;
@@ -24,10 +25,10 @@ function asBad(e: unknown): unknown {
 }
 
 /** A STAC document named by a user (or found in one): fetched under the outbound rules. */
-async function fetchJson(url: string): Promise<any> {
+async function fetchJson(url: string, policy: OutboundPolicy): Promise<any> {
   try {
-    checkUrl(url, ON_USERS_BEHALF);
-    return await fetchRemoteJson(url, ON_USERS_BEHALF, MAX_DOCUMENT_BYTES);
+    checkUrl(url, policy);
+    return await fetchRemoteJson(url, policy, MAX_DOCUMENT_BYTES);
   } catch (e) {
     throw asBad(e);
   }
@@ -48,7 +49,7 @@ const linkOf = (doc: any, rel: string, base: string): string | null => {
 };
 
 /** The item documents behind a STAC URL, each with the URL its relative links resolve against. */
-async function itemDocuments(url: string, doc: any): Promise<{ doc: any; base: string }[]> {
+async function itemDocuments(url: string, doc: any, policy: OutboundPolicy): Promise<{ doc: any; base: string }[]> {
   if (doc?.type === 'Feature') return [{ doc, base: url }];
   const out: { doc: any; base: string }[] = [];
   const fromFeatureCollection = async (first: any, firstUrl: string) => {
@@ -59,7 +60,7 @@ async function itemDocuments(url: string, doc: any): Promise<{ doc: any; base: s
       const next = linkOf(page, 'next', pageUrl);
       if (!next || out.length >= MAX_ITEMS) return;
       pageUrl = next;
-      page = await fetchJson(next);
+      page = await fetchJson(next, policy);
     }
   };
   if (doc?.type === 'FeatureCollection') {
@@ -69,12 +70,12 @@ async function itemDocuments(url: string, doc: any): Promise<{ doc: any; base: s
   if (doc?.type === 'Collection' || doc?.type === 'Catalog') {
     const api = linkOf(doc, 'items', url);
     if (api) {
-      await fromFeatureCollection(await fetchJson(api), api);
+      await fromFeatureCollection(await fetchJson(api, policy), api);
       return out;
     }
     for (const l of (doc.links ?? []).filter((x: any) => x?.rel === 'item').slice(0, MAX_ITEMS)) {
       const href = resolve(l.href, url);
-      out.push({ doc: await fetchJson(href), base: href });
+      out.push({ doc: await fetchJson(href, policy), base: href });
     }
     return out;
   }
@@ -111,7 +112,7 @@ function searchParams(u: URL): Record<string, unknown> {
  * A STAC API behind `url`, when it is one of its collections or its /search: then loads search it
  * (with the load's area, dates and properties) instead of paging through all its items.
  */
-async function searchableApi(url: string, doc: any): Promise<{ remote: RemoteSource; bandsFrom: Record<string, any> } | null> {
+async function searchableApi(url: string, doc: any, policy: OutboundPolicy): Promise<{ remote: RemoteSource; bandsFrom: Record<string, any> } | null> {
   const u = new URL(url);
   const isSearch = isSearchUrl(url);
   if (!isSearch && !(doc?.type === 'Collection' && linkOf(doc, 'items', url))) return null;
@@ -119,8 +120,8 @@ async function searchableApi(url: string, doc: any): Promise<{ remote: RemoteSou
   const rootHref = isSearch ? `${u.origin}${u.pathname.replace(/\/search\/?$/, '/')}` : (linkOf(doc, 'root', url) ?? new URL('../..', url.replace(/\/?$/, '/')).href);
   let api;
   try {
-    checkUrl(rootHref, ON_USERS_BEHALF);
-    api = await landingPage(rootHref, ON_USERS_BEHALF);
+    checkUrl(rootHref, policy);
+    api = await landingPage(rootHref, policy);
   } catch (e) {
     if (e instanceof OutboundRefused) throw bad(e.message);
     return null;
@@ -131,7 +132,7 @@ async function searchableApi(url: string, doc: any): Promise<{ remote: RemoteSou
   const collectionIds = isSearch ? ((params!.collections as string[] | undefined) ?? []) : [doc.id];
   // Bands: the collection's item_assets, else the assets of the first item found.
   let collection = doc?.type === 'Collection' ? doc : null;
-  if (!collection && collectionIds.length === 1) collection = await fetchJson(`${api.url}/collections/${encodeURIComponent(collectionIds[0])}`).catch(() => null);
+  if (!collection && collectionIds.length === 1) collection = await fetchJson(`${api.url}/collections/${encodeURIComponent(collectionIds[0])}`, policy).catch(() => null);
   let bandsFrom = collection?.item_assets;
   if (!bandsFrom || !Object.keys(bandsFrom).length) bandsFrom = doc?.type === 'FeatureCollection' ? (doc.features?.[0]?.assets ?? {}) : {};
   const { bandAssets } = bandsOfAssets(bandsFrom);
@@ -154,12 +155,16 @@ async function searchableApi(url: string, doc: any): Promise<{ remote: RemoteSou
   };
 }
 
-/** An in-memory catalog of one collection read from a STAC URL. */
-export async function stacCatalog(url: string, search?: CatalogSource['search']): Promise<{ source: CatalogSource; id: string }> {
+/**
+ * An in-memory catalog of one collection read from a STAC URL, under the engine's rules for users'
+ * URLs; the headers of its GeoTIFFs are read through the engine's blocks.
+ */
+export async function stacCatalog(url: string, engine: ReadParts, search?: CatalogSource['search']): Promise<{ source: CatalogSource; id: string }> {
+  const policy = engine.outbound;
   // A /search URL is not fetched as it is: the load's own search replaces it.
-  let first = search && isSearchUrl(url) ? null : await fetchJson(url);
-  const api = search ? await searchableApi(url, first) : null;
-  first ??= api ? null : await fetchJson(url);
+  let first = search && isSearchUrl(url) ? null : await fetchJson(url, policy);
+  const api = search ? await searchableApi(url, first, policy) : null;
+  first ??= api ? null : await fetchJson(url, policy);
   if (api) {
     const { bands, resolution } = bandsOfAssets(api.bandsFrom);
     if (!bands.length) throw bad('the STAC API collection lists no GeoTIFF data assets (item_assets), so its bands are unknown');
@@ -184,7 +189,7 @@ export async function stacCatalog(url: string, search?: CatalogSource['search'])
       },
     };
   }
-  const docs = await itemDocuments(url, first);
+  const docs = await itemDocuments(url, first, policy);
   if (!docs.length) throw bad('the STAC document lists no items');
   const items: ItemMeta[] = [];
   let bands: BandMeta[] = [];
@@ -192,7 +197,7 @@ export async function stacCatalog(url: string, search?: CatalogSource['search'])
   for (let i = 0; i < docs.length; i += OPEN_AT_ONCE) {
     let batch: Parsed[];
     try {
-      batch = await Promise.all(docs.slice(i, i + OPEN_AT_ONCE).map(({ doc, base }) => parseStacItem(doc, base, {}, ON_USERS_BEHALF)));
+      batch = await Promise.all(docs.slice(i, i + OPEN_AT_ONCE).map(({ doc, base }) => parseStacItem(doc, base, {}, engine.blocks, policy)));
     } catch (e) {
       throw asBad(e);
     }

@@ -7,13 +7,12 @@ import type { HeaderMeta } from 'flatgeobuf';
 import type { Feature as FgbFeature } from 'flatgeobuf/lib/mjs/flat-geobuf/feature.js';
 import type { Geometry as FgbGeometry } from 'flatgeobuf/lib/mjs/flat-geobuf/geometry.js';
 import { ApiError, ProcessException } from '../core/errors.js';
-import { GeometryBuilder, GeometryError, GeomType, PartKind } from '../datacube/geometry-column.js';
+import { GeometryBuilder, GeometryError, GeomType, PartKind, type GeometryLimits } from '../geometry/geometry-column.js';
 import { PropertyTable, VectorFeatures, type PropertyValue } from '../datacube/features.js';
 import { epsgOfName, featuresFromGeoJson } from '../datacube/geojson-in.js';
-import { vectorLimits } from '../datacube/vector-limits.js';
-import { readWkb, WkbError } from './wkb.js';
-import { readWkt, WktError } from './wkt.js';
-import { ensureCrs, CrsUnknownError } from './crs.js';
+import { readWkb, WkbError } from '../geometry/wkb.js';
+import { readWkt, WktError } from '../geometry/wkt.js';
+import { ensureCrs, CrsUnknownError } from '../geometry/crs.js';
 
 export type VectorFormat = 'GeoJSON' | 'FlatGeobuf' | 'Parquet' | 'CSV';
 
@@ -21,6 +20,8 @@ export interface ReadContext {
   processId: string;
   /** The argument the data came from (for messages). */
   parameter: string;
+  /** How many features and vertices the geometries may have (the run's vector limits). */
+  limits: GeometryLimits;
 }
 
 const unsuitable = (format: string, reason: string) => new ProcessException('FormatUnsuitable', `${format}: ${reason}`);
@@ -60,11 +61,11 @@ export async function readVector(bytes: Uint8Array, format: string, options: Rec
       case 'GeoJSON':
         return readGeoJson(bytes, ctx);
       case 'FlatGeobuf':
-        return await readFlatGeobuf(bytes);
+        return await readFlatGeobuf(bytes, ctx.limits);
       case 'Parquet':
-        return await readParquet(bytes);
+        return await readParquet(bytes, ctx.limits);
       case 'CSV':
-        return await readCsv(bytes, csvOptions(options, ctx));
+        return await readCsv(bytes, csvOptions(options, ctx), ctx.limits);
     }
   } catch (e) {
     if (e instanceof GeometryError) throw new ApiError('ProcessParameterInvalid', { process: ctx.processId, parameter: ctx.parameter, reason: `${f}: ${e.message}` });
@@ -90,7 +91,7 @@ function readGeoJson(bytes: Uint8Array, ctx: ReadContext): VectorFeatures {
   } catch {
     throw unsuitable('GeoJSON', 'the file is not JSON');
   }
-  const f = featuresFromGeoJson(doc, { processId: ctx.processId, parameter: ctx.parameter, limits: vectorLimits().geometry });
+  const f = featuresFromGeoJson(doc, { processId: ctx.processId, parameter: ctx.parameter, limits: ctx.limits });
   checkCrs(f.epsg, 'GeoJSON');
   return f;
 }
@@ -142,13 +143,12 @@ function fgbGeometry(b: GeometryBuilder, g: FgbGeometry | null, type: number, de
   }
 }
 
-async function readFlatGeobuf(bytes: Uint8Array): Promise<VectorFeatures> {
+async function readFlatGeobuf(bytes: Uint8Array, limits: GeometryLimits): Promise<VectorFeatures> {
   if (bytes.length < 8 || bytes[0] !== 0x66 || bytes[1] !== 0x67 || bytes[2] !== 0x62) throw unsuitable('FlatGeobuf', 'the file is not FlatGeobuf');
   const { generic: fgb } = await import('flatgeobuf');
   let header: HeaderMeta | null = null;
   let b: GeometryBuilder | null = null;
   const rows: Record<string, unknown>[] = [];
-  const limits = vectorLimits().geometry;
   try {
     const features = fgb.deserialize(bytes, {
       headerMetaFn: (h: HeaderMeta) => {
@@ -219,7 +219,7 @@ function parquetCrs(crs: unknown): number {
   throw unsuitable('Parquet', 'its geometry column has a CRS without an EPSG code');
 }
 
-async function readParquet(bytes: Uint8Array): Promise<VectorFeatures> {
+async function readParquet(bytes: Uint8Array, limits: GeometryLimits): Promise<VectorFeatures> {
   if (bytes.length < 12 || Buffer.from(bytes.subarray(0, 4)).toString('latin1') !== 'PAR1' || Buffer.from(bytes.subarray(bytes.length - 4)).toString('latin1') !== 'PAR1') {
     throw unsuitable('Parquet', 'the file is not Parquet');
   }
@@ -250,7 +250,6 @@ async function readParquet(bytes: Uint8Array): Promise<VectorFeatures> {
   const element = meta.schema.find((e, i) => i > 0 && e.name === column)!;
   if (element.type !== 'BYTE_ARRAY') throw unsuitable('Parquet', `the column ${column} does not hold WKB`);
   element.logical_type ??= { type: 'GEOMETRY' } as never;
-  const limits = vectorLimits().geometry;
   if (Number(meta.num_rows) > limits.maxGeometries) throw new GeometryError(limits.maxGeometries, `there are ${meta.num_rows} rows, more than the ${limits.maxGeometries} features one input may hold here`);
   let rows: Record<string, unknown>[];
   try {
@@ -286,7 +285,7 @@ function autoValue(s: string): PropertyValue {
   return s;
 }
 
-async function readCsv(bytes: Uint8Array, o: ReturnType<typeof csvOptions>): Promise<VectorFeatures> {
+async function readCsv(bytes: Uint8Array, o: ReturnType<typeof csvOptions>, limits: GeometryLimits): Promise<VectorFeatures> {
   const { parse: parseCsv } = await import('csv-parse/sync');
   let text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
@@ -315,7 +314,7 @@ async function readCsv(bytes: Uint8Array, o: ReturnType<typeof csvOptions>): Pro
   if (gi < 0 && (xi < 0 || yi < 0)) {
     throw unsuitable('CSV', `no geometry column: neither a WKT column (${o.geom.join(', ')}) nor x and y columns (${o.x.join(', ')} / ${o.y.join(', ')}); name them with the options GEOM_POSSIBLE_NAMES or X_POSSIBLE_NAMES and Y_POSSIBLE_NAMES`);
   }
-  const b = new GeometryBuilder(checkCrs(o.crs, 'CSV'), vectorLimits().geometry);
+  const b = new GeometryBuilder(checkCrs(o.crs, 'CSV'), limits);
   const geomCols = new Set(gi >= 0 ? [gi] : [xi, yi]);
   const props: Record<string, PropertyValue>[] = [];
   for (let r = 1; r < records.length; r++) {

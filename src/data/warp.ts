@@ -12,9 +12,9 @@
 // outside whatever their exact position). Points the transform cannot map (NaN, infinite, or
 // proj4 throwing) are outside. Same CRS: the mapping is affine, and a lattice of the target's four
 // corners is exact, so no proj4 calls happen.
-import { transformer } from './crs.js';
+import { transformer } from '../geometry/crs.js';
 import type { GeoTransform, Grid } from '../core/grid.js';
-import { alloc, f32, f64, kernels, mark, plane, ptrOf, release } from '../compile/kernels.js';
+import { alloc, f32, f64, kernels, mark, plane, ptrOf, release } from '../wasm/kernels.js';
 import { addStage } from '../core/stages.js';
 
 export type Resampling = 'nearest' | 'bilinear';

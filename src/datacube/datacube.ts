@@ -3,12 +3,12 @@
 // the last two; vector cubes carry the features (geometries with their CRS, ids and properties) of
 // their dimension of type `geometry` (datacube/features.ts). Cubes are
 // immutable values: operations return new cubes (sharing arrays where nothing changes). In an
-// arena scope (src/compile/kernels.ts) the arrays are planes of the kernels' memory.
+// arena scope (src/wasm/kernels.ts) the arrays are planes of the kernels' memory.
 import type { Grid } from '../core/grid.js';
 import type { Labels } from '../core/labels.js';
-import { plane } from '../compile/kernels.js';
+import { plane } from '../wasm/kernels.js';
 import type { VectorFeatures } from './features.js';
-import type { GeoJsonGeometry } from './geometry-column.js';
+import type { GeoJsonGeometry } from '../geometry/geometry-column.js';
 
 export type DimensionType = 'spatial' | 'temporal' | 'bands' | 'other' | 'geometry';
 

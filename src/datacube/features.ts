@@ -2,7 +2,7 @@
 // feature properties, one column per property name, all aligned with the cube's geometry dimension.
 // Selections along that dimension select here too, so properties travel with their geometries
 // through every process to the writers.
-import { GeometryBuilder, GeometryColumn, type GeoJsonGeometry } from './geometry-column.js';
+import { GeometryBuilder, GeometryColumn, type GeoJsonGeometry } from '../geometry/geometry-column.js';
 
 export type PropertyValue = string | number | boolean | null | PropertyValue[] | { [k: string]: PropertyValue };
 

@@ -3,7 +3,7 @@
 // names another CRS in the pre-RFC `crs` member (as GDAL writes for projected data). Every
 // structural fault is reported with the position of the feature.
 import { ApiError } from '../core/errors.js';
-import { GeometryBuilder, GeometryError, GeomType, PartKind, type GeometryLimits, DEFAULT_GEOMETRY_LIMITS } from './geometry-column.js';
+import { GeometryBuilder, GeometryError, GeomType, PartKind, type GeometryLimits, DEFAULT_GEOMETRY_LIMITS } from '../geometry/geometry-column.js';
 import { PropertyTable, VectorFeatures } from './features.js';
 
 const TYPES: Record<string, number> = {

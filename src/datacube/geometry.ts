@@ -2,13 +2,13 @@
 // GeoJSON as the deprecated form of the definitions), validated; their boxes for narrowing loads;
 // and masks of a grid's pixels (by the kernels' pixel rules, datacube/spans.ts).
 import { ApiError } from '../core/errors.js';
-import { transformBox } from '../data/crs.js';
+import { transformBox } from '../geometry/crs.js';
 import type { Grid } from '../core/grid.js';
 import { DataCube } from './datacube.js';
 import type { VectorFeatures } from './features.js';
 import { featuresFromGeoJson } from './geojson-in.js';
 import { spansMask, spansOf } from './spans.js';
-import { vectorLimits } from './vector-limits.js';
+import type { VectorLimits } from './vector-limits.js';
 
 // JSTS (228 modules) is loaded by the first graph with geometries: threads that see none never
 // load it. Its validity check, our bridge to its relations and buffers, and both at once (an idle
@@ -33,13 +33,13 @@ export async function checkedFeatures(f: VectorFeatures, processId: string, para
   return f.withGeometries(f.geometries, true);
 }
 
-/** The features of a geometries argument: a vector cube's, or GeoJSON's (validated). */
-export async function geometriesArg(v: unknown, processId: string, parameter = 'geometries'): Promise<VectorFeatures> {
+/** The features of a geometries argument: a vector cube's, or GeoJSON's (validated, within `limits`). */
+export async function geometriesArg(v: unknown, processId: string, limits: VectorLimits, parameter = 'geometries'): Promise<VectorFeatures> {
   if (v instanceof DataCube) {
     if (!v.features) throw new ApiError('ProcessParameterInvalid', { process: processId, parameter, reason: 'a vector data cube (with a geometry dimension) or GeoJSON is expected, not a raster data cube' });
     return checkedFeatures(v.features, processId, parameter);
   }
-  return checkedFeatures(featuresFromGeoJson(v, { processId, parameter, limits: vectorLimits().geometry }), processId, parameter);
+  return checkedFeatures(featuresFromGeoJson(v, { processId, parameter, limits: limits.geometry }), processId, parameter);
 }
 
 /** The box of the features in another CRS ([NaN x 4] when they are all empty or the box cannot be mapped). */

@@ -5,7 +5,7 @@ import RelateOp from 'jsts/org/locationtech/jts/operation/relate/RelateOp.js';
 import BufferOp from 'jsts/org/locationtech/jts/operation/buffer/BufferOp.js';
 import UnaryUnionOp from 'jsts/org/locationtech/jts/operation/union/UnaryUnionOp.js';
 import type JtsGeometry from 'jsts/org/locationtech/jts/geom/Geometry.js';
-import { GeometryBuilder, GeomType, PartKind } from './geometry-column.js';
+import { GeometryBuilder, GeomType, PartKind } from '../geometry/geometry-column.js';
 import { factory, jstsOf } from './validity.js';
 
 export { jstsOf };

@@ -3,8 +3,8 @@
 // aggregate_spatial all start from them. Coordinates are reprojected to the grid's CRS vertex by
 // vertex (cached per geometry column and CRS, so the chunks of a job reproject once per thread).
 import type { Grid } from '../core/grid.js';
-import { alloc, i32, kernels, mark, release, u32, f64 as f64View, u8 } from '../compile/kernels.js';
-import { GeometryColumn, PartKind } from './geometry-column.js';
+import { alloc, i32, kernels, mark, release, u32, f64 as f64View, u8 } from '../wasm/kernels.js';
+import { GeometryColumn, PartKind } from '../geometry/geometry-column.js';
 
 /** Spans as i32 quads (label, row, c0, c1 exclusive); `count` of them. */
 export interface Spans {

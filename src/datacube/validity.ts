@@ -11,7 +11,7 @@ import type LinearRing from 'jsts/org/locationtech/jts/geom/LinearRing.js';
 // JSTS's declarations are loose (its classes do not all type as Geometry): one name for them all.
 type Geometry = JtsGeometry;
 const asGeometry = (g: unknown) => g as Geometry;
-import { GeometryColumn, GeomType, PartKind } from './geometry-column.js';
+import { GeometryColumn, GeomType, PartKind } from '../geometry/geometry-column.js';
 import type { VectorFeatures } from './features.js';
 
 /** The one factory of JSTS geometries. */

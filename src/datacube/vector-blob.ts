@@ -3,7 +3,7 @@
 // length of a JSON head (dimensions, CRS, ids, properties, array lengths), the head, then the
 // geometry arrays and the values, each at an 8-byte aligned offset.
 import { DataCube, type Dimension } from './datacube.js';
-import { GeometryColumn } from './geometry-column.js';
+import { GeometryColumn } from '../geometry/geometry-column.js';
 import { PropertyTable, VectorFeatures, type PropertyValue } from './features.js';
 
 const MAGIC = 0x31435658; // 'XVC1' little-endian

@@ -3,7 +3,7 @@
 // min, max, sd, variance, median) run here in one or two passes over each plane's spans; any other
 // reducer gets each geometry's values gathered by the kernels (zonalValues) and runs as a child
 // process.
-import { alloc, f32, f64 as f64View, i32, kernels, mark, ptrOf, release, u32 } from '../compile/kernels.js';
+import { alloc, f32, f64 as f64View, i32, kernels, mark, ptrOf, release, u32 } from '../wasm/kernels.js';
 import type { Spans } from './spans.js';
 
 export type ZonalStat = 'mean' | 'sum' | 'count' | 'min' | 'max' | 'sd' | 'variance' | 'median';

@@ -15,19 +15,10 @@ export interface FilesHost {
   jobModel?(userId: string, jobId: string, maxBytes: number): Promise<Uint8Array>;
 }
 
-let host: FilesHost | null = null;
-
-/** Makes `h` answer the file requests of threads spawned from now on (set once at start). */
-export function setFilesHost(h: FilesHost | null): void {
-  host = h;
-}
-
 type Request = { id: number; op: 'stat' | 'read' | 'jobModel'; userId: string; path: string; maxBytes?: number };
 
-/** A port for a new engine thread (to pass in workerData and transferList), or null without a host. */
-export function filesPortForThread(): MessagePort | null {
-  const h = host;
-  if (!h) return null;
+/** A port for a new engine thread (to pass in workerData and transferList) whose file requests `h` answers. */
+export function filesPortFor(h: FilesHost): MessagePort {
   const { port1, port2 } = new MessageChannel();
   port1.on('message', (m: Request) => {
     const done = (p: Promise<unknown>) =>

@@ -10,7 +10,7 @@ import type { RemoteProcessConfig } from '../core/config.js';
 import { ApiError } from '../core/errors.js';
 import { isObject, type UserProcess } from '../core/graph.js';
 import { httpRequest, RemoteError } from '../data/http-client.js';
-import { OutboundRefused, ON_USERS_BEHALF } from '../data/outbound.js';
+import { OutboundRefused, type OutboundPolicy } from '../data/outbound.js';
 import { checkProcessGraph } from './structure.js';
 
 /** Documents kept at once. */
@@ -22,60 +22,71 @@ interface Kept {
   doc: Promise<unknown>;
 }
 
-let settings: RemoteProcessConfig = { http: false, ttlSeconds: 300, maxBytes: 1024 * 1024 };
-const cache = new LRUCache<string, Kept>({ max: KEPT });
-
-/** Takes the administrator's settings (at start-up); forgets what was read under other ones. */
-export function configureRemoteProcesses(config: RemoteProcessConfig): void {
-  settings = config;
-  cache.clear();
-}
-
 const invalid = (namespace: string, process: string, reason: string) => new ApiError('ProcessNamespaceInvalid', { namespace, process, reason });
 
-/** The document at `url`, read once per TTL however many ask meanwhile (a failure is not kept). */
-function documentAt(url: string): Promise<unknown> {
-  const now = Date.now();
-  const kept = cache.get(url);
-  if (kept && now - kept.at < settings.ttlSeconds * 1000) return kept.doc;
-  const doc = fetchDocument(url);
-  cache.set(url, { at: now, doc });
-  doc.catch(() => cache.get(url)?.doc === doc && cache.delete(url));
-  return doc;
+/**
+ * The processes named by URL that graphs call, under the administrator's settings and the rules
+ * for users' URLs; one per node (main.ts), whose documents every request shares.
+ */
+export class RemoteProcesses {
+  private readonly cache = new LRUCache<string, Kept>({ max: KEPT });
+
+  constructor(
+    private readonly settings: RemoteProcessConfig,
+    /** The rules for users' URLs (data/outbound.ts usersPolicy). */
+    private readonly policy: OutboundPolicy,
+  ) {}
+
+  /** The document at `url`, read once per TTL however many ask meanwhile (a failure is not kept). */
+  private documentAt(url: string): Promise<unknown> {
+    const now = Date.now();
+    const kept = this.cache.get(url);
+    if (kept && now - kept.at < this.settings.ttlSeconds * 1000) return kept.doc;
+    const doc = this.fetchDocument(url);
+    this.cache.set(url, { at: now, doc });
+    doc.catch(() => this.cache.get(url)?.doc === doc && this.cache.delete(url));
+    return doc;
+  }
+
+  private async fetchDocument(url: string): Promise<unknown> {
+    // No headers of the request that named it: the user's token never leaves for another host.
+    const res = await httpRequest(url, { policy: this.policy, maxBytes: this.settings.maxBytes, timeoutMs: TIMEOUT_MS, headers: { accept: 'application/json' } });
+    if (!this.settings.http && new URL(res.url).protocol !== 'https:') throw new RemoteError(url, 'it leads to a plain http:// address, which this back-end does not read process definitions from');
+    if (res.status !== 200) throw new RemoteError(url, `it answered HTTP ${res.status}`);
+    try {
+      return JSON.parse(res.body.toString('utf8'));
+    } catch {
+      throw new RemoteError(url, 'it is not JSON');
+    }
+  }
+
+  /** The process `id` that the URL `namespace` holds, checked; ProcessNamespaceInvalid otherwise. */
+  async process(namespace: string, id: string): Promise<UserProcess> {
+    const http = this.settings.http;
+    let url: URL;
+    try {
+      url = new URL(namespace);
+    } catch {
+      throw invalid(namespace, id, 'it is not a URL');
+    }
+    if (url.protocol !== 'https:' && !(http && url.protocol === 'http:')) {
+      throw invalid(namespace, id, http ? 'only http(s) URLs name processes' : 'only https:// URLs name processes here');
+    }
+    if (url.username || url.password) throw invalid(namespace, id, 'a URL with credentials is not read');
+    let doc: unknown;
+    try {
+      doc = await this.documentAt(url.href);
+    } catch (e) {
+      if (e instanceof OutboundRefused) throw invalid(namespace, id, e.message);
+      if (e instanceof RemoteError) throw invalid(namespace, id, `it cannot be read (${e.reason})`);
+      throw e;
+    }
+    return processIn(doc, namespace, id);
+  }
 }
 
-async function fetchDocument(url: string): Promise<unknown> {
-  // No headers of the request that named it: the user's token never leaves for another host.
-  const res = await httpRequest(url, { policy: ON_USERS_BEHALF, maxBytes: settings.maxBytes, timeoutMs: TIMEOUT_MS, headers: { accept: 'application/json' } });
-  if (!settings.http && new URL(res.url).protocol !== 'https:') throw new RemoteError(url, 'it leads to a plain http:// address, which this back-end does not read process definitions from');
-  if (res.status !== 200) throw new RemoteError(url, `it answered HTTP ${res.status}`);
-  try {
-    return JSON.parse(res.body.toString('utf8'));
-  } catch {
-    throw new RemoteError(url, 'it is not JSON');
-  }
-}
-
-/** The process `id` that the URL `namespace` holds, checked; ProcessNamespaceInvalid otherwise. */
-export async function remoteProcess(namespace: string, id: string): Promise<UserProcess> {
-  let url: URL;
-  try {
-    url = new URL(namespace);
-  } catch {
-    throw invalid(namespace, id, 'it is not a URL');
-  }
-  if (url.protocol !== 'https:' && !(settings.http && url.protocol === 'http:')) {
-    throw invalid(namespace, id, settings.http ? 'only http(s) URLs name processes' : 'only https:// URLs name processes here');
-  }
-  if (url.username || url.password) throw invalid(namespace, id, 'a URL with credentials is not read');
-  let doc: unknown;
-  try {
-    doc = await documentAt(url.href);
-  } catch (e) {
-    if (e instanceof OutboundRefused) throw invalid(namespace, id, e.message);
-    if (e instanceof RemoteError) throw invalid(namespace, id, `it cannot be read (${e.reason})`);
-    throw e;
-  }
+/** The process `id` in a document read from `namespace`: one process, or a list of them. */
+function processIn(doc: unknown, namespace: string, id: string): UserProcess {
   if (!isObject(doc)) throw invalid(namespace, id, 'it holds neither a process nor a list of processes');
   let proc: Record<string, unknown>;
   if (Array.isArray(doc.processes)) {

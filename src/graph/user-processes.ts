@@ -5,12 +5,12 @@
 import type { ProcessGraphRepo } from '../store/types.js';
 import { ApiError } from '../core/errors.js';
 import { forEachNode, isRemoteNamespace, processKey, type UserProcess } from '../core/graph.js';
-import { remoteProcess } from './remote-processes.js';
+import type { RemoteProcesses } from './remote-processes.js';
 
 /** Most remote processes one graph may call, through each other included. */
 export const MAX_REMOTE_PROCESSES = 32;
 
-export async function userProcessesOf(repo: ProcessGraphRepo, userId: string | null, graph: unknown): Promise<Record<string, UserProcess>> {
+export async function userProcessesOf(repo: ProcessGraphRepo, remote: RemoteProcesses, userId: string | null, graph: unknown): Promise<Record<string, UserProcess>> {
   const out: Record<string, UserProcess> = {};
   let remotes = 0;
   // Level by level: the processes a graph calls are read together, then the ones they call.
@@ -34,7 +34,7 @@ export async function userProcessesOf(repo: ProcessGraphRepo, userId: string | n
     }
     const [stored, fetched] = await Promise.all([
       ids.size && userId ? repo.getMany(userId, [...ids]) : [],
-      Promise.all([...urls].map(async ([key, { namespace, id }]) => [key, await remoteProcess(namespace, id)] as const)),
+      Promise.all([...urls].map(async ([key, { namespace, id }]) => [key, await remote.process(namespace, id)] as const)),
     ]);
     next = [];
     for (const s of stored) {

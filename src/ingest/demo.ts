@@ -9,7 +9,7 @@ import { mkdir } from 'node:fs/promises';
 import { writeCog } from '../output/cog-writer.js';
 import type { Store } from '../store/types.js';
 import type { CollectionMeta, ItemMeta } from '../core/catalog.js';
-import { transformBox } from '../data/crs.js';
+import { transformBox } from '../geometry/crs.js';
 import type { GeoTransform } from '../core/grid.js';
 
 export const DEMO_ID = 'DEMO_S2_L2A';

@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { Store } from '../store/types.js';
 import type { CollectionMeta } from '../core/catalog.js';
 import { ImportError, itemOfGeoTiff, parseStacItem, type ItemOptions, type Parsed } from '../data/items.js';
+import { BlockCache } from '../data/cog-reader.js';
 
 export interface ImportOptions extends ItemOptions {
   collection: string;
@@ -15,11 +16,15 @@ export interface ImportOptions extends ItemOptions {
 }
 
 const COLLECTION_ID = /^[\w\-.~/]+$/;
+/** Bytes of file headers kept while importing. */
+const HEADER_BYTES = 32 * 1024 * 1024;
 
 export async function importFiles(store: Store, inputs: string[], opts: ImportOptions): Promise<{ collection: CollectionMeta; items: number }> {
   if (!COLLECTION_ID.test(opts.collection)) throw new ImportError('the collection id may hold letters, digits and - . ~ / _ only');
   if (inputs.length === 0) throw new ImportError('name at least one file');
   const parsed: Parsed[] = [];
+  // The files' headers are read once each; their pixels are not read here.
+  const headers = new BlockCache(HEADER_BYTES);
   for (let i = 0; i < inputs.length; i++) {
     const input = inputs[i];
     const remote = /^(https?|s3):\/\//i.test(input);
@@ -27,7 +32,7 @@ export async function importFiles(store: Store, inputs: string[], opts: ImportOp
     const isJson = /\.json$/i.test(input.split('?')[0]);
     if (isJson && /^s3:/i.test(input)) throw new ImportError(`${input}: STAC Items are imported from local files (their assets may be s3:// hrefs)`);
     const href = remote ? input : path.resolve(input);
-    parsed.push(isJson ? await parseStacItem(JSON.parse(await readFile(href, 'utf8')), href, opts) : await itemOfGeoTiff(href, opts));
+    parsed.push(isJson ? await parseStacItem(JSON.parse(await readFile(href, 'utf8')), href, opts, headers) : await itemOfGeoTiff(href, opts, headers));
     opts.progress?.(i + 1, inputs.length, input);
   }
   const existing = await store.collections.get(opts.collection);

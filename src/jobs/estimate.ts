@@ -7,6 +7,7 @@ import type { Config } from '../core/config.js';
 import { calledProcess, type Graph } from '../core/graph.js';
 import type { JobRecord, Store } from '../store/types.js';
 import { userProcessesOf } from '../graph/user-processes.js';
+import type { RemoteProcesses } from '../graph/remote-processes.js';
 import { jobOptions } from './records.js';
 import { costsOf } from '../compute/costs.js';
 import { processCatalog } from '../process-catalog/catalog.js';
@@ -27,9 +28,9 @@ export interface Estimate {
   values: number;
 }
 
-export async function estimateJob(job: JobRecord, store: Store, compute: Compute, config: Config): Promise<Estimate> {
+export async function estimateJob(job: JobRecord, store: Store, compute: Compute, config: Config, remote: RemoteProcesses): Promise<Estimate> {
   const graph = job.process.process_graph as Graph;
-  const userProcesses = await userProcessesOf(store.processGraphs, job.userId, graph);
+  const userProcesses = await userProcessesOf(store.processGraphs, remote, job.userId, graph);
   const base = {
     graph,
     user: job.userId,
@@ -38,9 +39,9 @@ export async function estimateJob(job: JobRecord, store: Store, compute: Compute
     limitAdvice: 'Narrow the extent, dates or bands of the job.',
     mode: 'job' as const,
   };
-  const dry = await compute.run({ ...base, probe: true });
-  if (!dry.probe) return { costs: 0, duration: isoDuration(OVERHEAD_S), size: dry.body.length, values: 0 };
-  const plan = dry.probe;
+  const dry = await compute.run({ ...base, answer: { kind: 'plan' } });
+  if (dry.kind !== 'plan') return { costs: 0, duration: isoDuration(OVERHEAD_S), size: dry.body.length, values: 0 };
+  const plan = dry.plan;
   const measured = await store.jobs.throughput();
   const rate = measured.seconds > 0 && measured.values > 0 ? measured.values / measured.seconds : DEFAULT_VALUES_PER_SECOND;
   const out: Estimate = { costs: costsOf(plan.values), duration: isoDuration(OVERHEAD_S + plan.values / rate), values: plan.values };
@@ -55,8 +56,8 @@ export async function estimateJob(job: JobRecord, store: Store, compute: Compute
     const row = Math.floor((g.height - h) / 2);
     const t = g.transform;
     const region = { epsg: g.epsg, transform: [t[0] + col * t[1], t[1], 0, t[3] + row * t[5], 0, t[5]] as typeof t, width: w, height: h };
-    const sample = await compute.run({ ...base, region, raw: true });
-    if (sample.raw) out.size = Math.ceil(g.width * g.height * sample.raw.planes.length * 4 * (4 / 3));
+    const sample = await compute.run({ ...base, region, answer: { kind: 'planes' } });
+    if (sample.kind === 'planes') out.size = Math.ceil(g.width * g.height * sample.raw.planes.length * 4 * (4 / 3));
   }
   return out;
 }

@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { CogStreamWriter, type CogStreamOptions, type EncodedWindow, type Window } from '../output/cog-stream.js';
 import { gridBox, type Grid } from '../core/grid.js';
-import { transformBox } from '../data/crs.js';
+import { transformBox } from '../geometry/crs.js';
 import { OUTPUT_FORMATS } from '../output/formats.js';
 import { ProcessException } from '../core/errors.js';
 

@@ -6,7 +6,7 @@
 // that runs no job never loads the engine a second time, and its start does not wait for that);
 // one that ends, dies or is recycled is replaced the same way, by a fresh one for the next task.
 import { Worker } from 'node:worker_threads';
-import { threadPorts } from '../compute/thread.js';
+import { threadPorts, type EngineHost } from '../compute/ports.js';
 import { ApiError, errorToData } from '../core/errors.js';
 import { isFinal, type FromJobThread, type JobTask, type JobThreadInit, type ToJobThread } from './protocol.js';
 import type { JobSpec } from './runner.js';
@@ -47,6 +47,8 @@ export class JobThreads {
   constructor(
     private readonly threads: number,
     private readonly init: JobThreadInit,
+    /** What the threads ask of the main thread (item searches, UDF runtimes, users' files). */
+    private readonly host: EngineHost,
     private readonly events: JobThreadEvents,
   ) {
     for (let i = 0; i < threads; i++) this.slots.push({ worker: null, job: null });
@@ -68,7 +70,7 @@ export class JobThreads {
 
   /** Starts the thread of an empty slot. */
   private spawn(slot: Slot): Worker {
-    const { searchPort, udf, filesPort, metricsPort, log: logging, transferList } = threadPorts();
+    const { searchPort, udf, filesPort, metricsPort, log: logging, transferList } = threadPorts(this.host);
     const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: { ...this.init, searchPort, udf, filesPort, metricsPort, log: logging }, transferList });
     slot.worker = worker;
     worker.on('message', (m: FromJobThread) => {

@@ -3,10 +3,11 @@
 // computed on any (`chunk`). Every message carries the ticket of the task it is about.
 import type { ErrorData } from '../core/errors.js';
 import type { PathEntry } from '../graph/evaluate.js';
-import type { ThreadInit } from '../compute/thread.js';
+import type { EngineInit } from '../engine/engine.js';
 import type { ChunkPlan, JobOutcome, JobPlan, JobSpec, RunLog } from './runner.js';
 
-export type JobThreadInit = ThreadInit;
+/** What a job thread is spawned with: its engine's init, less the ports (added per spawn, compute/ports.ts). */
+export type JobThreadInit = Omit<EngineInit, 'searchPort' | 'udf' | 'filesPort' | 'metricsPort' | 'log'>;
 
 export type JobTask =
   | { type: 'run'; ticket: string; spec: JobSpec }

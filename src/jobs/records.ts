@@ -12,6 +12,7 @@ import type { BlobStore } from '../store/blobs.js';
 import type { JobAsset, JobRecord, LogEntry, Store } from '../store/types.js';
 import { levelRank } from '../store/logs.js';
 import { userProcessesOf } from '../graph/user-processes.js';
+import type { RemoteProcesses } from '../graph/remote-processes.js';
 import { costsOf, valuesFor } from '../compute/costs.js';
 import type { PathEntry } from '../graph/evaluate.js';
 import type { JobOutcome, JobSpec } from './runner.js';
@@ -49,6 +50,8 @@ export class RunRecords {
     /** Where finished result files live, under `<job id>/<asset>`. */
     readonly results: BlobStore,
     private readonly config: Config,
+    /** Processes named by URL that jobs' graphs call. */
+    private readonly remote: RemoteProcesses,
   ) {}
 
   /**
@@ -91,7 +94,7 @@ export class RunRecords {
     const key = `${job.id}\n${job.run}`;
     let p = this.processesOfRun.get(key);
     if (!p) {
-      p = userProcessesOf(this.store.processGraphs, job.userId, graph);
+      p = userProcessesOf(this.store.processGraphs, this.remote, job.userId, graph);
       this.processesOfRun.set(key, p);
       // A failed read is not kept: the next chunk reads again.
       p.catch(() => this.processesOfRun.get(key) === p && this.processesOfRun.delete(key));

@@ -6,11 +6,11 @@
 // Knows nothing of threads or the database: it reports through a sink.
 import { jobChunksDone } from '../core/metrics.js';
 import { readFileSync } from 'node:fs';
-import { execute, type ExecuteResult } from '../compute/execute.js';
+import { execute, type ExecuteResult } from '../engine/execute.js';
 import { modelOutputs } from './model-outputs.js';
-import { withArena } from '../compile/kernels.js';
+import { withArena } from '../wasm/kernels.js';
 import { calledProcess, type UserProcess } from '../core/graph.js';
-import type { CatalogSource } from '../core/catalog.js';
+import type { Engine } from '../engine/engine.js';
 import type { Graph } from '../core/graph.js';
 import type { LogLevel } from '../core/run-context.js';
 import type { Grid } from '../core/grid.js';
@@ -25,7 +25,7 @@ import { joinVectorParts } from '../datacube/vector-blob.js';
 import { featuresBox } from '../datacube/geometry.js';
 import { encodeResult } from '../output/encode.js';
 import { OUTPUT_FORMATS, outputFormat } from '../output/formats.js';
-import { blockCacheBytes, configureBlockCache } from '../data/cog-reader.js';
+import { BlockCache } from '../data/cog-reader.js';
 
 /** Output format names by lower-case name and alias. */
 const OUTPUT_NAMES = new Map<string, string>([...OUTPUT_FORMATS.map((f) => [f.name.toLowerCase(), f.name] as [string, string]), ['geoparquet', 'Parquet'], ['nc', 'netCDF']]);
@@ -158,12 +158,12 @@ export const forwarder =
 
 const baseOf = (spec: JobSpec) => ({ graph: spec.graph, userProcesses: spec.userProcesses, maxValues: spec.maxValues, limitAdvice: LIMIT_ADVICE, mode: 'job' as const, user: spec.user, udfTimeoutMs: spec.udfTimeoutMs });
 
-export async function runJob(spec: JobSpec, catalog: CatalogSource, sink: JobSink, signal: AbortSignal): Promise<JobOutcome> {
+export async function runJob(spec: JobSpec, engine: Engine, sink: JobSink, signal: AbortSignal): Promise<JobOutcome> {
   const started = Date.now();
   const cpu0 = threadCpuSeconds();
-  const plan = await planJob(spec, catalog, sink, signal, started);
+  const plan = await planJob(spec, engine, sink, signal, started);
   if (plan.kind === 'done') return plan.outcome;
-  return runChunked(spec, plan.chunks, catalog, sink, signal, (outputs, partial, values) => ({
+  return runChunked(spec, plan.chunks, engine, sink, signal, (outputs, partial, values) => ({
     outputs,
     partial,
     bbox: plan.chunks.bbox,
@@ -177,21 +177,21 @@ export async function runJob(spec: JobSpec, catalog: CatalogSource, sink: JobSin
  * The dry run finds the output grid; a graph whose processes are all pixel-wise and that saves
  * one GTiff is then planned in chunks, any other runs here as one piece (its outcome returned).
  */
-export async function planJob(spec: JobSpec, catalog: CatalogSource, sink: JobSink, signal: AbortSignal, started = Date.now()): Promise<JobPlan> {
+export async function planJob(spec: JobSpec, engine: Engine, sink: JobSink, signal: AbortSignal, started = Date.now()): Promise<JobPlan> {
   const cpu0 = threadCpuSeconds();
   const base = baseOf(spec);
   const forward = forwarder(sink);
   const usage = (pixels: number, values: number) => usageOf(started, threadCpuSeconds() - cpu0, pixels, values);
 
-  const dry = await execute({ ...base, probe: true, budgetValues: spec.budgetValues ?? undefined }, catalog, signal);
-  if (!dry.probe) {
+  const dry = await execute({ ...base, answer: { kind: 'plan' }, budgetValues: spec.budgetValues ?? undefined }, engine, signal);
+  if (dry.kind !== 'plan') {
     // Nothing to load: the dry run was the whole run, and its answer is the result.
     forward(dry.logs, false);
     const outputs = await withModels(spec, dry, () => bytesOutput(spec.outDir, dry.body, dry.mediaType, dry.extension));
     sink.progress(1, 1, 0);
     return { kind: 'done', outcome: { outputs, partial: false, bbox: null, geometry: null, times: [], usage: usage(0, 0) } };
   }
-  const plan = dry.probe;
+  const plan = dry.plan;
   const verdict = classifyGraph(spec.graph, {
     categories: (id) => predefined.get(id)?.spec.categories,
     userProcess: (id, ns) => calledProcess(spec.userProcesses, id, ns)?.process_graph ?? null,
@@ -214,7 +214,7 @@ export async function planJob(spec: JobSpec, catalog: CatalogSource, sink: JobSi
   const format = formats.length === 1 ? formats[0] : formats.length === 0 ? 'JSON' : null;
   const vectorFormat = format ? OUTPUT_NAMES.get(format.toLowerCase()) : undefined;
   if (zonal && vectorFormat && VECTOR_FORMATS.has(vectorFormat)) {
-    const geo = await execute({ ...base, graph: zonal.geometries, keep: true }, catalog, signal);
+    const geo = await execute({ ...base, graph: zonal.geometries, answer: { kind: 'kept' } }, engine, signal);
     const features = geo.kept?.features;
     if (features) {
       const groups = groupGeometries(features, g, spec.chunkSize);
@@ -243,9 +243,9 @@ export async function planJob(spec: JobSpec, catalog: CatalogSource, sink: JobSi
   });
   // One arena scope for the whole piece: the raw planes are written from kernel memory.
   return withArena(async () => {
-    const out = await execute({ ...base, raw: cog, budgetValues: spec.budgetValues ?? undefined }, catalog, signal);
+    const out = await execute({ ...base, answer: { kind: cog ? 'planes' : 'encoded' }, budgetValues: spec.budgetValues ?? undefined }, engine, signal);
     forward(out.logs, false);
-    if (out.raw) {
+    if (out.kind === 'planes') {
       // A raster computed whole: written through the same COG writer, in chunk-sized windows.
       const { grid, planes, names, options } = out.raw;
       const writer = await cogSink(spec.outDir, 'result.tif', grid, names, options);
@@ -265,7 +265,7 @@ export async function planJob(spec: JobSpec, catalog: CatalogSource, sink: JobSi
     const outputs = await withModels(spec, out, () => bytesOutput(spec.outDir, out.body, out.mediaType, out.extension));
     sink.progress(1, 1, out.values);
     return finish(outputs, 0, out.values);
-  });
+  }, engine.arena);
 }
 
 /**
@@ -279,32 +279,32 @@ export type ChunkUse = (out: ChunkOutput) => Promise<void>;
  * Computes chunk `index` of a plan, handing its planes to `use` inside the chunk's arena scope
  * (the planes are reused by the next chunk after it returns). Answers the raster values read.
  */
-export async function computeChunk(spec: JobSpec, plan: ChunkPlan, index: number, budgetValues: number | null, catalog: CatalogSource, signal: AbortSignal, forward: Forward, use: ChunkUse): Promise<number> {
+export async function computeChunk(spec: JobSpec, plan: ChunkPlan, index: number, budgetValues: number | null, engine: Engine, signal: AbortSignal, forward: Forward, use: ChunkUse): Promise<number> {
   const w = planWindows(plan)[index];
   if (!w) throw new Error(`the job has no chunk ${index}`);
   const zonal = plan.zonal?.groups[index];
   return withArena(async () => {
     const r = await execute(
-      { ...baseOf(spec), region: windowGrid(plan.grid, w), ...(zonal ? { zonal: { members: zonal.members }, keep: true } : { raw: true }), budgetValues: budgetValues ?? undefined },
-      catalog,
+      { ...baseOf(spec), region: windowGrid(plan.grid, w), ...(zonal ? { zonal: { members: zonal.members }, answer: { kind: 'kept' } } : { answer: { kind: 'planes' } }), budgetValues: budgetValues ?? undefined },
+      engine,
       signal,
     );
     forward(r.logs, index > 0);
     if (zonal) {
-      if (!r.kept) throw new ApiError('ProcessParameterInvalid', { process: 'save_result', parameter: 'data', reason: 'the saved data is not a vector data cube' });
+      if (r.kind !== 'kept' || !r.kept) throw new ApiError('ProcessParameterInvalid', { process: 'save_result', parameter: 'data', reason: 'the saved data is not a vector data cube' });
       await use({ kind: 'vector', cube: r.kept });
     } else {
-      if (!r.raw) throw new ApiError('ProcessParameterInvalid', { process: 'save_result', parameter: 'data', reason: 'the saved data is not a raster data cube' });
+      if (r.kind !== 'planes') throw new ApiError('ProcessParameterInvalid', { process: 'save_result', parameter: 'data', reason: 'the saved data is not a raster data cube' });
       await use({ kind: 'raster', planes: r.raw.planes, names: r.raw.names });
     }
     return r.values;
-  });
+  }, engine.arena);
 }
 
 async function runChunked(
   spec: JobSpec,
   plan: ChunkPlan,
-  catalog: CatalogSource,
+  engine: Engine,
   sink: JobSink,
   signal: AbortSignal,
   finish: (outputs: OutputFile[], partial: boolean, values: number) => JobOutcome,
@@ -312,22 +312,18 @@ async function runChunked(
   const windows = planWindows(plan);
   const forward = forwarder(sink);
   // Neighbouring groups of fields read the blocks along their common edges: with a cache that holds
-  // a row of chunks' blocks, each block is decoded once. The thread's own size is back afterwards.
-  const cacheBefore = blockCacheBytes();
-  const cacheZonal = plan.zonal && spec.zonalBlockCacheBytes && spec.zonalBlockCacheBytes > cacheBefore ? spec.zonalBlockCacheBytes : null;
-  if (cacheZonal) configureBlockCache(cacheZonal);
-  try {
-    return await runChunks(spec, plan, windows, catalog, sink, signal, forward, finish);
-  } finally {
-    if (cacheZonal) configureBlockCache(cacheBefore);
-  }
+  // a row of chunks' blocks, each block is decoded once. That cache is the job's own: its runs
+  // carry it, and the thread's stays as it is.
+  const zonalBytes = plan.zonal && spec.zonalBlockCacheBytes && spec.zonalBlockCacheBytes > engine.blocks.maxBytes ? spec.zonalBlockCacheBytes : null;
+  const jobEngine = zonalBytes ? { ...engine, blocks: new BlockCache(zonalBytes) } : engine;
+  return runChunks(spec, plan, windows, jobEngine, sink, signal, forward, finish);
 }
 
 async function runChunks(
   spec: JobSpec,
   plan: ChunkPlan,
   windows: Window[],
-  catalog: CatalogSource,
+  engine: Engine,
   sink: JobSink,
   signal: AbortSignal,
   forward: Forward,
@@ -349,7 +345,7 @@ async function runChunks(
       const w = windows[i];
       const t0 = performance.now();
       // Each chunk's planes are written from kernel memory, then reused by the next chunk.
-      values += await computeChunk(spec, plan, i, spec.budgetValues === null ? null : spec.budgetValues - values, catalog, signal, forward, async (o) => {
+      values += await computeChunk(spec, plan, i, spec.budgetValues === null ? null : spec.budgetValues - values, engine, signal, forward, async (o) => {
         if (o.kind === 'vector') {
           parts.push(o.cube);
           partIndices.push(i);

@@ -24,6 +24,8 @@ import { jobLogOwner, jobThreadInit, RunRecords } from './records.js';
 import { sweepJobFiles } from './orphans.js';
 import type { TaskQueue } from './task-queue.js';
 import { log } from '../core/log.js';
+import type { EngineHost } from '../compute/ports.js';
+import type { RemoteProcesses } from '../graph/remote-processes.js';
 import { askedGauge } from '../core/metrics.js';
 
 export { jobLogOwner };
@@ -75,13 +77,17 @@ export class JobService {
     private readonly config: Config,
     /** Signs the links of result documents and files. */
     readonly links: LinkSigner,
+    /** What job threads ask of the main thread (item searches, UDF runtimes, users' files). */
+    host: EngineHost,
+    /** Processes named by URL that jobs' graphs call. */
+    remote: RemoteProcesses,
     /** The queue of `xeo worker` processes: when given, jobs run there, not on this node's threads. */
     private readonly tasks: TaskQueue | null = null,
   ) {
     this.runRoot = path.join(config.dataDir, 'jobs-tmp');
-    this.records = new RunRecords(store, results, config);
+    this.records = new RunRecords(store, results, config, remote);
     this.node = nodeId(config.dataDir);
-    this.threads = new JobThreads(tasks ? 0 : config.jobThreads, jobThreadInit(config), { message: (m) => this.onMessage(m) });
+    this.threads = new JobThreads(tasks ? 0 : config.jobThreads, jobThreadInit(config), host, { message: (m) => this.onMessage(m) });
     askedGauge('xeo_jobs_queued', 'Batch jobs waiting in the queue of the records (shared by every node on one database).', () => store.jobQueue.size());
   }
 

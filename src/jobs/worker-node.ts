@@ -24,6 +24,8 @@ import type { PathEntry } from '../graph/evaluate.js';
 import { JobThreads } from './pool.js';
 import type { FromJobThread, JobTask } from './protocol.js';
 import { jobThreadInit, RunRecords, type RunRef } from './records.js';
+import type { EngineHost } from '../compute/ports.js';
+import type { RemoteProcesses } from '../graph/remote-processes.js';
 import { planWindows, usageOf, writeZonal } from './runner.js';
 import { decodeVectorCube } from '../datacube/vector-blob.js';
 import type { DataCube } from '../datacube/datacube.js';
@@ -83,13 +85,17 @@ export class JobWorker {
     private readonly store: Store,
     private readonly results: BlobStore,
     private readonly config: Config,
+    /** What job threads ask of the main thread (item searches, UDF runtimes, users' files). */
+    host: EngineHost,
+    /** Processes named by URL that jobs' graphs call. */
+    remote: RemoteProcesses,
     private readonly tasks: TaskQueue,
     /** This worker's id, recorded on the runs it plans. */
     readonly node: string,
   ) {
-    this.records = new RunRecords(store, results, config);
+    this.records = new RunRecords(store, results, config, remote);
     this.tmpRoot = path.join(config.dataDir, 'worker-tmp');
-    this.threads = new JobThreads(config.jobThreads, jobThreadInit(config), { message: (m) => this.onMessage(m) });
+    this.threads = new JobThreads(config.jobThreads, jobThreadInit(config), host, { message: (m) => this.onMessage(m) });
     askedGauge('xeo_jobs_queued', 'Batch jobs waiting in the queue of the records (shared by every node on one database).', () => store.jobQueue.size());
     gauge('xeo_job_tasks_waiting', 'Tasks this worker took from the queue that wait for a free job thread.', [], () => [{ labels: {}, value: this.waitingForThread }]);
   }

@@ -2,7 +2,7 @@
 // runner.ts) and reports logs, progress and the end of the task to the main thread, which keeps
 // the records.
 import { parentPort, workerData } from 'node:worker_threads';
-import { failureData, setupEngineThread } from '../compute/thread.js';
+import { createEngine, failureData, type EngineInit } from '../engine/engine.js';
 import { failurePath } from '../graph/evaluate.js';
 import { computeChunk, forwarder, JobStopped, planJob, planWindows, runJob, threadCpuSeconds, type JobSink } from './runner.js';
 import { encodeChunk } from './outputs.js';
@@ -10,10 +10,10 @@ import { runLogsOf } from '../core/run-context.js';
 import { chunkBlob } from './chunk-blobs.js';
 import { encodeVectorCube } from '../datacube/vector-blob.js';
 import { jobChunksDone, shipMetrics } from '../core/metrics.js';
-import type { FromJobThread, JobTask, JobThreadInit, ToJobThread } from './protocol.js';
+import type { FromJobThread, JobTask, ToJobThread } from './protocol.js';
 
-const catalog = setupEngineThread(workerData as JobThreadInit);
-shipMetrics((workerData as JobThreadInit).metricsPort);
+const engine = createEngine(workerData as EngineInit);
+shipMetrics((workerData as EngineInit).metricsPort);
 let current: { ticket: string; ac: AbortController } | null = null;
 const post = (m: FromJobThread, transfer: ArrayBuffer[] = []) => parentPort!.postMessage(m, transfer);
 
@@ -54,15 +54,15 @@ parentPort!.on('message', async (msg: ToJobThread) => {
 async function perform(task: JobTask, sink: JobSink, signal: AbortSignal, about: { jobId: string; run: number; ticket: string }): Promise<void> {
   switch (task.type) {
     case 'run':
-      return post({ type: 'done', ...about, outcome: await runJob(task.spec, catalog(), sink, signal) });
+      return post({ type: 'done', ...about, outcome: await runJob(task.spec, engine, sink, signal) });
     case 'plan':
-      return post({ type: 'planned', ...about, plan: await planJob(task.spec, catalog(), sink, signal, task.started) });
+      return post({ type: 'planned', ...about, plan: await planJob(task.spec, engine, sink, signal, task.started) });
     case 'chunk': {
       const cpu0 = threadCpuSeconds();
       let blob: Uint8Array | null = null;
       const { grid, options } = task.plan;
       const w = planWindows(task.plan)[task.index]!;
-      const values = await computeChunk(task.spec, task.plan, task.index, task.budgetValues, catalog(), signal, forwarder(sink), async (o) => {
+      const values = await computeChunk(task.spec, task.plan, task.index, task.budgetValues, engine, signal, forwarder(sink), async (o) => {
         // A zonal part travels as it is; raster chunks are encoded for the COG here, from kernel
         // memory: the compressing is spread over the workers.
         blob = o.kind === 'vector' ? encodeVectorCube(o.cube) : chunkBlob(o.names, await encodeChunk(grid, o.names, options, w, o.planes));

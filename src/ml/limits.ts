@@ -1,4 +1,4 @@
-// Limits of random forests on this thread, set once from the configuration (XEO_ML_MAX_WORK,
+// Limits of random forests on an engine, from the configuration (XEO_ML_MAX_WORK,
 // XEO_ML_MAX_DEPTH): how much work one training may take and how deep a tree may grow. A hostile
 // graph (a billion trees) stops at these with a clear error. (Model files are bounded where they
 // are read: data/model-source.ts, XEO_ML_MODEL_MAX_BYTES.)
@@ -10,12 +10,12 @@ export interface MlLimits {
   maxDepth: number;
 }
 
-let limits: MlLimits = { maxWork: 200_000_000, maxDepth: 64 };
-
-export function configureMlLimits(l: Partial<MlLimits>): void {
-  limits = { ...limits, ...l };
+declare module '../core/run-context.js' {
+  interface EngineParts {
+    /** Limits of random-forest training and of the trees of loaded models (XEO_ML_*). */
+    mlLimits: MlLimits;
+  }
 }
 
-export function mlLimits(): MlLimits {
-  return limits;
-}
+/** The defaults (XEO_ML_MAX_WORK, XEO_ML_MAX_DEPTH): an engine built without settings has these. */
+export const DEFAULT_ML_LIMITS: MlLimits = Object.freeze({ maxWork: 200_000_000, maxDepth: 64 });

@@ -1,9 +1,16 @@
 // Forests read from model files, kept by the SHA-256 of their bytes: the tiles of a map and the
 // chunks of a job decode a model once per thread, and two references to the same bytes share it.
-// One instance per engine thread (the `models` of its engine, once engine threads have one).
+// One instance per engine thread: its engine's `forests`.
 import { LRUCache } from 'lru-cache';
 import type { Forest } from './forest.js';
 import { decodeForest } from './model-file.js';
+
+declare module '../core/run-context.js' {
+  interface EngineParts {
+    /** The thread's decoded random forests by model hash. */
+    forests: ModelCache;
+  }
+}
 
 export class ModelCache {
   private readonly forests = new LRUCache<string, Forest>({
@@ -21,6 +28,17 @@ export class ModelCache {
     return f;
   }
 
+  /** Which model a user's batch job saved, by `user\njob`: the hash of its bytes, kept a minute (the tiles of a map ask again and again). */
+  private readonly jobModels = new LRUCache<string, string>({ max: 1000, ttl: 60_000 });
+
+  jobModelHash(key: string): string | undefined {
+    return this.jobModels.get(key);
+  }
+
+  rememberJobModel(key: string, hash: string): void {
+    this.jobModels.set(key, hash);
+  }
+
   /** The forest of these bytes if this thread has it. */
   peek(hash: string): Forest | undefined {
     return this.forests.get(hash);
@@ -30,6 +48,3 @@ export class ModelCache {
     return this.forests.size;
   }
 }
-
-/** This thread's cache (module state is per thread: each worker loads its own). */
-export const threadModels = new ModelCache();

@@ -2,7 +2,7 @@
 // overview pyramid's sizes and classic TIFF's size limit. Shared by the in-memory writer
 // (cog-writer.ts) and the streaming one (cog-stream.ts), so both make the same file from the same input.
 import os from 'node:os';
-import { crsInfo } from '../data/crs.js';
+import { crsInfo } from '../geometry/crs.js';
 import type { GeoTransform, SampleType, TypedArray } from '../core/grid.js';
 import * as T from './tiff-tags.js';
 

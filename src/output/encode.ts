@@ -1,6 +1,6 @@
 // Turns a result (a data cube, or any JSON value) into the bytes of an output format.
 import { DataCube } from '../datacube/datacube.js';
-import { LazyCube } from '../datacube/lazy.js';
+import { LazyCube } from '../data/lazy.js';
 import { encodeCog } from './cog-writer.js';
 import { encodePng } from './png-writer.js';
 import { encodeJpeg } from './jpeg-writer.js';
@@ -10,7 +10,7 @@ import { kernelColorize } from '../compile/executor.js';
 import { ProcessException } from '../core/errors.js';
 import type { OutputFormat } from './formats.js';
 import type { RunContext } from '../core/run-context.js';
-import { cubeOf } from '../datacube/lazy.js';
+import { cubeOf } from '../data/lazy.js';
 import { encodeVectorCsv, encodeVectorGeoJson, vectorJsonValue } from './vector-writers.js';
 
 export interface Encoded {

@@ -5,10 +5,10 @@
 // geometries (a geometry container with node coordinates x and y, node counts, and for polygons
 // parts and interior rings; exterior rings anticlockwise, holes clockwise and not closed, as CF
 // asks), in longitude and latitude. Numeric feature properties become variables over feature.
-import { crsWkt } from '../data/crs.js';
+import { crsWkt } from '../geometry/crs.js';
 import InteriorPoint from 'jsts/org/locationtech/jts/algorithm/InteriorPoint.js';
 import type { DataCube } from '../datacube/datacube.js';
-import { GeometryColumn, PartKind } from '../datacube/geometry-column.js';
+import { GeometryColumn, PartKind } from '../geometry/geometry-column.js';
 import { inCrs } from '../datacube/spans.js';
 import { jstsOf } from '../datacube/validity.js';
 import { doubles, encodeModel, floats, NC_CHAR, NC_DOUBLE, NC_FLOAT, NC_INT, type AttrValue, type Model, type Variable } from './netcdf-writer.js';

@@ -12,7 +12,7 @@
 // CDF-2 gives 64-bit data offsets, but each variable is still limited to 4 GiB - 4 bytes except the
 // last one, which may be larger (its vsize field then holds 2^32 - 1, as the spec says).
 import { constants as bufferConstants } from 'node:buffer';
-import { crsInfo, crsWkt } from '../data/crs.js';
+import { crsInfo, crsWkt } from '../geometry/crs.js';
 import type { GeoTransform } from '../core/grid.js';
 import { dateTimeMs } from '../core/labels.js';
 

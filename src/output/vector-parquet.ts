@@ -6,9 +6,9 @@
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import type { DataCube } from '../datacube/datacube.js';
 import type { PropertyValue } from '../datacube/features.js';
-import { GEOM_TYPE_NAMES } from '../datacube/geometry-column.js';
+import { GEOM_TYPE_NAMES } from '../geometry/geometry-column.js';
 import { inCrs } from '../datacube/spans.js';
-import { writeWkb } from '../data/wkb.js';
+import { writeWkb } from '../geometry/wkb.js';
 import { rowCount, vectorTable } from './vector-table.js';
 import { propertyColumns } from './vector-writers.js';
 

@@ -3,7 +3,7 @@
 import type { DataCube } from '../datacube/datacube.js';
 import type { PropertyValue } from '../datacube/features.js';
 import { inCrs } from '../datacube/spans.js';
-import { writeWkt } from '../data/wkt.js';
+import { writeWkt } from '../geometry/wkt.js';
 import { f32Json, f32Text, rowCount, vectorTable, type VectorTable } from './vector-table.js';
 
 /** Property column names that do not clash with the table's own columns (a clash gets a `property_` prefix). */

@@ -9,8 +9,9 @@ import type { Callback, ProcessContext } from '../core/process.js';
 import { ApiError, ProcessException } from '../core/errors.js';
 import { isObject, type Graph } from '../core/graph.js';
 import { DataCube } from '../datacube/datacube.js';
-import { cubeOf, isCube } from '../datacube/lazy.js';
+import { cubeOf, isCube } from '../data/lazy.js';
 import { udfCode } from '../udf/sources.js';
+import { usersPolicy } from '../data/outbound.js';
 import { pythonOnCube, pythonOnJson, type UdfRunContext } from '../udf/python-cube.js';
 import { assemblyScriptOnCube, assemblyScriptOnValues, type AsKind } from '../udf/assemblyscript.js';
 import type { UdfMode } from '../udf/protocol.js';
@@ -46,6 +47,7 @@ function udfContext(ctx: ProcessContext, version: unknown = null): UdfRunContext
     timeoutMs: run.udfTimeoutMs ?? 30_000,
     signal: run.signal,
     log: (e) => run.log(e.level, e.message, e.data),
+    link: run.engine.udf,
   };
 }
 
@@ -78,7 +80,7 @@ const AS_KIND: Partial<Record<UdfMode, AsKind>> = { apply: 'apply', reduce: 'red
 export async function runUdfChild(call: UdfCall, ctx: ProcessContext, mode: UdfMode, cube: DataCube, dimension?: string): Promise<DataCube> {
   const runtime = runtimeOf(call.runtime, call.version);
   const u = udfContext(ctx, call.version);
-  const code = await udfCode(call.udf, ctx.run?.files, u.signal);
+  const code = await udfCode(call.udf, ctx.run?.files, ctx.run?.engine.outbound ?? usersPolicy(undefined), u.signal);
   if (runtime === 'Python') return pythonOnCube(u, code, mode, cube, { dimension, context: call.context });
   const kind = AS_KIND[mode];
   if (!kind) throw new ProcessException('InvalidRuntime', 'the AssemblyScript runtime runs in apply, reduce_dimension and apply_dimension; use the Python runtime in apply_neighborhood');
@@ -91,7 +93,7 @@ export const processes: ProcessImpl[] = [
     async (a, ctx) => {
       const runtime = runtimeOf(a.get('runtime'), a.get('version'));
       const u = udfContext(ctx, a.get('version'));
-      const code = await udfCode(a.get('udf'), ctx.run?.files, u.signal);
+      const code = await udfCode(a.get('udf'), ctx.run?.files, ctx.run?.engine.outbound ?? usersPolicy(undefined), u.signal);
       const data = a.get('data');
       const context = a.get('context');
       if (isCube(data)) {

@@ -2,7 +2,7 @@
 // load_collection, else the whole collection), in WGS84. Maps zoom to it, WMTS announces it, and
 // tiles outside it are answered as empty without computing anything.
 import type { CatalogSource } from '../core/catalog.js';
-import { transformBox } from '../data/crs.js';
+import { transformBox } from '../geometry/crs.js';
 import { bboxOf } from '../processes/cubes/extents.js';
 import { isObject } from '../core/graph.js';
 

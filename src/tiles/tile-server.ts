@@ -13,8 +13,9 @@ import type { Graph } from '../core/graph.js';
 import type { UserProcess } from '../core/graph.js';
 import { ApiError } from '../core/errors.js';
 import { userProcessesOf } from '../graph/user-processes.js';
+import type { RemoteProcesses } from '../graph/remote-processes.js';
 import { processDefaults, processingParameters, resolveOptions, type ProcessingParameter } from '../core/processing-options.js';
-import { transformBox } from '../data/crs.js';
+import { transformBox } from '../geometry/crs.js';
 import { gridFor, type Box, type Grid } from '../core/grid.js';
 import { encodePng } from '../output/png-writer.js';
 import { encodeJpeg } from '../output/jpeg-writer.js';
@@ -135,6 +136,8 @@ export class TileServer {
     private readonly store: Store,
     private readonly compute: Compute,
     private readonly config: Config,
+    /** Processes named by URL, for the graphs of services. */
+    private readonly remote: RemoteProcesses,
     /** Item searches of STAC API collections (data/stac-collections.ts), for the newest date of a preview. */
     private readonly search: ((req: RemoteSearch) => Promise<ItemMeta[]>) | null = null,
   ) {
@@ -188,7 +191,7 @@ export class TileServer {
     const record = await this.store.services.get(id);
     if (!record) return null;
     const graph = (record.process.process_graph ?? {}) as Graph;
-    const userProcesses = await userProcessesOf(this.store.processGraphs, record.userId, graph);
+    const userProcesses = await userProcessesOf(this.store.processGraphs, this.remote, record.userId, graph);
     const hash = createHash('sha256')
       .update(JSON.stringify([record.type, graph, record.configuration, userProcesses, record.options ?? {}]))
       .digest('base64url')
@@ -482,7 +485,7 @@ export class TileServer {
           region: tileGrid(coord, size),
           mode: 'tile',
           parameters: tileParameters(coord, size),
-          output: { format: fmt === 'png' ? 'PNG' : 'JPEG', options: draw.options },
+          answer: { kind: 'encoded', output: { format: fmt === 'png' ? 'PNG' : 'JPEG', options: draw.options } },
         },
         signal,
       )
@@ -577,9 +580,9 @@ export class TileServer {
       mode: 'tile',
       parameters: tileParameters({ z: 0, x: 0, y: 0 }, 256, { west: x0, south: y0, east: x1, north: y1, crs: 3857 }),
       // The percentiles are taken on the compute thread, not on the event loop.
-      range: true,
+      answer: { kind: 'range' },
     });
-    return out.range ?? null;
+    return out.range;
   }
 
   /** Keeps an estimated range with the service (in the background: tiles use it from memory meanwhile). */

@@ -20,9 +20,9 @@
 import { createHash } from 'node:crypto';
 import { ApiError, ProcessException, RequestAborted } from '../core/errors.js';
 import { DataCube } from '../datacube/datacube.js';
-import { plane } from '../compile/kernels.js';
+import { plane } from '../wasm/kernels.js';
 import { addStage } from '../core/stages.js';
-import { assemblyScriptVersion, compileOnHost } from './client.js';
+import { requireLink } from './client.js';
 import { versionMatches } from './versions.js';
 import { MAX_SOURCE_BYTES } from './as-compiler.js';
 import type { UdfRunContext } from './python-cube.js';
@@ -180,7 +180,7 @@ function instantiate(module: WasmModule, call: Call): Instance {
 
 /** Wraps and compiles (on the host, cached there and here) a UDF for its parent process; with the key of its instances for this user. */
 async function moduleFor(ctx: UdfRunContext, source: string, kind: AsKind): Promise<{ module: WasmModule; key: string }> {
-  const installed = assemblyScriptVersion();
+  const installed = ctx.link?.assemblyScriptVersion ?? null;
   if (ctx.version && installed && !versionMatches(ctx.version, installed)) {
     throw new ProcessException('InvalidVersion', `the AssemblyScript runtime has no version '${ctx.version}' here (it is ${installed})`);
   }
@@ -193,7 +193,7 @@ async function moduleFor(ctx: UdfRunContext, source: string, kind: AsKind): Prom
   const hash = createHash('sha256').update(`${DRIVER_VERSION}\n${kind}\n${wrapped}`).digest('hex').slice(0, 32);
   let module = modules.get(hash);
   if (!module) {
-    const wasm = await compileOnHost(hash, wrapped, source.split('\n').length, ctx.signal);
+    const wasm = await requireLink(ctx.link).compile(hash, wrapped, source.split('\n').length, ctx.signal);
     module = new WA.Module(wasm);
     if (modules.size >= 64) modules.delete(modules.keys().next().value!);
     modules.set(hash, module);

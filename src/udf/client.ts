@@ -6,63 +6,116 @@ import { closeSync, constants as fsConstants, ftruncateSync, openSync, readSync,
 import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { ApiError, errorFromData, RequestAborted } from '../core/errors.js';
-import { plane } from '../compile/kernels.js';
+import { plane } from '../wasm/kernels.js';
 import { addStage } from '../core/stages.js';
 import type { CallSpec, FromHost, HostLink, RunnerReply, ToHost, UdfLogEntry } from './protocol.js';
 
-let link: HostLink | null = null;
-let nextId = 1;
-const waiting = new Map<number, (m: FromHost) => void>();
+declare module '../core/run-context.js' {
+  interface EngineParts {
+    /** The thread's link to the UDF runtimes, or null where none run. */
+    udf: UdfLink | null;
+  }
+}
 
-/** Connects this thread to the UDF host (from its workerData), or disconnects it with null. */
-export function configureUdfLink(l: HostLink | null): void {
-  link = l;
-  if (!l) return;
-  l.port.on('message', (m: FromHost) => {
-    const w = waiting.get(m.id);
-    if (w) {
-      waiting.delete(m.id);
-      w(m);
+/** Values one Python call gets at most in a pixel-wise parent when no link says (see python-cube.ts). */
+const DEFAULT_CALL_VALUES = 64 * 1024 * 1024;
+
+/** An engine thread's connection to the UDF host, over the port it was spawned with. */
+export class UdfLink {
+  private nextId = 1;
+  private readonly waiting = new Map<number, (m: FromHost) => void>();
+
+  constructor(private readonly link: HostLink) {
+    link.port.on('message', (m: FromHost) => {
+      const w = this.waiting.get(m.id);
+      if (w) {
+        this.waiting.delete(m.id);
+        w(m);
+      }
+    });
+    link.port.unref();
+  }
+
+  /** The AssemblyScript compiler's version on the host. */
+  get assemblyScriptVersion(): string | null {
+    return this.link.asVersion ?? null;
+  }
+
+  /** Values one Python call gets at most in a pixel-wise parent (see python-cube.ts). */
+  get maxCallValues(): number {
+    return this.link.callValues ?? DEFAULT_CALL_VALUES;
+  }
+
+  private ask(msg: ToHost, signal?: AbortSignal): Promise<FromHost> {
+    const l = this.link;
+    const waiting = this.waiting;
+    return new Promise<FromHost>((resolve, reject) => {
+      const onAbort = () => {
+        if (!waiting.delete(msg.id)) return;
+        l.port.postMessage({ type: 'cancel', id: msg.id } satisfies ToHost);
+        reject(signal?.reason ?? new RequestAborted());
+      };
+      if (signal?.aborted) return reject(signal.reason);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      waiting.set(msg.id, (m) => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve(m);
+      });
+      l.port.ref();
+      l.port.postMessage(msg);
+    }).finally(() => {
+      if (waiting.size === 0) l.port.unref();
+    });
+  }
+
+  /** Runs one Python call for `user` on `values` (a cube laid out as spec.shape), or on spec.json. */
+  async callPython(user: string, timeoutMs: number, spec: CallSpec, values: Float32Array | null, signal?: AbortSignal, version: string | null = null): Promise<PythonAnswer> {
+    const id = this.nextId++;
+    const leased = await this.ask({ type: 'lease', id, user, timeoutMs, version }, signal);
+    if (leased.type !== 'leased') throw new ApiError('Internal');
+    if (!leased.ok) throw errorFromData(leased.error);
+    try {
+      if (values) {
+        const t0 = performance.now();
+        await writeValues(path.join(leased.dir, 'in.bin'), values);
+        addStage('udfData', performance.now() - t0);
+      }
+      const m = await this.ask({ type: 'call', id, input: values !== null, spec }, signal);
+      if (m.type !== 'result') throw new ApiError('Internal');
+      if (!m.ok) throw new UdfCallError(errorFromData(m.error), m.logs);
+      if (!m.output) return { reply: m.reply, values: null };
+      const shape = m.reply.shape ?? [];
+      const n = shape.reduce((a, b) => a * b, 1);
+      if (!Array.isArray(m.reply.shape) || !shape.every((s) => Number.isSafeInteger(s) && s >= 0) || m.reply.bytes !== n * 4) {
+        throw new ApiError('UdfFailed', { reason: 'the UDF answered an inconsistent cube' });
+      }
+      const t0 = performance.now();
+      const answer = await readValues(m.output, n);
+      addStage('udfData', performance.now() - t0);
+      return { reply: m.reply, values: answer };
+    } finally {
+      // Frees the interpreter (the answer read, or the call given up); nothing when it ended.
+      this.link.port.postMessage({ type: 'release', id } satisfies ToHost);
     }
-  });
-  l.port.unref();
+  }
+
+  /** Compiled, instrumented and checked wasm of a wrapped AssemblyScript UDF (see assemblyscript.ts). */
+  async compile(hash: string, source: string, userLines: number, signal?: AbortSignal): Promise<Uint8Array> {
+    const m = await this.ask({ type: 'compile', id: this.nextId++, hash, source, userLines }, signal);
+    if (m.type !== 'compiled') throw new ApiError('Internal');
+    if (!m.ok) throw errorFromData(m.error);
+    return m.wasm;
+  }
 }
 
-/** The AssemblyScript compiler's version, when this thread is linked to a UDF host. */
-export function assemblyScriptVersion(): string | null {
-  return link?.asVersion ?? null;
-}
-
-/** Values one Python call gets at most in a pixel-wise parent (see python-cube.ts). */
-export function maxCallValues(): number {
-  return link?.callValues ?? 64 * 1024 * 1024;
-}
-
-function requireLink(): HostLink {
+/** The link of a run, or the failure of a process that has none (no UDF runtimes in this process). */
+export function requireLink(link: UdfLink | null | undefined): UdfLink {
   if (!link) throw new ApiError('UdfFailed', { reason: 'user-defined functions do not run in this process' });
   return link;
 }
 
-function ask(msg: ToHost, signal?: AbortSignal): Promise<FromHost> {
-  const l = requireLink();
-  return new Promise<FromHost>((resolve, reject) => {
-    const onAbort = () => {
-      if (!waiting.delete(msg.id)) return;
-      l.port.postMessage({ type: 'cancel', id: msg.id } satisfies ToHost);
-      reject(signal?.reason ?? new RequestAborted());
-    };
-    if (signal?.aborted) return reject(signal.reason);
-    signal?.addEventListener('abort', onAbort, { once: true });
-    waiting.set(msg.id, (m) => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve(m);
-    });
-    l.port.ref();
-    l.port.postMessage(msg);
-  }).finally(() => {
-    if (waiting.size === 0) l.port.unref();
-  });
-}
+/** Values one Python call gets at most with this link (the default without one). */
+export const maxCallValues = (link: UdfLink | null | undefined): number => link?.maxCallValues ?? DEFAULT_CALL_VALUES;
 
 /** Below this many bytes a file is written or read at once (a map tile's cube: a memory copy of microseconds). */
 const SYNC_BYTES = 4 << 20;
@@ -153,44 +206,4 @@ export class UdfCallError extends ApiError {
     this.headers = original.headers;
     this.stacktrace = original.stacktrace;
   }
-}
-
-/** Runs one Python call for `user` on `values` (a cube laid out as spec.shape), or on spec.json. */
-export async function callPython(user: string, timeoutMs: number, spec: CallSpec, values: Float32Array | null, signal?: AbortSignal, version: string | null = null): Promise<PythonAnswer> {
-  const l = requireLink();
-  const id = nextId++;
-  const leased = await ask({ type: 'lease', id, user, timeoutMs, version }, signal);
-  if (leased.type !== 'leased') throw new ApiError('Internal');
-  if (!leased.ok) throw errorFromData(leased.error);
-  try {
-    if (values) {
-      const t0 = performance.now();
-      await writeValues(path.join(leased.dir, 'in.bin'), values);
-      addStage('udfData', performance.now() - t0);
-    }
-    const m = await ask({ type: 'call', id, input: values !== null, spec }, signal);
-    if (m.type !== 'result') throw new ApiError('Internal');
-    if (!m.ok) throw new UdfCallError(errorFromData(m.error), m.logs);
-    if (!m.output) return { reply: m.reply, values: null };
-    const shape = m.reply.shape ?? [];
-    const n = shape.reduce((a, b) => a * b, 1);
-    if (!Array.isArray(m.reply.shape) || !shape.every((s) => Number.isSafeInteger(s) && s >= 0) || m.reply.bytes !== n * 4) {
-      throw new ApiError('UdfFailed', { reason: 'the UDF answered an inconsistent cube' });
-    }
-    const t0 = performance.now();
-    const answer = await readValues(m.output, n);
-    addStage('udfData', performance.now() - t0);
-    return { reply: m.reply, values: answer };
-  } finally {
-    // Frees the interpreter (the answer read, or the call given up); nothing when it ended.
-    l.port.postMessage({ type: 'release', id } satisfies ToHost);
-  }
-}
-
-/** Compiled, instrumented and checked wasm of a wrapped AssemblyScript UDF (see assemblyscript.ts). */
-export async function compileOnHost(hash: string, source: string, userLines: number, signal?: AbortSignal): Promise<Uint8Array> {
-  const m = await ask({ type: 'compile', id: nextId++, hash, source, userLines }, signal);
-  if (m.type !== 'compiled') throw new ApiError('Internal');
-  if (!m.ok) throw errorFromData(m.error);
-  return m.wasm;
 }

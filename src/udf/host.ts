@@ -147,17 +147,3 @@ function makeReadable(dir: string): void {
   }
 }
 
-let host: UdfHost | null = null;
-
-/** Makes `h` the host of engine threads spawned from now on (set once at start). */
-export function setUdfHost(h: UdfHost | null): void {
-  host = h;
-}
-
-/** A link for a new engine thread, or null when no host runs in this process. */
-export function udfLinkForThread(): HostLink | null {
-  return host ? host.linkForThread() : null;
-}
-
-/** The ports of a link, for a Worker's transferList. */
-export const linkPorts = (l: HostLink | null): MessagePort[] => (l ? [l.port] : []);

@@ -7,9 +7,9 @@ import { createHash } from 'node:crypto';
 import { ApiError } from '../core/errors.js';
 import type { Labels } from '../core/labels.js';
 import { DataCube, type Dimension } from '../datacube/datacube.js';
-import { plane } from '../compile/kernels.js';
+import { plane } from '../wasm/kernels.js';
 import { addStage } from '../core/stages.js';
-import { callPython, maxCallValues, UdfCallError } from './client.js';
+import { maxCallValues, requireLink, UdfCallError, type UdfLink } from './client.js';
 import type { CallSpec, RunnerReply, UdfLogEntry, UdfMode, UdfProblem, WireDimension } from './protocol.js';
 
 /** Who runs a UDF and how: the per-user interpreter, the time limit, cancellation, the run's log. */
@@ -20,6 +20,8 @@ export interface UdfRunContext {
   timeoutMs: number;
   signal?: AbortSignal;
   log(entry: UdfLogEntry): void;
+  /** The engine's link to the UDF runtimes (null where none run). */
+  link: UdfLink | null;
 }
 
 export const codeId = (code: string) => createHash('sha256').update(code).digest('hex').slice(0, 32);
@@ -104,19 +106,19 @@ function cubeOfReply(cube: DataCube, reply: RunnerReply, values: Float32Array, m
  */
 export async function pythonOnCube(ctx: UdfRunContext, code: string, mode: UdfMode, cube: DataCube, opts: { dimension?: string; context: unknown }): Promise<DataCube> {
   const spatial = cube.dim(opts.dimension ?? '')?.type === 'spatial';
-  if (cube.size > maxCallValues() && cube.grid && !spatial && (mode === 'apply' || mode === 'reduce' || mode === 'apply_dimension')) {
-    return inBands(cube, (band) => pythonOnCube(ctx, code, mode, band, opts));
+  if (cube.size > maxCallValues(ctx.link) && cube.grid && !spatial && (mode === 'apply' || mode === 'reduce' || mode === 'apply_dimension')) {
+    return inBands(cube, maxCallValues(ctx.link), (band) => pythonOnCube(ctx, code, mode, band, opts));
   }
   return pythonCall(ctx, code, mode, cube, opts);
 }
 
 /** Runs `fn` on bands of rows of a raster cube (y and x last) and joins the answers, which must agree on all but y. */
-async function inBands(cube: DataCube, fn: (band: DataCube) => Promise<DataCube>): Promise<DataCube> {
+async function inBands(cube: DataCube, callValues: number, fn: (band: DataCube) => Promise<DataCube>): Promise<DataCube> {
   const grid = cube.grid!;
   const H = grid.height;
   const W = grid.width;
   const outer = cube.size / (H * W);
-  const rows = Math.max(1, Math.floor(maxCallValues() / (outer * W)));
+  const rows = Math.max(1, Math.floor(callValues / (outer * W)));
   const answers: DataCube[] = [];
   for (let r0 = 0; r0 < H; r0 += rows) {
     const r1 = Math.min(H, r0 + rows);
@@ -169,7 +171,7 @@ export async function pythonOnJson(ctx: UdfRunContext, code: string, data: unkno
 async function run(ctx: UdfRunContext, spec: CallSpec, values: Float32Array | null) {
   try {
     const t0 = performance.now();
-    const answer = await callPython(ctx.user, ctx.timeoutMs, spec, values, ctx.signal, ctx.version ?? null);
+    const answer = await requireLink(ctx.link).callPython(ctx.user, ctx.timeoutMs, spec, values, ctx.signal, ctx.version ?? null);
     addStage('udf', performance.now() - t0);
     if (typeof answer.reply.userMs === 'number') addStage('udfCode', answer.reply.userMs);
     logAll(ctx, answer.reply.logs);

@@ -6,7 +6,7 @@
 import { ApiError, ProcessException } from '../core/errors.js';
 import type { UserFiles } from '../core/run-context.js';
 import { httpRequest, RemoteError } from '../data/http-client.js';
-import { ON_USERS_BEHALF, OutboundRefused } from '../data/outbound.js';
+import { OutboundRefused, type OutboundPolicy } from '../data/outbound.js';
 
 /** Bytes of UDF code read from a URL or file at most. */
 export const MAX_CODE_BYTES = 1024 * 1024;
@@ -26,12 +26,12 @@ const invalid = (reason: string) => new ApiError('ProcessParameterInvalid', { pr
 const fetched = new Map<string, { at: number; code: Promise<string> }>();
 
 /** The code behind a URL (outbound rules, no credentials, 1 MiB at most), reused for 5 minutes. */
-export function fetchUdfUrl(url: string, signal?: AbortSignal): Promise<string> {
+export function fetchUdfUrl(url: string, policy: OutboundPolicy, signal?: AbortSignal): Promise<string> {
   const hit = fetched.get(url);
   if (hit && Date.now() - hit.at < URL_TTL_MS) return hit.code;
   const code = (async () => {
     try {
-      const res = await httpRequest(url, { policy: ON_USERS_BEHALF, maxBytes: MAX_CODE_BYTES, signal, headers: { accept: 'text/plain, */*' } });
+      const res = await httpRequest(url, { policy, maxBytes: MAX_CODE_BYTES, signal, headers: { accept: 'text/plain, */*' } });
       if (res.status !== 200) throw invalid(`${url} answered HTTP ${res.status}`);
       return res.body.toString('utf8');
     } catch (e) {
@@ -65,11 +65,11 @@ async function readFile(files: UserFiles | undefined, path: string): Promise<str
   }
 }
 
-/** The code of a run_udf `udf` argument; a path is read from `files`, the run's user's files. */
-export async function udfCode(udf: unknown, files: UserFiles | undefined, signal?: AbortSignal): Promise<string> {
+/** The code of a run_udf `udf` argument; a URL is read under `policy`, a path from `files`, the run's user's files. */
+export async function udfCode(udf: unknown, files: UserFiles | undefined, policy: OutboundPolicy, signal?: AbortSignal): Promise<string> {
   if (typeof udf !== 'string' || udf.length === 0) throw invalid('the UDF is given as its code, a URL or a path in your files');
   const kind = sourceKind(udf);
   if (kind === 'code') return udf;
-  if (kind === 'url') return fetchUdfUrl(udf, signal);
+  if (kind === 'url') return fetchUdfUrl(udf, policy, signal);
   return readFile(files, workspacePath(udf));
 }

@@ -8,7 +8,7 @@ import { type Callback, type ProcessContext } from '../../core/process.js';
 import { ProcessException } from '../../core/errors.js';
 import { type Labels } from '../../core/labels.js';
 import { DataCube, type Dimension } from '../../datacube/datacube.js';
-import { LazyCube, cubeOf } from '../../datacube/lazy.js';
+import { LazyCube, cubeOf } from '../../data/lazy.js';
 import { dimIndex, joinSlices, reduceVectors, requireCallback, slicesOf } from './common.js';
 import { intersectInterval } from './extents.js';
 

@@ -5,13 +5,14 @@ import { ApiError, ProcessException } from '../../core/errors.js';
 import type { Callback } from '../../core/process.js';
 import { DataCube, type Dimension } from '../../datacube/datacube.js';
 import { PixelArray, broadcast } from '../../datacube/pixels.js';
-import { cubeOf } from '../../datacube/lazy.js';
+import { cubeOf } from '../../data/lazy.js';
 import { runProgram } from '../../compile/executor.js';
 import type { Program } from '../../compile/program.js';
 import { applyVector, dimIndex, joinSlices, reduceVectors, requireCallback, slicesOf } from './common.js';
 import { isGridDim } from './dimensions.js';
 import { runUdfChild, udfChild } from '../udf.js';
 import { forestChild, runForest, type ForestChild } from '../../compile/forest-kernel.js';
+import type { KernelHelpers } from '../../compile/kernel-threads.js';
 
 /** A cube without dimension d (its grid too, if d was spatial). */
 export function withoutDimension(cube: DataCube, d: number, data: Float32Array): DataCube {
@@ -78,7 +79,7 @@ function retarget(cube: DataCube, source: string, target: string | null): DataCu
  * model is a label of d, else by position. A value per pixel drops d (when `reduce`); class
  * probabilities replace d's labels by the class values.
  */
-function forestAlong(cube: DataCube, d: number, fc: ForestChild, reduce: boolean, processId: string): DataCube {
+function forestAlong(cube: DataCube, d: number, fc: ForestChild, reduce: boolean, processId: string, helpers: KernelHelpers | undefined): DataCube {
   const f = fc.forest;
   const labels = cube.dims[d].labels.map(String);
   const { data, rest } = cube.outermost(d);
@@ -92,7 +93,7 @@ function forestAlong(cube: DataCube, d: number, fc: ForestChild, reduce: boolean
     });
   }
   const inputs = byName ? f.predictors.map((p) => slices[labels.indexOf(p)]) : slices;
-  const planes = runForest(f, inputs, rest, fc.probabilities);
+  const planes = runForest(f, inputs, rest, fc.probabilities, helpers);
   if (!fc.probabilities && reduce) return withoutDimension(cube, d, planes[0]);
   const dims: Dimension[] = cube.dims.map((x, i) => (i === d ? { ...x, labels: fc.probabilities ? f.classes.map(String) : [0] } : x));
   const joined = planes.length === 1 ? planes[0] : joinSlices(planes, rest);
@@ -125,7 +126,7 @@ export const processes: ProcessImpl[] = [
       const udf = udfChild(cb, 'data', a.get('context'));
       if (udf) return runUdfChild(udf, ctx, 'reduce', cube, cube.dims[d].name);
       const forest = forestChild(cb, 'data', a.get('context'));
-      if (forest) return forestAlong(cube, d, forest, true, 'reduce_dimension');
+      if (forest) return forestAlong(cube, d, forest, true, 'reduce_dimension', ctx.run?.engine.kernelHelpers);
       const { data, rest } = cube.outermost(d);
       const out = await reduceVectors(cb, slicesOf(data, cube.shape[d], rest), cube.dims[d].labels, rest, a.get('context'), 'reduce_dimension');
       return withoutDimension(cube, d, out);
@@ -143,7 +144,7 @@ export const processes: ProcessImpl[] = [
       const udf = udfChild(cb, 'data', a.get('context'));
       if (udf) return retarget(await runUdfChild(udf, ctx, 'apply_dimension', cube, cube.dims[d].name), cube.dims[d].name, target);
       const forest = forestChild(cb, 'data', a.get('context'));
-      if (forest) return retarget(forestAlong(cube, d, forest, false, 'apply_dimension'), cube.dims[d].name, target);
+      if (forest) return retarget(forestAlong(cube, d, forest, false, 'apply_dimension', ctx.run?.engine.kernelHelpers), cube.dims[d].name, target);
       const { data, rest } = cube.outermost(d);
       const n = cube.shape[d];
       const v = await cb({ data: new PixelArray(slicesOf(data, n, rest), cube.dims[d].labels, rest), context: a.get('context') });
@@ -191,7 +192,7 @@ export const processes: ProcessImpl[] = [
       if (mode === 'off') {
         out = new Float32Array(rest);
         for (let i = 0; i < rest; i++) out[i] = (N[i] - R[i]) / (N[i] + R[i]);
-      } else out = runProgram(NDVI, [N, R], rest, { tier: mode });
+      } else out = runProgram(NDVI, [N, R], rest, { tier: mode, tier1: ctx.run?.engine.tier1, helpers: ctx.run?.engine.kernelHelpers });
       const target = a.get<string | null>('target_band');
       if (target === null) return withoutDimension(cube, d, out);
       if (dim.labels.includes(target)) throw new ProcessException('BandExists', `the cube has a band '${target}' already`);

@@ -8,7 +8,7 @@ import { type ProcessContext } from '../../core/process.js';
 import { ProcessException } from '../../core/errors.js';
 import { type Labels } from '../../core/labels.js';
 import { DataCube, type Dimension } from '../../datacube/datacube.js';
-import { LazyCube, cubeOf } from '../../datacube/lazy.js';
+import { LazyCube, cubeOf } from '../../data/lazy.js';
 import { instantOf, labelInstants, periodOf, type Period } from './aggregate.js';
 import { sameGrid } from './combine.js';
 import { labelKey } from './dimensions.js';

@@ -9,15 +9,16 @@ import { ProcessException } from '../../core/errors.js';
 import { labelStart, type Labels } from '../../core/labels.js';
 import { DataCube, spatialDims, type Dimension } from '../../datacube/datacube.js';
 import { VectorFeatures } from '../../datacube/features.js';
-import { PartKind } from '../../datacube/geometry-column.js';
+import { PartKind } from '../../geometry/geometry-column.js';
 import { PixelArray, broadcast } from '../../datacube/pixels.js';
-import { LazyCube, cubeOf } from '../../datacube/lazy.js';
+import { LazyCube, cubeOf } from '../../data/lazy.js';
 import { rasterizeMask } from '../../datacube/geometry.js';
 import type { Grid } from '../../core/grid.js';
 import { geometriesArg } from './filters.js';
 import { dimIndex, joinSlices, requireCallback, slicesOf } from './common.js';
 import { labelKey } from './dimensions.js';
 import { runUdfChild, udfChild } from '../udf.js';
+import { vectorLimits } from '../../datacube/vector-limits.js';
 
 const invalid = (process: string, parameter: string, reason: string) => new ApiError('ProcessParameterInvalid', { process, parameter, reason });
 
@@ -376,7 +377,7 @@ export const processes: ProcessImpl[] = [
     'mask_polygon',
     async (a, ctx) => {
       const P = 'mask_polygon';
-      const geoms = await geometriesArg(a.get('mask'), P, 'mask');
+      const geoms = await geometriesArg(a.get('mask'), P, vectorLimits(ctx.run), 'mask');
       const cols = geoms.geometries;
       for (let g = 0; g < cols.length; g++) {
         const t = cols.typeName(g);

@@ -13,11 +13,11 @@ import type { Callback } from '../../core/process.js';
 import { labelsOf, type Labels } from '../../core/labels.js';
 import { DataCube } from '../../datacube/datacube.js';
 import { PixelArray, broadcast } from '../../datacube/pixels.js';
-import { cubeOf } from '../../datacube/lazy.js';
+import { cubeOf } from '../../data/lazy.js';
 import { instantOf } from './aggregate.js';
 import { dimIndex, requireCallback } from './common.js';
 import { runFused } from '../../compile/child-kernel.js';
-import { freePlane, plane } from '../../compile/kernels.js';
+import { freePlane, plane } from '../../wasm/kernels.js';
 
 const invalid = (process: string, parameter: string, reason: string) => new ApiError('ProcessParameterInvalid', { process, parameter, reason });
 

@@ -7,7 +7,7 @@ import { implement, type ProcessImpl } from '../implement.js';
 import { ProcessException } from '../../core/errors.js';
 import { dateTimeMs, labelStart, type Labels } from '../../core/labels.js';
 import { DataCube, gridLabels, spatialDims, type Dimension, type DimensionType } from '../../datacube/datacube.js';
-import { LazyCube, cubeOf } from '../../datacube/lazy.js';
+import { LazyCube, cubeOf } from '../../data/lazy.js';
 import { bandsOf, collectionOf } from '../../data/load.js';
 import { cropCube } from './filters.js';
 import { dimIndex, requireCallback } from './common.js';

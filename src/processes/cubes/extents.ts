@@ -1,7 +1,7 @@
 // Spatial and temporal extents as users write them (bounding boxes with a CRS, GeoJSON,
 // left-closed time intervals with open ends) turned into what the data layer takes.
 import { ApiError } from '../../core/errors.js';
-import { ensureCrs, CrsUnknownError, transformBox } from '../../data/crs.js';
+import { ensureCrs, CrsUnknownError, transformBox } from '../../geometry/crs.js';
 import type { Extent } from '../../data/load.js';
 import { gridBox, type Grid } from '../../core/grid.js';
 import { ProcessException } from '../../core/errors.js';

@@ -4,7 +4,7 @@ import { ApiError } from '../../core/errors.js';
 import { implement, type ProcessImpl } from '../implement.js';
 import { ProcessException } from '../../core/errors.js';
 import { DataCube, spatialDims } from '../../datacube/datacube.js';
-import { LazyCube, cubeOf, intersectExtent, lazyWithGeometries } from '../../datacube/lazy.js';
+import { LazyCube, cubeOf, intersectExtent, lazyWithGeometries } from '../../data/lazy.js';
 import { geometriesArg, rasterizeMask } from '../../datacube/geometry.js';
 import { filterBboxVector } from './vector-ops.js';
 import { bandsOf, collectionOf } from '../../data/load.js';
@@ -12,6 +12,7 @@ import type { Grid } from '../../core/grid.js';
 import { labelStart } from '../../core/labels.js';
 import { bboxOf, inInterval, intersectInterval, intervalOf, windowOf } from './extents.js';
 import { dimIndex } from './common.js';
+import { vectorLimits } from '../../datacube/vector-limits.js';
 
 /** A raster cube cut to columns col0..col1 and rows row0..row1 (inclusive). */
 export function cropCube(cube: DataCube, col0: number, col1: number, row0: number, row1: number): DataCube {
@@ -117,7 +118,7 @@ export const processes: ProcessImpl[] = [
     'filter_spatial',
     async (a, ctx) => {
       const data = a.get<unknown>('data');
-      const geoms = await geometriesArg(a.get('geometries'), 'filter_spatial');
+      const geoms = await geometriesArg(a.get('geometries'), 'filter_spatial', vectorLimits(ctx.run));
       if (data instanceof LazyCube) return lazyWithGeometries(data, geoms);
       const cube = await cubeOf(data, ctx.run, 'filter_spatial');
       if (!cube.grid) throw new ApiError('ProcessParameterInvalid', { process: 'filter_spatial', parameter: 'data', reason: 'the data cube has no spatial dimensions' });

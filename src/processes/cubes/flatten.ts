@@ -4,7 +4,7 @@
 import { ApiError, ProcessException } from '../../core/errors.js';
 import { implement, type ProcessImpl } from '../implement.js';
 import { DataCube, type Dimension } from '../../datacube/datacube.js';
-import { cubeOf } from '../../datacube/lazy.js';
+import { cubeOf } from '../../data/lazy.js';
 import { dimIndex } from './common.js';
 
 const invalid = (process: string, parameter: string, reason: string) => new ApiError('ProcessParameterInvalid', { process, parameter, reason });

@@ -6,7 +6,7 @@ import { implement, type ProcessImpl } from '../implement.js';
 import type { ProcessContext } from '../../core/process.js';
 import type { LogLevel } from '../../core/run-context.js';
 import { DataCube, type Dimension } from '../../datacube/datacube.js';
-import { LazyCube } from '../../datacube/lazy.js';
+import { LazyCube } from '../../data/lazy.js';
 import { PixelArray } from '../../datacube/pixels.js';
 
 const LEVELS: LogLevel[] = ['error', 'warning', 'info', 'debug'];

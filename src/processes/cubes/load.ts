@@ -1,11 +1,11 @@
-// Data in and out: load_collection and load_stac (deferred loads, see datacube/lazy.ts; load_stac
+// Data in and out: load_collection and load_stac (deferred loads, see data/lazy.ts; load_stac
 // reads a STAC document of the user's through data/stac-source.ts) and save_result (records the
 // output and its format for the mode that runs the graph: /result, tiles or a batch job).
 import { ApiError } from '../../core/errors.js';
 import { implement, type ProcessImpl } from '../implement.js';
 import { type Callback, type ProcessArgs } from '../../core/process.js';
 import { ProcessException } from '../../core/errors.js';
-import { LazyCube, isCube, lazyWithGeometries } from '../../datacube/lazy.js';
+import { LazyCube, isCube, lazyWithGeometries } from '../../data/lazy.js';
 import { DataCube } from '../../datacube/datacube.js';
 import { featuresBox, geometriesArg } from '../../datacube/geometry.js';
 import { searchedSource } from './search.js';
@@ -15,6 +15,7 @@ import { type CatalogSnapshot, type CatalogSource } from '../../core/catalog.js'
 import { stacCatalog } from '../../data/stac-source.js';
 import { bboxOf, intervalOf } from './extents.js';
 import { outputFormat } from '../../output/formats.js';
+import { vectorLimits } from '../../datacube/vector-limits.js';
 
 /** Keeps the items for which every property condition answers true. */
 async function withProperties(source: CatalogSnapshot, id: string, conditions: Record<string, unknown>, a: ProcessArgs, processId: string): Promise<CatalogSnapshot> {
@@ -42,7 +43,7 @@ async function withProperties(source: CatalogSnapshot, id: string, conditions: R
 async function deferredLoad(source: CatalogSource, id: string, a: ProcessArgs, processId: string, run: RunContext): Promise<LazyCube> {
   const properties = a.get<Record<string, unknown> | null>('properties');
   const spatial = a.get<Record<string, unknown> | null>('spatial_extent');
-  const geoms = spatial !== null && (spatial instanceof DataCube || typeof spatial.type === 'string') ? await geometriesArg(spatial, processId, 'spatial_extent') : null;
+  const geoms = spatial !== null && (spatial instanceof DataCube || typeof spatial.type === 'string') ? await geometriesArg(spatial, processId, vectorLimits(run), 'spatial_extent') : null;
   const bbox = spatial !== null && !geoms ? bboxOf(spatial, processId, 'spatial_extent') : null;
   const temporalArg = a.get<unknown>('temporal_extent');
   const temporal = temporalArg !== null ? intervalOf(temporalArg, processId, 'temporal_extent') : null;
@@ -86,7 +87,7 @@ export const processes: ProcessImpl[] = [
     'load_stac',
     async (a, ctx) => {
       if (!ctx.run) throw new ApiError('ProcessUnsupported', { process: 'load_stac', namespace: 'backend' });
-      const { source, id } = await stacCatalog(a.get<string>('url'), ctx.run.catalog.search);
+      const { source, id } = await stacCatalog(a.get<string>('url'), ctx.run.engine, ctx.run.catalog.search);
       return deferredLoad(source, id, a, 'load_stac', ctx.run);
     },
   ),

@@ -6,12 +6,13 @@ import { ApiError } from '../../core/errors.js';
 import { implement, type ProcessImpl } from '../implement.js';
 import { ProcessException } from '../../core/errors.js';
 import { DataCube } from '../../datacube/datacube.js';
-import { cubeOf } from '../../datacube/lazy.js';
+import { cubeOf } from '../../data/lazy.js';
 import { spanBoxes, spansOf } from '../../datacube/spans.js';
 import type { Grid } from '../../core/grid.js';
 import type { VectorFeatures } from '../../datacube/features.js';
 import { cropCube, geometriesArg } from './filters.js';
 import { requireCallback } from './common.js';
+import { vectorLimits } from '../../datacube/vector-limits.js';
 
 const P = 'apply_polygon';
 const invalid = (parameter: string, reason: string) => new ApiError('ProcessParameterInvalid', { process: P, parameter, reason });
@@ -68,7 +69,7 @@ export const processes: ProcessImpl[] = [
     'apply_polygon',
     async (a, ctx) => {
       const cb = requireCallback(a.callback('process'), P, 'process');
-      const geoms = await geometriesArg(a.get('geometries'), P);
+      const geoms = await geometriesArg(a.get('geometries'), P, vectorLimits(ctx.run));
       const cols = geoms.geometries;
       for (let g = 0; g < cols.length; g++) {
         const t = cols.typeName(g);

@@ -6,8 +6,8 @@
 import { ApiError } from '../../core/errors.js';
 import { implement, type ProcessImpl } from '../implement.js';
 import { DataCube, spatialDims } from '../../datacube/datacube.js';
-import { LazyCube, cubeOf } from '../../datacube/lazy.js';
-import { transformBox } from '../../data/crs.js';
+import { LazyCube, cubeOf } from '../../data/lazy.js';
+import { transformBox } from '../../geometry/crs.js';
 import { gridBox, type Box, type Grid } from '../../core/grid.js';
 import { collectionOf, type Extent } from '../../data/load.js';
 import { warp, type Resampling } from '../../data/warp.js';

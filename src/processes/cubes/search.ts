@@ -6,7 +6,7 @@ import { ApiError } from '../../core/errors.js';
 import type { RunContext } from '../../core/run-context.js';
 import type { Extent } from '../../data/load.js';
 import type { CatalogSnapshot, CollectionMeta, FilterOp, ItemMeta, PropertyCondition, RemoteSearch, SourceAccess } from '../../core/catalog.js';
-import { transformBox } from '../../data/crs.js';
+import { transformBox } from '../../geometry/crs.js';
 import { gridBox, type Box, type Grid } from '../../core/grid.js';
 import type { Callback, ProcessArgs } from '../../core/process.js';
 

@@ -6,7 +6,7 @@ import { ApiError } from '../../core/errors.js';
 import { implement, type ProcessImpl } from '../implement.js';
 import type { Callback, ProcessContext } from '../../core/process.js';
 import { DataCube, spatialDims } from '../../datacube/datacube.js';
-import { cubeOf } from '../../datacube/lazy.js';
+import { cubeOf } from '../../data/lazy.js';
 import type { Spans } from '../../datacube/spans.js';
 import { zonalStats, zonalValues } from '../../datacube/zonal.js';
 import type { Grid } from '../../core/grid.js';

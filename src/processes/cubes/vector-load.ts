@@ -8,7 +8,7 @@ import { ApiError, ProcessException } from '../../core/errors.js';
 import { implement, type ProcessImpl } from '../implement.js';
 import type { RunContext, UserFiles } from '../../core/run-context.js';
 import type { BandMeta, CollectionMeta, ItemMeta } from '../../core/catalog.js';
-import { LazyCube } from '../../datacube/lazy.js';
+import { LazyCube } from '../../data/lazy.js';
 import { fixedSnapshot } from '../../data/load.js';
 import { hasMemoryRaster, RasterFormatError, registerMemoryRaster } from '../../data/cog-reader.js';
 import { ImportError, itemOfGeoTiff, type Parsed } from '../../data/items.js';
@@ -19,7 +19,7 @@ import { propertiesCube, vectorCube } from '../../datacube/vector-cube.js';
 import { vectorLimits } from '../../datacube/vector-limits.js';
 import { readVector, vectorFormat } from '../../data/vector-read.js';
 import { httpRequest, RemoteError } from '../../data/http-client.js';
-import { checkUrl, ON_USERS_BEHALF, OutboundRefused } from '../../data/outbound.js';
+import { checkUrl, OutboundRefused, usersPolicy } from '../../data/outbound.js';
 import { inputFormat } from '../../output/formats.js';
 
 const invalid = (process: string, parameter: string, reason: string) => new ApiError('ProcessParameterInvalid', { process, parameter, reason });
@@ -42,10 +42,12 @@ async function cachedInput(key: string, read: () => Promise<VectorFeatures>): Pr
 
 /** A URL's bytes under the outbound rules and the size limit; failures are the user's 400. */
 async function fetchBytes(url: string, processId: string, run: RunContext | undefined): Promise<Uint8Array> {
-  const max = vectorLimits().maxBytes;
+  const max = vectorLimits(run).maxBytes;
+  // Without a run (a graph evaluated on its own) there is no engine, so nothing is allowed beyond the rules.
+  const policy = run?.engine.outbound ?? usersPolicy(undefined);
   try {
-    checkUrl(url, ON_USERS_BEHALF);
-    const res = await httpRequest(url, { policy: ON_USERS_BEHALF, maxBytes: max, signal: run?.signal, timeoutMs: 60_000 });
+    checkUrl(url, policy);
+    const res = await httpRequest(url, { policy, maxBytes: max, signal: run?.signal, timeoutMs: 60_000 });
     if (res.status !== 200) throw new RemoteError(url, `it answered HTTP ${res.status}`);
     return res.body;
   } catch (e) {
@@ -91,7 +93,7 @@ async function uploadedRasters(paths: unknown[], files: UserFiles, max: number, 
     if (!hasMemoryRaster(href)) registerMemoryRaster(href, await files.read(path, max));
     let parsed: Parsed;
     try {
-      parsed = await itemOfGeoTiff(href, {});
+      parsed = await itemOfGeoTiff(href, {}, run.engine.blocks);
     } catch (e) {
       if (e instanceof RasterFormatError) throw new ProcessException('FormatUnsuitable', `GTiff: ${path} is not a readable GeoTIFF`);
       if (e instanceof ImportError) throw invalid(P, 'paths', `${path} carries no date (neither a TIFF DateTime nor a date in its name, e.g. fields_20240601.tif)`);
@@ -112,9 +114,9 @@ async function uploadedRasters(paths: unknown[], files: UserFiles, max: number, 
 export const processes: ProcessImpl[] = [
   implement(
     'load_geojson',
-    async (a) => {
+    async (a, ctx) => {
       const P = 'load_geojson';
-      const f = await checkedFeatures(featuresFromGeoJson(a.get('data'), { processId: P, parameter: 'data', limits: vectorLimits().geometry }), P, 'data');
+      const f = await checkedFeatures(featuresFromGeoJson(a.get('data'), { processId: P, parameter: 'data', limits: vectorLimits(ctx.run).geometry }), P, 'data');
       const props = a.get<string[] | null>('properties') ?? [];
       return props.length ? propertiesCube(f, props) : vectorCube(f);
     },
@@ -127,7 +129,7 @@ export const processes: ProcessImpl[] = [
       const f = formatArg(a.get('format'), a.get('options'), P);
       if (!vectorFormat(f.name)) throw new ProcessException('FormatUnsuitable', `${f.name}: load_url reads vector files (GeoJSON, FlatGeobuf, Parquet, CSV); load GeoTIFFs with load_stac`);
       const key = `url\u0000${f.name}\u0000${JSON.stringify(f.options)}\u0000${url}`;
-      const features = await cachedInput(key, async () => await checkedFeatures(await readVector(await fetchBytes(url, P, ctx.run), f.name, f.options, { processId: P, parameter: 'url' }), P, 'url'));
+      const features = await cachedInput(key, async () => await checkedFeatures(await readVector(await fetchBytes(url, P, ctx.run), f.name, f.options, { processId: P, parameter: 'url', limits: vectorLimits(ctx.run).geometry }), P, 'url'));
       return vectorCube(features);
     },
   ),
@@ -140,7 +142,7 @@ export const processes: ProcessImpl[] = [
       const f = formatArg(a.get('format'), a.get('options'), P);
       const files = ctx.run?.files;
       if (!files) throw new ApiError('ProcessUnsupported', { process: P, namespace: 'backend' }, 'load_uploaded_files reads the files of the signed-in user; this run has none (a web service, say).');
-      const max = vectorLimits().maxBytes;
+      const max = vectorLimits(ctx.run).maxBytes;
       if (f.name === 'GTiff') return uploadedRasters(paths, files, max, ctx.run!);
       if (!vectorFormat(f.name)) throw new ProcessException('FormatUnsuitable', `${f.name}: load_uploaded_files reads GeoTIFF and vector files (GeoJSON, FlatGeobuf, Parquet, CSV)`);
       const parts: VectorFeatures[] = [];
@@ -150,7 +152,7 @@ export const processes: ProcessImpl[] = [
         if (!st) throw new ApiError('FileNotFound', { file: path });
         if (st.size > max) throw invalid(P, 'paths', `the file ${path} has ${st.size} bytes; vector files are read up to ${max} bytes here`);
         const key = `file\u0000${files.owner}\u0000${f.name}\u0000${JSON.stringify(f.options)}\u0000${path}\u0000${st.modified}\u0000${st.size}`;
-        parts.push(await cachedInput(key, async () => await checkedFeatures(await readVector(await files.read(path, max), f.name, f.options, { processId: P, parameter: 'paths' }), P, 'paths')));
+        parts.push(await cachedInput(key, async () => await checkedFeatures(await readVector(await files.read(path, max), f.name, f.options, { processId: P, parameter: 'paths', limits: vectorLimits(ctx.run).geometry }), P, 'paths')));
       }
       const epsg = parts[0].epsg;
       return vectorCube(VectorFeatures.concat(parts.map((p) => (p.epsg === epsg ? p : p.reproject(epsg)))));

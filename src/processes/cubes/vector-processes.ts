@@ -5,20 +5,21 @@
 import { ApiError, ProcessException } from '../../core/errors.js';
 import { implement, type ProcessImpl } from '../implement.js';
 import { DataCube } from '../../datacube/datacube.js';
-import { cubeOf } from '../../datacube/lazy.js';
+import { cubeOf } from '../../data/lazy.js';
 import { VectorFeatures } from '../../datacube/features.js';
-import { GeometryBuilder, GeometryColumn, GeomType, PartKind } from '../../datacube/geometry-column.js';
+import { GeometryBuilder, GeometryColumn, GeomType, PartKind } from '../../geometry/geometry-column.js';
 import { geometriesArg, jstsBridge } from '../../datacube/geometry.js';
 import type { Relation } from '../../datacube/jsts-bridge.js';
 import { geometryDimension, vectorCube } from '../../datacube/vector-cube.js';
-import { CrsUnknownError, crsUnits, ensureCrs, epsgOfWkt } from '../../data/crs.js';
+import { CrsUnknownError, crsUnits, ensureCrs, epsgOfWkt } from '../../geometry/crs.js';
 import { mulberry32 } from '../../core/random.js';
+import { vectorLimits } from '../../datacube/vector-limits.js';
 
 const invalid = (process: string, parameter: string, reason: string) => new ApiError('ProcessParameterInvalid', { process, parameter, reason });
 
 /** The vector cube of a `data` argument. */
 async function vectorArg(v: unknown, run: Parameters<typeof cubeOf>[1], process: string, parameter = 'data'): Promise<DataCube> {
-  if (v !== null && typeof v === 'object' && !(v instanceof DataCube) && typeof (v as { type?: unknown }).type === 'string') return vectorCube(await geometriesArg(v, process, parameter));
+  if (v !== null && typeof v === 'object' && !(v instanceof DataCube) && typeof (v as { type?: unknown }).type === 'string') return vectorCube(await geometriesArg(v, process, vectorLimits(run), parameter));
   const cube = await cubeOf(v, run, process, parameter);
   if (!cube.features) throw invalid(process, parameter, 'a vector data cube (with a geometry dimension) is expected');
   return cube;
@@ -131,7 +132,7 @@ export const processes: ProcessImpl[] = [
       const cube = await vectorArg(a.get('data'), ctx.run, P);
       const relation = a.get<string>('relation') as Relation;
       if (!RELATIONS.includes(relation)) throw invalid(P, 'relation', `'${relation}' is not one of ${RELATIONS.join(', ')}`);
-      const base0 = await geometriesArg(a.get('geometries'), P);
+      const base0 = await geometriesArg(a.get('geometries'), P, vectorLimits(ctx.run));
       const f = cube.features!;
       const base = base0.epsg === f.epsg ? base0 : base0.reproject(f.epsg);
       const { jstsOf, relates, unionOf } = await jstsBridge();

@@ -10,14 +10,15 @@ import type { Callback, ProcessContext } from '../../core/process.js';
 import type { Labels } from '../../core/labels.js';
 import { isObject, type Graph } from '../../core/graph.js';
 import { DataCube, type Dimension } from '../../datacube/datacube.js';
-import { LazyCube, cubeOf } from '../../datacube/lazy.js';
+import { LazyCube, cubeOf } from '../../data/lazy.js';
 import { featuresBox, geometriesArg } from '../../datacube/geometry.js';
 import type { VectorFeatures } from '../../datacube/features.js';
 import { spansOf } from '../../datacube/spans.js';
 import { ZONAL_STATS, zonalStats, zonalValues, type ZonalStat } from '../../datacube/zonal.js';
 import { geometryDimension } from '../../datacube/vector-cube.js';
-import { crsInfo } from '../../data/crs.js';
+import { crsInfo } from '../../geometry/crs.js';
 import { reduceVectors, requireCallback } from './common.js';
+import { vectorLimits } from '../../datacube/vector-limits.js';
 
 const P = 'aggregate_spatial';
 const STATS_LABELS = ['value', 'total_count', 'valid_count'];
@@ -78,7 +79,7 @@ export const processes: ProcessImpl[] = [
     async (a, ctx) => {
       const cb = requireCallback(a.callback('reducer'), P, 'reducer');
       const given = a.get<unknown>('geometries');
-      const all = await geometriesArg(given, P);
+      const all = await geometriesArg(given, P, vectorLimits(ctx.run));
       const gdim = given instanceof DataCube ? given.dims.find((d) => d.type === 'geometry') : undefined;
       let labels: Labels = gdim ? [...gdim.labels] : geometryDimension(all.length).labels;
       // A chunk of a batch job computes its share of the geometries only.

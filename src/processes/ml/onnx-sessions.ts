@@ -149,16 +149,9 @@ function describe(session: Session, src: ModelSource, r: OnnxRequest): Omit<Onnx
   return { kind, input, output, labels: labelsOfMetadata(onnxMetadata(src.bytes)) };
 }
 
-let sessions: OnnxSessions | null = null;
-let threads = 1;
-
-/** Sets the inference threads of this engine thread's sessions (XEO_ML_ONNX_THREADS). */
-export function configureOnnx(o: { threads: number }): void {
-  threads = o.threads;
-  sessions = null;
-}
-
-/** This thread's sessions (one instance per engine thread). */
-export function onnxSessions(): OnnxSessions {
-  return (sessions ??= new OnnxSessions(threads));
+declare module '../../core/run-context.js' {
+  interface EngineParts {
+    /** The thread's ONNX inference sessions by model hash (XEO_ML_ONNX_THREADS threads each). */
+    onnx: OnnxSessions;
+  }
 }

@@ -13,11 +13,11 @@ import { ApiError } from '../../core/errors.js';
 import { addStage } from '../../core/stages.js';
 import type { RunContext } from '../../core/run-context.js';
 import { DataCube, type Dimension } from '../../datacube/datacube.js';
-import { cubeOf } from '../../datacube/lazy.js';
+import { cubeOf } from '../../data/lazy.js';
 import { modelSource, type ModelAsset } from '../../data/model-source.js';
 import { implement, type ProcessImpl } from '../implement.js';
 import { labelsOfItem } from './onnx-metadata.js';
-import { onnxSessions, shapeText, type OnnxModel } from './onnx-sessions.js';
+import { OnnxSessions, shapeText, type OnnxModel } from './onnx-sessions.js';
 
 const P = 'predict_onnx';
 const invalid = (parameter: string, reason: string) => new ApiError('ProcessParameterInvalid', { process: P, parameter, reason });
@@ -33,7 +33,7 @@ const OPEN_OVERLAP = 32;
 /** An asset of a STAC Item that holds an ONNX file (preferred over other model assets). */
 const isOnnxAsset = (a: ModelAsset) => /onnx/i.test(String(a.type ?? '')) || /\.onnx$/i.test(a.href.split(/[?#]/)[0]) || a['mlm:artifact_type'] === 'onnx';
 
-type Ort = Awaited<ReturnType<ReturnType<typeof onnxSessions>['runtime']>>;
+type Ort = Awaited<ReturnType<OnnxSessions['runtime']>>;
 
 /** The cube's values with the bands first, and what the model is fed from them. */
 interface Layout {
@@ -240,7 +240,8 @@ export const processes: ProcessImpl[] = [
       if (!cube.grid || cube.dims.length < 2) throw invalid('data', 'a raster data cube (with x and y) is expected');
       const src = await modelSource(a.get('model'), { processId: P, parameter: 'model', run: ctx.run, prefer: isOnnxAsset });
       const t0 = performance.now();
-      const sessions = onnxSessions();
+      // A graph evaluated without an engine (no run) gets sessions of its own, released with it.
+      const sessions = ctx.run?.engine.onnx ?? new OnnxSessions(1);
       const ort = await sessions.runtime();
       const answer = await sessions.use(src, { processId: P, parameter: 'model' }, async (m) => {
         const l = layout(cube);

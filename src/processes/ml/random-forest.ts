@@ -7,16 +7,16 @@ import { ApiError } from '../../core/errors.js';
 import { implement, type ProcessImpl } from '../implement.js';
 import type { ProcessArgs, ProcessContext } from '../../core/process.js';
 import type { RunContext } from '../../core/run-context.js';
-import { cubeOf, isCube } from '../../datacube/lazy.js';
+import { cubeOf, isCube } from '../../data/lazy.js';
 import { PixelArray } from '../../datacube/pixels.js';
 import type { VectorFeatures } from '../../datacube/features.js';
 import { featuresFromGeoJson } from '../../datacube/geojson-in.js';
 import { vectorLimits } from '../../datacube/vector-limits.js';
 import { isForest, leafWidth, predictOne, probabilitiesOne, type Forest, type ForestKind } from '../../ml/forest.js';
 import { resolveMaxVariables, trainForest } from '../../ml/train.js';
-import { mlLimits } from '../../ml/limits.js';
+import { DEFAULT_ML_LIMITS } from '../../ml/limits.js';
 import { contentHash, ModelFileError } from '../../ml/model-file.js';
-import { threadModels } from '../../ml/model-cache.js';
+import { ModelCache } from '../../ml/model-cache.js';
 import { isModelUrl, modelLimits, modelSource } from '../../data/model-source.js';
 
 const invalid = (process: string, parameter: string, reason: string) => new ApiError('ProcessParameterInvalid', { process, parameter, reason });
@@ -54,7 +54,7 @@ async function targetOf(v: unknown, run: RunContext | undefined, processId: stri
     if (cube.size !== n) throw invalid(processId, 'target', "the vector data cube has no property 'target' and more than one value per geometry");
     return { features: cube.features, labels: Array.from(cube.data, (x) => (Number.isNaN(x) ? null : x)) };
   }
-  const features = featuresFromGeoJson(v, { processId, parameter: 'target', limits: vectorLimits().geometry });
+  const features = featuresFromGeoJson(v, { processId, parameter: 'target', limits: vectorLimits(run).geometry });
   return { features, labels: features.properties.column('target') ?? new Array(features.length).fill(null) };
 }
 
@@ -132,7 +132,7 @@ async function fit(kind: ForestKind, a: ProcessArgs, ctx: ProcessContext): Promi
   const P = ctx.processId;
   const numTrees = a.get<number>('num_trees');
   const s = await samplesOf(a, ctx);
-  const limits = mlLimits();
+  const limits = ctx.run?.engine.mlLimits ?? DEFAULT_ML_LIMITS;
   // At least 100 samples and 10 predictors count: a tree costs its arrays and bootstrap however few
   // the samples (a handful cannot ask for millions of trees), and its nodes however few the
   // predictors (up to two per sample: a million samples of one predictor cannot ask for gigabytes).
@@ -181,16 +181,15 @@ function checkPredictors(f: Forest, count: number, processId: string): void {
 
 const plainNumber = (v: unknown) => (typeof v === 'number' ? v : NaN);
 
-/** Models read from batch jobs, by user and job: the SHA-256 of their bytes, kept a minute (tiles of a map ask again and again). */
-const jobHashes = new Map<string, { hash: string; at: number }>();
-
 async function loadModel(id: string, ctx: ProcessContext): Promise<Forest> {
   const run = ctx.run;
-  const maxBytes = modelLimits().maxBytes;
-  const maxDepth = mlLimits().maxDepth;
+  const maxBytes = modelLimits(run).maxBytes;
+  const maxDepth = (run?.engine.mlLimits ?? DEFAULT_ML_LIMITS).maxDepth;
+  // A graph evaluated without an engine (no run) decodes its models afresh.
+  const models = run?.engine.forests ?? new ModelCache();
   const decoded = (hash: string, bytes: Uint8Array) => {
     try {
-      return threadModels.forest(hash, bytes, maxDepth);
+      return models.forest(hash, bytes, maxDepth);
     } catch (e) {
       if (e instanceof ModelFileError) throw invalid('load_ml_model', 'id', `${id}: ${e.message}`);
       throw e;
@@ -199,16 +198,15 @@ async function loadModel(id: string, ctx: ProcessContext): Promise<Forest> {
   const byJob = !isModelUrl(id) && /^[\w\-.~]+$/.test(id) && run?.files?.jobModel;
   if (byJob) {
     const key = `${run!.files!.owner}\n${id}`;
-    const hit = jobHashes.get(key);
-    if (hit && Date.now() - hit.at < 60_000) {
-      const f = threadModels.peek(hit.hash);
+    const hit = models.jobModelHash(key);
+    if (hit) {
+      const f = models.peek(hit);
       if (f) return f;
     }
     try {
       const bytes = await run!.files!.jobModel!(id, maxBytes);
       const hash = contentHash(bytes);
-      if (jobHashes.size >= 1000) jobHashes.clear();
-      jobHashes.set(key, { hash, at: Date.now() });
+      models.rememberJobModel(key, hash);
       return decoded(hash, bytes);
     } catch (e) {
       // Not a job of this user: it may still name one of their files.

@@ -2,7 +2,7 @@
 // without an object per vertex: what GeoParquet stores. Reads both byte orders, ISO Z/M/ZM type
 // codes (1000, 2000, 3000 added) and PostGIS's EWKB flags (Z, M, SRID); only x and y are kept.
 // Writes little-endian 2D WKB.
-import { GeometryBuilder, GeometryColumn, GeomType, PartKind } from '../datacube/geometry-column.js';
+import { GeometryBuilder, GeometryColumn, GeomType, PartKind } from './geometry-column.js';
 
 export class WkbError extends Error {}
 

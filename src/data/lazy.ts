@@ -5,13 +5,13 @@
 // This is the engine's dry run: the request a load will make is known before it is made, and its
 // size is checked against the limit of the mode (synchronous, tile, batch chunk) first.
 import { ApiError } from '../core/errors.js';
-import { bandsOf, collectionOf, itemsByTime, loadChunk, type Extent, snappedGrid } from '../data/load.js';
+import { bandsOf, collectionOf, itemsByTime, loadChunk, type Extent, snappedGrid } from './load.js';
 import { type CatalogSnapshot } from '../core/catalog.js';
-import type { Resampling } from '../data/warp.js';
-import type { RunContext } from '../core/run-context.js';
-import { DataCube, spatialDims } from './datacube.js';
-import { featuresBox, rasterizeMask } from './geometry.js';
-import type { VectorFeatures } from './features.js';
+import type { Resampling } from './warp.js';
+import type { LoadPlan, RunContext } from '../core/run-context.js';
+import { DataCube, spatialDims } from '../datacube/datacube.js';
+import { featuresBox, rasterizeMask } from '../datacube/geometry.js';
+import type { VectorFeatures } from '../datacube/features.js';
 import type { Grid } from '../core/grid.js';
 
 export interface LoadSpec {
@@ -32,25 +32,7 @@ export interface LoadSpec {
   region: Grid | null;
 }
 
-/** What a load will read: known before reading (see LazyCube.plan). */
-export interface LoadPlan {
-  collection: string;
-  grid: Grid;
-  times: string[];
-  bands: string[];
-  /** grid pixels x dates x bands */
-  values: number;
-}
-
-/**
- * Thrown by the first load that needs pixels during a dry run (RunContext.probe): it carries that
- * load's plan, and ends the run before anything is read.
- */
-export class LoadProbe extends Error {
-  constructor(readonly plan: LoadPlan) {
-    super('dry run: the first load was planned, nothing was read');
-  }
-}
+export type { LoadPlan };
 
 export class LazyCube {
   constructor(readonly spec: LoadSpec) {}
@@ -100,9 +82,8 @@ export class LazyCube {
   async materialize(run: RunContext | undefined): Promise<DataCube> {
     if (!run) throw new ApiError('ProcessUnsupported', { process: 'load_collection', namespace: 'backend' });
     const plan = this.plan();
-    if (run.probe) {
-      throw new LoadProbe({ collection: this.spec.collection, grid: plan.grid, times: plan.times, bands: plan.bands.map((b) => b.name), values: plan.values });
-    }
+    // A dry run ends here: its answer is this plan, and nothing is read.
+    if (run.dryRun) return run.dryRun({ collection: this.spec.collection, grid: plan.grid, times: plan.times, bands: plan.bands.map((b) => b.name), values: plan.values });
     if (plan.values > run.maxValues) {
       throw new ApiError('ProcessGraphComplexity', {}, `The graph loads ${plan.grid.width} x ${plan.grid.height} pixels x ${plan.times.length} dates x ${plan.bands.length} bands (${plan.values} values), more than the ${run.maxValues} allowed here. ${run.limitAdvice}`);
     }
@@ -119,7 +100,7 @@ export class LazyCube {
       target: this.spec.target,
       resampling: this.spec.resampling,
       ...(this.spec.region ? { grid: this.spec.region, times: plan.times } : {}),
-    });
+    }, run.engine);
     run.stats.values += chunk.data.length;
     for (const geoms of this.spec.mask ?? []) {
       const inside = rasterizeMask(geoms, chunk.grid);

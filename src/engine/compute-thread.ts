@@ -1,24 +1,23 @@
-// A compute thread: runs process graphs off the server's event loop, for /result and tiles.
+// A compute thread's entry: runs process graphs off the server's event loop, for /result and tiles.
 import { parentPort, workerData } from 'node:worker_threads';
 import { RequestAborted } from '../core/errors.js';
-import { execute, type ExecuteRequest } from './execute.js';
+import { execute, type ExecuteRequest, type ExecuteResult } from './execute.js';
 import { runLogsOf } from '../core/run-context.js';
-import { failureData, setupEngineThread, type ThreadInit } from './thread.js';
+import { createEngine, failureData, type EngineInit } from './engine.js';
 import { warmUp } from './warm-up.js';
 import { preloadJsts } from '../datacube/geometry.js';
-import { log } from '../core/log.js';
 import { resetMetrics, shipMetrics } from '../core/metrics.js';
 
-export type WorkerInit = ThreadInit;
+export type WorkerInit = EngineInit;
 
 export type ToWorker = { id: number; type: 'execute'; req: ExecuteRequest } | { id: number; type: 'cancel' };
 
-const catalog = setupEngineThread(workerData as WorkerInit);
+const engine = createEngine(workerData as WorkerInit);
 const running = new Map<number, AbortController>();
 // Graphs wait for the warm-up (the pool waits for 'ready' before the server listens); a failed
 // warm-up costs only speed.
-const warmed = warmUp()
-  .catch((e) => log.error('the warm-up of a compute thread failed', { err: e }))
+const warmed = warmUp(engine)
+  .catch((e) => engine.log.error('the warm-up of a compute thread failed', { err: e }))
   .then(() => {
     // Counted from here on: the warm-up's own reads are not the server's work.
     resetMetrics();
@@ -36,7 +35,7 @@ const warmed = warmUp()
 function preloadWhenIdle(): void {
   setTimeout(() => {
     if (running.size > 0) return preloadWhenIdle();
-    preloadJsts().catch((e) => log.warn('the vector libraries did not load ahead', { err: e }));
+    preloadJsts().catch((e) => engine.log.warn('the vector libraries did not load ahead', { err: e }));
   }, 3000).unref();
 }
 
@@ -49,13 +48,18 @@ parentPort!.on('message', async (msg: ToWorker) => {
   running.set(msg.id, ac);
   await warmed;
   try {
-    const out = await execute(msg.req, catalog(), ac.signal);
+    const out: ExecuteResult = await execute(msg.req, engine, ac.signal);
     // Hand the bytes over without copying them.
-    const bytes = new Uint8Array(out.body.buffer, out.body.byteOffset, out.body.byteLength);
-    const transfer = out.body.byteOffset === 0 && out.body.byteLength === out.body.buffer.byteLength ? bytes : bytes.slice();
-    const buffers = new Set<ArrayBuffer>([transfer.buffer as ArrayBuffer]);
-    for (const p of out.raw?.planes ?? []) buffers.add(p.buffer as ArrayBuffer);
-    parentPort!.postMessage({ id: msg.id, ok: true, result: { ...out, body: transfer } }, [...buffers]);
+    const buffers = new Set<ArrayBuffer>();
+    let result: ExecuteResult | (ExecuteResult & { body: Uint8Array }) = out;
+    if (out.kind === 'encoded') {
+      const bytes = new Uint8Array(out.body.buffer, out.body.byteOffset, out.body.byteLength);
+      const transfer = out.body.byteOffset === 0 && out.body.byteLength === out.body.buffer.byteLength ? bytes : bytes.slice();
+      buffers.add(transfer.buffer as ArrayBuffer);
+      result = { ...out, body: transfer as Buffer };
+    }
+    if (out.kind === 'planes') for (const p of out.raw.planes) buffers.add(p.buffer as ArrayBuffer);
+    parentPort!.postMessage({ id: msg.id, ok: true, result }, [...buffers]);
   } catch (e) {
     parentPort!.postMessage({ id: msg.id, ok: false, error: failureData(e), logs: runLogsOf(e) });
   } finally {

@@ -14,10 +14,10 @@ import { threadId } from 'node:worker_threads';
 import type { CatalogSource, CollectionMeta, ItemMeta } from '../core/catalog.js';
 import type { Graph } from '../core/graph.js';
 import type { Box } from '../core/grid.js';
-import { transformBox } from '../data/crs.js';
-import { clearRasterCaches } from '../data/cog-reader.js';
+import { transformBox } from '../geometry/crs.js';
 import { writeCog } from '../output/cog-writer.js';
 import { execute } from './execute.js';
+import type { Engine } from './engine.js';
 
 const ID = 'warm-up';
 const SIZE = 64;
@@ -30,7 +30,7 @@ const GRAPH: Graph = {
   r: { process_id: 'reduce_dimension', arguments: { data: { from_node: 'n' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } }, result: true },
 };
 
-export async function warmUp(): Promise<void> {
+export async function warmUp(engine: Engine): Promise<void> {
   const dir = await mkdtemp(path.join(tmpdir(), `xeo-warm-up-${threadId}-`));
   try {
     const file = path.join(dir, 'scene.tif');
@@ -47,18 +47,18 @@ export async function warmUp(): Promise<void> {
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
-      await drawTile(`http://127.0.0.1:${(server.address() as AddressInfo).port}/scene.tif`);
+      await drawTile(engine, `http://127.0.0.1:${(server.address() as AddressInfo).port}/scene.tif`);
     } finally {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
     }
   } finally {
-    clearRasterCaches();
+    engine.blocks.clear();
     await rm(dir, { recursive: true, force: true });
   }
 }
 
-async function drawTile(href: string): Promise<void> {
+async function drawTile(engine: Engine, href: string): Promise<void> {
   {
     const bbox: Box = [X0, Y0 - SIZE * 10, X0 + SIZE * 10, Y0];
     const meta: CollectionMeta = {
@@ -91,11 +91,11 @@ async function drawTile(href: string): Promise<void> {
         maxValues: 1 << 24,
         limitAdvice: '',
         region: { epsg: 3857, transform: [m[0], res, 0, m[3], 0, -res], width: 256, height: 256 },
-        output: { format: 'PNG', options: { colormap: 'ndvi', min: -0.2, max: 0.9 } },
+        answer: { kind: 'encoded', output: { format: 'PNG', options: { colormap: 'ndvi', min: -0.2, max: 0.9 } } },
         // Tier 0 only: a tier-1 compile now would take the CPU from the first real tiles.
         kernels: 0,
       },
-      catalog,
+      { ...engine, catalog: () => catalog },
     );
   }
 }

@@ -100,7 +100,7 @@ export interface KernelExports {
 
 const PAGE = 65536;
 
-/** build/kernels.wasm: from dist/src/compile/kernels.js it is ../../../build; from src/compile (tests run on sources) ../../build. */
+/** build/kernels.wasm: from dist/src/wasm/kernels.js it is ../../../build; from src/wasm (tests run on sources) ../../build. */
 function wasmPath(): string {
   const candidates = ['../../../build/kernels.wasm', '../../build/kernels.wasm'].map((p) => fileURLToPath(new URL(p, import.meta.url)));
   const found = candidates.find((p) => existsSync(p));
@@ -120,7 +120,6 @@ let free = new Map<number, number[]>();
 /** Temporaries (alloc) in allocation order: [ptr, class bytes]. */
 const temps: number[] = [];
 let activeScopes = 0;
-let keepBytes = 256 << 20;
 const counters = { grows: 0, recycles: 0, reused: 0, fresh: 0 };
 
 /** The kernel functions (loading the module on first call). */
@@ -150,11 +149,18 @@ export function memoryGeneration(): number {
   return generation;
 }
 
-/** Bytes above the arena that are kept when idle (XEO_KERNEL_ARENA_KEEP_BYTES); more is given back by recycling. */
-export function configureArena(opts: { keepBytes?: number }): void {
-  if (opts.keepBytes !== undefined) {
-    if (!(opts.keepBytes >= 0)) throw new RangeError(`keepBytes ${opts.keepBytes}`);
-    keepBytes = opts.keepBytes;
+/** How a thread's arena is kept between requests. */
+export interface ArenaSettings {
+  /** Bytes above the arena that are kept when idle (XEO_KERNEL_ARENA_KEEP_BYTES); more is given back by recycling. */
+  keepBytes: number;
+}
+
+export const DEFAULT_ARENA: ArenaSettings = Object.freeze({ keepBytes: 256 << 20 });
+
+declare module '../core/run-context.js' {
+  interface EngineParts {
+    /** How the thread's kernel memory is kept between runs (withArena). */
+    arena: ArenaSettings;
   }
 }
 
@@ -231,7 +237,10 @@ class ArenaScope {
   /** [ptr, class bytes] pairs; ptr -1 once freed early. */
   readonly blocks: number[] = [];
   readonly byPtr = new Map<number, number>();
-  constructor(readonly generation: number) {}
+  constructor(
+    readonly generation: number,
+    readonly keepBytes: number,
+  ) {}
 }
 
 const scopes = new AsyncLocalStorage<ArenaScope>();
@@ -241,9 +250,10 @@ const scopes = new AsyncLocalStorage<ArenaScope>();
  * next scope reuses them. Scopes nest (an inner one frees only its own planes) and interleave
  * across awaits (each async context has its own).
  */
-export async function withArena<T>(fn: () => Promise<T> | T): Promise<T> {
+export async function withArena<T>(fn: () => Promise<T> | T, settings: ArenaSettings = DEFAULT_ARENA): Promise<T> {
+  if (!(settings.keepBytes >= 0)) throw new RangeError(`keepBytes ${settings.keepBytes}`);
   kernels();
-  const scope = new ArenaScope(generation);
+  const scope = new ArenaScope(generation, settings.keepBytes);
   activeScopes++;
   try {
     return await scopes.run(scope, fn);
@@ -265,7 +275,7 @@ function endScope(scope: ArenaScope): void {
   }
   scope.blocks.length = 0;
   scope.byPtr.clear();
-  if (activeScopes === 0 && exports && temps.length === 0 && exports.memory.buffer.byteLength - base > keepBytes) recycle();
+  if (activeScopes === 0 && exports && temps.length === 0 && exports.memory.buffer.byteLength - base > scope.keepBytes) recycle();
 }
 
 /** Replaces the instance and its memory (the old memory lives on while views on it do, then is collected). */

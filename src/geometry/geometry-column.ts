@@ -9,7 +9,7 @@
 // A point part has one ring holding its point(s) (a MultiPoint is one part per point); a line part
 // one ring; a polygon part its exterior ring then its holes. A GeometryCollection is a geometry
 // with parts of several kinds (nested collections are flattened). An empty geometry has no parts.
-import { transformer } from '../data/crs.js';
+import { transformer } from './crs.js';
 
 /** GeoJSON geometry types; the numbers are WKB's. 0 = no geometry (null or empty). */
 export const GeomType = { Empty: 0, Point: 1, LineString: 2, Polygon: 3, MultiPoint: 4, MultiLineString: 5, MultiPolygon: 6, GeometryCollection: 7 } as const;

@@ -1,7 +1,7 @@
 // Well-known text (OGC Simple Features) into and out of packed geometries: what CSV files carry in
 // a geometry column (GDAL writes and reads the same). Reads the seven types with EMPTY and Z, M or
 // ZM coordinates (only x and y are kept); writes 2D text with the shortest round-tripping numbers.
-import { GeometryBuilder, GeometryColumn, GeomType, PartKind } from '../datacube/geometry-column.js';
+import { GeometryBuilder, GeometryColumn, GeomType, PartKind } from './geometry-column.js';
 
 export class WktError extends Error {}
 
