@@ -159,6 +159,24 @@ export function expectError(r: Res, status: number, code: string): void {
   }
 }
 
+/** Checks a Retry-After value is what clients can use: a positive whole number of seconds. */
+export function expectRetryAfter(value: string | undefined): void {
+  if (value === undefined || !/^[1-9]\d*$/.test(value)) throw new Error(`expected Retry-After as a positive number of seconds, got ${JSON.stringify(value)}`);
+}
+
+/**
+ * A promise and whether it has settled yet, so a test asserts order instead of time: the fast
+ * requests finish while the hung one still waits (`expect(hung.settled).toBe(false)`).
+ */
+export function watched<T>(promise: Promise<T>): { readonly promise: Promise<T>; readonly settled: boolean } {
+  const w = { promise, settled: false };
+  const done = () => {
+    w.settled = true;
+  };
+  promise.then(done, done);
+  return w;
+}
+
 /**
  * One request over a plain socket, so the target reaches the server exactly as written (URL
  * parsers normalise `..`, `%2e` and runs of slashes themselves). Resolves once the answer is whole.
