@@ -98,6 +98,7 @@ describe('SIGTERM', () => {
       // ...while a new connection is refused (a client of its own: a pooled one may reuse a connection).
       const fresh = new Client(s.url);
       await expect(fresh.request({ path: '/healthz', method: 'GET' })).rejects.toThrow();
+      // the client never connected: closing it has nothing to report
       await fresh.close().catch(() => {});
       expect(sent.n, 'the upload is still being sent').toBeLessThan(CHUNKS);
 
@@ -118,6 +119,7 @@ describe('SIGTERM', () => {
       expect(out).toMatch(/every request in flight has finished/);
       expect(out).toMatch(/\[xeo\] stopped/);
     } finally {
+      // the server is gone: closing its connection has nothing to report
       await kept.close().catch(() => {});
     }
   });

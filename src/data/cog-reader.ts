@@ -398,6 +398,7 @@ export class CogReader {
     );
     all.forEach((f, i) => {
       const raw = fetched.then((list) => list[i]);
+      // handled where the piece is awaited; this only keeps the rejection from counting as unhandled meanwhile
       raw.catch(() => {});
       rawInFlight.set(f.key, raw);
       void raw.then(
@@ -463,7 +464,8 @@ async function describe(href: string, main: GeoTIFFImage, images: GeoTIFFImage[]
   const bands = main.getSamplesPerPixel();
   const descriptions: (string | null)[] = [];
   for (let b = 0; b < bands; b++) {
-    const md = (await main.getGDALMetadata(b).catch(() => null)) as Record<string, unknown> | null;
+    // GDAL metadata is optional: a band without readable metadata has no description
+    const md = await main.getGDALMetadata(b).catch(() => null);
     descriptions.push(typeof md?.DESCRIPTION === 'string' ? md.DESCRIPTION : null);
   }
   const dt = main.fileDirectory.hasTag('DateTime') ? ((await main.fileDirectory.loadValue('DateTime')) as string | undefined) : undefined;

@@ -116,6 +116,7 @@ export class TileSpill {
   async remove(): Promise<void> {
     if (!this.closed) {
       this.closed = true;
+      // the file is deleted next; a close that fails leaves nothing to keep
       await this.fh.close().catch(() => undefined);
     }
     await unlink(this.path).catch((err: NodeJS.ErrnoException) => {

@@ -243,6 +243,7 @@ export class CogStreamWriter {
         throw err;
       }
     });
+    // the queue only orders the writes; each caller gets its own failure from `run`
     this.queue = run.catch(() => undefined);
     return run;
   }

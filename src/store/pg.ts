@@ -114,6 +114,7 @@ export class PgDb implements SqlDb {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // closing: a pool that never connected has nothing to end
     await this.pool.then((pool) => pool.end()).catch(() => {});
   }
 

@@ -337,6 +337,7 @@ export class S3BlobStore implements BlobStore {
   async adopt(key: string, file: string): Promise<BlobInfo> {
     const info = await this.upload(key, this.objectKey(key), createReadStream(file, { highWaterMark: 1024 * 1024 }), undefined, FILE_PARTS_IN_FLIGHT);
     await unlink(file).catch(() => {});
+    // the blob is stored; the local file that stays behind is a temporary one
     return info;
   }
 

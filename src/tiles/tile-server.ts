@@ -227,6 +227,7 @@ export class TileServer {
   prepare(id: string): void {
     Promise.resolve(this.state(id))
       .then((st) => (st?.record.enabled ? this.rangeOf(st) : null))
+      // a head start only: a failure here is met again, and answered, by the first tile request
       .catch(() => {});
   }
 

@@ -193,6 +193,7 @@ export function compileUdf(hash: string, source: string, userLines: number, cach
     memory.set(hash, wasm);
     return wasm;
   });
+  // the chain only orders the compilations; each caller gets its own failure from `job`
   chain = job.catch(() => {});
   return job;
 }
