@@ -267,7 +267,7 @@ export async function run(opts: { quick: boolean }): Promise<{ figures: Record<s
       connections: 32,
       duration: loadSeconds,
       requests: [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, path: pool[(k = (k * 7919 + 13) % pool.length)] }) }],
-    } as autocannon.Options);
+    });
     clearInterval(sampler);
     Object.assign(statuses, mem.statusCodeStats);
     const errors = Object.entries(statuses).filter(([c]) => c !== '200' && c !== '503').reduce((s, [, v]) => s + v.count, 0) + mem.errors + mem.timeouts;

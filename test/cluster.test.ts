@@ -32,11 +32,11 @@ async function startWorkerProc(env: Record<string, string>): Promise<WorkerProc>
   const dataDir = tempDir('xeo-worker-');
   const proc = spawn(process.execPath, [CLI, 'worker'], { env: { ...process.env, ...env, XEO_DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  proc.stdout!.on('data', (d) => (out += d));
-  proc.stderr!.on('data', (d) => (out += d));
+  proc.stdout.on('data', (d) => (out += d));
+  proc.stderr.on('data', (d) => (out += d));
   const id = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`worker did not start:\n${out}`)), 30_000);
-    proc.stdout!.on('data', () => {
+    proc.stdout.on('data', () => {
       const m = /Xeo worker (\S+) ready/.exec(out);
       if (m) {
         clearTimeout(timer);
@@ -406,7 +406,7 @@ describeWithTool(hasPostgres && hasRedis && hasRadosgw, 'PostgreSQL 15, Redis 7 
       if (r.status === 429) refused = r;
     }
     expect(refused, 'B refused a second computation while A ran one').not.toBeNull();
-    expectError(refused!, 429, 'TooManyRequests');
+    expectError(refused, 429, 'TooManyRequests');
     expect((await slow).status).toBe(200);
   });
 

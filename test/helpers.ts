@@ -45,8 +45,8 @@ export async function startServer(env: Record<string, string> = {}, dataDir = te
   const fullEnv = { XEO_HOST: '127.0.0.1', XEO_PORT: '0', XEO_DATA_DIR: dataDir, XEO_DEMO: 'false', XEO_UDF_WORKERS: '0', XEO_DRAIN_SECONDS: '3', ...env };
   const proc = spawn(process.execPath, [CLI, 'serve'], { env: { ...process.env, ...fullEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  proc.stdout!.on('data', (d) => (out += d));
-  proc.stderr!.on('data', (d) => (out += d));
+  proc.stdout.on('data', (d) => (out += d));
+  proc.stderr.on('data', (d) => (out += d));
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
       proc.kill('SIGKILL');
@@ -59,7 +59,7 @@ export async function startServer(env: Record<string, string> = {}, dataDir = te
         resolve(m[1]);
       }
     };
-    proc.stdout!.on('data', check);
+    proc.stdout.on('data', check);
     proc.on('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`server exited with ${code}:\n${out}`));

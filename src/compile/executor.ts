@@ -139,10 +139,10 @@ export function runProgram(p: Program, inputs: Float32Array[], n: number, opts: 
     for (let off = 0; off < n; off += chunk) {
       const len = Math.min(chunk, n - off);
       for (let j = 0; j < inputs.length; j++) {
-        if (ptrs[j] === -2) tablePtrs[j] = inPlace[j]! + off * 4;
+        if (ptrs[j] === -2) tablePtrs[j] = inPlace[j] + off * 4;
         else {
           tablePtrs[j] = ptrs[j]!;
-          if (firstOf[j] === j) mem.set(inputs[j]!.subarray(off, off + len), ptrs[j]! >>> 2);
+          if (firstOf[j] === j) mem.set(inputs[j].subarray(off, off + len), ptrs[j] >>> 2);
         }
       }
       // Written in place, chunk by chunk: the arena block has room for the SIMD tail past n.

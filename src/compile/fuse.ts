@@ -338,7 +338,7 @@ function build(graph: Graph, shape: ChildShape, env: FuseEnv): Fused {
     if ('args' in ins) return { op: ins.op, args: ins.args.map(reg) };
     if ('c' in ins) return { op: 'if', c: reg(ins.c), t: reg(ins.t), f: reg(ins.f) };
     if ('b' in ins) return { ...ins, a: reg(ins.a), b: reg(ins.b) };
-    if ('a' in ins) return { ...ins, a: reg(ins.a) } as Instr;
+    if ('a' in ins) return { ...ins, a: reg(ins.a) };
     return ins;
   });
   return { program: { inputs, code: renumbered, output: reg(out) }, slices };

@@ -251,7 +251,7 @@ export function inArena(): boolean {
 function endScope(scope: ArenaScope): void {
   if (scope.generation === generation && exports) {
     const b = scope.blocks;
-    for (let i = 0; i < b.length; i += 2) if (b[i] >= 0) give(b[i]!, b[i + 1]!);
+    for (let i = 0; i < b.length; i += 2) if (b[i] >= 0) give(b[i], b[i + 1]);
   }
   scope.blocks.length = 0;
   scope.byPtr.clear();
@@ -305,7 +305,7 @@ export function freePlane(p: Float32Array): void {
   const at = scope.byPtr.get(p.byteOffset);
   if (at === undefined) return;
   scope.byPtr.delete(p.byteOffset);
-  give(scope.blocks[at]!, scope.blocks[at + 1]!);
+  give(scope.blocks[at], scope.blocks[at + 1]);
   scope.blocks[at] = -1;
 }
 

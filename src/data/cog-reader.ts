@@ -47,7 +47,7 @@ class ZlibDecoder extends BaseDecoder {
     return decoded;
   }
 }
-addDecoder([8, 32946], async () => ZlibDecoder as unknown as typeof BaseDecoder);
+addDecoder([8, 32946], async () => ZlibDecoder);
 
 export class RasterFormatError extends Error {}
 
@@ -429,7 +429,7 @@ export class CogReader {
 }
 
 function typedViewFill(buf: ArrayBuffer, t: SampleType, v: number): void {
-  typedView(buf, t).fill(v as never);
+  typedView(buf, t).fill(v);
 }
 
 async function describe(href: string, main: GeoTIFFImage, images: GeoTIFFImage[]): Promise<RasterInfo> {
@@ -468,7 +468,7 @@ async function describe(href: string, main: GeoTIFFImage, images: GeoTIFFImage[]
     const md = await main.getGDALMetadata(b).catch(() => null);
     descriptions.push(typeof md?.DESCRIPTION === 'string' ? md.DESCRIPTION : null);
   }
-  const dt = main.fileDirectory.hasTag('DateTime') ? ((await main.fileDirectory.loadValue('DateTime')) as string | undefined) : undefined;
+  const dt = main.fileDirectory.hasTag('DateTime') ? await main.fileDirectory.loadValue('DateTime') : undefined;
   const m = dt ? /^(\d{4}):(\d{2}):(\d{2})[ T](\d{2}):(\d{2}):(\d{2})/.exec(dt) : null;
   return {
     epsg,

@@ -189,7 +189,7 @@ function plainValue(v: unknown): PropertyValue {
   if (v instanceof Date) return Number.isNaN(v.getTime()) ? null : v.toISOString();
   if (v instanceof Uint8Array) return Buffer.from(v).toString('base64');
   if (Array.isArray(v)) return v.map(plainValue);
-  if (typeof v === 'object') return Object.fromEntries(Object.entries(v as object).map(([k, x]) => [k, plainValue(x)]));
+  if (typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plainValue(x)]));
   return v as PropertyValue;
 }
 

@@ -29,9 +29,9 @@ export async function writeAll(fh: FileHandle, parts: readonly Buffer[], positio
 
 function dropBytes(bufs: Buffer[], n: number): Buffer[] {
   let k = 0;
-  while (k < bufs.length && n >= bufs[k]!.length) n -= bufs[k++]!.length;
+  while (k < bufs.length && n >= bufs[k].length) n -= bufs[k++].length;
   const rest = bufs.slice(k);
-  if (n > 0 && rest.length > 0) rest[0] = rest[0]!.subarray(n);
+  if (n > 0 && rest.length > 0) rest[0] = rest[0].subarray(n);
   return rest;
 }
 

@@ -230,11 +230,11 @@ export function createHttpServer(uws: UwsModule, ctx: AppContext, rootRoutes: Ap
       // (uSockets makes a listener shareable only on a given port, so port 0 is resolved by the probe.)
       if (tls) {
         const probe = await listenOn(uws.App(), host, port, LISTEN_EXCLUSIVE_PORT);
-        port = uws.us_socket_local_port(probe as never);
+        port = uws.us_socket_local_port(probe);
         uws.us_listen_socket_close(probe);
       }
       listenSocket = await listenOn(app, host, port, tls ? LISTEN_SHARED_PORT : LISTEN_EXCLUSIVE_PORT);
-      bound = { host, port: uws.us_socket_local_port(listenSocket as never) };
+      bound = { host, port: uws.us_socket_local_port(listenSocket) };
       return bound.port;
     },
     async reloadTls() {

@@ -299,7 +299,7 @@ export class S3BlobStore implements BlobStore {
         }
       }
       // One piece (a job's chunk, say) goes as it is: no copy.
-      const rest = buffered.length === 1 ? buffered[0]! : Buffer.concat(buffered, bufferedBytes);
+      const rest = buffered.length === 1 ? buffered[0] : Buffer.concat(buffered, bufferedBytes);
       if (uploadId === undefined) {
         await this.send(() => this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: k, Body: rest, ContentLength: rest.length })));
       } else {

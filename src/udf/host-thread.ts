@@ -123,7 +123,7 @@ function serve(port: MessagePort): void {
         compileUdf(m.hash, m.source, m.userLines, init.cacheDir).then(
           (wasm) => {
             const copy = wasm.slice();
-            post({ type: 'compiled', id: m.id, ok: true, wasm: copy }, [copy.buffer as ArrayBuffer]);
+            post({ type: 'compiled', id: m.id, ok: true, wasm: copy }, [copy.buffer]);
           },
           (e) => post({ type: 'compiled', id: m.id, ok: false, error: errorToData(e instanceof ApiError ? e : toApiError(e, 'AssemblyScript UDF compile')) }),
         );
