@@ -72,7 +72,7 @@ async function clusterJob(node: Child, token: string, graph: unknown, workers: C
   try {
     return await runJob(node, token, graph);
   } catch (e) {
-    throw new Error(`${(e as Error).message}\n${workers.map((w) => `--- worker output:\n${w.output().slice(-4000)}`).join('\n')}`);
+    throw new Error(`${(e as Error).message}\n${workers.map((w) => `--- worker output:\n${w.output().slice(-4000)}`).join('\n')}`, { cause: e });
   }
 }
 

@@ -261,8 +261,8 @@ describe('COG writer: structure', () => {
       expect(offsets[0]).toBeLessThan(previousLevelStart);
       previousLevelStart = offsets[0]!;
     }
-    const full = ifds[0]!.tags;
-    const end = full.get(324)!.at(-1)! + full.get(325)!.at(-1)! + 4;
+    const full = ifds[0].tags;
+    const end = full.get(324)!.at(-1) + full.get(325)!.at(-1) + 4;
     expect(end).toBe(buf.length); // full resolution ends the file
   });
 

@@ -12,7 +12,7 @@ import type { ProcessArgs, ProcessDef } from '../src/core/process.js';
 import { processes as temporal } from '../src/processes/cubes/aggregate.js';
 import { processes as zonal } from '../src/processes/cubes/zonal.js';
 const mine = [...temporal, ...zonal];
-import { DataCube, spatialDims, type Dimension } from '../src/datacube/datacube.js';
+import { DataCube, spatialDims } from '../src/datacube/datacube.js';
 import { PixelArray } from '../src/datacube/pixels.js';
 import { transformBox, transformer } from '../src/data/crs.js';
 import type { Grid } from '../src/core/grid.js';

@@ -193,7 +193,7 @@ export function rawRequest(server: TestServer, method: string, target: string, h
       if (end > 0 && len && got.length >= end + 4 + Number(len[1])) {
         sock.destroy();
         const text = got.slice(end + 4);
-        let json: unknown = null;
+        let json: unknown;
         try {
           json = JSON.parse(text || 'null');
         } catch {

@@ -1,11 +1,11 @@
 // Batch job results: the STAC Item, COGs read back with GDAL (pixels equal to /result of the same
 // graph, GDAL's COG validator accepts them), signed links that work without a token and expire,
 // Range and HEAD requests, other formats, and results that go with their job.
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, it, expect, beforeAll } from 'vitest';
 import { createHmac } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { startServer, http, expectError, removeDir, addUser, login, tempDir, type TestServer } from './helpers.js';
+import { startServer, http, expectError, removeDir, addUser, login, type TestServer } from './helpers.js';
 import { useDemoServer } from './demo-data.js';
 import { hasGdal, hasCogValidator, hasXarray, describeWithTool, itWithTool, run, xarrayRead, COG_VALIDATOR } from './system-tools.js';
 import { Jobs, ndviGraph, pixels } from './jobs-helpers.js';

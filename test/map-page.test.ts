@@ -2,7 +2,7 @@
 // creates an NDVI service, follows the link in its record and sees the tiles on OpenLayers, with the
 // legend of its colours, a scale line, opacity and a layer switch; two services share one page; the
 // tiles meet without seams at whole and fractional zoom levels; the bundle is served from our origin.
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { it, expect, beforeAll, afterAll } from 'vitest';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { chromium, type Browser, type Page } from 'playwright-core';

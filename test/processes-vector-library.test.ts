@@ -2,7 +2,7 @@
 // vector_buffer, vector_reproject, the sampling processes), and the rest of the library (fit_curve
 // and predict_curve against numpy's least squares, reduce_spatial, aggregate_spatial_window,
 // flatten_dimensions and unflatten_dimension against numpy) on a small collection GDAL made.
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { it, expect, beforeAll, afterAll } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { Agent, setGlobalDispatcher } from 'undici';
 import path from 'node:path';

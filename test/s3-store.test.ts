@@ -414,7 +414,7 @@ describeWithTool(hasRadosgw, 'the RADOS Gateway (Debian radosgw, ceph-mon, ceph-
       expect(done.status).toBe('finished');
       const href = (await jobs.call('GET', `/jobs/${done.id}/results`)).json.assets['result.tif'].href;
       const stored = (await http('GET', href)).body;
-      let failedId = '';
+      let failedId: string;
       gw.stopGateway();
       try {
         for (const r of [

@@ -4,7 +4,7 @@
 // read back by a reader we did not write (GDAL/OGR, DuckDB, Python's netCDF4, pandas as the openEO
 // Python client uses it); the same result from a batch job; and hostile inputs, which get clear
 // errors and nothing else.
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { it, expect, beforeAll, afterAll } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFileSync, writeFileSync } from 'node:fs';

@@ -68,7 +68,7 @@ for (;;) {
   const w = Atomics.load(ctrl, C.CLAIM);
   const b = claim(ctrl, -1);
   if (b >= 0) {
-    let ok = false;
+    let ok: boolean;
     try {
       ok = runBand(b);
     } catch {

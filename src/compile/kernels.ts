@@ -124,7 +124,7 @@ export function kernels(): KernelExports {
         },
       },
     });
-    exports = instance.exports as unknown as KernelExports;
+    exports = instance.exports as KernelExports;
     base = exports.heapBase();
     top = base;
     buffers = new WeakSet();
@@ -170,7 +170,7 @@ function take(cls: number): number {
       k.memory.grow(Math.ceil((end - have) / PAGE));
       counters.grows++;
     } catch (e) {
-      throw new RangeError(`kernel memory cannot grow to ${end} bytes: ${(e as Error).message}`);
+      throw new RangeError(`kernel memory cannot grow to ${end} bytes: ${(e as Error).message}`, { cause: e });
     }
   }
   counters.fresh++;

@@ -165,7 +165,7 @@ async function readFlatGeobuf(bytes: Uint8Array): Promise<VectorFeatures> {
         gb.begin(g ? t : GeomType.Empty);
         fgbGeometry(gb, g, t, 0);
         gb.end();
-        rows.push(fgb.parseProperties(feature, h.columns) as Record<string, unknown>);
+        rows.push(fgb.parseProperties(feature, h.columns));
         return {};
       },
     });
@@ -259,7 +259,7 @@ async function readParquet(bytes: Uint8Array): Promise<VectorFeatures> {
       metadata: meta,
       utf8: true,
       parsers: { geometryFromBytes: (b: Uint8Array) => b, geographyFromBytes: (b: Uint8Array) => b },
-    } as never)) as Record<string, unknown>[];
+    })) as Record<string, unknown>[];
   } catch (e) {
     throw unsuitable('Parquet', `the file cannot be read (${(e as Error).message})`);
   }
@@ -295,7 +295,7 @@ async function readCsv(bytes: Uint8Array, o: ReturnType<typeof csvOptions>): Pro
   const delimiter = [',', ';', '\t', '|'].map((d) => [d, first.split(d).length] as const).sort((a, b) => b[1] - a[1])[0][0];
   let records: string[][];
   try {
-    records = parseCsv(text, { delimiter, relax_column_count: false, skip_empty_lines: true }) as string[][];
+    records = parseCsv(text, { delimiter, relax_column_count: false, skip_empty_lines: true });
   } catch (e) {
     throw unsuitable('CSV', `the file cannot be read (${(e as Error).message})`);
   }

@@ -43,7 +43,8 @@ export function filesPortForThread(): MessagePort | null {
           port1.postMessage({ id: m.id, ok: false, error: errorToData(err ?? new ApiError('StorageFailure')) });
         },
       );
-    done(m.op === 'stat' ? h.stat(m.userId, m.path) : h.read(m.userId, m.path, m.maxBytes ?? 0));
+    // Both outcomes are answered on the port by done() itself.
+    void done(m.op === 'stat' ? h.stat(m.userId, m.path) : h.read(m.userId, m.path, m.maxBytes ?? 0));
   });
   port1.unref();
   return port2;
@@ -64,7 +65,7 @@ export function filesOverPort(port: MessagePort): (userId: string) => UserFiles 
   const ask = <T>(req: Omit<Request, 'id'>) =>
     new Promise<T>((resolve, reject) => {
       const id = next++;
-      waiting.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      waiting.set(id, { resolve: resolve, reject });
       port.postMessage({ id, ...req });
     });
   return (userId) => ({

@@ -128,7 +128,7 @@ function timeVariable(labels: (string | number)[], textDim: (width: number) => n
     };
   }
   if (labels.every((l) => typeof l === 'number')) {
-    const values = labels as number[];
+    const values = labels;
     if (!values.every(Number.isFinite)) fail('numeric time labels must be finite');
     return { name: 't', dims: [0], attrs: [['long_name', 'labels of the temporal dimension']], type: NC_DOUBLE, bytes: 8 * values.length, write: doubles(values) };
   }

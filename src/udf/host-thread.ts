@@ -36,7 +36,7 @@ let ports = 0;
 async function packageVersions(libs: Record<string, string>): Promise<Record<string, string>> {
   const wrong = Object.entries(libs).filter(([, v]) => !/^\d+\.\d+/.test(v) || /^9{3,}/.test(v));
   if (!wrong.length) return libs;
-  let status = '';
+  let status: string;
   try {
     status = await readFile('/var/lib/dpkg/status', 'utf8');
   } catch {
