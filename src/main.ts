@@ -36,7 +36,8 @@ import { StacCollections } from './data/stac-collections.js';
 import { setSearchHost } from './data/stac-search-bridge.js';
 import { setUdfHost, UdfHost } from './udf/host.js';
 import { runtimesDocument } from './udf/runtimes.js';
-import { setFilesHost, workspaceFilesHost } from './files/file-bridge.js';
+import { setFilesHost, workspaceFilesHost, type FilesHost } from './files/file-bridge.js';
+import { jobModelReader } from './jobs/saved-models.js';
 import { configureVectorLimits } from './datacube/vector-limits.js';
 import { configureLogging, log } from './core/log.js';
 import { Readiness, type Probe } from './server/health.js';
@@ -83,10 +84,10 @@ function storageProbes(store: Store, blobs: BlobStore): Probe[] {
  * collections, the UDF sandboxes and compiler, and users' files (UDF code, uploaded vector files).
  * Answers the function that takes it all back when the node stops.
  */
-function hostForThreads(stac: StacCollections, udf: UdfHost, files: Workspaces): () => void {
+function hostForThreads(stac: StacCollections, udf: UdfHost, files: Workspaces, jobModel: FilesHost['jobModel']): () => void {
   setSearchHost((req) => stac.search(req));
   setUdfHost(udf);
-  setFilesHost(workspaceFilesHost(files));
+  setFilesHost(workspaceFilesHost(files, jobModel));
   return () => {
     setSearchHost(null);
     setUdfHost(null);
@@ -121,12 +122,12 @@ export async function startXeo(config: Config): Promise<Xeo> {
   const stac = new StacCollections(store.collections, config.stac);
   const workspaces = new Workspaces(blobs, config.maxUploadBytes, store.uploads);
   const udf = new UdfHost(config);
-  const unhost = hostForThreads(stac, udf, workspaces);
+  const unhost = hostForThreads(stac, udf, workspaces, jobModelReader(store, results));
   const syncLogs = new SyncLogs(store.logs);
   const tasks = config.redisUrl ? await queueOf(config.redisUrl, config.chunkAttempts) : null;
   const jobs = new JobService(store, results, config, await LinkSigner.open(store.secrets, config.dataDir), tasks);
   let publicUrl = config.publicUrl ?? '';
-  const compute = new ComputePool({ threads: config.computeThreads, queue: config.computeQueue, tilesPerThread: config.tilesPerThread, dataDir: config.dataDir, databaseUrl: config.databaseUrl, database: config.database, blockCacheBytes: config.blockCacheBytes, outboundAllow: config.outboundAllow, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads, vector: config.vector });
+  const compute = new ComputePool({ threads: config.computeThreads, queue: config.computeQueue, tilesPerThread: config.tilesPerThread, dataDir: config.dataDir, databaseUrl: config.databaseUrl, database: config.database, blockCacheBytes: config.blockCacheBytes, outboundAllow: config.outboundAllow, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads, vector: config.vector, models: config.models, ml: config.ml });
   const changes = config.databaseUrl ? new PgChanges(config.databaseUrl, config.database.timeoutMs) : new LocalChanges();
   const oidc = new OidcVerifier(config.oidcProviders, store);
   const keys = new KeyRing(store.signingKeys, config.jwtRotationSeconds * 1000, config.tokenTtlSeconds * 1000);
@@ -260,7 +261,7 @@ export async function startWorker(config: Config): Promise<XeoWorker> {
   const udf = new UdfHost(config);
   // run_udf code and load_uploaded_files in a job read the user's files from the shared file store.
   const files = new Workspaces(await openBlobStore(config, 'files'), config.maxUploadBytes, store.uploads);
-  const unhost = hostForThreads(stac, udf, files);
+  const unhost = hostForThreads(stac, udf, files, jobModelReader(store, results));
   const node = nodeId(config.dataDir);
   const { JobWorker } = await import('./jobs/worker-node.js');
   const worker = new JobWorker(store, results, config, await queueOf(config.redisUrl, config.chunkAttempts), node);

@@ -21,7 +21,7 @@ import { writeCog } from '../src/output/cog-writer.js';
 import { LazyCube } from '../src/datacube/lazy.js';
 import { featuresFromGeoJson } from '../src/datacube/geojson-in.js';
 
-const defs = new Map<string, ProcessDef>([...predefined.specs().map((s) => [s.id, predefined.get(s.id)!] as [string, ProcessDef]), ...mine.map((d) => [d.spec.id, d] as [string, ProcessDef])]);
+const defs = new Map<string, ProcessDef>([...predefined.specs().map((s) => [s.id, predefined.get(s.id)!] as [string, ProcessDef]), ...mine.map((d) => [d.id, predefined.get(d.id)!] as [string, ProcessDef])]);
 const run: RunContext = { catalog: { collections: { get: () => null, items: () => [] } } as any, maxValues: 1e9, limitAdvice: '', results: [], log: () => {}, stats: { values: 0 } };
 const env = { predefined: (id: string) => defs.get(id), userProcess: () => null, run };
 
@@ -84,7 +84,7 @@ async function direct(def: ProcessDef, values: Record<string, unknown>) {
   return { result, calls };
 }
 
-const byId = (id: string) => mine.find((d) => d.spec.id === id)!;
+const byId = (id: string) => predefined.get(id)!;
 
 describe('aggregate_temporal', () => {
   const intervals = [

@@ -13,7 +13,7 @@ import type { Grid } from '../src/core/grid.js';
 
 const defs = new Map<string, ProcessDef>([
   ...predefined.specs().map((s) => [s.id, predefined.get(s.id)!] as const),
-  ...[...apply, ...dimensions, ...combine].map((d) => [d.spec.id, d] as const),
+  ...[...apply, ...dimensions, ...combine].map((d) => [d.id, predefined.get(d.id)!] as const),
 ]);
 const run: RunContext = { catalog: { collections: { get: () => null, items: () => [] } } as any, maxValues: 1e9, limitAdvice: '', results: [], log: () => {}, stats: { values: 0 } };
 const env: EvalEnv = { predefined: (id) => defs.get(id), userProcess: () => null, run };

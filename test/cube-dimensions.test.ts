@@ -10,7 +10,7 @@ import { processes as mine } from '../src/processes/cubes/dimensions.js';
 import { DataCube, spatialDims, type Dimension } from '../src/datacube/datacube.js';
 import type { Grid } from '../src/core/grid.js';
 
-const defs = new Map<string, ProcessDef>([...predefined.specs().map((s) => [s.id, predefined.get(s.id)!] as const), ...mine.map((d) => [d.spec.id, d] as const)]);
+const defs = new Map<string, ProcessDef>([...predefined.specs().map((s) => [s.id, predefined.get(s.id)!] as const), ...mine.map((d) => [d.id, predefined.get(d.id)!] as const)]);
 const run: RunContext = { catalog: { collections: { get: () => null, items: () => [] } } as any, maxValues: 1e9, limitAdvice: '', results: [], log: () => {}, stats: { values: 0 } };
 const env: EvalEnv = { predefined: (id) => defs.get(id), userProcess: () => null, run };
 const call = (process_id: string, args: Record<string, unknown>, values: Record<string, unknown> = {}) =>

@@ -17,7 +17,7 @@ import type { Grid } from '../src/core/grid.js';
 import type { CatalogSnapshot } from '../src/core/catalog.js';
 import { writeCog } from '../src/output/cog-writer.js';
 
-const defs = new Map<string, ProcessDef>([...predefined.specs().map((s) => [s.id, predefined.get(s.id)!] as [string, ProcessDef]), ...mine.map((d) => [d.spec.id, d] as [string, ProcessDef])]);
+const defs = new Map<string, ProcessDef>([...predefined.specs().map((s) => [s.id, predefined.get(s.id)!] as [string, ProcessDef]), ...mine.map((d) => [d.id, predefined.get(d.id)!] as [string, ProcessDef])]);
 const newRun = (): RunContext => ({ catalog: { collections: { get: () => null, items: () => [] } } as any, maxValues: 1e9, limitAdvice: '', results: [], log: () => {}, stats: { values: 0 } });
 let run = newRun();
 const env = { predefined: (id: string) => defs.get(id), userProcess: () => null, get run() { return run; } };

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { encodePng, type PngImage } from '../src/output/png-writer.js';
 import { encodeJpeg } from '../src/output/jpeg-writer.js';
-import { COLOR_MAPS, colorIndices, colorPalette, colorTable, colorize, toRgba } from '../src/output/colormap.js';
+import { CATEGORICAL_RANGE, COLOR_MAPS, colorIndices, colorPalette, colorTable, colorize, isCategorical, toRgba } from '../src/output/colormap.js';
 import { encodeNetcdf, netcdfParts, type NetcdfInput } from '../src/output/netcdf-writer.js';
 import { describeWithTool, hasGdal, run } from './system-tools.js';
 import { decodePng } from './png-decode.js';
@@ -108,8 +108,24 @@ describe('colour maps', () => {
     for (let i = 0; i < 256; i++) expect([...greys.subarray(4 * i, 4 * i + 4)]).toEqual([i, i, i, 255]);
   });
 
+  it('draws the whole values of a categorical map each in its own colour, in RGBA and in indexed PNG alike', () => {
+    const values = Float32Array.from({ length: 255 }, (_, v) => v);
+    const [min, max] = CATEGORICAL_RANGE;
+    const rgba = colorize(values, { min, max, map: 'classes' });
+    const table = colorTable('classes');
+    const palette = colorPalette('classes');
+    const indices = colorIndices(values, min, max);
+    for (let v = 0; v < 255; v++) {
+      expect([...rgba.subarray(4 * v, 4 * v + 4)]).toEqual([...table.subarray(4 * v, 4 * v + 4)]);
+      expect(indices[v]).toBe(v + 1);
+      expect([...palette.subarray(4 * (v + 1), 4 * (v + 2))]).toEqual([...table.subarray(4 * v, 4 * v + 4)]);
+    }
+    // Neighbouring classes differ clearly.
+    for (let v = 1; v < 12; v++) expect([0, 1, 2].some((c) => Math.abs(table[4 * v + c]! - table[4 * (v - 1) + c]!) > 40)).toBe(true);
+  });
+
   it('has continuous ramps with monotone lightness where expected', () => {
-    for (const map of COLOR_MAPS) {
+    for (const map of COLOR_MAPS.filter((m) => !isCategorical(m))) {
       const t = colorTable(map);
       for (let i = 1; i < 256; i++) {
         for (let c = 0; c < 3; c++) expect(Math.abs(t[4 * i + c] - t[4 * (i - 1) + c]), `${map} step at ${i}`).toBeLessThanOrEqual(12);

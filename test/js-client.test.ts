@@ -84,6 +84,16 @@ describe.each(['1.3.0', '1.2.0'])('the openEO JavaScript client on API %s', (ver
     expect([img.width, img.height]).toEqual([128, 128]);
   });
 
+  it("computes a result with the Web Editor's body, a browser event spread into it", async () => {
+    // The editor's "Run directly" hands its click event to computeResult as `additional`; a DOM
+    // event's one own enumerable member, isTrusted, lands at the top level of POST /result.
+    const click = Object.assign(Object.create({ type: 'click', target: null }), { isTrusted: true });
+    const b = await con.buildProcess();
+    const answer = await con.computeResult(b.multiply(6, 7), null, null, null, click);
+    expect(JSON.parse((await bytesOf(answer.data)).toString())).toBe(42);
+    expect(answer.logs.map((e: any) => e.level)).toContain('warning');
+  });
+
   it('validates and stores user-defined processes', async () => {
     const bad = await con.validateProcess({ process_graph: { a: { process_id: 'no_such', arguments: {}, result: true } } });
     expect(bad.map((e: any) => e.code)).toEqual(['ProcessUnsupported']);

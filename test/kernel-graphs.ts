@@ -17,6 +17,8 @@ export function inputValues(rng: Rng, n: number): Float32Array {
 }
 
 const UNARY = ['absolute', 'sqrt', 'exp', 'ln', 'sin', 'cos', 'tan', 'arcsin', 'arccos', 'arctan', 'sinh', 'cosh', 'tanh', 'arsinh', 'arcosh', 'artanh', 'floor', 'ceil', 'int', 'round', 'sgn', 'not', 'is_nodata', 'is_valid', 'is_infinite', 'is_nan', 'constant'];
+/** The parameter of each unary process: x, except where the definition names it otherwise. */
+const UNARY_PARAMETER: Record<string, string> = { exp: 'p' };
 const BINARY: [string, string, string][] = [
   ['add', 'x', 'y'], ['subtract', 'x', 'y'], ['multiply', 'x', 'y'], ['divide', 'x', 'y'], ['power', 'base', 'p'], ['mod', 'x', 'y'],
   ['arctan2', 'y', 'x'], ['normalized_difference', 'x', 'y'], ['gt', 'x', 'y'], ['gte', 'x', 'y'], ['lt', 'x', 'y'], ['lte', 'x', 'y'],
@@ -45,7 +47,10 @@ export function randomChild(rng: Rng, shape: Shape, maxDepth = 4): Record<string
   const expr = (depth: number): unknown => {
     if (depth >= maxDepth || rng.next() < 0.25) return leaf();
     const k = rng.next();
-    if (k < 0.35) return add(rng.pick(UNARY), { x: expr(depth + 1) });
+    if (k < 0.35) {
+      const id = rng.pick(UNARY);
+      return add(id, { [UNARY_PARAMETER[id] ?? 'x']: expr(depth + 1) });
+    }
     if (k < 0.8) {
       const [id, a, b] = rng.pick(BINARY);
       return add(id, { [a]: expr(depth + 1), [b]: expr(depth + 1) });

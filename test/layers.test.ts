@@ -10,7 +10,8 @@ const SRC = path.join(ROOT, 'src');
 /** Bottom to top; a file may import its own layer or any layer below. */
 const LAYERS: string[][] = [
   ['core'],
-  ['store', 'data', 'datacube', 'compile', 'files', 'udf'],
+  ['process-catalog'],
+  ['store', 'data', 'datacube', 'compile', 'files', 'udf', 'ml'],
   ['graph', 'processes', 'output', 'auth'],
   ['compute'],
   ['tiles', 'jobs', 'ingest'],

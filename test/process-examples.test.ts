@@ -10,7 +10,7 @@ import { predefined } from '../src/processes/registry.js';
 const examples: Record<string, { arguments: Record<string, unknown>; returns?: unknown }[]> = JSON.parse(
   readFileSync(new URL('./fixtures/process-examples.json', import.meta.url), 'utf8'),
 );
-const facts: Record<string, any> = JSON.parse(readFileSync(new URL('../src/processes/schemas.json', import.meta.url), 'utf8'));
+const facts: Record<string, any> = JSON.parse(readFileSync(new URL('../src/process-catalog/schemas.json', import.meta.url), 'utf8'));
 
 const env = { predefined: (id: string) => predefined.get(id), userProcess: () => null };
 const run = (id: string, args: Record<string, unknown>) => evaluateGraph({ n: { process_id: id, arguments: args, result: true } }, env, rootScope());

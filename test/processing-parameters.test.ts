@@ -61,13 +61,17 @@ describe('GET /processing_parameters', () => {
 });
 
 describe('batch jobs', () => {
-  it('refuse unknown and invalid parameters at the top level, on every version', async () => {
+  it('ignore unknown members with a warning in the log, and refuse invalid parameters, on every version', async () => {
     for (const v of VERSIONS) {
       const body = { process: { process_graph: ndvi() } };
       const unknown = await post('/jobs', { ...body, job_options: { memory: '2GB' } }, alice, v);
-      expectError(unknown, 400, 'ProcessingParameterUnsupported');
-      expect(unknown.json.message).toContain('chunk_size, max_values, log_level');
-      expectError(await post('/jobs', { ...body, chunk_size: 'big' }, alice, v), 400, 'ProcessingParameterInvalid');
+      expect(unknown.status, unknown.text).toBe(201);
+      const warned = (await jobs.logs(unknown.headers['xeo-identifier'])).logs;
+      expect(warned).toContainEqual(expect.objectContaining({ level: 'warning', message: expect.stringContaining("'job_options'") }));
+      const bad = await post('/jobs', { ...body, chunk_size: 'big' }, alice, v);
+      expectError(bad, 400, 'ProcessingParameterInvalid');
+      expect(bad.json.message).toContain('chunk_size');
+      expect(bad.json.message).toContain('"minimum":16');
       expectError(await post('/jobs', { ...body, chunk_size: 8 }, alice, v), 400, 'ProcessingParameterInvalid');
       expectError(await post('/jobs', { ...body, max_values: 1e15 }, alice, v), 400, 'ProcessingParameterInvalid');
     }
@@ -108,7 +112,9 @@ describe('batch jobs', () => {
     // PATCH sets one too; a restart runs with it
     expect((await jobs.call('PATCH', `/jobs/${submitted}`, { chunk_size: 1024 })).status).toBe(204);
     expectError(await jobs.call('PATCH', `/jobs/${submitted}`, { chunk_size: -1 }), 400, 'ProcessingParameterInvalid');
-    expectError(await jobs.call('PATCH', `/jobs/${submitted}`, { memory: 1 }), 400, 'PropertyNotEditable');
+    expectError(await jobs.call('PATCH', `/jobs/${submitted}`, { status: 'finished' }), 400, 'PropertyNotEditable');
+    expect((await jobs.call('PATCH', `/jobs/${submitted}`, { memory: 1 })).status).toBe(204);
+    expect((await jobs.logs(submitted)).logs).toContainEqual(expect.objectContaining({ level: 'warning', message: expect.stringContaining("'memory'") }));
     await jobs.start(submitted);
     expect(await chunkLine((await jobs.waitFor(submitted, (j) => j.status === 'finished')).id)).toMatch(/2 chunks of up to 1024/);
   });
@@ -128,8 +134,12 @@ describe('synchronous processing', () => {
     s: { process_id: 'save_result', arguments: { data: { from_node: 'l' }, format: 'GTiff' }, result: true },
   });
 
-  it('refuses unknown and invalid parameters, and stops at max_values from the request or the process', async () => {
-    expectError(await post('/result', { process: { process_graph: graph() }, chunk_size: 2048 }), 400, 'ProcessingParameterUnsupported');
+  it('ignores unknown members, refuses invalid parameters, and stops at max_values from the request or the process', async () => {
+    // a job's parameter is not one of /result: ignored, and said so in the request's log
+    const stray = await post('/result', { process: { process_graph: graph() }, chunk_size: 2048 });
+    expect(stray.status, stray.text).toBe(200);
+    const strayLog = (await http('GET', /^<([^>]+)>/.exec(stray.headers.link)![1], { token: alice })).json.logs;
+    expect(strayLog[0]).toMatchObject({ level: 'warning', message: expect.stringContaining("'chunk_size'") });
     expectError(await post('/result', { process: { process_graph: graph() }, max_values: 0 }), 400, 'ProcessingParameterInvalid');
     expect((await post('/result', { process: { process_graph: graph() } })).status).toBe(200);
     const limited = await post('/result', { process: { process_graph: graph() }, max_values: 1000 });
@@ -182,7 +192,10 @@ describe('services', () => {
   const tile = (svc: Record<string, any>) => http('GET', svc.url.replace('{z}', INSIDE.z).replace('{x}', INSIDE.x).replace('{y}', INSIDE.y));
 
   it('take the tile size and Cache-Control from the request or the process, and stop at max_values', async () => {
-    expectError(await post('/services', { type: 'XYZ', process: { process_graph: mean() }, chunk_size: 1 }), 400, 'ProcessingParameterUnsupported');
+    const stray = await post('/services', { type: 'XYZ', process: { process_graph: mean() }, chunk_size: 1 });
+    expect(stray.status, stray.text).toBe(201);
+    const strayLog = (await http('GET', `${s.base}/services/${stray.headers['xeo-identifier']}/logs`, { token: alice })).json.logs;
+    expect(strayLog).toContainEqual(expect.objectContaining({ level: 'warning', message: expect.stringContaining("'chunk_size'") }));
     expectError(await post('/services', { type: 'XYZ', process: { process_graph: mean() }, tile_size: 300 }), 400, 'ProcessingParameterInvalid');
     const big = await service({ process: { process_graph: mean() }, tile_size: 512, max_age: 123 });
     expect(big.configuration.tile_size).toBe(512);
@@ -206,5 +219,67 @@ describe('services', () => {
     const r = await http('PATCH', `${s.base}/services/${big.id}`, { token: alice, body: JSON.stringify({ tile_size: 256 }) });
     expect(r.status, r.text).toBe(204);
     expect((await http('GET', `${s.base}/services/${big.id}`, { token: alice })).json.configuration.tile_size).toBe(256);
+  });
+});
+
+describe("the openEO Web Editor's body shape", () => {
+  // The editor (0.15.1) spreads a browser event into its request bodies: `isTrusted: true` arrives
+  // at the top level beside the API's own members. Every endpoint takes the request, ignores the
+  // stray member and says so in the log of what it made.
+  const tiny = () => ({
+    l: { process_id: 'load_collection', arguments: { id: DEMO, spatial_extent: pixels(0, 0, 32, 32), temporal_extent: JUNE, bands: ['B04'] } },
+    s: { process_id: 'save_result', arguments: { data: { from_node: 'l' }, format: 'GTiff' }, result: true },
+  });
+  const editor = (extra: Record<string, unknown> = {}) => ({ process: { process_graph: tiny() }, isTrusted: true, ...extra });
+  const warnsOf = (logs: { level: string; message: string }[]) => logs.filter((e) => e.level === 'warning' && e.message.includes("'isTrusted'"));
+  const call = (method: string, url: string, body: unknown) => http(method, url, { token: alice, body: JSON.stringify(body), headers: { 'content-type': 'application/json', origin: 'http://x.test' } });
+
+  it('is accepted by POST /result, /jobs and /services and their PATCH, with a warning, on every version', async () => {
+    for (const v of VERSIONS) {
+      const base = `${s.url}/${v}`;
+      const result = await call('POST', `${base}/result`, editor({ budget: null, plan: null }));
+      expect(result.status, `${v} ${result.text}`).toBe(200);
+      expect(result.headers['access-control-allow-origin']).toBeDefined();
+      const resultLog = (await http('GET', /^<([^>]+)>/.exec(result.headers.link)![1], { token: alice })).json.logs;
+      expect(warnsOf(resultLog)).toHaveLength(1);
+
+      const job = await call('POST', `${base}/jobs`, editor({ title: 'from the editor' }));
+      expect(job.status, `${v} ${job.text}`).toBe(201);
+      const jobId = job.headers['xeo-identifier'];
+      expect((await call('PATCH', `${base}/jobs/${jobId}`, { title: 'renamed', isTrusted: true })).status).toBe(204);
+      const jobDoc = await http('GET', `${base}/jobs/${jobId}`, { token: alice });
+      expect(jobDoc.json.title).toBe('renamed');
+      expect(jobDoc.json).not.toHaveProperty('isTrusted');
+      expect(warnsOf((await jobs.logs(jobId)).logs)).toHaveLength(2);
+
+      const svc = await call('POST', `${base}/services`, editor({ type: 'XYZ', title: 'map' }));
+      expect(svc.status, `${v} ${svc.text}`).toBe(201);
+      const svcId = svc.headers['xeo-identifier'];
+      expect((await call('PATCH', `${base}/services/${svcId}`, { enabled: false, isTrusted: true })).status).toBe(204);
+      const svcDoc = await http('GET', `${base}/services/${svcId}`, { token: alice });
+      expect(svcDoc.json.enabled).toBe(false);
+      const svcLog = (await http('GET', `${base}/services/${svcId}/logs`, { token: alice })).json.logs;
+      expect(warnsOf(svcLog)).toHaveLength(2);
+    }
+  });
+
+  it('still refuses what is wrong: a read-only member in PATCH, a bad parameter value', async () => {
+    const job = await call('POST', `${s.base}/jobs`, editor());
+    const jobId = job.headers['xeo-identifier'];
+    const ro = await call('PATCH', `${s.base}/jobs/${jobId}`, { status: 'finished', isTrusted: true });
+    expectError(ro, 400, 'PropertyNotEditable');
+    expect(ro.headers['access-control-allow-origin']).toBeDefined();
+    expectError(await call('POST', `${s.base}/result`, editor({ max_values: 'all' })), 400, 'ProcessingParameterInvalid');
+  });
+
+  it('takes `process` over a top-level `process_graph` sent beside it (the older request form)', async () => {
+    const other = { x: { process_id: 'add', arguments: { x: 1, y: 2 }, result: true } };
+    const svc = await call('POST', `${s.base}/services`, { type: 'XYZ', process: { process_graph: tiny() }, process_graph: other });
+    expect(svc.status, svc.text).toBe(201);
+    const doc = await http('GET', `${s.base}/services/${svc.headers['xeo-identifier']}`, { token: alice });
+    expect(doc.json.process.process_graph).toEqual(tiny());
+    const job = await call('POST', `${s.base}/jobs`, { process: { process_graph: tiny() }, process_graph: other });
+    expect(job.status, job.text).toBe(201);
+    expect((await http('GET', `${s.base}/jobs/${job.headers['xeo-identifier']}`, { token: alice })).json.process.process_graph).toEqual(tiny());
   });
 });

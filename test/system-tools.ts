@@ -23,6 +23,8 @@ export const hasCogValidator = hasGdal && has('/usr/bin/python3', ['-c', 'import
 /** Debian's python3 with xarray and netCDF4 (readers of our netCDF files that we did not write). */
 export const DEBIAN_PYTHON = '/usr/bin/python3';
 export const hasXarray = has(DEBIAN_PYTHON, ['-c', 'import xarray, netCDF4']);
+/** Debian's python3-onnx (with numpy): builds the ONNX models of the predict_onnx tests. */
+export const hasPythonOnnx = has(DEBIAN_PYTHON, ['-c', 'import onnx, numpy']);
 
 /** `describe` when the tool is present; a skip outside CI; a failing test under CI. */
 export function describeWithTool(present: boolean, tool: string, name: string, fn: () => void): void {

@@ -8,7 +8,7 @@ import { json, empty } from './reply.js';
 import type { JobEdit, JobRecord } from '../store/types.js';
 import type { LogLevel } from '../core/run-context.js';
 import { checkedProcessOf, ownMembers } from './processes.js';
-import { processDefaults, requestOptions, resolveOptions } from '../core/processing-options.js';
+import { ignoredMembersMessage, processDefaults, requestOptions, resolveOptions } from '../core/processing-options.js';
 import { logLevelMember, textMember } from './members.js';
 import { checkBilling } from './result.js';
 import { paginate, type Link } from './paging.js';
@@ -56,7 +56,7 @@ const text = (body: Record<string, unknown>, k: string) => textMember(body, k, i
 /** `log_level`; absent or null is the default. */
 const logLevelOf = (v: unknown): LogLevel => (v === undefined || v === null ? 'info' : logLevelMember(v, 'log_level', invalid));
 
-/** Members of a job request of its own; every other top-level member is a processing parameter. */
+/** Members of a job request of its own; any other top-level member is a processing parameter or ignored. */
 const OWN = ['title', 'description', 'process', 'plan', 'budget', 'log_level'];
 
 /**
@@ -68,8 +68,16 @@ function jobLogLevel(req: AppRequest, body: Record<string, unknown>, process: Re
   return resolveOptions(req.app.processing.job, {}, processDefaults('job', process, userProcesses)).log_level as LogLevel;
 }
 
-/** Members PATCH may change besides processing parameters; the rest of a job is read-only. */
+/** Members PATCH may change besides processing parameters. */
 const EDITABLE = new Set(['title', 'description', 'process', 'process_graph', 'plan', 'budget', 'log_level']);
+
+/** Members of a job (the API's batch job) that no request changes; other unknown members are ignored. */
+const READ_ONLY = new Set(['id', 'status', 'progress', 'created', 'updated', 'costs', 'usage', 'links']);
+
+/** Names the members a request about job `id` gave and Xeo ignored, as a warning of the job's log. */
+async function warnIgnored(req: AppRequest, id: string, ignored: string[]): Promise<void> {
+  if (ignored.length) await req.app.store.logs.append(jobLogOwner(id), { level: 'warning', message: ignoredMembersMessage('job', ignored) });
+}
 
 export const routes: AppRoute[] = [
   {
@@ -94,7 +102,7 @@ export const routes: AppRoute[] = [
       const body = await req.jsonObject();
       const held = await req.app.store.jobs.count(req.me.id);
       if (held >= req.app.config.maxJobsPerUser) throw new ApiError('JobQuotaExceeded', { jobs: held });
-      const options = requestOptions('job', req.app.processing.job, body, ownMembers(body, OWN));
+      const { options, ignored } = requestOptions(req.app.processing.job, body, ownMembers(body, OWN));
       const { process, userProcesses } = await checkedProcessOf(req, body);
       checkBilling(body);
       const fields: JobFields = {
@@ -109,6 +117,7 @@ export const routes: AppRoute[] = [
       // 128 random bits: the id cannot be guessed.
       const id = `j-${randomBytes(16).toString('hex')}`;
       await req.app.jobs.create(id, req.me.id, fields);
+      await warnIgnored(req, id, ignored);
       return empty(201, { Location: req.url(`/jobs/${id}`), [`${req.app.brandWord}-Identifier`]: id });
     },
   },
@@ -129,13 +138,14 @@ export const routes: AppRoute[] = [
     handler: async (req) => {
       const job = await jobOf(req);
       const body = await req.jsonObject();
-      const keys = Object.keys(body);
+      for (const k of Object.keys(body)) if (READ_ONLY.has(k)) throw new ApiError('PropertyNotEditable', { property: k });
+      const { options, ignored } = requestOptions(req.app.processing.job, body, EDITABLE);
       // An update that changes nothing succeeds as a no-op, also on a job locked for edits.
-      if (keys.length === 0) return empty(204);
+      if (Object.keys(body).length === ignored.length) {
+        await warnIgnored(req, job.id, ignored);
+        return empty(204);
+      }
       if (job.status === 'queued' || job.status === 'running') throw new ApiError('JobLocked');
-      const params = new Set(req.app.processing.job.map((p) => p.name));
-      for (const k of keys) if (!EDITABLE.has(k) && !params.has(k)) throw new ApiError('PropertyNotEditable', { property: k });
-      const options = requestOptions('job', req.app.processing.job, body, EDITABLE);
       checkBilling(body);
       const change: JobEdit = {};
       if ('title' in body) change.title = text(body, 'title');
@@ -149,6 +159,7 @@ export const routes: AppRoute[] = [
       // The status does not change; results of an earlier run stay until the job is started again.
       // Started since it was read: locked after all.
       if (!(await req.app.store.jobs.edit(job.id, change))) throw new ApiError('JobLocked');
+      await warnIgnored(req, job.id, ignored);
       return empty(204);
     },
   },

@@ -6,7 +6,7 @@ import { ApiError } from '../core/errors.js';
 import { json, empty } from './reply.js';
 import { requireSoundGraph } from './processes.js';
 import { paginate } from './paging.js';
-import { predefined } from '../processes/registry.js';
+import { processCatalog } from '../process-catalog/catalog.js';
 import { isObject } from '../core/graph.js';
 
 const ID = /^\w+$/;
@@ -123,7 +123,7 @@ export const routes: AppRoute[] = [
     handler: async (req) => {
       const id = req.params.process_graph_id;
       if (!ID.test(id)) throw new ApiError('ProcessInvalid', { reason: 'the id may hold only letters, digits and underscores' });
-      if (predefined.has(id)) throw new ApiError('PredefinedProcessExists', { identifier: id });
+      if (processCatalog.has(id)) throw new ApiError('PredefinedProcessExists', { identifier: id });
       const body = await req.jsonObject();
       await req.app.store.processGraphs.put(req.me.id, id, normalise(req, id, body));
       return empty(200);

@@ -2,7 +2,7 @@
 import type { AppRequest, AppRoute } from './context.js';
 import { ApiError } from '../core/errors.js';
 import { json } from './reply.js';
-import { predefined } from '../processes/registry.js';
+import { processCatalog } from '../process-catalog/catalog.js';
 import { MAX_PROBLEMS, shapeProblems, validateProcessGraph, type ValidationEnv } from '../graph/validate.js';
 import { messageOf } from '../core/messages.js';
 import { parseLimit } from './paging.js';
@@ -57,7 +57,7 @@ export function ownMembers(body: Record<string, unknown>, own: readonly string[]
 /** What validation knows without records: the predefined processes, the version's rules, the limits. */
 function baseEnv(req: AppRequest): ValidationEnv {
   return {
-    predefined: (id) => predefined.get(id),
+    predefined: (id) => processCatalog.get(id),
     userProcess: () => null,
     allowNamespace: req.version.nodeNamespace,
     limits: { nodes: req.app.config.maxGraphNodes, depth: req.app.config.maxGraphDepth },
@@ -125,7 +125,7 @@ export const routes: AppRoute[] = [
       parseLimit(req);
       return json({
         ...(req.version.processesVersion ? { version: PROCESSES_VERSION } : {}),
-        processes: predefined.specs(),
+        processes: processCatalog.specs(),
         links: [{ rel: 'self', href: req.url('/processes'), type: 'application/json' }],
       });
     },

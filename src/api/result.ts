@@ -10,7 +10,7 @@ import { messageOf } from '../core/messages.js';
 import { runLogsOf } from '../core/run-context.js';
 import { serverTiming } from '../core/stages.js';
 import { ownMembers, processOfBody, requireValidGraph } from './processes.js';
-import { processDefaults, requestOptions, resolveOptions } from '../core/processing-options.js';
+import { ignoredMembersMessage, processDefaults, requestOptions, resolveOptions } from '../core/processing-options.js';
 import { DEFAULT_PLAN } from './capabilities.js';
 import { costsOf, valuesFor } from '../compute/costs.js';
 import { newSyncId, SYNC_ID, syncLogOwner, type SyncLogEntry } from '../compute/sync-logs.js';
@@ -50,7 +50,9 @@ export const routes: AppRoute[] = [
       const body = await req.jsonObject();
       const proc = processOfBody(body);
       checkBilling(body);
-      const given = requestOptions('sync', req.app.processing.sync, body, ownMembers(body, OWN));
+      const { options: given, ignored } = requestOptions(req.app.processing.sync, body, ownMembers(body, OWN));
+      // Stray members are ignored, and said so first in the request's log.
+      const warnings: SyncLogEntry[] = ignored.length ? [{ level: 'warning', message: ignoredMembersMessage('sync', ignored), time: new Date().toISOString() }] : [];
       const userProcesses = await requireValidGraph(req, proc);
       // The request's processing parameters, else its processes', else the defaults.
       const options = resolveOptions(req.app.processing.sync, given, processDefaults('sync', proc, userProcesses));
@@ -84,13 +86,13 @@ export const routes: AppRoute[] = [
         if (e instanceof ApiError && e.status < 500 && !(e instanceof RequestAborted)) {
           const entry: SyncLogEntry = { level: 'error', code: e.code, message: messageOf(e, 'en').text, time: new Date().toISOString(), ...(e.stacktrace ? { stacktrace: e.stacktrace } : {}) };
           // What the run logged before it failed (a UDF's prints) comes first.
-          e.headers = { ...e.headers, ...(await logHeaders(req, id, level, [...runLogsOf(e), entry]).catch(() => ({}))) };
+          e.headers = { ...e.headers, ...(await logHeaders(req, id, level, [...warnings, ...runLogsOf(e), entry]).catch(() => ({}))) };
         }
         throw e;
       } finally {
         release();
       }
-      const headers = { [`${req.app.brandWord}-Costs`]: String(costsOf(out.values)), 'Server-Timing': serverTiming(out.stages), ...(await logHeaders(req, id, level, out.logs)) };
+      const headers = { [`${req.app.brandWord}-Costs`]: String(costsOf(out.values)), 'Server-Timing': serverTiming(out.stages), ...(await logHeaders(req, id, level, [...warnings, ...out.logs])) };
       return { status: 200, body: out.body, contentType: out.mediaType, headers };
     },
   },

@@ -8,7 +8,7 @@ import { ApiError } from '../core/errors.js';
 import { json, empty } from './reply.js';
 import { paginate } from './paging.js';
 import { checkedProcessOf, ownMembers } from './processes.js';
-import { processDefaults, requestOptions, resolveOptions } from '../core/processing-options.js';
+import { ignoredMembersMessage, processDefaults, requestOptions, resolveOptions } from '../core/processing-options.js';
 import type { LogLevel } from '../core/run-context.js';
 import { checkBilling } from './result.js';
 import { costsOf } from '../compute/costs.js';
@@ -19,10 +19,18 @@ import { checkConfiguration, serviceParameterNames, serviceTypeName } from '../t
 import { serviceLogOwner } from '../tiles/activity.js';
 import { userProcessesOf } from '../graph/user-processes.js';
 
-/** Members PATCH may change besides processing parameters; everything else of the record is the server's. */
+/** Members PATCH may change besides processing parameters. */
 const EDITABLE = new Set(['title', 'description', 'process', 'process_graph', 'enabled', 'configuration', 'parameters', 'plan', 'budget', 'log_level']);
 
-/** Members of a service request of its own; every other top-level member is a processing parameter. */
+/** Members of a service (the API's secondary web service) that no request changes; other unknown members are ignored. */
+const READ_ONLY = new Set(['id', 'url', 'type', 'attributes', 'created', 'costs', 'usage', 'links']);
+
+/** Names the members a request about service `id` gave and Xeo ignored, as a warning of the service's log. */
+async function warnIgnored(req: AppRequest, id: string, ignored: string[]): Promise<void> {
+  if (ignored.length) await req.app.store.logs.append(serviceLogOwner(id), { level: 'warning', message: ignoredMembersMessage('service', ignored) });
+}
+
+/** Members of a service request of its own; any other top-level member is a processing parameter or ignored. */
 const OWN = ['title', 'description', 'process', 'type', 'enabled', 'configuration', 'parameters', 'plan', 'budget', 'log_level'];
 
 /** The configuration the body gives (`parameters` is the interface spec's older name). */
@@ -121,7 +129,7 @@ export const routes: AppRoute[] = [
       const type = serviceTypeName(body.type);
       // `parameters` is the interface spec's older name of `configuration`.
       const configured = checkConfiguration(type, givenConfiguration(body));
-      const given = requestOptions('service', req.app.processing.service, body, ownMembers(body, OWN));
+      const { options: given, ignored } = requestOptions(req.app.processing.service, body, ownMembers(body, OWN));
       checkBilling(body);
       if (body.enabled !== undefined && typeof body.enabled !== 'boolean') throw invalid('enabled', 'true or false is expected');
       const { process, userProcesses } = await processOf(req, body, type);
@@ -147,6 +155,7 @@ export const routes: AppRoute[] = [
       };
       await req.app.store.services.create(record);
       await req.app.store.logs.append(serviceLogOwner(record.id), { level: 'info', message: `${type} service created` });
+      await warnIgnored(req, record.id, ignored);
       req.app.tiles.prepare(record.id);
       return empty(201, { Location: req.url(`/services/${record.id}`), [`${req.app.brandWord}-Identifier`]: record.id });
     },
@@ -168,12 +177,14 @@ export const routes: AppRoute[] = [
     handler: async (req) => {
       const current = await owned(req);
       const body = await req.jsonObject();
-      const keys = Object.keys(body);
+      for (const k of Object.keys(body)) if (READ_ONLY.has(k)) throw new ApiError('PropertyNotEditable', { property: k });
+      const { options: given, ignored } = requestOptions(req.app.processing.service, body, EDITABLE);
+      const keys = Object.keys(body).filter((k) => !ignored.includes(k));
       // An update that changes nothing succeeds as a no-op.
-      if (keys.length === 0) return empty(204);
-      const params = new Set(req.app.processing.service.map((p) => p.name));
-      for (const k of keys) if (!EDITABLE.has(k) && !params.has(k)) throw new ApiError('PropertyNotEditable', { property: k });
-      const given = requestOptions('service', req.app.processing.service, body, EDITABLE);
+      if (keys.length === 0) {
+        await warnIgnored(req, current.id, ignored);
+        return empty(204);
+      }
       const next: ServiceRecord = { ...current, options: { ...current.options, ...given }, updated: new Date().toISOString() };
       if ('title' in body) next.title = text(body, 'title');
       if ('description' in body) next.description = text(body, 'description');
@@ -201,6 +212,7 @@ export const routes: AppRoute[] = [
       req.app.tiles.prepare(current.id);
       const changed = keys.join(', ');
       await req.app.store.logs.append(serviceLogOwner(current.id), { level: 'info', message: `service changed: ${changed}` });
+      await warnIgnored(req, current.id, ignored);
       return empty(204);
     },
   },

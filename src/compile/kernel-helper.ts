@@ -18,7 +18,7 @@ const { ctrl, port, slot } = workerData as Init;
 let memory: { buffer: ArrayBufferLike } | null = null;
 let generation = -1;
 const modules = new Map<number, { module: object; name: string }>();
-const instances = new Map<number, (table: number, out: number, n: number) => void>();
+const instances = new Map<number, (table: number, out: number, n: number, arg: number, slot: number) => void>();
 
 function drain(): void {
   for (let m = receiveMessageOnPort(port); m; m = receiveMessageOnPort(port)) {
@@ -31,7 +31,7 @@ function drain(): void {
   }
 }
 
-function kernelOf(id: number): ((table: number, out: number, n: number) => void) | null {
+function kernelOf(id: number): ((table: number, out: number, n: number, arg: number, slot: number) => void) | null {
   let fn = instances.get(id);
   if (fn) return fn;
   const m = modules.get(id);
@@ -40,7 +40,7 @@ function kernelOf(id: number): ((table: number, out: number, n: number) => void)
   for (const h of HOST_IMPORTS) env[h] = Math[h];
   const run = new WA.Instance(m.module, { env }).exports[m.name];
   if (typeof run !== 'function') return null;
-  fn = run as (table: number, out: number, n: number) => void;
+  fn = run as (table: number, out: number, n: number, arg: number, slot: number) => void;
   instances.set(id, fn);
   return fn;
 }
@@ -57,8 +57,8 @@ function runBand(b: number): boolean {
   const u32 = new Uint32Array(memory.buffer);
   const inTab = Atomics.load(ctrl, C.INTAB) >>> 2;
   const table = Atomics.load(ctrl, C.TABLES) + slot * nIn * 4;
-  for (let j = 0; j < nIn; j++) u32[(table >>> 2) + j] = u32[inTab + j] + b * band * 4;
-  fn(table, Atomics.load(ctrl, C.OUT) + b * band * 4, Math.min(band, n - b * band));
+  for (let j = 0; j < nIn; j++) u32[(table >>> 2) + j] = u32[inTab + j]! + b * band * 4;
+  fn(table, Atomics.load(ctrl, C.OUT) + b * band * 4, Math.min(band, n - b * band), Atomics.load(ctrl, C.ARG), slot);
   return true;
 }
 
@@ -68,7 +68,7 @@ for (;;) {
   const w = Atomics.load(ctrl, C.CLAIM);
   const b = claim(ctrl, -1);
   if (b >= 0) {
-    let ok: boolean;
+    let ok = false;
     try {
       ok = runBand(b);
     } catch {

@@ -20,6 +20,8 @@ export const C = {
   NIN: 9,
   /** Memory generation of the job (the helper must have that memory). */
   GEN: 10,
+  /** A value handed to the kernel as is after (table, out, n), followed by the thread's slot (0 = the engine thread). */
+  ARG: 11,
   /** Per band: 0 claimed or not, 1 done, 2 left to the engine thread. */
   STATE: 16,
 } as const;

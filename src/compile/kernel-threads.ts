@@ -14,7 +14,8 @@ import { C, CTRL_WORDS, MAX_BANDS, claim, type HelperMessage } from './kernel-th
 
 /** A tier-1 kernel as the helpers need it: its module (to instantiate on the shared memory) and export. */
 export interface SplittableKernel {
-  run(inputTable: number, out: number, n: number): void;
+  /** `arg` and `slot` are for kernels that take them (runSplit's `arg`; the thread's slot, 0 here). */
+  run(inputTable: number, out: number, n: number, arg?: number, slot?: number): void;
   module: object;
   name: string;
 }
@@ -86,9 +87,11 @@ function start(): boolean {
  * out[i] = kernel(inputs[i]) for i < n on this thread and the helpers, by bands of pixels. `inTable`
  * holds the u32 input pointers (kernel memory); inputs and out are in kernel memory. Answers false
  * (nothing done) when there are no helpers or n is small: then the caller runs the kernel itself.
+ * `arg` goes to every band's call as is (a parameter block, say); `minPixels` is the least run
+ * worth splitting (heavier kernels per pixel pay the hand-over sooner).
  */
-export function runSplit(k: SplittableKernel, inTable: number, nIn: number, out: number, n: number): boolean {
-  if (wanted === 0 || n < SPLIT_MIN_PIXELS || !start()) return false;
+export function runSplit(k: SplittableKernel, inTable: number, nIn: number, out: number, n: number, arg = 0, minPixels = SPLIT_MIN_PIXELS): boolean {
+  if (wanted === 0 || n < minPixels || !start()) return false;
   const c = ctrl!;
   const generation = memoryGeneration();
   let id = moduleIds.get(k.module);
@@ -116,6 +119,7 @@ export function runSplit(k: SplittableKernel, inTable: number, nIn: number, out:
   c[C.BAND] = band;
   c[C.NIN] = nIn;
   c[C.GEN] = generation;
+  c[C.ARG] = arg;
   c[C.DONE] = 0;
   for (let b = 0; b < bands; b++) c[C.STATE + b] = 0;
   job = (job + 1) & 0x7f;
@@ -126,8 +130,8 @@ export function runSplit(k: SplittableKernel, inTable: number, nIn: number, out:
   const mem = u32(0, 0).buffer;
   const runBand = (b: number): void => {
     const view = new Uint32Array(mem);
-    for (let j = 0; j < nIn; j++) view[(tables >>> 2) + j] = view[(inTable >>> 2) + j] + b * band * 4;
-    k.run(tables, out + b * band * 4, Math.min(band, n - b * band));
+    for (let j = 0; j < nIn; j++) view[(tables >>> 2) + j] = view[(inTable >>> 2) + j]! + b * band * 4;
+    k.run(tables, out + b * band * 4, Math.min(band, n - b * band), arg, 0);
   };
   let mine = 0;
   for (let b = claim(c, job); b >= 0; b = claim(c, job)) {

@@ -82,6 +82,16 @@ export interface KernelExports {
   /** Copies each label's pixel values to out at its u32 cursor (advanced). */
   zonalGather(values: number, width: number, spans: number, nSpans: number, cursors: number, out: number): void;
   zonalFillU8(spans: number, nSpans: number, width: number, value: number, out: number): void;
+  /**
+   * Random forests (kernels/forest.ts): walks the forest over n pixels whose p predictor planes are
+   * listed (u32 pointers) at table; mode 0 mean value, 1 class of highest probability, 2 class
+   * probabilities (width planes). Nodes are 8-byte records with a leaf index per node, roots and
+   * depths i32 per tree; see src/compile/forest-kernel.ts.
+   */
+  forestRun(table: number, p: number, n: number, nodes: number, leafOf: number, roots: number, depths: number, nTrees: number, leaves: number, width: number, classes: number, mode: number, out: number, scratch: number): void;
+  forestScratchBytes(p: number, width: number): number;
+  /** A band of a split prediction (kernels/forest.ts forestBand): parameters at `params`, scratch by `slot`. */
+  forestBand(table: number, out: number, n: number, params: number, slot: number): void;
   /** Math.sin, cos, tan in double precision (for tier-1 modules to import: they have no data segments for the tables). */
   mathSin(x: number): number;
   mathCos(x: number): number;

@@ -94,6 +94,8 @@ export interface ExecuteResult extends Encoded {
   kept?: DataCube | null;
   /** With `keep`: the format and options save_result asked for (null without save_result). */
   saved?: { format: string; options: Record<string, unknown> } | null;
+  /** The models save_ml_model saved (batch jobs): the job writes them with its results. */
+  models?: { nodeId: string; model: unknown }[];
 }
 
 /**
@@ -135,6 +137,7 @@ async function executeCounted(req: ExecuteRequest, catalog: CatalogSource, signa
     udfTimeoutMs: req.udfTimeoutMs,
     files: req.user && userFiles ? userFiles(req.user) : undefined,
     zonal: req.zonal,
+    ...(req.mode === 'job' ? { models: [] } : {}),
   };
   let held = 0;
   // Tiles share their thread with other tiles (compute/pool.ts); other graphs run alone.
@@ -168,7 +171,7 @@ async function evaluateAndAnswer(req: ExecuteRequest, run: RunContext, logs: Run
   const saved = run.results[run.results.length - 1];
   const value0 = saved ? saved.data : value;
   const data = isCube(value0) ? await cubeOf(value0, run, 'save_result') : value0;
-  const done = (e: Encoded, more: Partial<ExecuteResult> = {}): ExecuteResult => ({ ...e, values: run.stats.values, logs, stages: stageTimes(performance.now() - started), ...more });
+  const done = (e: Encoded, more: Partial<ExecuteResult> = {}): ExecuteResult => ({ ...e, values: run.stats.values, logs, stages: stageTimes(performance.now() - started), ...(run.models?.length ? { models: run.models } : {}), ...more });
   const nothing: Encoded = { body: Buffer.alloc(0), mediaType: '', extension: '' };
   const raster = data instanceof DataCube && data.grid ? data : null;
   if (req.range) return done(nothing, { range: raster ? percentileRange(planesOf(raster, 'GTiff').planes) : null });

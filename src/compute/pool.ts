@@ -97,6 +97,8 @@ export class ComputePool {
         arenaKeepBytes: this.opts.arenaKeepBytes,
         kernelThreads: this.opts.kernelThreads,
         vector: this.opts.vector,
+        models: this.opts.models,
+        ml: this.opts.ml,
         searchPort,
         udf,
         filesPort,

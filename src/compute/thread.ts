@@ -18,6 +18,9 @@ import { configureKernelThreads } from '../compile/kernel-threads.js';
 import { configureUdfLink } from '../udf/client.js';
 import type { HostLink } from '../udf/protocol.js';
 import { configureVectorLimits } from '../datacube/vector-limits.js';
+import { configureModelSource } from '../data/model-source.js';
+import { configureOnnx } from '../processes/ml/onnx-sessions.js';
+import { configureMlLimits } from '../ml/limits.js';
 import { filesOverPort, filesPortForThread } from '../files/file-bridge.js';
 import { setUserFiles } from './execute.js';
 import type { Config } from '../core/config.js';
@@ -45,6 +48,10 @@ export interface ThreadInit {
   filesPort?: MessagePort | null;
   /** Limits on vector inputs (XEO_VECTOR_*); the defaults when absent. */
   vector?: Config['vector'];
+  /** Machine-learning models: most bytes read by reference, threads of one ONNX inference (XEO_ML_*); the defaults when absent. */
+  models?: Config['models'];
+  /** Limits of random-forest training (XEO_ML_*); the defaults when absent. */
+  ml?: Config['ml'];
   /** To the main thread's metrics: what this thread counts is added there (core/metrics.ts shipMetrics, called by the thread once it serves). */
   metricsPort?: MessagePort | null;
   /** How this thread logs: as the main thread does. */
@@ -60,6 +67,11 @@ export function setupEngineThread(init: ThreadInit): () => CatalogSource {
   configureKernelThreads(init.kernelThreads ?? 0);
   configureUdfLink(init.udf ?? null);
   if (init.vector) configureVectorLimits(init.vector);
+  if (init.models) {
+    configureModelSource(init.models);
+    configureOnnx({ threads: init.models.onnxThreads });
+  }
+  if (init.ml) configureMlLimits(init.ml);
   setUserFiles(init.filesPort ? filesOverPort(init.filesPort) : null);
   // Compiled kernels are shared by all threads through the disk cache; each thread keeps its own
   // instances (a module instance belongs to the thread's kernel memory).

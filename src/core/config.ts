@@ -107,6 +107,10 @@ export interface Config {
   remoteProcesses: RemoteProcessConfig;
   /** Vector inputs (load_url, load_uploaded_files, GeoJSON): most bytes, features and vertices (all, and of one geometry). */
   vector: { maxBytes: number; maxGeometries: number; maxVertices: number; maxVerticesPerGeometry: number };
+  /** Machine-learning models read by reference (predict_onnx, load_ml_model): most bytes of one; threads of one ONNX inference. */
+  models: { maxBytes: number; onnxThreads: number };
+  /** Random forests: most samples × predictors × trees of a training, deepest tree. */
+  ml: { maxWork: number; maxDepth: number };
   /**
    * A bucket of an S3-compatible store for user files (files/...) and job results (jobs/...), with
    * the endpoint, region and credentials of stac.signers.s3; null = both on the local disk.
@@ -259,6 +263,8 @@ export function loadConfig(env: Env = process.env): Config {
     jobResultTtlSeconds: v.jobResultTtl,
     remoteProcesses: { http: v.remoteProcessHttp, ttlSeconds: v.remoteProcessTtl, maxBytes: v.remoteProcessMaxBytes },
     vector: { maxBytes: v.vectorMaxBytes, maxGeometries: v.vectorMaxFeatures, maxVertices: v.vectorMaxVertices, maxVerticesPerGeometry: v.vectorMaxGeometryVertices },
+    models: { maxBytes: v.mlModelMaxBytes, onnxThreads: v.mlOnnxThreads },
+    ml: { maxWork: v.mlMaxWork, maxDepth: v.mlMaxDepth },
     resultLinkTtlSeconds: v.resultLinkTtl,
     s3Bucket: v.s3Bucket,
     s3TimeoutMs: v.s3Timeout * 1000,

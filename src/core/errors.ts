@@ -99,8 +99,6 @@ export const OWN_CODES = {
   UdfFailed: 400,
   /** A user-defined function that cannot be run as written: a syntax or compile error, no known entry point, too large. */
   UdfInvalid: 400,
-  /** A top-level member of a processing request that GET /processing_parameters does not list for its mode. */
-  ProcessingParameterUnsupported: 400,
   /** A processing parameter whose value its schema (GET /processing_parameters) refuses. */
   ProcessingParameterInvalid: 400,
   /**

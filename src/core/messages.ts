@@ -75,7 +75,6 @@ const EN: Record<ErrorCode, string> = {
   CollectionUnavailable: "The STAC API behind collection '{identifier}' cannot be used at the moment. Please try again later.",
   UdfFailed: 'The user-defined function failed: {reason}',
   UdfInvalid: 'The user-defined function cannot be run: {reason}',
-  ProcessingParameterUnsupported: "'{parameter}' is not a processing parameter of {mode}. GET /processing_parameters lists them: {known}.",
   ProcessingParameterInvalid: "The value of processing parameter '{parameter}' is not valid: {reason}",
   ProcessNamespaceInvalid: "The namespace '{namespace}' of process '{process}' cannot be used: {reason}",
 };

@@ -1,8 +1,9 @@
 import type { RunContext } from './run-context.js';
 
 // Process definitions: the metadata clients see at GET /processes (ids, parameter and return
-// schemas exactly as the openEO process definitions give them; texts in our own words) and the
-// implementation that evaluates the process on plain values.
+// schemas exactly as the openEO process definitions give them; texts in our own words; held by the
+// process catalogue) and, joined to it on engine threads, the implementation that evaluates the
+// process on plain values.
 
 export interface ProcessParameter {
   name: string;
@@ -69,9 +70,9 @@ export interface ProcessDef {
    */
   scalar?: (args: Record<string, any>) => unknown;
   /**
-   * Values some parameters take beyond their definition's schema, by parameter name (e.g. a single
-   * number where the definition asks for an array, as clients write it). Validation accepts them
-   * too; GET /processes shows the definition's schemas only.
+   * Parameters the definition requires but this back-end fills in when a graph leaves them out (as
+   * the clients do with max_variables of the random forests): from the process catalogue
+   * (OMITTABLE in accepts.ts); evaluation takes them as optional; GET /processes shows the definition.
    */
-  accepts?: Record<string, unknown>;
+  omittable?: string[];
 }

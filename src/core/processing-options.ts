@@ -4,7 +4,10 @@
 // request's top level (POST /jobs, /result, /services; PATCH of jobs and services), from the
 // `default_*_options` of the process submitted, from those of the stored or remote processes its
 // root graph calls (in node order; the first that sets one wins), else from the default here.
-// Unknown or invalid values of a request are refused; those of a process are passed over.
+// A request's members that are neither its own nor a parameter of the mode are ignored and named in
+// a warning of the request's (or job's, or service's) log: clients send stray members (the Web
+// Editor spreads a browser event into its body). Invalid values of known parameters are refused;
+// those of a process are passed over.
 import AjvModule, { type ValidateFunction } from 'ajv';
 import type { Config } from './config.js';
 import { ApiError } from './errors.js';
@@ -102,21 +105,39 @@ function check(p: ProcessingParameter, value: unknown): string | null {
   return v(value) ? null : ajv.errorsText(v.errors, { dataVar: p.name });
 }
 
+/** What a request's top level gives: its processing parameters, and the members ignored. */
+export interface RequestOptions {
+  options: Record<string, unknown>;
+  /** Members that are neither the request's own nor parameters of the mode, in body order. */
+  ignored: string[];
+}
+
 /**
- * The processing parameters a request gives at its top level: every member that is not one of
- * the request's own (`own`) must be a parameter of the mode with a valid value.
+ * The processing parameters a request gives at its top level: a member that is not one of the
+ * request's own (`own`) is a parameter of the mode, with a valid value, or is ignored.
  */
-export function requestOptions(mode: ProcessingMode, params: ProcessingParameter[], body: Record<string, unknown>, own: ReadonlySet<string>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+export function requestOptions(params: ProcessingParameter[], body: Record<string, unknown>, own: ReadonlySet<string>): RequestOptions {
+  const options: Record<string, unknown> = {};
+  const ignored: string[] = [];
   for (const [name, value] of Object.entries(body)) {
     if (own.has(name)) continue;
     const p = params.find((x) => x.name === name);
-    if (!p) throw new ApiError('ProcessingParameterUnsupported', { parameter: name, mode: MODE_NAME[mode], known: params.map((x) => x.name).join(', ') });
+    if (!p) {
+      ignored.push(name);
+      continue;
+    }
     const problem = check(p, value);
-    if (problem) throw new ApiError('ProcessingParameterInvalid', { parameter: name, reason: problem });
-    out[name] = value;
+    if (problem) throw new ApiError('ProcessingParameterInvalid', { parameter: name, reason: `${problem}; accepted: ${JSON.stringify(p.schema)}` });
+    options[name] = value;
   }
-  return out;
+  return { options, ignored };
+}
+
+/** The log line that names the members a request of `mode` gave and Xeo ignored. */
+export function ignoredMembersMessage(mode: ProcessingMode, ignored: readonly string[]): string {
+  const names = ignored.map((n) => `'${n}'`).join(', ');
+  const one = ignored.length === 1;
+  return `Ignored the request member${one ? '' : 's'} ${names}: ${one ? 'it is' : 'they are'} neither part of the API's request nor a processing parameter of ${MODE_NAME[mode]} (GET /processing_parameters lists those).`;
 }
 
 /**

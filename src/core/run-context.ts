@@ -24,6 +24,11 @@ export interface UserFiles {
   owner: string;
   stat(path: string): Promise<UserFileInfo | null>;
   read(path: string, maxBytes: number): Promise<Uint8Array>;
+  /**
+   * The model file a finished batch job of this user saved (load_ml_model by job id); JobNotFound
+   * for a job that is not theirs. Absent where no job store is reachable.
+   */
+  jobModel?(jobId: string, maxBytes: number): Promise<Uint8Array>;
 }
 
 export type LogLevel = 'debug' | 'info' | 'warning' | 'error';
@@ -56,6 +61,8 @@ export interface RunContext {
    */
   reserve?: (values: number) => Promise<void>;
   results: SavedResult[];
+  /** Models save_ml_model saved (batch jobs only; absent elsewhere): written with the job's results. */
+  models?: { nodeId: string; model: unknown }[];
   log(level: LogLevel, message: string, data?: unknown, stacktrace?: string): void;
   signal?: AbortSignal;
   /** Which kernels run fusable child processes: 'auto' (tier 1 when compiled, else tier 0), a tier, or 'off' (JS only). */

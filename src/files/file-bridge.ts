@@ -11,6 +11,8 @@ export interface FilesHost {
   stat(userId: string, path: string): Promise<UserFileInfo | null>;
   /** The bytes of a user's file (its size checked against `maxBytes` by the caller first). */
   read(userId: string, path: string, maxBytes: number): Promise<Uint8Array>;
+  /** The model file a finished batch job of the user saved (load_ml_model by job id); absent without a job store. */
+  jobModel?(userId: string, jobId: string, maxBytes: number): Promise<Uint8Array>;
 }
 
 let host: FilesHost | null = null;
@@ -20,7 +22,7 @@ export function setFilesHost(h: FilesHost | null): void {
   host = h;
 }
 
-type Request = { id: number; op: 'stat' | 'read'; userId: string; path: string; maxBytes?: number };
+type Request = { id: number; op: 'stat' | 'read' | 'jobModel'; userId: string; path: string; maxBytes?: number };
 
 /** A port for a new engine thread (to pass in workerData and transferList), or null without a host. */
 export function filesPortForThread(): MessagePort | null {
@@ -43,6 +45,11 @@ export function filesPortForThread(): MessagePort | null {
           port1.postMessage({ id: m.id, ok: false, error: errorToData(err ?? new ApiError('StorageFailure')) });
         },
       );
+    if (m.op === 'jobModel') {
+      // The path is the job id here. Both outcomes are answered on the port by done() itself.
+      void done(h.jobModel ? h.jobModel(m.userId, m.path, m.maxBytes ?? 0) : Promise.reject(new ApiError('JobNotFound', { identifier: m.path })));
+      return;
+    }
     // Both outcomes are answered on the port by done() itself.
     void done(m.op === 'stat' ? h.stat(m.userId, m.path) : h.read(m.userId, m.path, m.maxBytes ?? 0));
   });
@@ -72,10 +79,11 @@ export function filesOverPort(port: MessagePort): (userId: string) => UserFiles 
     owner: userId,
     stat: (path) => ask<UserFileInfo | null>({ op: 'stat', userId, path }),
     read: (path, maxBytes) => ask<Uint8Array>({ op: 'read', userId, path, maxBytes }),
+    jobModel: (jobId, maxBytes) => ask<Uint8Array>({ op: 'jobModel', userId, path: jobId, maxBytes }),
   });
 }
 
 /** The host reading from users' workspaces. */
-export function workspaceFilesHost(ws: { stat: FilesHost['stat']; readAll(userId: string, path: string, maxBytes: number): Promise<Uint8Array> }): FilesHost {
-  return { stat: (u, p) => ws.stat(u, p), read: (u, p, max) => ws.readAll(u, p, max) };
+export function workspaceFilesHost(ws: { stat: FilesHost['stat']; readAll(userId: string, path: string, maxBytes: number): Promise<Uint8Array> }, jobModel?: FilesHost['jobModel']): FilesHost {
+  return { stat: (u, p) => ws.stat(u, p), read: (u, p, max) => ws.readAll(u, p, max), ...(jobModel ? { jobModel } : {}) };
 }

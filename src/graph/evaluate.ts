@@ -205,7 +205,7 @@ function checkedParams(def: ProcessDef, values: Record<string, unknown>): Map<st
     if (!params.has(k)) throw new ApiError('ProcessParameterUnsupported', { process: def.spec.id, parameter: k });
   }
   for (const p of def.spec.parameters) {
-    if (!(p.name in values) && !p.optional) throw new ApiError('ProcessParameterRequired', { process: def.spec.id, parameter: p.name });
+    if (!(p.name in values) && !p.optional && !def.omittable?.includes(p.name)) throw new ApiError('ProcessParameterRequired', { process: def.spec.id, parameter: p.name });
   }
   return params;
 }

@@ -14,7 +14,7 @@ const Ajv = AjvModule as unknown as typeof AjvModule.default;
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 
 export interface ValidationEnv {
-  predefined(id: string): { spec: ProcessSpec; accepts?: Record<string, unknown> } | undefined;
+  predefined(id: string): { spec: ProcessSpec; accepts?: Record<string, unknown>; omittable?: string[] } | undefined;
   /** A stored process (namespace `user` or none) or a remote one (a URL namespace), or null. */
   userProcess(id: string, namespace?: string | null): { parameters?: ProcessParameter[] | null; returns?: { schema?: unknown } | null } | null;
   allowNamespace: boolean;
@@ -153,11 +153,12 @@ function childParameters(schema: unknown): string[] | null {
 
 /** Parameters with the values a process accepts beyond its definition added to their schemas (made once per process, so compiled schemas are reused). */
 const widenedOf = new WeakMap<ProcessParameter[], ProcessParameter[]>();
-function widened(params: ProcessParameter[], accepts: Record<string, unknown> | undefined): ProcessParameter[] {
-  if (!accepts) return params;
+function widened(params: ProcessParameter[], accepts: Record<string, unknown> | undefined, omittable?: string[]): ProcessParameter[] {
+  if (!accepts && !omittable) return params;
   let out = widenedOf.get(params);
   if (!out) {
-    out = params.map((p) => (p.name in accepts ? { ...p, schema: [...(Array.isArray(p.schema) ? p.schema : [p.schema]), accepts[p.name]] } : p));
+    out = params.map((p) => (accepts && p.name in accepts ? { ...p, schema: [...(Array.isArray(p.schema) ? p.schema : [p.schema]), accepts[p.name]] } : p));
+    if (omittable) out = out.map((p) => (omittable.includes(p.name) ? { ...p, optional: true } : p));
     widenedOf.set(params, out);
   }
   return out;
@@ -170,7 +171,7 @@ function checkNodes(graph: Record<string, Record<string, unknown>>, env: Validat
     const args = node.arguments as Record<string, unknown>;
     const udp = ns === 'backend' ? null : env.userProcess(id, ns);
     const def = udp || ns === 'user' || isRemoteNamespace(ns) ? null : env.predefined(id);
-    const params: ProcessParameter[] | null = udp ? (udp.parameters ?? null) : def ? widened(def.spec.parameters, def.accepts) : null;
+    const params: ProcessParameter[] | null = udp ? (udp.parameters ?? null) : def ? widened(def.spec.parameters, def.accepts, def.omittable) : null;
     if (!udp && !def) {
       problems.add(() => new ApiError('ProcessUnsupported', { process: id, namespace: ns ?? 'backend' }));
     } else if (params) checkArguments(nodeId, id, params, args, graph, env, problems);
@@ -225,6 +226,12 @@ function checkArguments(
     } else if (isObject(value) && 'process_graph' in value) {
       if (!typesOf(p.schema).subtypes.has('process-graph') && typesOf(p.schema).types !== null) invalid('a child process is not accepted here');
     } else if (!holdsReference(value)) {
+      // A model (subtype ml-model) is a value of the engine, never a literal of the graph.
+      const t = typesOf(p.schema);
+      if (t.subtypes.size === 1 && t.subtypes.has('ml-model')) {
+        invalid('a model is the result of fit_class_random_forest, fit_regr_random_forest or load_ml_model (passed with from_node or from_parameter), not a value written in the graph');
+        continue;
+      }
       const check = validatorFor(p.schema);
       if (check && !check(value)) invalid(ajv.errorsText(check.errors, { dataVar: p.name }));
     }

@@ -9,7 +9,7 @@ import type { JobRecord, Store } from '../store/types.js';
 import { userProcessesOf } from '../graph/user-processes.js';
 import { jobOptions } from './records.js';
 import { costsOf } from '../compute/costs.js';
-import { predefined } from '../processes/registry.js';
+import { processCatalog } from '../process-catalog/catalog.js';
 import { classifyGraph, savedFormats } from './chunking.js';
 
 /** Raster values per second assumed until a job has finished here (measured on a 2-core machine). */
@@ -44,7 +44,7 @@ export async function estimateJob(job: JobRecord, store: Store, compute: Compute
   const measured = await store.jobs.throughput();
   const rate = measured.seconds > 0 && measured.values > 0 ? measured.values / measured.seconds : DEFAULT_VALUES_PER_SECOND;
   const out: Estimate = { costs: costsOf(plan.values), duration: isoDuration(OVERHEAD_S + plan.values / rate), values: plan.values };
-  const local = classifyGraph(graph, { categories: (id) => predefined.get(id)?.spec.categories, userProcess: (id, ns) => calledProcess(base.userProcesses, id, ns)?.process_graph ?? null }).local;
+  const local = classifyGraph(graph, { categories: (id) => processCatalog.get(id)?.spec.categories, userProcess: (id, ns) => calledProcess(base.userProcesses, id, ns)?.process_graph ?? null }).local;
   const formats = savedFormats(graph);
   if (local && formats.length === 1 && formats[0]?.toLowerCase() === 'gtiff') {
     // The bands of the output, from a 4 x 4 pixel sample at the centre; float32, overviews add a third.

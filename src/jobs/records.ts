@@ -27,7 +27,7 @@ export const jobLogOwner = (id: string) => `job:${id}`;
 
 /** What a job thread needs of the configuration (on an API node and on a worker alike). */
 export function jobThreadInit(config: Config): JobThreadInit {
-  return { dataDir: config.dataDir, databaseUrl: config.databaseUrl, database: config.database, blockCacheBytes: config.jobBlockCacheBytes, outboundAllow: config.outboundAllow, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads, vector: config.vector };
+  return { dataDir: config.dataDir, databaseUrl: config.databaseUrl, database: config.database, blockCacheBytes: config.jobBlockCacheBytes, outboundAllow: config.outboundAllow, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads, vector: config.vector, models: config.models, ml: config.ml };
 }
 
 /** A run of a job, as the records know it. */

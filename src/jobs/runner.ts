@@ -6,7 +6,8 @@
 // Knows nothing of threads or the database: it reports through a sink.
 import { jobChunksDone } from '../core/metrics.js';
 import { readFileSync } from 'node:fs';
-import { execute } from '../compute/execute.js';
+import { execute, type ExecuteResult } from '../compute/execute.js';
+import { modelOutputs } from './model-outputs.js';
 import { withArena } from '../compile/kernels.js';
 import { calledProcess, type UserProcess } from '../core/graph.js';
 import type { CatalogSource } from '../core/catalog.js';
@@ -186,9 +187,9 @@ export async function planJob(spec: JobSpec, catalog: CatalogSource, sink: JobSi
   if (!dry.probe) {
     // Nothing to load: the dry run was the whole run, and its answer is the result.
     forward(dry.logs, false);
-    const out = await bytesOutput(spec.outDir, dry.body, dry.mediaType, dry.extension);
+    const outputs = await withModels(spec, dry, () => bytesOutput(spec.outDir, dry.body, dry.mediaType, dry.extension));
     sink.progress(1, 1, 0);
-    return { kind: 'done', outcome: { outputs: [out], partial: false, bbox: null, geometry: null, times: [], usage: usage(0, 0) } };
+    return { kind: 'done', outcome: { outputs, partial: false, bbox: null, geometry: null, times: [], usage: usage(0, 0) } };
   }
   const plan = dry.probe;
   const verdict = classifyGraph(spec.graph, {
@@ -262,9 +263,9 @@ export async function planJob(spec: JobSpec, catalog: CatalogSource, sink: JobSi
         throw e;
       }
     }
-    const file = await bytesOutput(spec.outDir, out.body, out.mediaType, out.extension);
+    const outputs = await withModels(spec, out, () => bytesOutput(spec.outDir, out.body, out.mediaType, out.extension));
     sink.progress(1, 1, out.values);
-    return finish([file], 0, out.values);
+    return finish(outputs, 0, out.values);
   });
 }
 
@@ -391,6 +392,17 @@ async function runChunks(
     await out?.abort().catch(() => {});
     throw e;
   }
+}
+
+/**
+ * The files of a run that ran as one piece: the models it saved (save_ml_model) and the encoded
+ * answer, which is left out when the graph saved models and has no save_result (its answer is
+ * then save_ml_model's `true`, not a result).
+ */
+async function withModels(spec: JobSpec, out: ExecuteResult, answer: () => Promise<OutputFile>): Promise<OutputFile[]> {
+  const models = out.models?.length ? await modelOutputs(spec.outDir, spec.jobId, out.models) : [];
+  if (models.length && savedFormats(spec.graph).length === 0) return models;
+  return [...models, await answer()];
 }
 
 /** The options of the graph's save_result (literal ones; others count as absent). */

@@ -31,8 +31,27 @@ const CONTROL_POINTS: Record<string, readonly ControlPoint[]> = {
   terrain: [[0, 35, 55, 150], [0.15, 40, 140, 220], [0.25, 55, 180, 95], [0.5, 230, 220, 135], [0.75, 135, 100, 80], [1, 255, 255, 255]],
 };
 
+/**
+ * Categorical maps for classified rasters (a random forest's classes): entry i is colour i modulo
+ * the palette. Drawn over CATEGORICAL_RANGE, the whole value v (0 to 254) gets colour v in RGBA
+ * (colorize) and in indexed PNG (colorIndices, whose entry 0 is no-data). Twelve colours of our
+ * own choosing, neighbours far apart in hue and lightness.
+ */
+const CATEGORICAL: Record<string, readonly (readonly [number, number, number])[]> = {
+  classes: [
+    [31, 120, 180], [51, 160, 44], [227, 26, 28], [255, 127, 0], [106, 61, 154], [177, 89, 40],
+    [166, 206, 227], [178, 223, 138], [251, 154, 153], [253, 191, 111], [202, 178, 214], [255, 255, 153],
+  ],
+};
+
+/** The min and max a categorical map is drawn with: both colorize and colorIndices then round v to v. */
+export const CATEGORICAL_RANGE: readonly [number, number] = [0, 254.5];
+
+/** Whether a colour map is categorical (one colour per whole value, see CATEGORICAL). */
+export const isCategorical = (map: string): boolean => Object.hasOwn(CATEGORICAL, map.toLowerCase());
+
 /** Names accepted by colorize's `map`. */
-export const COLOR_MAPS: readonly string[] = Object.freeze(Object.keys(CONTROL_POINTS));
+export const COLOR_MAPS: readonly string[] = Object.freeze([...Object.keys(CONTROL_POINTS), ...Object.keys(CATEGORICAL)]);
 
 /** Tables as 256 RGBA words (bytes R, G, B, A in memory), by map name. */
 const tables = new Map<string, Uint32Array>();
@@ -72,8 +91,13 @@ function tableOf(map: string): Uint32Array {
   let t = tables.get(name);
   if (!t) {
     const points = Object.hasOwn(CONTROL_POINTS, name) ? CONTROL_POINTS[name] : undefined;
-    if (!points) throw new Error(`unknown colour map '${map}'; known maps: ${COLOR_MAPS.join(', ')}`);
-    t = buildTable(points);
+    const palette = Object.hasOwn(CATEGORICAL, name) ? CATEGORICAL[name] : undefined;
+    if (!points && !palette) throw new Error(`unknown colour map '${map}'; known maps: ${COLOR_MAPS.join(', ')}`);
+    if (palette) {
+      const bytes = new Uint8Array(256 * 4);
+      for (let i = 0; i < 256; i++) bytes.set([...palette[i % palette.length], 255], 4 * i);
+      t = new Uint32Array(bytes.buffer);
+    } else t = buildTable(points!);
     tables.set(name, t);
   }
   return t;
@@ -206,8 +230,10 @@ export function colorIndices(values: Float32Array, min: number, max: number): Ui
 export function colorPalette(map: string): Uint8Array {
   const name = map.toLowerCase();
   const points = Object.hasOwn(CONTROL_POINTS, name) ? CONTROL_POINTS[name] : undefined;
-  if (!points) throw new Error(`unknown colour map '${map}'; known maps: ${COLOR_MAPS.join(', ')}`);
+  const palette = Object.hasOwn(CATEGORICAL, name) ? CATEGORICAL[name] : undefined;
+  if (!points && !palette) throw new Error(`unknown colour map '${map}'; known maps: ${COLOR_MAPS.join(', ')}`);
   const out = new Uint8Array(256 * 4);
-  fillRamp(out, points, 1);
+  if (palette) for (let i = 1; i < 256; i++) out.set([...palette[(i - 1) % palette.length], 255], 4 * i);
+  else fillRamp(out, points!, 1);
   return out;
 }

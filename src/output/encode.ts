@@ -226,6 +226,8 @@ export function toJson(v: unknown): unknown {
     };
   }
   if (Array.isArray(v)) return v.map(toJson);
+  // A value with a JSON form of its own (a model answers its summary, not its arrays).
+  if (v && typeof v === 'object' && typeof (v as { toJSON?: unknown }).toJSON === 'function') return toJson((v as { toJSON(): unknown }).toJSON());
   if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, toJson(x)]));
   return v ?? null;
 }

@@ -3,8 +3,7 @@
 // property (withLabels/labelsOf); a process keeps them where its definition gives a labeled result.
 // Scalar forms may be handed one reused input array per pixel: they never return or change it.
 import { ApiError } from '../core/errors.js';
-import { define, defineScalar } from './define.js';
-import { type ProcessDef } from '../core/process.js';
+import { implement, implementScalar, type ProcessImpl } from './implement.js';
 import { ProcessException } from '../core/errors.js';
 import { dateTimeMs, labelsOf, withLabels, type Labels } from '../core/labels.js';
 
@@ -20,9 +19,6 @@ function arrayArg(v: unknown, process: string, parameter = 'data'): unknown[] {
   if (!Array.isArray(v)) throw invalid(process, parameter, 'an array is required');
   return v;
 }
-
-/** A single value where an array is asked for (array_concat): a number, string, boolean or null. */
-const ONE_VALUE = { type: ['number', 'string', 'boolean', 'null'] };
 
 /** An array argument of array_concat, a single value counting as an array of one. */
 function oneOrArray(v: unknown, parameter: string): unknown[] {
@@ -195,26 +191,9 @@ function interpolateLinear(data: unknown[]): unknown[] {
 // ---------------------------------------------------------------------------------------------
 // Processes
 
-const ARRAY_LABEL_CONFLICT = 'A label occurs in both arrays; rename or remove it first.';
-
-export const processes: ProcessDef[] = [
-  defineScalar(
+export const processes: ProcessImpl[] = [
+  implementScalar(
     'array_append',
-    {
-      summary: 'Add a value at the end of an array',
-      description:
-        'Returns a new array with `value` after the last element. For a labeled array the new element gets `label`, or the next index as a number when `label` is null; a label already in use raises LabelExists. A label for an unlabeled array raises ArrayNotLabeled.',
-      parameters: {
-        data: 'The array to extend.',
-        value: 'The value to add at the end.',
-        label: 'Label of the new element (labeled arrays only); null uses the next index.',
-      },
-      returns: 'A new array one element longer, labeled if the input is labeled.',
-      exceptions: {
-        LabelExists: 'The array already has an element with this label.',
-        ArrayNotLabeled: 'A label was given but the array has no labels.',
-      },
-    },
     (a) => {
       const data = arrayArg(a.data, 'array_append');
       const labels = labelsOf(data);
@@ -233,19 +212,8 @@ export const processes: ProcessDef[] = [
     },
   ),
 
-  define(
+  implement(
     'array_apply',
-    {
-      summary: 'Map a child process over an array',
-      description:
-        'Runs the child process once per element, with the element, its index, its label (null for unlabeled arrays) and the context, and collects the answers in order. The result has as many elements as the input and keeps its labels.',
-      parameters: {
-        data: 'The array whose elements are processed.',
-        process: 'Child process that turns one element into the new value.',
-        context: 'Any value handed to the child process unchanged.',
-      },
-      returns: 'An array of the child process answers, labeled like the input.',
-    },
     async (args) => {
       const data = arrayArg(args.get('data'), 'array_apply');
       const cb = args.callback('process');
@@ -260,50 +228,23 @@ export const processes: ProcessDef[] = [
     },
   ),
 
-  {
-    ...defineScalar(
-      'array_concat',
-      {
-        summary: 'Join two arrays',
-        description:
-          'Returns the elements of the first array followed by those of the second. Labels are kept only when both arrays are labeled, and then a label found in both raises ArrayLabelConflict; otherwise the result is unlabeled. A single value (a number, a string, a boolean or null) in place of an array counts as an array of that one value, as the clients write `array_concat(data, ndvi)` in a child process.',
-        parameters: {
-          array1: 'The array that comes first.',
-          array2: 'The array appended after it.',
-        },
-        returns: 'The joined array.',
-        exceptions: {
-          ArrayLabelConflict: ARRAY_LABEL_CONFLICT,
-        },
-      },
-      (a) => {
-        const a1 = oneOrArray(a.array1, 'array1');
-        const a2 = oneOrArray(a.array2, 'array2');
-        const out = a1.concat(a2);
-        const l1 = labelsOf(a1);
-        const l2 = labelsOf(a2);
-        if (!l1 || !l2) return out;
-        const seen = new Set<string | number>(l1);
-        for (const l of l2) if (seen.has(l)) throw new ProcessException('ArrayLabelConflict', `both arrays have the label '${String(l)}'`);
-        return withLabels(out, [...l1, ...l2]);
-      },
-    ),
-    // A single value counts as an array of one (validation lets it through).
-    accepts: { array1: ONE_VALUE, array2: ONE_VALUE },
-  },
-
-  defineScalar(
-    'array_contains',
-    {
-      summary: 'Test whether an array holds a value',
-      description:
-        'True if an element equals `value` with the strict typing of eq (no type conversion, case-sensitive strings, dates compared as plain text, NaN equal to nothing), false otherwise. A null value, or an array or object, is never found, and nested arrays are not searched.',
-      parameters: {
-        data: 'The array to search.',
-        value: 'The value to look for; null always gives false.',
-      },
-      returns: 'Whether the value occurs in the array.',
+  implementScalar(
+    'array_concat',
+    (a) => {
+      const a1 = oneOrArray(a.array1, 'array1');
+      const a2 = oneOrArray(a.array2, 'array2');
+      const out = a1.concat(a2);
+      const l1 = labelsOf(a1);
+      const l2 = labelsOf(a2);
+      if (!l1 || !l2) return out;
+      const seen = new Set<string | number>(l1);
+      for (const l of l2) if (seen.has(l)) throw new ProcessException('ArrayLabelConflict', `both arrays have the label '${String(l)}'`);
+      return withLabels(out, [...l1, ...l2]);
     },
+  ),
+
+  implementScalar(
+    'array_contains',
     (a) => {
       const data = arrayArg(a.data, 'array_contains');
       const value = a.value;
@@ -313,18 +254,8 @@ export const processes: ProcessDef[] = [
     },
   ),
 
-  defineScalar(
+  implementScalar(
     'array_create',
-    {
-      summary: 'Build a new array',
-      description:
-        'Returns a new unlabeled array holding the elements of `data`, repeated `repeat` times one after the other. Without arguments the array is empty.',
-      parameters: {
-        data: 'The elements of the new array (default: none).',
-        repeat: 'How many times the elements are written in a row, at least 1.',
-      },
-      returns: 'The new array.',
-    },
     (a) => {
       const data = arrayArg(a.data ?? [], 'array_create');
       const repeat = a.repeat ?? 1;
@@ -336,26 +267,8 @@ export const processes: ProcessDef[] = [
     },
   ),
 
-  defineScalar(
+  implementScalar(
     'array_element',
-    {
-      summary: 'Pick one element of an array',
-      description:
-        'Returns the element at the zero-based `index`, or the element with the given `label` of a labeled array; exactly one of the two must be given. A missing element raises ArrayElementNotAvailable, or gives null when `return_nodata` is true.',
-      parameters: {
-        data: 'The array to read from.',
-        index: 'Zero-based position of the element.',
-        label: 'Label of the element (labeled arrays only).',
-        return_nodata: 'Give null instead of an error when there is no such element.',
-      },
-      returns: 'The selected element.',
-      exceptions: {
-        ArrayElementNotAvailable: 'The array has no element at this index or with this label.',
-        ArrayElementParameterMissing: 'Give either `index` or `label` to select an element.',
-        ArrayElementParameterConflict: 'Give only one of `index` and `label`, not both.',
-        ArrayNotLabeled: 'The array has no labels, so `label` cannot be used; select by `index`.',
-      },
-    },
     (a) => {
       const data = arrayArg(a.data, 'array_element');
       const index = a.index;
@@ -377,19 +290,8 @@ export const processes: ProcessDef[] = [
     },
   ),
 
-  define(
+  implement(
     'array_filter',
-    {
-      summary: 'Keep the elements passing a condition',
-      description:
-        'Runs the condition child process per element (with value, index, label and context) and keeps, in order, the elements for which it answers true; false or null drops them. Labels of the kept elements are kept.',
-      parameters: {
-        data: 'The array to filter.',
-        condition: 'Child process answering true for elements to keep.',
-        context: 'Any value handed to the condition unchanged.',
-      },
-      returns: 'The kept elements, labeled if the input is labeled.',
-    },
     async (args) => {
       const data = arrayArg(args.get('data'), 'array_filter');
       const cb = args.callback('condition');
@@ -409,19 +311,8 @@ export const processes: ProcessDef[] = [
     },
   ),
 
-  defineScalar(
+  implementScalar(
     'array_find',
-    {
-      summary: 'Index of a value in an array',
-      description:
-        'Returns the zero-based index of the first element equal to `value` (the last one with `reverse`), or null if there is none. Equality is strict as in eq (no type conversion, case-sensitive, NaN matches nothing); a null, array or object value always gives null.',
-      parameters: {
-        data: 'The array to search.',
-        value: 'The value to look for.',
-        reverse: 'Search from the end and give the index of the last match.',
-      },
-      returns: 'The index of the match, or null.',
-    },
     (a) => {
       const data = arrayArg(a.data, 'array_find');
       const value = a.value;
@@ -435,30 +326,13 @@ export const processes: ProcessDef[] = [
     },
   ),
 
-  defineScalar(
+  implementScalar(
     'array_interpolate_linear',
-    {
-      summary: 'Fill inner gaps by linear interpolation',
-      description:
-        'Replaces every null or NaN that lies between two numbers with the value on the straight line through its nearest numerical neighbours; leading and trailing gaps stay as they are. The x positions are the labels when they are all numbers or all dates/date-times (assumed sorted), otherwise the indices. Labels are kept.',
-      parameters: {
-        data: 'Numbers with gaps (null or NaN) to fill; labels, if numeric or temporal, give the positions.',
-      },
-      returns: 'The array with its inner gaps filled, labeled like the input.',
-    },
     (a) => interpolateLinear(arrayArg(a.data, 'array_interpolate_linear')),
   ),
 
-  defineScalar(
+  implementScalar(
     'array_labels',
-    {
-      summary: 'Labels of an array',
-      description: 'Returns the labels of a labeled array in element order, or the zero-based indices 0..n-1 for an unlabeled array.',
-      parameters: {
-        data: 'The array whose labels are wanted.',
-      },
-      returns: 'The labels, or the indices.',
-    },
     (a) => {
       const data = arrayArg(a.data, 'array_labels');
       const labels = labelsOf(data);
@@ -469,19 +343,8 @@ export const processes: ProcessDef[] = [
     },
   ),
 
-  define(
+  implement(
     'count',
-    {
-      summary: 'Count array elements',
-      description:
-        'Counts the valid elements by default (condition null): all but null, NaN and ±infinity, so strings, booleans, arrays and objects count. With condition `true` every element counts; with a child process only the elements for which it answers true count.',
-      parameters: {
-        data: 'The array whose elements are counted.',
-        condition: 'null to count valid elements, true to count all, or a child process selecting elements.',
-        context: 'Any value handed to the condition unchanged.',
-      },
-      returns: 'The number of counted elements.',
-    },
     (args) => {
       const data = arrayArg(args.get('data'), 'count');
       const cb = args.callback('condition');
@@ -509,18 +372,8 @@ export const processes: ProcessDef[] = [
     },
   ),
 
-  defineScalar(
+  implementScalar(
     'first',
-    {
-      summary: 'First element of an array',
-      description:
-        'Returns the first element that is not null, or null if there is none (including for an empty array). With `ignore_nodata` false it returns the first element whatever it is.',
-      parameters: {
-        data: 'The array to read.',
-        ignore_nodata: 'Skip null elements (default); false takes the first element as it is.',
-      },
-      returns: 'The first (non-null) element, or null.',
-    },
     (a) => {
       const data = arrayArg(a.data, 'first');
       if (a.ignore_nodata === false) return data.length ? data[0] ?? null : null;
@@ -529,18 +382,8 @@ export const processes: ProcessDef[] = [
     },
   ),
 
-  defineScalar(
+  implementScalar(
     'last',
-    {
-      summary: 'Last element of an array',
-      description:
-        'Returns the last element that is not null, or null if there is none (including for an empty array). With `ignore_nodata` false it returns the last element whatever it is.',
-      parameters: {
-        data: 'The array to read.',
-        ignore_nodata: 'Skip null elements (default); false takes the last element as it is.',
-      },
-      returns: 'The last (non-null) element, or null.',
-    },
     (a) => {
       const data = arrayArg(a.data, 'last');
       if (a.ignore_nodata === false) return data.length ? data[data.length - 1] ?? null : null;
@@ -549,19 +392,8 @@ export const processes: ProcessDef[] = [
     },
   ),
 
-  defineScalar(
+  implementScalar(
     'order',
-    {
-      summary: 'Sorting permutation of an array',
-      description:
-        'Returns the zero-based indices of the elements in sorted order (ascending, or descending with `asc` false); equal values keep their original order. Dates and date-times are compared as points in time. null and NaN count as no-data: dropped by default, put last with `nodata` true or first with false, in their original order.',
-      parameters: {
-        data: 'Numbers, dates or date-times (and no-data) to rank.',
-        asc: 'Ascending order (default); false for descending.',
-        nodata: 'Where no-data goes: null drops it, true puts it last, false first.',
-      },
-      returns: 'The permutation, as zero-based indices into the input.',
-    },
     (a) => {
       const data = arrayArg(a.data, 'order');
       const p = permutation(data, a.asc !== false, a.nodata === true ? true : a.nodata === false ? false : null, 'order');
@@ -571,18 +403,8 @@ export const processes: ProcessDef[] = [
     },
   ),
 
-  defineScalar(
+  implementScalar(
     'rearrange',
-    {
-      summary: 'Reorder an array by a permutation',
-      description:
-        'Returns the elements of `data` at the zero-based positions listed in `order`, in that order; positions may be left out or repeated. The result is unlabeled; a position outside the array is an invalid argument.',
-      parameters: {
-        data: 'The array to reorder.',
-        order: 'Zero-based positions into `data`, e.g. from order().',
-      },
-      returns: 'The reordered array.',
-    },
     (a) => {
       const data = arrayArg(a.data, 'rearrange');
       const order = arrayArg(a.order, 'rearrange', 'order');
@@ -598,19 +420,8 @@ export const processes: ProcessDef[] = [
     },
   ),
 
-  defineScalar(
+  implementScalar(
     'sort',
-    {
-      summary: 'Sort an array',
-      description:
-        'Returns the elements in ascending order (descending with `asc` false); equal values keep their original order. Dates and date-times are compared as points in time. null and NaN count as no-data: dropped by default, put last with `nodata` true or first with false. The result is unlabeled.',
-      parameters: {
-        data: 'Numbers, dates or date-times (and no-data) to sort.',
-        asc: 'Ascending order (default); false for descending.',
-        nodata: 'Where no-data goes: null drops it, true puts it last, false first.',
-      },
-      returns: 'The sorted array.',
-    },
     (a) => {
       const data = arrayArg(a.data, 'sort');
       const p = permutation(data, a.asc !== false, a.nodata === true ? true : a.nodata === false ? false : null, 'sort');
@@ -620,18 +431,8 @@ export const processes: ProcessDef[] = [
     },
   ),
 
-  defineScalar(
+  implementScalar(
     'all',
-    {
-      summary: 'Whether every value is true',
-      description:
-        'False if any value is false, otherwise true; an empty array gives true. null values are skipped by default; with `ignore_nodata` false a null makes the answer null unless a false is present. Numbers count as booleans (0 false, others true), as in data cubes.',
-      parameters: {
-        data: 'Booleans (or null) to combine.',
-        ignore_nodata: 'Skip null values (default); false lets them make the answer null.',
-      },
-      returns: 'true, false, or null.',
-    },
     (a) => {
       const data = arrayArg(a.data, 'all');
       let sawNull = false;
@@ -646,18 +447,8 @@ export const processes: ProcessDef[] = [
     },
   ),
 
-  defineScalar(
+  implementScalar(
     'any',
-    {
-      summary: 'Whether at least one value is true',
-      description:
-        'True if any value is true, otherwise false; an empty array gives false. null values are skipped by default; with `ignore_nodata` false a null makes the answer null unless a true is present. Numbers count as booleans (0 false, others true), as in data cubes.',
-      parameters: {
-        data: 'Booleans (or null) to combine.',
-        ignore_nodata: 'Skip null values (default); false lets them make the answer null.',
-      },
-      returns: 'true, false, or null.',
-    },
     (a) => {
       const data = arrayArg(a.data, 'any');
       let sawNull = false;
@@ -674,21 +465,8 @@ export const processes: ProcessDef[] = [
 
   // Proposals (experimental)
 
-  defineScalar(
+  implementScalar(
     'array_create_labeled',
-    {
-      summary: 'Build a labeled array',
-      description:
-        'Pairs the values of `data` with the labels of `labels`, position by position, into a labeled array. Both must have the same length (else ArrayLengthMismatch), and labels must be unique.',
-      parameters: {
-        data: 'The values of the new array.',
-        labels: 'One unique label (number or string) per value.',
-      },
-      returns: 'The labeled array.',
-      exceptions: {
-        ArrayLengthMismatch: '`data` and `labels` have different numbers of elements.',
-      },
-    },
     (a) => {
       const data = arrayArg(a.data, 'array_create_labeled');
       const labels = arrayArg(a.labels, 'array_create_labeled', 'labels');
@@ -703,17 +481,8 @@ export const processes: ProcessDef[] = [
     },
   ),
 
-  defineScalar(
+  implementScalar(
     'array_find_label',
-    {
-      summary: 'Index of a label in a labeled array',
-      description: 'Returns the zero-based index of the element carrying `label` (strict comparison, so 1 and "1" differ), or null if no element has it or the array is not labeled.',
-      parameters: {
-        data: 'The labeled array to search.',
-        label: 'The label to look for.',
-      },
-      returns: 'The index of the label, or null.',
-    },
     (a) => {
       const labels = labelsOf(arrayArg(a.data, 'array_find_label'));
       if (!labels) return null;
@@ -722,24 +491,8 @@ export const processes: ProcessDef[] = [
     },
   ),
 
-  defineScalar(
+  implementScalar(
     'array_modify',
-    {
-      summary: 'Insert, replace or remove array elements',
-      description:
-        'Removes `length` elements (fewer at the end of the array) starting at `index` and inserts `values` there; an index beyond the array end raises ArrayElementNotAvailable. Labels are kept when both arrays are labeled or one of them is empty; a label of `values` already carried by a kept element raises ArrayLabelConflict. Otherwise the result is unlabeled.',
-      parameters: {
-        data: 'The array to change.',
-        values: 'The elements to insert at `index` (may be empty).',
-        index: 'Zero-based position where elements are removed and inserted; the array length appends.',
-        length: 'How many elements to remove from `index` on (default 0).',
-      },
-      returns: 'The changed array.',
-      exceptions: {
-        ArrayElementNotAvailable: 'The index lies beyond the end of the array.',
-        ArrayLabelConflict: ARRAY_LABEL_CONFLICT,
-      },
-    },
     (a) => {
       const data = arrayArg(a.data, 'array_modify');
       const values = arrayArg(a.values, 'array_modify', 'values');

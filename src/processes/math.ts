@@ -3,8 +3,7 @@
 // evaluator lifts over pixel vectors. Hot paths test `typeof v === 'number'` first and fall back to
 // one shared slow path for no-data (null in, null out) and for values that are not numbers.
 import { ApiError } from '../core/errors.js';
-import { defineScalar } from './define.js';
-import { type ProcessDef } from '../core/process.js';
+import { implementScalar, type ProcessImpl } from './implement.js';
 import { ProcessException } from '../core/errors.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -113,97 +112,49 @@ const LSR_ARGS = ['x', 'inputMin', 'inputMax', 'outputMin', 'outputMax'] as cons
 
 // ---------------------------------------------------------------------------------------------
 
-const NODATA = 'No-data (null) gives null.';
-const NODATA_ANY = 'If either argument is no-data (null), the result is null.';
-const IEEE = 'Results follow IEEE 754 double arithmetic (NaN and ±Infinity pass through).';
-
-export const processes: ProcessDef[] = [
+export const processes: ProcessImpl[] = [
   // --- arithmetic ---------------------------------------------------------------------------
-  defineScalar(
+  implementScalar(
     'absolute',
-    {
-      summary: 'Absolute value',
-      description: `Returns x without its sign: x for x ≥ 0, -x otherwise. ${NODATA}`,
-      parameters: { x: 'The number.' },
-      returns: 'The magnitude of x (never negative), or null.',
-    },
     (a) => {
       const x = a.x;
       return typeof x === 'number' ? Math.abs(x) : noData('absolute', a, X);
     },
   ),
-  defineScalar(
+  implementScalar(
     'add',
-    {
-      summary: 'Sum of two numbers',
-      description: `Returns x + y. ${NODATA_ANY} ${IEEE}`,
-      parameters: { x: 'First term of the sum.', y: 'Second term of the sum.' },
-      returns: 'x plus y, or null.',
-    },
     (a) => {
       const x = a.x;
       const y = a.y;
       return typeof x === 'number' && typeof y === 'number' ? x + y : noData('add', a, XY);
     },
   ),
-  defineScalar(
+  implementScalar(
     'subtract',
-    {
-      summary: 'Difference of two numbers',
-      description: `Returns x - y. ${NODATA_ANY} ${IEEE}`,
-      parameters: { x: 'The number to subtract from.', y: 'The number subtracted from x.' },
-      returns: 'x minus y, or null.',
-    },
     (a) => {
       const x = a.x;
       const y = a.y;
       return typeof x === 'number' && typeof y === 'number' ? x - y : noData('subtract', a, XY);
     },
   ),
-  defineScalar(
+  implementScalar(
     'multiply',
-    {
-      summary: 'Product of two numbers',
-      description: `Returns x × y. ${NODATA_ANY} ${IEEE}`,
-      parameters: { x: 'First factor.', y: 'Second factor.' },
-      returns: 'x times y, or null.',
-      exceptions: { MultiplicandMissing: 'Both factors x and y must be given.' },
-    },
     (a) => {
       const x = a.x;
       const y = a.y;
       return typeof x === 'number' && typeof y === 'number' ? x * y : noData('multiply', a, XY);
     },
   ),
-  defineScalar(
+  implementScalar(
     'divide',
-    {
-      summary: 'Quotient of two numbers',
-      description:
-        `Returns x / y. ${NODATA_ANY} Division by zero follows IEEE 754 and does not fail: ` +
-        '+Infinity for x > 0, -Infinity for x < 0 (the other way round for a divisor of -0) and NaN for x = 0.',
-      parameters: { x: 'The numerator.', y: 'The denominator.' },
-      returns: 'x divided by y, or null.',
-      exceptions: { DivisionByZero: 'Dividing by zero is not possible here.' },
-    },
     (a) => {
       const x = a.x;
       const y = a.y;
       return typeof x === 'number' && typeof y === 'number' ? x / y : noData('divide', a, XY);
     },
   ),
-  defineScalar(
+  implementScalar(
     'mod',
-    {
-      summary: 'Floored remainder of a division',
-      description:
-        `Returns the remainder of x / y with the sign of the divisor y (floored modulo, as in Python), ` +
-        `for integers and decimals alike, e.g. mod(-27, 5) = 3. ${NODATA_ANY} ` +
-        'For y = 0 the result is +Infinity for x > 0, -Infinity for x < 0 and NaN for x = 0.',
-      parameters: { x: 'The dividend.', y: 'The divisor; its sign is the sign of the result.' },
-      returns: 'The remainder, or null.',
-      exceptions: { DivisionByZero: 'Taking a remainder of a division by zero is not possible here.' },
-    },
     (a) => {
       const x = a.x;
       const y = a.y;
@@ -214,33 +165,16 @@ export const processes: ProcessDef[] = [
       return r === 0 ? 0 : r;
     },
   ),
-  defineScalar(
+  implementScalar(
     'normalized_difference',
-    {
-      summary: 'Normalized difference of two values',
-      description:
-        'Returns (x - y) / (x + y), the ratio behind indices such as NDVI (x: near infrared, y: red). ' +
-        'A no-data (null) value in either gives null; x + y = 0 gives ±Infinity or, for x = y = 0, NaN.',
-      parameters: { x: 'Value of the first band.', y: 'Value of the second band.' },
-      returns: 'The normalized difference, within [-1, 1] for non-negative inputs.',
-    },
     (a) => {
       const x = a.x;
       const y = a.y;
       return typeof x === 'number' && typeof y === 'number' ? (x - y) / (x + y) : noData('normalized_difference', a, XY);
     },
   ),
-  defineScalar(
+  implementScalar(
     'clip',
-    {
-      summary: 'Limit a number to a range',
-      description:
-        `Returns min for x < min, max for x > max and x otherwise. ${NODATA} NaN stays NaN. ` +
-        'Fails with MinMaxSwapped when min is greater than max.',
-      parameters: { x: 'The number to limit.', min: 'Lower limit of the range.', max: 'Upper limit of the range.' },
-      returns: 'x limited to [min, max], or null.',
-      exceptions: { MinMaxSwapped: 'The lower limit min must not be greater than the upper limit max.' },
-    },
     (a) => {
       const x = a.x;
       const min = a.min;
@@ -251,24 +185,8 @@ export const processes: ProcessDef[] = [
       return x < min ? min : x > max ? max : x;
     },
   ),
-  defineScalar(
+  implementScalar(
     'linear_scale_range',
-    {
-      summary: 'Map a number from one range to another',
-      description:
-        'Limits x to the input range [inputMin, inputMax], then maps it linearly so that inputMin becomes outputMin ' +
-        'and inputMax becomes outputMax: (x - inputMin) / (inputMax - inputMin) × (outputMax - outputMin) + outputMin. ' +
-        `The output therefore stays within the output range; inverted ranges are allowed. ${NODATA} ` +
-        'An empty input range (inputMin = inputMax) gives NaN.',
-      parameters: {
-        x: 'The number to map; values outside the input range are limited to it first.',
-        inputMin: 'The input value that maps to outputMin.',
-        inputMax: 'The input value that maps to outputMax.',
-        outputMin: 'The output value for inputMin (default 0).',
-        outputMax: 'The output value for inputMax (default 1).',
-      },
-      returns: 'The mapped number, or null.',
-    },
     (a) => {
       const x = a.x;
       const lo = a.inputMin;
@@ -286,63 +204,29 @@ export const processes: ProcessDef[] = [
   ),
 
   // --- rounding -------------------------------------------------------------------------------
-  defineScalar(
+  implementScalar(
     'ceil',
-    {
-      summary: 'Round up to an integer',
-      description: `Returns the smallest integer not less than x, e.g. 3 for 2.1 and -2 for -2.9. ${NODATA} NaN and ±Infinity are returned unchanged.`,
-      parameters: { x: 'The number to round up.' },
-      returns: 'The integer, or null.',
-    },
     (a) => {
       const x = a.x;
       return typeof x === 'number' ? Math.ceil(x) + 0 : noData('ceil', a, X);
     },
   ),
-  defineScalar(
+  implementScalar(
     'floor',
-    {
-      summary: 'Round down to an integer',
-      description:
-        `Returns the greatest integer not greater than x, e.g. 2 for 2.9 and -3 for -2.1 (unlike int, which drops the fraction). ` +
-        `${NODATA} NaN and ±Infinity are returned unchanged.`,
-      parameters: { x: 'The number to round down.' },
-      returns: 'The integer, or null.',
-    },
     (a) => {
       const x = a.x;
       return typeof x === 'number' ? Math.floor(x) + 0 : noData('floor', a, X);
     },
   ),
-  defineScalar(
+  implementScalar(
     'int',
-    {
-      summary: 'Integer part of a number',
-      description:
-        `Drops the fractional part of x, rounding toward zero: 2 for 2.9 and -2 for -2.9 (unlike floor). ` +
-        `${NODATA} NaN and ±Infinity are returned unchanged.`,
-      parameters: { x: 'The number to truncate.' },
-      returns: 'The integer part, or null.',
-    },
     (a) => {
       const x = a.x;
       return typeof x === 'number' ? Math.trunc(x) + 0 : noData('int', a, X);
     },
   ),
-  defineScalar(
+  implementScalar(
     'round',
-    {
-      summary: 'Round to a number of decimals',
-      description:
-        'Rounds x to the nearest multiple of 10^-p; values exactly halfway go to the even neighbour ' +
-        '(banker\'s rounding: -2.5 gives -2, 0.35 with p = 1 gives 0.4). Halfway is judged on the decimal value of x, ' +
-        `and negative p rounds to tens, hundreds, and so on. ${NODATA} NaN and ±Infinity are returned unchanged.`,
-      parameters: {
-        x: 'The number to round.',
-        p: 'Decimals to keep (default 0); a negative value rounds left of the decimal point, -2 to hundreds.',
-      },
-      returns: 'The rounded number, or null.',
-    },
     (a) => {
       const x = a.x;
       const p = a.p;
@@ -350,14 +234,8 @@ export const processes: ProcessDef[] = [
       return typeof x === 'number' ? roundTo(x, p) : noData('round', a, X);
     },
   ),
-  defineScalar(
+  implementScalar(
     'sgn',
-    {
-      summary: 'Sign of a number',
-      description: `Returns 1 for positive x, -1 for negative x and 0 for zero. ${NODATA} NaN stays NaN.`,
-      parameters: { x: 'The number whose sign is wanted.' },
-      returns: '-1, 0 or 1, or null.',
-    },
     (a) => {
       const x = a.x;
       if (typeof x !== 'number') return noData('sgn', a, X);
@@ -366,42 +244,22 @@ export const processes: ProcessDef[] = [
   ),
 
   // --- exponential and logarithmic ------------------------------------------------------------
-  defineScalar(
+  implementScalar(
     'exp',
-    {
-      summary: 'e to the power of p',
-      description: `Returns Euler's number raised to the power p. ${NODATA}`,
-      parameters: { p: 'The exponent.' },
-      returns: 'e^p (positive, or 0 on underflow), or null.',
-    },
     (a) => {
       const p = a.p;
       return typeof p === 'number' ? Math.exp(p) : noData('exp', a, P);
     },
   ),
-  defineScalar(
+  implementScalar(
     'ln',
-    {
-      summary: 'Natural logarithm',
-      description: `Returns the logarithm of x to base e. ${NODATA} ln(0) is -Infinity and negative x gives NaN.`,
-      parameters: { x: 'A non-negative number.' },
-      returns: 'The natural logarithm, or null.',
-    },
     (a) => {
       const x = a.x;
       return typeof x === 'number' ? Math.log(x) : noData('ln', a, X);
     },
   ),
-  defineScalar(
+  implementScalar(
     'log',
-    {
-      summary: 'Logarithm to a base',
-      description:
-        `Returns the logarithm of x to the given base, i.e. the power the base must be raised to to give x. ${NODATA_ANY} ` +
-        'x = 0 gives -Infinity (for a base above 1), negative x or base gives NaN, and base 1 gives ±Infinity or NaN.',
-      parameters: { x: 'A non-negative number.', base: 'The base of the logarithm.' },
-      returns: 'The logarithm, or null.',
-    },
     (a) => {
       const x = a.x;
       const base = a.base;
@@ -411,16 +269,8 @@ export const processes: ProcessDef[] = [
       return Math.log(x) / Math.log(base);
     },
   ),
-  defineScalar(
+  implementScalar(
     'power',
-    {
-      summary: 'A base raised to a power',
-      description:
-        `Returns base raised to the power p; a negative base with a fractional exponent gives NaN. ${NODATA_ANY} ` +
-        'As in IEEE 754 pow, any base to the power 0 is 1 and 1 to any power is 1.',
-      parameters: { base: 'The base.', p: 'The exponent.' },
-      returns: 'base^p, or null.',
-    },
     (a) => {
       const base = a.base;
       const p = a.p;
@@ -431,14 +281,8 @@ export const processes: ProcessDef[] = [
       return r;
     },
   ),
-  defineScalar(
+  implementScalar(
     'sqrt',
-    {
-      summary: 'Square root',
-      description: `Returns the non-negative number whose square is x. ${NODATA} Negative x gives NaN.`,
-      parameters: { x: 'The number to take the square root of.' },
-      returns: 'The square root, or null.',
-    },
     (a) => {
       const x = a.x;
       return typeof x === 'number' ? Math.sqrt(x) : noData('sqrt', a, X);
@@ -446,177 +290,93 @@ export const processes: ProcessDef[] = [
   ),
 
   // --- trigonometric --------------------------------------------------------------------------
-  defineScalar(
+  implementScalar(
     'sin',
-    {
-      summary: 'Sine',
-      description: `Returns the sine of the angle x given in radians. ${NODATA}`,
-      parameters: { x: 'Angle in radians.' },
-      returns: 'The sine, in [-1, 1], or null.',
-    },
     (a) => {
       const x = a.x;
       return typeof x === 'number' ? Math.sin(x) : noData('sin', a, X);
     },
   ),
-  defineScalar(
+  implementScalar(
     'cos',
-    {
-      summary: 'Cosine',
-      description: `Returns the cosine of the angle x given in radians. ${NODATA}`,
-      parameters: { x: 'Angle in radians.' },
-      returns: 'The cosine, in [-1, 1], or null.',
-    },
     (a) => {
       const x = a.x;
       return typeof x === 'number' ? Math.cos(x) : noData('cos', a, X);
     },
   ),
-  defineScalar(
+  implementScalar(
     'tan',
-    {
-      summary: 'Tangent',
-      description:
-        `Returns the tangent (sine over cosine) of the angle x given in radians. ${NODATA} ` +
-        'Near odd multiples of π/2 the result becomes very large in magnitude.',
-      parameters: { x: 'Angle in radians.' },
-      returns: 'The tangent, or null.',
-    },
     (a) => {
       const x = a.x;
       return typeof x === 'number' ? Math.tan(x) : noData('tan', a, X);
     },
   ),
-  defineScalar(
+  implementScalar(
     'arcsin',
-    {
-      summary: 'Inverse sine',
-      description: `Returns the angle in radians, in [-π/2, π/2], whose sine is x. ${NODATA} x outside [-1, 1] gives NaN.`,
-      parameters: { x: 'A sine value in [-1, 1].' },
-      returns: 'The angle in radians, or null.',
-    },
     (a) => {
       const x = a.x;
       return typeof x === 'number' ? Math.asin(x) : noData('arcsin', a, X);
     },
   ),
-  defineScalar(
+  implementScalar(
     'arccos',
-    {
-      summary: 'Inverse cosine',
-      description: `Returns the angle in radians, in [0, π], whose cosine is x. ${NODATA} x outside [-1, 1] gives NaN.`,
-      parameters: { x: 'A cosine value in [-1, 1].' },
-      returns: 'The angle in radians, or null.',
-    },
     (a) => {
       const x = a.x;
       return typeof x === 'number' ? Math.acos(x) : noData('arccos', a, X);
     },
   ),
-  defineScalar(
+  implementScalar(
     'arctan',
-    {
-      summary: 'Inverse tangent',
-      description: `Returns the angle in radians, in (-π/2, π/2), whose tangent is x. ${NODATA}`,
-      parameters: { x: 'A tangent value.' },
-      returns: 'The angle in radians, or null.',
-    },
     (a) => {
       const x = a.x;
       return typeof x === 'number' ? Math.atan(x) : noData('arctan', a, X);
     },
   ),
-  defineScalar(
+  implementScalar(
     'arctan2',
-    {
-      summary: 'Angle of a point from two coordinates',
-      description:
-        'Returns the angle in radians, in [-π, π], between the positive x axis and the point (x, y): like arctan(y / x), ' +
-        `but the signs of both arguments select the quadrant, and x = 0 is allowed. ${NODATA_ANY}`,
-      parameters: { y: 'The y coordinate (numerator of y / x).', x: 'The x coordinate (denominator of y / x).' },
-      returns: 'The angle in radians, or null.',
-    },
     (a) => {
       const y = a.y;
       const x = a.x;
       return typeof x === 'number' && typeof y === 'number' ? Math.atan2(y, x) : noData('arctan2', a, Y_X);
     },
   ),
-  defineScalar(
+  implementScalar(
     'sinh',
-    {
-      summary: 'Hyperbolic sine',
-      description: `Returns (e^x - e^-x) / 2. ${NODATA}`,
-      parameters: { x: 'Hyperbolic angle.' },
-      returns: 'The hyperbolic sine, or null.',
-    },
     (a) => {
       const x = a.x;
       return typeof x === 'number' ? Math.sinh(x) : noData('sinh', a, X);
     },
   ),
-  defineScalar(
+  implementScalar(
     'cosh',
-    {
-      summary: 'Hyperbolic cosine',
-      description: `Returns (e^x + e^-x) / 2, which is at least 1. ${NODATA}`,
-      parameters: { x: 'Hyperbolic angle.' },
-      returns: 'The hyperbolic cosine, or null.',
-    },
     (a) => {
       const x = a.x;
       return typeof x === 'number' ? Math.cosh(x) : noData('cosh', a, X);
     },
   ),
-  defineScalar(
+  implementScalar(
     'tanh',
-    {
-      summary: 'Hyperbolic tangent',
-      description: `Returns sinh(x) / cosh(x), which lies in (-1, 1) (reaching ±1 only by rounding for large |x|). ${NODATA}`,
-      parameters: { x: 'Hyperbolic angle.' },
-      returns: 'The hyperbolic tangent, or null.',
-    },
     (a) => {
       const x = a.x;
       return typeof x === 'number' ? Math.tanh(x) : noData('tanh', a, X);
     },
   ),
-  defineScalar(
+  implementScalar(
     'arsinh',
-    {
-      summary: 'Inverse hyperbolic sine',
-      description: `Returns the hyperbolic angle whose hyperbolic sine is x. ${NODATA}`,
-      parameters: { x: 'Any number.' },
-      returns: 'The hyperbolic angle, or null.',
-    },
     (a) => {
       const x = a.x;
       return typeof x === 'number' ? Math.asinh(x) : noData('arsinh', a, X);
     },
   ),
-  defineScalar(
+  implementScalar(
     'arcosh',
-    {
-      summary: 'Inverse hyperbolic cosine',
-      description: `Returns the non-negative hyperbolic angle whose hyperbolic cosine is x. ${NODATA} x below 1 gives NaN.`,
-      parameters: { x: 'A number of at least 1.' },
-      returns: 'The hyperbolic angle (≥ 0), or null.',
-    },
     (a) => {
       const x = a.x;
       return typeof x === 'number' ? Math.acosh(x) : noData('arcosh', a, X);
     },
   ),
-  defineScalar(
+  implementScalar(
     'artanh',
-    {
-      summary: 'Inverse hyperbolic tangent',
-      description:
-        `Returns the hyperbolic angle whose hyperbolic tangent is x. ${NODATA} ` +
-        'x = 1 gives +Infinity, x = -1 gives -Infinity and x outside [-1, 1] gives NaN.',
-      parameters: { x: 'A number between -1 and 1.' },
-      returns: 'The hyperbolic angle, or null.',
-    },
     (a) => {
       const x = a.x;
       return typeof x === 'number' ? Math.atanh(x) : noData('artanh', a, X);
@@ -624,44 +384,20 @@ export const processes: ProcessDef[] = [
   ),
 
   // --- constants ------------------------------------------------------------------------------
-  defineScalar(
+  implementScalar(
     'constant',
-    {
-      summary: 'Name a fixed value',
-      description: 'Returns its argument unchanged, whatever its type (null and labeled arrays included), so that one value can be referenced from several nodes.',
-      parameters: { x: 'The value to pass on.' },
-      returns: 'The value of x.',
-    },
     (a) => a.x,
   ),
-  defineScalar(
+  implementScalar(
     'e',
-    {
-      summary: "Euler's number",
-      description: 'Returns e ≈ 2.718281828459045, the base of the natural logarithm (ln(e) = 1).',
-      parameters: {},
-      returns: 'The number e.',
-    },
     () => Math.E,
   ),
-  defineScalar(
+  implementScalar(
     'pi',
-    {
-      summary: 'The number π',
-      description: "Returns π ≈ 3.141592653589793, a circle's circumference divided by its diameter.",
-      parameters: {},
-      returns: 'The number π.',
-    },
     () => Math.PI,
   ),
-  defineScalar(
+  implementScalar(
     'nan',
-    {
-      summary: 'Not a number',
-      description: 'Returns the IEEE 754 floating-point value NaN, which is neither a finite number nor an infinity. JSON cannot encode it, so a NaN result that leaves the back-end as JSON appears as null.',
-      parameters: {},
-      returns: 'NaN.',
-    },
     () => NaN,
   ),
 ];

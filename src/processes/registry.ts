@@ -1,6 +1,10 @@
-// The predefined processes this back-end offers, by id. Only processes that really work here are
-// registered: GET /processes lists exactly these.
+// The predefined processes as engine threads run them: each process of the catalogue
+// (src/process-catalog/, whose definitions GET /processes lists) joined with its implementation
+// from the modules below. Every offered process has exactly one implementation and every
+// implementation a catalogue entry: a start fails otherwise.
 import type { ProcessDef, ProcessSpec } from '../core/process.js';
+import { processCatalog, type ProcessCatalog } from '../process-catalog/catalog.js';
+import { bind, type ProcessImpl } from './implement.js';
 import { processes as math } from './math.js';
 import { processes as logic } from './logic.js';
 import { processes as arrays } from './arrays.js';
@@ -23,15 +27,20 @@ import { processes as vectorProcesses } from './cubes/vector-processes.js';
 import { processes as curves } from './cubes/curves.js';
 import { processes as spatialReduce } from './cubes/spatial-reduce.js';
 import { processes as flatten } from './cubes/flatten.js';
+import { processes as predictOnnx } from './ml/predict-onnx.js';
+import { processes as forests } from './ml/random-forest.js';
 
 export class Registry {
   private readonly byId = new Map<string, ProcessDef>();
 
-  constructor(defs: ProcessDef[]) {
-    for (const d of defs) {
-      if (this.byId.has(d.spec.id)) throw new Error(`process ${d.spec.id} is defined twice`);
-      this.byId.set(d.spec.id, d);
+  constructor(catalog: ProcessCatalog, impls: ProcessImpl[]) {
+    for (const impl of impls) {
+      const entry = catalog.get(impl.id);
+      if (!entry) throw new Error(`process ${impl.id} is implemented but not in the process catalogue`);
+      if (this.byId.has(impl.id)) throw new Error(`process ${impl.id} is implemented twice`);
+      this.byId.set(impl.id, bind(impl, entry.spec, entry.omittable));
     }
+    for (const id of catalog.ids()) if (!this.byId.has(id)) throw new Error(`process ${id} is in the process catalogue but has no implementation`);
   }
 
   get(id: string): ProcessDef | undefined {
@@ -48,4 +57,7 @@ export class Registry {
   }
 }
 
-export const predefined = new Registry([...math, ...logic, ...arrays, ...statistics, ...texts, ...load, ...filters, ...apply, ...dimensions, ...combine, ...aggregate, ...resample, ...climate, ...inspect, ...polygon, ...udf, ...zonal, ...vectorLoad, ...vectorProcesses, ...curves, ...spatialReduce, ...flatten]);
+/** Every implementation, by group. */
+export const implementations: ProcessImpl[] = [...math, ...logic, ...arrays, ...statistics, ...texts, ...load, ...filters, ...apply, ...dimensions, ...combine, ...aggregate, ...resample, ...climate, ...inspect, ...polygon, ...udf, ...zonal, ...vectorLoad, ...vectorProcesses, ...curves, ...spatialReduce, ...flatten, ...predictOnnx, ...forests];
+
+export const predefined = new Registry(processCatalog, implementations);

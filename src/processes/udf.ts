@@ -4,8 +4,8 @@
 // child process is run_udf alone, on the parent's data, the parent hands its whole cube (or block)
 // to the UDF at once (udfChild / runUdfChild), and checks the answer against what it allows. On
 // its own, run_udf runs the UDF on its data: a data cube, or plain values.
-import { define } from './define.js';
-import type { Callback, ProcessContext, ProcessDef } from '../core/process.js';
+import { implement, type ProcessImpl } from './implement.js';
+import type { Callback, ProcessContext } from '../core/process.js';
 import { ApiError, ProcessException } from '../core/errors.js';
 import { isObject, type Graph } from '../core/graph.js';
 import { DataCube } from '../datacube/datacube.js';
@@ -85,27 +85,9 @@ export async function runUdfChild(call: UdfCall, ctx: ProcessContext, mode: UdfM
   return assemblyScriptOnCube(u, code, kind, cube, { dimension, context: call.context });
 }
 
-export const processes: ProcessDef[] = [
-  define(
+export const processes: ProcessImpl[] = [
+  implement(
     'run_udf',
-    {
-      summary: 'Run your own code (a UDF)',
-      description:
-        'Runs a user-defined function in one of the runtimes of GET /udf_runtimes: Python (a sandboxed CPython with numpy, pandas, xarray and scipy, and the openEO UDF interface `openeo.udf`) or AssemblyScript (compiled to WebAssembly like the built-in kernels). As the only process of the child process of apply, reduce_dimension, apply_dimension or apply_neighborhood, it gets the whole data cube (or block) at once; on its own it runs on its data, a data cube or plain values.',
-      parameters: {
-        data: 'The data for the UDF: usually the parent process\'s data parameter.',
-        udf: 'The UDF: its code (with at least one line break), an http(s) URL to fetch it from, or the path of a file in your workspace.',
-        runtime: 'The runtime: Python or AssemblyScript.',
-        version: 'The runtime version (GET /udf_runtimes); null for the default.',
-        context: 'Anything the UDF gets as its context.',
-      },
-      returns: 'What the UDF answers: a data cube, or plain values.',
-      exceptions: {
-        InvalidRuntime: 'There is no such UDF runtime here, or it cannot run here (the message says what is missing).',
-        InvalidVersion: 'The UDF runtime has no such version here.',
-        FileNotFound: 'The UDF file is not in your workspace.',
-      },
-    },
     async (a, ctx) => {
       const runtime = runtimeOf(a.get('runtime'), a.get('version'));
       const u = udfContext(ctx, a.get('version'));

@@ -12,6 +12,14 @@ export type UwsModule = typeof Uws;
 /** The Node.js ABIs (process.versions.modules) the uWebSockets.js package ships Linux binaries for. */
 const SUPPORTED_ABIS: Record<string, string> = { '127': 'Node.js 22', '137': 'Node.js 24', '141': 'Node.js 25' };
 
+/**
+ * The largest request head uWS reads (its `UWS_HTTP_MAX_HEADERS_SIZE`, read when the binary loads;
+ * uWS's own default is 4 KiB). A larger head, or one of 100 header fields or more, gets uWS's own
+ * `431` before our code sees the request. 16 KiB is what Node's HTTP server allows: long JWTs and
+ * cookies of a proxy in front fit.
+ */
+export const UWS_MAX_HEAD_BYTES = Number(process.env.UWS_HTTP_MAX_HEADERS_SIZE) || 16384;
+
 /** The C library the official uWebSockets.js binaries are built against. */
 const GLIBC_NEEDED = '2.38';
 
@@ -48,6 +56,7 @@ export function uwsObstacle(): string | undefined {
 export function loadUws(): UwsModule {
   const pkg = path.dirname(require.resolve('uWebSockets.js'));
   const binary = path.join(pkg, `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`);
+  process.env.UWS_HTTP_MAX_HEADERS_SIZE = String(UWS_MAX_HEAD_BYTES);
   try {
     return require(binary) as UwsModule;
   } catch (e) {

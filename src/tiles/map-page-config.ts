@@ -13,6 +13,8 @@ export interface MapLegend {
    * (RRGGBB each), low to high, and what its two ends stand for. Absent for true-colour layers.
    */
   ramp?: { name: string; colors: string; low: string; high: string };
+  /** A categorical map's classes: each value with its colour (RRGGBB), in the legend as swatches. */
+  classes?: { value: string; color: string }[];
 }
 
 /** A preview's date control: the item dates to choose from, or any day from `min` to `max`. */

@@ -2,6 +2,7 @@
 // again in the background after a few seconds, while the kept state goes on serving, so a slow or
 // hung record store never holds a tile it already knows), dropped on a change, and the value range
 // of its colours (configured, stored with the service, or estimated once per version).
+import { CATEGORICAL_RANGE, isCategorical } from '../output/colormap.js';
 import type { Config } from '../core/config.js';
 import type { Store } from '../store/types.js';
 import type { ServiceRecord } from '../store/types.js';
@@ -140,6 +141,8 @@ export class ServiceLayers {
     if (!st || !st.record.enabled) throw new ApiError('ServiceNotFound', { identifier: id });
     const cfg = st.config;
     return this.renderer.serve(st, id, coord, format, ifNoneMatch, abortable, async () => {
+      // A categorical map draws the whole value v in its colour v: classes 0 to 254, no stretch.
+      if (isCategorical(cfg.colormap)) return { graph: st.graph, options: { colormap: cfg.colormap, min: CATEGORICAL_RANGE[0], max: CATEGORICAL_RANGE[1] } };
       const range = await this.rangeOf(st);
       return { graph: st.graph, options: { colormap: cfg.colormap, min: range?.[0] ?? null, max: range?.[1] ?? null } };
     });

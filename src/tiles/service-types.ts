@@ -39,7 +39,7 @@ const tileConfiguration: Record<string, ConfigParameter> = {
   min_zoom: { type: 'integer', description: 'Smallest zoom level served.', minimum: 0, maximum: MAX_ZOOM, default: 0 },
   max_zoom: { type: 'integer', description: 'Largest zoom level served.', minimum: 0, maximum: MAX_ZOOM, default: 22 },
   format: { type: 'string', description: 'Image format of the tiles.', enum: ['png', 'jpeg'], default: 'png' },
-  colormap: { type: 'string', description: 'Colour map for one-band results (three-band results are drawn as red, green and blue).', enum: [...COLOR_MAPS], default: 'viridis' },
+  colormap: { type: 'string', description: 'Colour map for one-band results (three-band results are drawn as red, green and blue). `classes` is categorical, for classified maps (a random forest\'s classes): each whole value 0 to 254 in its own colour, never stretched; `min` and `max` then name the classes the legend lists.', enum: [...COLOR_MAPS], default: 'viridis' },
   min: { type: ['number', 'null'], description: 'Value drawn with the first colour. By default the 2nd percentile of the service\'s result over its whole extent, estimated once.', default: null },
   max: { type: ['number', 'null'], description: 'Value drawn with the last colour. By default the 98th percentile of the service\'s result over its whole extent, estimated once.', default: null },
 };

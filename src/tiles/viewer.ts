@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import type { ServiceRecord } from '../store/types.js';
-import { colorTable } from '../output/colormap.js';
+import { colorTable, isCategorical } from '../output/colormap.js';
 import { tileConfigOf } from './service-types.js';
 import type { PreviewInfo } from './preview-layers.js';
 import { CONFIG_ELEMENT_ID, type LonLatBox, type MapLayer, type MapLegend, type MapPageConfig } from './map-page-config.js';
@@ -131,6 +131,17 @@ const short = (v: number) => String(+v.toPrecision(4));
 /** The legend of a service: its colour map over the configured or estimated range (three-band results are RGB). */
 export function serviceLegend(s: ServiceRecord): MapLegend {
   const cfg = tileConfigOf(s.configuration);
+  if (isCategorical(cfg.colormap)) {
+    // Classes from min to max when both are given (at most 64), else the first twelve colours.
+    const lo = cfg.min !== null && Number.isInteger(cfg.min) ? Math.max(0, cfg.min) : 0;
+    const hi = cfg.max !== null && Number.isInteger(cfg.max) && cfg.max >= lo ? Math.min(254, cfg.max, lo + 63) : lo + 11;
+    const t = colorTable(cfg.colormap);
+    const hex = (i: number) => [t[4 * i], t[4 * i + 1], t[4 * i + 2]].map((v) => v.toString(16).padStart(2, '0')).join('');
+    return {
+      text: `Classes: each class value in its own colour (${cfg.colormap}), ${lo} to ${hi} listed.`,
+      classes: Array.from({ length: hi - lo + 1 }, (_, k) => ({ value: String(lo + k), color: hex(lo + k) })),
+    };
+  }
   const range = s.attributes.value_range as { min: number; max: number } | undefined;
   const lo = cfg.min ?? range?.min;
   const hi = cfg.max ?? range?.max;

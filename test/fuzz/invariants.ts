@@ -2,7 +2,7 @@
 // (and the 501 of API 1.0.x for endpoints not offered), a JSON error object with a known code for
 // every 4xx/5xx, CORS headers, and no body where HTTP forbids one.
 import { CATALOGUE, OWN_CODES } from '../../src/core/errors.js';
-import schemas from '../../src/processes/schemas.json' with { type: 'json' };
+import schemas from '../../src/process-catalog/schemas.json' with { type: 'json' };
 import type { RawResponse } from './raw-client.js';
 
 /** Exception codes the process definitions declare (answered with status 400 unless they say otherwise). */

@@ -49,6 +49,9 @@ export class NoAnswer extends Error {
 /** Bytes of the request head (request line and headers). */
 export const headBytes = (req: RawRequest) => serialize(req)[0].length;
 
+/** Header fields of the request head as sent (Host and the framing headers included). */
+export const headFields = (req: RawRequest) => serialize(req)[0].toString('latin1').split('\r\n').filter(Boolean).length - 1;
+
 const hasBody = (req: RawRequest) => req.body !== undefined || req.declaredLength !== undefined;
 
 export function serialize(req: RawRequest): Buffer[] {

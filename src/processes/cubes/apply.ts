@@ -1,7 +1,6 @@
 // Child processes over cubes: apply (per value), reduce_dimension and apply_dimension (along a
 // dimension), and ndvi. The child process runs once per cube on pixel vectors (see datacube/pixels.ts).
-import { define } from '../define.js';
-import { type ProcessDef } from '../../core/process.js';
+import { implement, type ProcessImpl } from '../implement.js';
 import { ApiError, ProcessException } from '../../core/errors.js';
 import type { Callback } from '../../core/process.js';
 import { DataCube, type Dimension } from '../../datacube/datacube.js';
@@ -12,6 +11,7 @@ import type { Program } from '../../compile/program.js';
 import { applyVector, dimIndex, joinSlices, reduceVectors, requireCallback, slicesOf } from './common.js';
 import { isGridDim } from './dimensions.js';
 import { runUdfChild, udfChild } from '../udf.js';
+import { forestChild, runForest, type ForestChild } from '../../compile/forest-kernel.js';
 
 /** A cube without dimension d (its grid too, if d was spatial). */
 export function withoutDimension(cube: DataCube, d: number, data: Float32Array): DataCube {
@@ -72,22 +72,39 @@ function retarget(cube: DataCube, source: string, target: string | null): DataCu
   return cube.with({ dims, grid: cube.dim(source)?.type === 'spatial' ? null : cube.grid });
 }
 
+/**
+ * A forest child process (predict_random_forest, predict_probabilities) along dimension d, on the
+ * forest kernel. The values along d are the predictors: taken by name when every predictor of the
+ * model is a label of d, else by position. A value per pixel drops d (when `reduce`); class
+ * probabilities replace d's labels by the class values.
+ */
+function forestAlong(cube: DataCube, d: number, fc: ForestChild, reduce: boolean, processId: string): DataCube {
+  const f = fc.forest;
+  const labels = cube.dims[d].labels.map(String);
+  const { data, rest } = cube.outermost(d);
+  const slices = slicesOf(data, cube.shape[d], rest);
+  const byName = f.predictors.every((p) => labels.includes(p));
+  if (!byName && slices.length !== f.predictors.length) {
+    throw new ApiError('ProcessParameterInvalid', {
+      process: processId,
+      parameter: 'data',
+      reason: `the model was trained on ${f.predictors.length} predictors (${f.predictors.join(', ')}); the dimension '${cube.dims[d].name}' has ${slices.length} labels (${labels.join(', ')})`,
+    });
+  }
+  const inputs = byName ? f.predictors.map((p) => slices[labels.indexOf(p)]) : slices;
+  const planes = runForest(f, inputs, rest, fc.probabilities);
+  if (!fc.probabilities && reduce) return withoutDimension(cube, d, planes[0]);
+  const dims: Dimension[] = cube.dims.map((x, i) => (i === d ? { ...x, labels: fc.probabilities ? f.classes.map(String) : [0] } : x));
+  const joined = planes.length === 1 ? planes[0] : joinSlices(planes, rest);
+  return cube.with({ dims, data: DataCube.fromOutermost(joined, dims.map((x) => x.labels.length), d), bandInfo: {} });
+}
+
 /** ndvi's computation as a kernel program: (nir - red) / (nir + red). */
 const NDVI: Program = { inputs: 2, code: [{ op: 'normdiff', a: 0, b: 1 }], output: 2 };
 
-export const processes: ProcessDef[] = [
-  define(
+export const processes: ProcessImpl[] = [
+  implement(
     'apply',
-    {
-      summary: 'Run a process on every value',
-      description: 'Runs the child process once for each value of the data cube and puts its answer in place of the value. Dimensions, labels and no-data positions are kept unless the child process answers a value for no-data.',
-      parameters: {
-        data: 'The data cube to work on.',
-        process: 'The child process: it gets one value `x` (and `context`) and answers one value.',
-        context: 'Any data handed to the child process as its `context` parameter.',
-      },
-      returns: 'A data cube of the same shape with the computed values.',
-    },
     async (a, ctx) => {
       const cube = await cubeOf(a.get('data'), ctx.run, 'apply');
       const cb = requireCallback(a.callback('process'), 'apply', 'process');
@@ -98,20 +115,8 @@ export const processes: ProcessDef[] = [
       return cube.with({ data: out === cube.data ? out.slice() : out });
     },
   ),
-  define(
+  implement(
     'reduce_dimension',
-    {
-      summary: 'Collapse a dimension into one value',
-      description: 'Runs the reducer on the array of values along the dimension, for every position of the other dimensions, and drops the dimension. The reducer sees the dimension labels as array labels.',
-      parameters: {
-        data: 'The data cube to reduce.',
-        reducer: 'The child process: it gets the array `data` (and `context`) and answers one value.',
-        dimension: 'The name of the dimension to collapse; DimensionNotAvailable if the cube has none of that name.',
-        context: 'Any data handed to the reducer as its `context` parameter.',
-      },
-      returns: 'A data cube with one dimension less.',
-      exceptions: { DimensionNotAvailable: 'The data cube has no dimension of that name.' },
-    },
     async (a, ctx) => {
       const cube = await cubeOf(a.get('data'), ctx.run, 'reduce_dimension');
       const cb = requireCallback(a.callback('reducer'), 'reduce_dimension', 'reducer');
@@ -119,28 +124,15 @@ export const processes: ProcessDef[] = [
       // A UDF gets the whole cube and must answer it without the dimension.
       const udf = udfChild(cb, 'data', a.get('context'));
       if (udf) return runUdfChild(udf, ctx, 'reduce', cube, cube.dims[d].name);
+      const forest = forestChild(cb, 'data', a.get('context'));
+      if (forest) return forestAlong(cube, d, forest, true, 'reduce_dimension');
       const { data, rest } = cube.outermost(d);
       const out = await reduceVectors(cb, slicesOf(data, cube.shape[d], rest), cube.dims[d].labels, rest, a.get('context'), 'reduce_dimension');
       return withoutDimension(cube, d, out);
     },
   ),
-  define(
+  implement(
     'apply_dimension',
-    {
-      summary: 'Run a process on the values along a dimension',
-      description:
-        'Runs the child process on the array of values along the dimension, for every position of the other dimensions, and writes the answered arrays back along that dimension, or along `target_dimension`. Labels are kept when the dimension stays and the count of values does not change; otherwise they become 0, 1, 2, ...',
-      parameters: {
-        data: 'The data cube to work on.',
-        process: 'The child process: it gets the array `data` (and `context`) and answers an array of at least one value.',
-        dimension: 'The name of the source dimension; DimensionNotAvailable if the cube has none of that name.',
-        target_dimension:
-          'The name of the dimension for the answers; null keeps the source dimension. Otherwise the source dimension is dropped. A new name gives a dimension of type `other` in its place. The name of another dimension of the cube (e.g. `bands` when applying along `t`) runs the child process once per label of that dimension and writes the answers of all its labels, in order, as its values: it keeps its labels when each label answered one value, else they become 0, 1, 2, ...',
-        context: 'Any data handed to the child process as its `context` parameter.',
-      },
-      returns: 'A data cube with the computed values along the target dimension.',
-      exceptions: { DimensionNotAvailable: 'The data cube has no dimension of that name.' },
-    },
     async (a, ctx) => {
       const cube = await cubeOf(a.get('data'), ctx.run, 'apply_dimension');
       const cb = requireCallback(a.callback('process'), 'apply_dimension', 'process');
@@ -150,6 +142,8 @@ export const processes: ProcessDef[] = [
       if (e >= 0 && e !== d) return intoExisting(cube, d, e, cb, a.get('context'));
       const udf = udfChild(cb, 'data', a.get('context'));
       if (udf) return retarget(await runUdfChild(udf, ctx, 'apply_dimension', cube, cube.dims[d].name), cube.dims[d].name, target);
+      const forest = forestChild(cb, 'data', a.get('context'));
+      if (forest) return retarget(forestAlong(cube, d, forest, false, 'apply_dimension'), cube.dims[d].name, target);
       const { data, rest } = cube.outermost(d);
       const n = cube.shape[d];
       const v = await cb({ data: new PixelArray(slicesOf(data, n, rest), cube.dims[d].labels, rest), context: a.get('context') });
@@ -171,26 +165,8 @@ export const processes: ProcessDef[] = [
       return cube.with({ dims, data: DataCube.fromOutermost(joined, shape, d), grid: source.type === 'spatial' ? null : cube.grid });
     },
   ),
-  define(
+  implement(
     'ndvi',
-    {
-      summary: 'Normalized difference vegetation index',
-      description:
-        'Computes (nir - red) / (nir + red) for every pixel, taking the bands from the `bands` dimension by name or by the common names `nir` and `red`. Drops the bands dimension, or with `target_band` appends the index as a new band.',
-      parameters: {
-        data: 'A raster data cube with a `bands` dimension holding a near-infrared and a red band.',
-        nir: 'The near-infrared band, by name or common name; the band with common name `nir` by default.',
-        red: 'The red band, by name or common name; the band with common name `red` by default.',
-        target_band: 'If given, the name of a new band that receives the index; the bands dimension is kept then.',
-      },
-      returns: 'The NDVI cube: without the bands dimension, or with the index appended as a band.',
-      exceptions: {
-        NirBandAmbiguous: 'No single near-infrared band can be found; name it in `nir`.',
-        RedBandAmbiguous: 'No single red band can be found; name it in `red`.',
-        DimensionAmbiguous: 'The data cube has no single dimension of type bands.',
-        BandExists: 'A band with the target name exists already.',
-      },
-    },
     async (a, ctx) => {
       const cube = await cubeOf(a.get('data'), ctx.run, 'ndvi');
       const bandDims = cube.dims.map((x, i) => [x, i] as const).filter(([x]) => x.type === 'bands');

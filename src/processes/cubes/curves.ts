@@ -8,8 +8,8 @@
 // x is the label: a number as it is, a date or date-time as seconds since 1970-01-01T00:00:00Z
 // (so a yearly harmonic is cos(2 pi x / 31557600)).
 import { ApiError } from '../../core/errors.js';
-import { define } from '../define.js';
-import type { Callback, ProcessDef } from '../../core/process.js';
+import { implement, type ProcessImpl } from '../implement.js';
+import type { Callback } from '../../core/process.js';
 import { labelsOf, type Labels } from '../../core/labels.js';
 import { DataCube } from '../../datacube/datacube.js';
 import { PixelArray, broadcast } from '../../datacube/pixels.js';
@@ -192,21 +192,9 @@ function solve(A0: Float64Array, b0: Float64Array, m: number): Float64Array | nu
   return x.every(Number.isFinite) ? x : null;
 }
 
-export const processes: ProcessDef[] = [
-  define(
+export const processes: ProcessImpl[] = [
+  implement(
     'fit_curve',
-    {
-      summary: 'Fit a model function by least squares',
-      description:
-        'Finds the parameters of the model function that fit the array best in the least-squares sense (Levenberg-Marquardt from the initial guess, Jacobian by forward differences), with the labels as x and the values as y; a date label counts as its seconds since 1970-01-01T00:00:00Z. Used in apply_dimension it fits every pixel\'s values along the dimension at once. No-data values are left out (with ignore_nodata true); fewer valid values than parameters give no-data parameters.',
-      parameters: {
-        data: 'The labeled array of values (y), e.g. along the temporal dimension; the labels are x.',
-        parameters: 'The initial guess of the parameters; their number is the number fitted.',
-        function: 'The model: it gets `x` and the array `parameters` and answers y.',
-        ignore_nodata: 'true (the default) leaves no-data values out of the fit; false makes any no-data value give no-data parameters.',
-      },
-      returns: 'The fitted parameters.',
-    },
     async (a) => {
       const P = 'fit_curve';
       const fn = requireCallback(a.callback('function'), P, 'function');
@@ -227,20 +215,8 @@ export const processes: ProcessDef[] = [
       return p.map((q) => (Number.isNaN(q[0]) ? null : q[0]));
     },
   ),
-  define(
+  implement(
     'predict_curve',
-    {
-      summary: 'Evaluate a fitted model at new labels',
-      description:
-        'Evaluates the model function with the parameters of a cube (as fit_curve in apply_dimension leaves them: the parameters along `dimension`) at each of `labels`, which replace the parameters along that dimension: dates as seconds since 1970-01-01T00:00:00Z, numbers as they are. Pixels with no-data parameters give no-data. This back-end needs the labels; there is no data cube here whose gaps could be filled in place (fill them with merge_cubes or mask).',
-      parameters: {
-        parameters: 'A data cube with the parameters along `dimension` (e.g. the result of apply_dimension with fit_curve).',
-        function: 'The model: it gets `x` and the array `parameters` and answers y.',
-        dimension: 'The dimension that holds the parameters and receives the predictions.',
-        labels: 'The labels to predict for (dates or numbers).',
-      },
-      returns: 'The cube with one value per label along `dimension`.',
-    },
     async (a, ctx) => {
       const P = 'predict_curve';
       const fn = requireCallback(a.callback('function'), P, 'function');

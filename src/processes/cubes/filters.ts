@@ -1,8 +1,7 @@
 // Filters: on a deferred load they narrow what will be read; on a loaded cube they select labels
 // or crop the grid.
 import { ApiError } from '../../core/errors.js';
-import { define } from '../define.js';
-import { type ProcessDef } from '../../core/process.js';
+import { implement, type ProcessImpl } from '../implement.js';
 import { ProcessException } from '../../core/errors.js';
 import { DataCube, spatialDims } from '../../datacube/datacube.js';
 import { LazyCube, cubeOf, intersectExtent, lazyWithGeometries } from '../../datacube/lazy.js';
@@ -35,16 +34,9 @@ export function cropCube(cube: DataCube, col0: number, col1: number, row0: numbe
 }
 
 
-export const processes: ProcessDef[] = [
-  define(
+export const processes: ProcessImpl[] = [
+  implement(
     'filter_bbox',
-    {
-      summary: 'Crop to a bounding box',
-      description:
-        'On a raster cube keeps the pixels whose centre lies inside the bounding box, which is reprojected to the CRS of the cube when it is given in another one. On a vector cube keeps the geometries that lie entirely within the box (empty geometries go).',
-      parameters: { data: 'A raster or vector data cube.', extent: 'The bounding box, with `crs` (EPSG:4326 by default).' },
-      returns: 'The cube cut to the bounding box.',
-    },
     async (a, ctx) => {
       const data = a.get<unknown>('data');
       const extent = bboxOf(a.get('extent'), 'filter_bbox', 'extent');
@@ -56,22 +48,8 @@ export const processes: ProcessDef[] = [
       return cropCube(cube, w.col0, w.col1, w.row0, w.row1);
     },
   ),
-  define(
+  implement(
     'filter_temporal',
-    {
-      summary: 'Keep a time interval',
-      description: 'Keeps the labels of the temporal dimension (or of all temporal dimensions) that lie in the interval, start included and end excluded. Either end may be null for an open interval.',
-      parameters: {
-        data: 'A data cube with a temporal dimension.',
-        extent: 'The interval: start (included) and end (excluded), as dates or date-times; one of them may be null.',
-        dimension: 'The temporal dimension to filter; null filters every temporal dimension.',
-      },
-      returns: 'The cube with the dates inside the interval.',
-      exceptions: {
-        DimensionNotAvailable: 'The data cube has no dimension of that name.',
-        TemporalExtentEmpty: 'The end of the interval must be later than its start.',
-      },
-    },
     async (a, ctx) => {
       const data = a.get<unknown>('data');
       const interval = intervalOf(a.get('extent'), 'filter_temporal', 'extent');
@@ -96,22 +74,8 @@ export const processes: ProcessDef[] = [
       return cube;
     },
   ),
-  define(
+  implement(
     'filter_bands',
-    {
-      summary: 'Keep some bands',
-      description: 'Keeps the bands named (by name or common name) or lying in one of the wavelength ranges, in the order the criteria give. A band matching any criterion is kept.',
-      parameters: {
-        data: 'A data cube with a dimension of type bands.',
-        bands: 'Band names or common names, in the order wanted.',
-        wavelengths: 'Ranges [min, max] of wavelengths in micrometres; matching bands keep their original order.',
-      },
-      returns: 'The cube with the chosen bands.',
-      exceptions: {
-        BandFilterParameterMissing: 'Neither band names nor wavelength ranges are given.',
-        DimensionMissing: 'The data cube has no dimension of type bands.',
-      },
-    },
     async (a, ctx) => {
       const data = a.get<unknown>('data');
       const names = a.get<string[] | null>('bands') ?? [];
@@ -149,15 +113,8 @@ export const processes: ProcessDef[] = [
       return cube.select(d, picked.map((p) => labels.indexOf(p)));
     },
   ),
-  define(
+  implement(
     'filter_spatial',
-    {
-      summary: 'Crop and mask to geometries',
-      description:
-        'Cuts the cube to the pixels of the geometries and sets the others inside that box to no-data: pixels whose centre lies inside or on the boundary of a polygon, pixels a line passes through, and the pixel holding each point are kept. Geometries in another CRS are reprojected to the cube\'s vertex by vertex.',
-      parameters: { data: 'A raster data cube.', geometries: 'A vector data cube, or GeoJSON (the deprecated form) in EPSG:4326.' },
-      returns: 'The cube cut to the geometries.',
-    },
     async (a, ctx) => {
       const data = a.get<unknown>('data');
       const geoms = await geometriesArg(a.get('geometries'), 'filter_spatial');

@@ -2,8 +2,8 @@
 // value on untouched. Cubes are described like the `cube:dimensions` of a collection plus a few
 // statistics; a deferred load is described by what it will read, without reading it.
 import { ApiError } from '../../core/errors.js';
-import { define } from '../define.js';
-import type { ProcessContext, ProcessDef } from '../../core/process.js';
+import { implement, type ProcessImpl } from '../implement.js';
+import type { ProcessContext } from '../../core/process.js';
 import type { LogLevel } from '../../core/run-context.js';
 import { DataCube, type Dimension } from '../../datacube/datacube.js';
 import { LazyCube } from '../../datacube/lazy.js';
@@ -127,21 +127,9 @@ export function summarize(v: unknown, depth = 0): unknown {
  */
 const logged = new WeakSet<ProcessContext>();
 
-export const processes: ProcessDef[] = [
-  define(
+export const processes: ProcessImpl[] = [
+  implement(
     'inspect',
-    {
-      summary: 'Write a value to the log',
-      description:
-        'Adds an entry with the message, the code and a description of `data` to the log of the run, then answers `data` unchanged. Data cubes are described by their dimensions (type, extent or labels, step, reference system), shape and simple statistics (value and no-data counts, min, max, mean); a cube not loaded yet is described by the request it will make and is not read. Long arrays and objects are shortened. Inside a child process that runs on every pixel, one entry is written, not one per pixel.',
-      parameters: {
-        data: 'The value to describe and pass on; of any type.',
-        message: 'A text for the log entry (empty by default).',
-        code: 'A tag for finding or grouping the entries of this process in the log; `User` by default.',
-        level: 'The severity of the entry: error, warning, info (the default) or debug.',
-      },
-      returns: 'The value of `data`, unchanged.',
-    },
     (a, ctx) => {
       const data = a.get<unknown>('data');
       const level = a.get<LogLevel>('level');

@@ -3,8 +3,8 @@
 // spans that need no rasterising (a window is its rows), so the common reducers run on the
 // kernels (datacube/zonal.ts) and any other as a child process on the gathered values.
 import { ApiError } from '../../core/errors.js';
-import { define } from '../define.js';
-import type { Callback, ProcessDef, ProcessContext } from '../../core/process.js';
+import { implement, type ProcessImpl } from '../implement.js';
+import type { Callback, ProcessContext } from '../../core/process.js';
 import { DataCube, spatialDims } from '../../datacube/datacube.js';
 import { cubeOf } from '../../datacube/lazy.js';
 import type { Spans } from '../../datacube/spans.js';
@@ -44,20 +44,9 @@ function checkSize(values: number, ctx: ProcessContext): void {
   if (ctx.run && values > ctx.run.maxValues) throw new ApiError('ProcessGraphComplexity', {}, `The result would hold ${values} values, more than the ${ctx.run.maxValues} allowed here. ${ctx.run.limitAdvice}`);
 }
 
-export const processes: ProcessDef[] = [
-  define(
+export const processes: ProcessImpl[] = [
+  implement(
     'reduce_spatial',
-    {
-      summary: 'Reduce the x and y dimensions',
-      description:
-        'Runs the reducer on all pixel values of each x/y plane (for every date, band and other label) and drops x and y. The values come in no particular order. mean, sum, count, min, max, sd, variance and median run on the kernels; any other reducer as a child process.',
-      parameters: {
-        data: 'A raster data cube.',
-        reducer: 'The reducer: it gets the array `data` of the pixel values of one plane (and `context`) and answers one value.',
-        context: 'Any data handed to the reducer as its `context` parameter.',
-      },
-      returns: 'The data cube without x and y.',
-    },
     async (a, ctx) => {
       const P = 'reduce_spatial';
       const cb = requireCallback(a.callback('reducer'), P, 'reducer');
@@ -70,22 +59,8 @@ export const processes: ProcessDef[] = [
       return new DataCube({ dims: cube.dims.slice(0, -2), data: values, bandInfo: cube.bandInfo });
     },
   ),
-  define(
+  implement(
     'aggregate_spatial_window',
-    {
-      summary: 'Reduce windows of pixels',
-      description:
-        'Cuts the x/y planes into non-overlapping windows of `size` pixels (x, then y) and runs the reducer on each window\'s values, for every date, band and other label. Where the grid is not a multiple of the window size, `boundary` pads the windows at the edge with no-data (the reducer sees them) or trims the pixels that do not fill a window, at the edges away from the corner `align` names. The result is a raster cube on the coarser grid; the x and y labels are the window centres.',
-      parameters: {
-        data: 'A raster data cube.',
-        reducer: 'The reducer: it gets the array `data` of the values of one window (and `context`) and answers one value.',
-        size: 'The window size in pixels: [x, y].',
-        boundary: 'pad (the default): windows at the edge are padded with no-data; trim: pixels that do not fill a window are left out.',
-        align: 'The corner the windows start at: upper-left (the default), lower-left, upper-right or lower-right.',
-        context: 'Any data handed to the reducer as its `context` parameter.',
-      },
-      returns: 'A raster data cube on the grid of the windows.',
-    },
     async (a, ctx) => {
       const P = 'aggregate_spatial_window';
       const cb = requireCallback(a.callback('reducer'), P, 'reducer');

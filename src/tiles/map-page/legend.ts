@@ -40,6 +40,22 @@ export function legendElement(legend: MapLegend): HTMLElement {
     ends.append(low, high);
     box.append(ramp, ends);
   }
+  if (legend.classes) {
+    // A categorical map: one swatch per class with its value.
+    const list = document.createElement('ul');
+    list.className = 'classes';
+    for (const c of legend.classes) {
+      const item = document.createElement('li');
+      const swatch = document.createElement('span');
+      swatch.className = 'swatch';
+      swatch.style.background = `#${/^[0-9a-f]{6}$/i.test(c.color) ? c.color : '000000'}`;
+      const label = document.createElement('span');
+      label.textContent = c.value;
+      item.append(swatch, label);
+      list.append(item);
+    }
+    box.append(list);
+  }
   const text = document.createElement('p');
   text.textContent = legend.text;
   box.append(text);

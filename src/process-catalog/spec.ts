@@ -1,10 +1,12 @@
-// Builds a ProcessDef from the facts of src/processes/schemas.json (ids, schemas, defaults: exact
-// copies of the openEO definitions) and our own texts. A process whose values are plain JSON
-// values and that calls no child process gives a synchronous `scalar` function: the evaluator
-// lifts it over cube pixels without a promise per value.
+// A process's definition as GET /processes serves it: the facts of schemas.json (ids, categories,
+// parameter names, schemas, optionality, defaults, return schemas, exception codes: exact copies of
+// the openEO definitions, written by test/fixtures/make-process-fixtures.mjs) joined with our own
+// words from texts/. Every parameter and exception of the facts needs its text, and no text may
+// name a parameter the facts do not have: a process with a missing or stray text fails at start.
 import schemas from './schemas.json' with { type: 'json' };
-import type { ProcessArgs, ProcessContext, ProcessDef, ProcessSpec } from '../core/process.js';
+import type { ProcessSpec } from '../core/process.js';
 
+/** Our words for one process. */
 export interface ProcessTexts {
   summary: string;
   description: string;
@@ -25,6 +27,7 @@ type Facts = {
 };
 const FACTS = schemas as unknown as Record<string, Facts>;
 
+/** The definition of process `id`: its facts in our words. */
 export function specFor(id: string, t: ProcessTexts): ProcessSpec {
   const f = FACTS[id];
   if (!f) throw new Error(`no openEO definition for process ${id}`);
@@ -55,28 +58,4 @@ export function specFor(id: string, t: ProcessTexts): ProcessSpec {
   if (f.experimental) spec.experimental = true;
   if (f.deprecated) spec.deprecated = true;
   return spec;
-}
-
-/** A process evaluated on plain values (may be async, may call child processes). */
-export function define(id: string, texts: ProcessTexts, run: (args: ProcessArgs, ctx: ProcessContext) => unknown): ProcessDef {
-  return { spec: specFor(id, texts), run };
-}
-
-/**
- * A synchronous process on plain values: `fn` gets the arguments by name, defaults applied.
- * It must not call child processes.
- */
-export function defineScalar(id: string, texts: ProcessTexts, fn: (a: Record<string, any>) => unknown): ProcessDef {
-  const spec = specFor(id, texts);
-  const defaults: Record<string, unknown> = {};
-  for (const p of spec.parameters) defaults[p.name] = 'default' in p ? p.default : null;
-  return {
-    spec,
-    scalar: fn,
-    run: (args) => {
-      const a: Record<string, unknown> = {};
-      for (const p of spec.parameters) a[p.name] = args.get(p.name);
-      return fn(a);
-    },
-  };
 }

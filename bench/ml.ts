@@ -1,0 +1,238 @@
+// Random forests (docs/ml.md), each figure against a peer measured in the same run:
+//  1. training: 10,000 samples × 10 predictors × 100 trees, Xeo's trainer (what fit_class_random_forest
+//     runs on an engine thread) against scikit-learn's RandomForestClassifier with n_jobs=-1 (all
+//     cores) on the same samples: sklearn_over_xeo_train = scikit-learn's time / ours;
+//  2. prediction: a 2048² × 10-band cube (512² with --quick) through the forest kernel (what
+//     reduce_dimension with predict_random_forest runs) with a kernel helper thread per further
+//     core (XEO_KERNEL_THREADS), against scikit-learn's predict on the same array, each with its
+//     own forest of 100 trees trained on the same samples: sklearn_over_xeo_predict = scikit-learn's
+//     time / ours (and _one_thread without the helpers);
+//  3. map tiles: cold tiles of a classified map (load_ml_model of a training job's model,
+//     predict_random_forest over four bands, categorical colours) against cold tiles of the NDVI
+//     map over the same tiles: classified_tile_over_ndvi_tile = p50 / p50.
+// scikit-learn comes from Debian's python3-sklearn (/usr/bin/python3).
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { CLI, Cleanup, median, removeDir, round, startXeo, table, tempDir } from './lib.js';
+import type { BenchOptions, BenchResult } from './run.js';
+import { trainForest, resolveMaxVariables } from '../src/ml/train.js';
+import { runForest } from '../src/compile/forest-kernel.js';
+import { configureKernelThreads, stopKernelThreads } from '../src/compile/kernel-threads.js';
+import { availableParallelism } from 'node:os';
+import { plane, withArena } from '../src/compile/kernels.js';
+import { mulberry32 } from '../src/core/random.js';
+import { tileAt } from '../src/tiles/tile-grid.js';
+import { measureOnnx } from './ml-onnx.js';
+
+const PYTHON = '/usr/bin/python3';
+const N = 10_000;
+const P = 10;
+const TREES = 100;
+
+/** Samples of three classes whose boundaries run across all ten predictors (some more than others). */
+function synthetic(n: number, seed: number): { x: Float32Array; y: Float64Array } {
+  const r = mulberry32(seed);
+  const x = new Float32Array(n * P);
+  const y = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    let s = 0;
+    for (let f = 0; f < P; f++) {
+      const v = r();
+      x[i * P + f] = v;
+      s += f < 3 ? v : 0.2 * v;
+    }
+    s += 0.15 * (r() - 0.5);
+    y[i] = s > 1.9 ? 2 : s > 1.5 ? 1 : 0;
+  }
+  return { x, y };
+}
+
+/** Pixel-major samples to predictor-major (the trainer's layout). */
+function byPredictor(x: Float32Array, n: number): Float32Array {
+  const out = new Float32Array(n * P);
+  for (let i = 0; i < n; i++) for (let f = 0; f < P; f++) out[f * n + i] = x[i * P + f];
+  return out;
+}
+
+const SKLEARN = `
+import json, sys, time
+import numpy as np
+from sklearn.ensemble import RandomForestClassifier
+d = sys.argv[1]; n, p, trees, runs, pixels = (int(v) for v in sys.argv[2:7])
+x = np.fromfile(d + '/x.f32', dtype=np.float32).reshape(n, p)
+y = np.fromfile(d + '/y.f64', dtype=np.float64)
+fits = []
+for i in range(runs):
+    m = RandomForestClassifier(n_estimators=trees, max_features='sqrt', n_jobs=-1, random_state=i)
+    t = time.perf_counter(); m.fit(x, y); fits.append(time.perf_counter() - t)
+cube = np.fromfile(d + '/cube.f32', dtype=np.float32).reshape(pixels, p)
+t = time.perf_counter(); pred = m.predict(cube); predict = time.perf_counter() - t
+print(json.dumps({'fit': sorted(fits)[len(fits) // 2], 'predict': predict, 'oob_free_train_accuracy': float((m.predict(x) == y).mean()), 'classes': np.bincount(pred.astype(int)).tolist()}))
+`;
+
+async function trainAndPredict(opts: BenchOptions, dir: string): Promise<{ figures: Record<string, number>; ratios: Record<string, number> }> {
+  const side = opts.quick ? 512 : 2048;
+  const pixels = side * side;
+  const runs = opts.quick ? 1 : 3;
+  const { x, y } = synthetic(N, 7);
+  writeFileSync(path.join(dir, 'x.f32'), x);
+  writeFileSync(path.join(dir, 'y.f64'), y);
+  const cube = synthetic(pixels, 11).x;
+  writeFileSync(path.join(dir, 'cube.f32'), cube);
+
+  // Ours: the trainer on this thread, as an engine thread runs it.
+  const xs = byPredictor(x, N);
+  const times: number[] = [];
+  let forest = null as ReturnType<typeof trainForest> | null;
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    forest = trainForest({ kind: 'classification', x: xs, n: N, p: P, y, predictors: Array.from({ length: P }, (_, f) => `b${f}`), numTrees: TREES, maxVariables: resolveMaxVariables(null, P, 'classification'), maxVariablesGiven: 'sqrt', seed: i + 1, maxDepth: 64, skipped: 0 });
+    times.push((performance.now() - t0) / 1000);
+  }
+  const xeoTrain = median(times);
+  // Prediction: the cube's ten bands as planes in kernel memory, through the forest kernel: on this
+  // thread alone, then with a kernel helper thread per further core (XEO_KERNEL_THREADS), as
+  // scikit-learn uses every core.
+  const helpers = Math.max(1, availableParallelism() - 1);
+  const [xeoPredictOne, xeoPredict] = await withArena(() => {
+    const planes = Array.from({ length: P }, (_, f) => {
+      const p = plane(pixels);
+      for (let i = 0; i < pixels; i++) p[i] = cube[i * P + f];
+      return p;
+    });
+    const timed = (threads: number) => {
+      configureKernelThreads(threads);
+      const t0 = performance.now();
+      runForest(forest!, planes, pixels, false);
+      return (performance.now() - t0) / 1000;
+    };
+    try {
+      timed(helpers); // the helpers start and load the module
+      return [timed(0), timed(helpers)];
+    } finally {
+      stopKernelThreads();
+      configureKernelThreads(0);
+    }
+  });
+  console.log(`ml bench: xeo trains in ${round(xeoTrain, 3)} s (OOB accuracy ${round(forest!.info.oobScore! * 100, 2)} %, ${forest!.feature.length} nodes), predicts ${side}² px in ${round(xeoPredictOne, 3)} s on one thread, ${round(xeoPredict, 3)} s with ${helpers} helper thread(s)`);
+
+  const py = spawnSync(PYTHON, ['-c', SKLEARN, dir, String(N), String(P), String(TREES), String(runs), String(pixels)], { encoding: 'utf8' });
+  if (py.status !== 0) throw new Error(`scikit-learn failed (is python3-sklearn installed?): ${py.stderr}`);
+  const sk = JSON.parse(py.stdout.trim().split('\n').pop()!) as { fit: number; predict: number };
+  console.log(`ml bench: scikit-learn (n_jobs=-1) trains in ${round(sk.fit, 3)} s, predicts in ${round(sk.predict, 3)} s`);
+  return {
+    figures: { xeo_train_s: round(xeoTrain, 3), sklearn_train_s: round(sk.fit, 3), xeo_predict_s: round(xeoPredict, 3), xeo_predict_one_thread_s: round(xeoPredictOne, 3), sklearn_predict_s: round(sk.predict, 3), predict_pixels: pixels, kernel_helpers: helpers },
+    ratios: { sklearn_over_xeo_train: round(sk.fit / xeoTrain, 2), sklearn_over_xeo_predict: round(sk.predict / xeoPredict, 2), sklearn_over_xeo_predict_one_thread: round(sk.predict / xeoPredictOne, 2) },
+  };
+}
+
+const X0 = 620000;
+const Y0 = 5320000;
+const BANDS = ['B02', 'B03', 'B04', 'B08'];
+const DATE = ['2024-06-15', '2024-06-30'];
+const load = (extent: unknown, bands = BANDS) => ({ process_id: 'load_collection', arguments: { id: 'DEMO_S2_L2A', spatial_extent: extent, temporal_extent: DATE, bands } });
+
+async function tiles(opts: BenchOptions): Promise<{ figures: Record<string, number>; ratios: Record<string, number> }> {
+  const cleanup = new Cleanup();
+  try {
+    console.log('ml bench: starting Xeo with the demo collection (generated on first start, ~10 s)');
+    const xeo = await startXeo({ XEO_DEMO: 'true', XEO_COMPUTE_THREADS: '2' }, [], 120_000);
+    cleanup.add(() => xeo.stop());
+    const add = spawnSync(process.execPath, [CLI, 'users', 'add', 'bench', '--password', 'bench'], { env: { ...process.env, XEO_DATA_DIR: xeo.dataDir }, encoding: 'utf8' });
+    if (add.status !== 0) throw new Error(`users add failed: ${add.stderr}`);
+    const basic = 'Basic ' + Buffer.from('bench:bench').toString('base64');
+    const token = `Bearer basic//${((await (await fetch(`${xeo.url}/1.2.0/credentials/basic`, { headers: { authorization: basic } })).json()) as { access_token: string }).access_token}`;
+    const api = async (method: string, p: string, body?: unknown) => {
+      const r = await fetch(`${xeo.url}/1.2.0${p}`, { method, headers: { authorization: token, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const text = await r.text();
+      if (r.status >= 300) throw new Error(`${method} ${p}: ${r.status} ${text}`);
+      return { headers: r.headers, json: text ? JSON.parse(text) : null };
+    };
+    // Labelled points: 400 over the north-west of the scene, labelled by NDVI and green.
+    const pts = Array.from({ length: 400 }, (_, i) => [X0 + 5 + (i % 20) * 400, Y0 - 5 - Math.floor(i / 20) * 400]);
+    const fc = (labels?: number[]) => ({ type: 'FeatureCollection', crs: { type: 'name', properties: { name: 'EPSG:32633' } }, features: pts.map((c, i) => ({ type: 'Feature', geometry: { type: 'Point', coordinates: c }, properties: labels ? { target: labels[i] } : {} })) });
+    const box = { west: X0, east: X0 + 8200, north: Y0, south: Y0 - 8200, crs: 32633 };
+    const mean = { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } };
+    const values = (await api('POST', '/result', { process: { process_graph: { l: load(box), a: { process_id: 'aggregate_spatial', arguments: { data: { from_node: 'l' }, geometries: fc(), reducer: mean } }, s: { process_id: 'save_result', arguments: { data: { from_node: 'a' }, format: 'JSON' }, result: true } } } })).json;
+    const rows = Object.values(values)[0] as number[][];
+    const labels = rows.map(([, g, r, n]) => {
+      const ndvi = (n - r) / (n + r);
+      return ndvi > 0.5 ? (g > 700 ? 3 : 2) : ndvi > 0.2 ? 1 : 0;
+    });
+    const train = {
+      l: load(box),
+      a: { process_id: 'aggregate_spatial', arguments: { data: { from_node: 'l' }, geometries: fc(), reducer: mean } },
+      f: { process_id: 'fit_class_random_forest', arguments: { predictors: { from_node: 'a' }, target: fc(labels), num_trees: 100, seed: 1 } },
+      s: { process_id: 'save_ml_model', arguments: { data: { from_node: 'f' } }, result: true },
+    };
+    const job = (await api('POST', '/jobs', { process: { process_graph: train } })).headers.get('openeo-identifier') ?? '';
+    const jobId = job || ((await api('GET', '/jobs')).json.jobs[0].id as string);
+    await api('POST', `/jobs/${jobId}/results`);
+    for (let i = 0; ; i++) {
+      const st = (await api('GET', `/jobs/${jobId}`)).json.status;
+      if (st === 'finished') break;
+      if (st === 'error' || i > 600) throw new Error(`the training job ended ${st}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const classified = {
+      l: load(null),
+      m: { process_id: 'load_ml_model', arguments: { id: jobId } },
+      r: { process_id: 'reduce_dimension', arguments: { data: { from_node: 'l' }, dimension: 'bands', reducer: { process_graph: { p: { process_id: 'predict_random_forest', arguments: { data: { from_parameter: 'data' }, model: { from_parameter: 'context' } }, result: true } } }, context: { from_node: 'm' } }, result: true },
+    };
+    const ndvi = { l: load(null, ['B04', 'B08']), n: { process_id: 'ndvi', arguments: { data: { from_node: 'l' } }, result: true } };
+    const service = async (graph: unknown, configuration: unknown) => (await api('POST', '/services', { type: 'XYZ', process: { process_graph: graph }, configuration })).headers.get('xeo-identifier')!;
+    const sClass = await service(classified, { colormap: 'classes', min: 0, max: 3 });
+    const sNdvi = await service(ndvi, { colormap: 'ndvi', min: -1, max: 1 });
+    // Distinct tiles at zoom 15 around the scene's centre: none is cached before it is asked for.
+    const c = tileAt(16.745, 47.928, 15);
+    const count = opts.quick ? 12 : 40;
+    const coords = Array.from({ length: count }, (_, i) => ({ z: 15, x: c.x - 4 + (i % 8), y: c.y - 3 + Math.floor(i / 8) }));
+    // Per tile: the wall time, and the server's stages from Server-Timing (read, warp, kernel, encode).
+    const stages: Record<string, Record<string, number[]>> = {};
+    const cold = async (id: string, k: number) => {
+      const t = coords[k];
+      const t0 = performance.now();
+      const r = await fetch(`${xeo.url}/xyz/${id}/${t.z}/${t.x}/${t.y}.png`);
+      await r.arrayBuffer();
+      if (r.status !== 200) throw new Error(`tile ${t.z}/${t.x}/${t.y}: ${r.status}`);
+      for (const m of (r.headers.get('server-timing') ?? '').matchAll(/(\w+);dur=([\d.]+)/g)) ((stages[id] ??= {})[m[1]] ??= []).push(Number(m[2]));
+      return performance.now() - t0;
+    };
+    // Warm-up (the model is read, the kernels loaded) on a tile outside the measured set, then alternate.
+    await fetch(`${xeo.url}/xyz/${sClass}/15/${c.x + 8}/${c.y + 8}.png`).then((r) => r.arrayBuffer());
+    await fetch(`${xeo.url}/xyz/${sNdvi}/15/${c.x + 8}/${c.y + 8}.png`).then((r) => r.arrayBuffer());
+    const tc: number[] = [];
+    const tn: number[] = [];
+    for (let k = 0; k < count; k++) {
+      tc.push(await cold(sClass, k));
+      tn.push(await cold(sNdvi, k));
+    }
+    const pClass = median(tc);
+    const pNdvi = median(tn);
+    const st = (id: string, name: string) => round(median(stages[id]?.[name] ?? [NaN]), 2);
+    const names = ['read', 'warp', 'kernel', 'encode', 'total'];
+    console.log(
+      table([
+        ['cold tile', 'p50 ms', ...names.map((n) => `${n} (server)`)],
+        ['classified (100 trees, 4 bands)', round(pClass, 1), ...names.map((n) => st(sClass, n))],
+        ['NDVI', round(pNdvi, 1), ...names.map((n) => st(sNdvi, n))],
+      ]),
+    );
+    return { figures: { classified_tile_p50_ms: round(pClass, 1), ndvi_tile_p50_ms: round(pNdvi, 1), classified_tile_kernel_ms: st(sClass, 'kernel'), ndvi_tile_kernel_ms: st(sNdvi, 'kernel') }, ratios: { classified_tile_over_ndvi_tile: round(pClass / pNdvi, 2) } };
+  } finally {
+    await cleanup.run();
+  }
+}
+
+export async function run(opts: BenchOptions): Promise<BenchResult> {
+  const dir = tempDir('xeo-bench-ml-');
+  try {
+    const a = await trainAndPredict(opts, dir);
+    const b = await tiles(opts);
+    const c = await measureOnnx(opts);
+    return { figures: { ...a.figures, ...b.figures, ...c.figures }, ratios: { ...a.ratios, ...b.ratios, ...c.ratios } };
+  } finally {
+    removeDir(dir);
+  }
+}

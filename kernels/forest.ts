@@ -1,0 +1,157 @@
+// Random forests walked per pixel (src/ml/forest.ts describes the model; src/compile/forest-kernel.ts
+// lays it out here). Nodes are 8 bytes: an i32 holding the split predictor (low 8 bits) and the
+// left child's index within its tree (the right one follows it), and the f32 threshold; a leaf's
+// index is in a separate i32 array, read once per walk. A leaf is a node that leads to itself
+// (predictor 0, threshold +Infinity, left child itself), so a walk of exactly `depth` steps, the
+// tree's depth, ends in the leaf of every pixel, without a branch on the way.
+//
+// Pixels go in blocks: a block's predictor values are gathered pixel by pixel into scratch, then
+// each tree is walked for every pixel of the block (one tree stays in cache while it serves the
+// block), eight pixels in lockstep so that their chains of dependent loads overlap. A pixel with
+// any NaN predictor answers NaN.
+
+const BLOCK: i32 = 256;
+
+/** Scratch bytes forestRun needs for p predictors and leaves of `width` values. */
+export function forestScratchBytes(p: i32, width: i32): i32 {
+  return BLOCK * p * 4 + BLOCK * width * 4 + BLOCK * 4 + 64;
+}
+
+// @ts-ignore: decorator
+@inline
+function step(base: usize, n: i32, row: usize): i32 {
+  const a = base + (<usize>n << 3);
+  const w = load<i32>(a);
+  const right = load<f32>(row + (<usize>(w & 0xff) << 2)) > load<f32>(a, 4);
+  return (w >>> 8) + (right ? 1 : 0);
+}
+
+/**
+ * table: u32 pointers to p planes of n f32 values; roots and depths: per tree its root node and
+ * depth (i32); leafOf: per node its leaf index (i32). mode 0: the mean leaf value (regression) into out[i]; mode 1:
+ * classes[argmax of the summed class probabilities] into out[i] (first class on ties); mode 2:
+ * the mean class probabilities, class c of pixel i into out[c * n + i].
+ */
+export function forestRun(table: usize, p: i32, n: i32, nodes: usize, leafOf: usize, roots: usize, depths: usize, nTrees: i32, leaves: usize, width: i32, classes: usize, mode: i32, out: usize, scratch: usize): void {
+  const xs = scratch;
+  const acc = scratch + <usize>(BLOCK * p * 4);
+  const valid = acc + <usize>(BLOCK * width * 4);
+  const inv: f32 = 1.0 / <f32>nTrees;
+  const rowBytes = <usize>(p * 4);
+  for (let start = 0; start < n; start += BLOCK) {
+    const m = min(BLOCK, n - start);
+    // Gather the block's predictor values pixel by pixel and mark the pixels without NaN.
+    for (let j = 0; j < m; j++) store<i32>(valid + (<usize>j << 2), 1);
+    for (let f = 0; f < p; f++) {
+      const plane = <usize>load<u32>(table + (<usize>f << 2)) + (<usize>start << 2);
+      for (let j = 0; j < m; j++) {
+        const v = load<f32>(plane + (<usize>j << 2));
+        store<f32>(xs + (<usize>(j * p + f) << 2), v);
+        if (v != v) store<i32>(valid + (<usize>j << 2), 0);
+      }
+    }
+    memory.fill(acc, 0, <usize>(m * width * 4));
+    for (let t = 0; t < nTrees; t++) {
+      const root = load<i32>(roots + (<usize>t << 2));
+      const depth = load<i32>(depths + (<usize>t << 2));
+      const base = nodes + (<usize>root << 3);
+      const leafBase = leafOf + (<usize>root << 2);
+      let j = 0;
+      for (; j + 8 <= m; j += 8) {
+        const r0 = xs + <usize>j * rowBytes;
+        let n0 = 0;
+        let n1 = 0;
+        let n2 = 0;
+        let n3 = 0;
+        let n4 = 0;
+        let n5 = 0;
+        let n6 = 0;
+        let n7 = 0;
+        for (let d = 0; d < depth; d++) {
+          n0 = step(base, n0, r0);
+          n1 = step(base, n1, r0 + rowBytes);
+          n2 = step(base, n2, r0 + 2 * rowBytes);
+          n3 = step(base, n3, r0 + 3 * rowBytes);
+          n4 = step(base, n4, r0 + 4 * rowBytes);
+          n5 = step(base, n5, r0 + 5 * rowBytes);
+          n6 = step(base, n6, r0 + 6 * rowBytes);
+          n7 = step(base, n7, r0 + 7 * rowBytes);
+        }
+        const a = acc + (<usize>(j * width) << 2);
+        const w = <usize>(width << 2);
+        addLeaf(leafBase, n0, leaves, width, a);
+        addLeaf(leafBase, n1, leaves, width, a + w);
+        addLeaf(leafBase, n2, leaves, width, a + 2 * w);
+        addLeaf(leafBase, n3, leaves, width, a + 3 * w);
+        addLeaf(leafBase, n4, leaves, width, a + 4 * w);
+        addLeaf(leafBase, n5, leaves, width, a + 5 * w);
+        addLeaf(leafBase, n6, leaves, width, a + 6 * w);
+        addLeaf(leafBase, n7, leaves, width, a + 7 * w);
+      }
+      for (; j < m; j++) {
+        const r = xs + <usize>j * rowBytes;
+        let nd = 0;
+        for (let d = 0; d < depth; d++) nd = step(base, nd, r);
+        addLeaf(leafBase, nd, leaves, width, acc + (<usize>(j * width) << 2));
+      }
+    }
+    for (let j = 0; j < m; j++) {
+      const i = start + j;
+      const ok = load<i32>(valid + (<usize>j << 2)) != 0;
+      const src = acc + (<usize>(j * width) << 2);
+      if (mode == 0) {
+        store<f32>(out + (<usize>i << 2), ok ? load<f32>(src) * inv : NaN);
+      } else if (mode == 1) {
+        let best = 0;
+        let bestV = load<f32>(src);
+        for (let k = 1; k < width; k++) {
+          const v = load<f32>(src + (<usize>k << 2));
+          if (v > bestV) {
+            bestV = v;
+            best = k;
+          }
+        }
+        store<f32>(out + (<usize>i << 2), ok ? load<f32>(classes + (<usize>best << 2)) : NaN);
+      } else {
+        for (let k = 0; k < width; k++) store<f32>(out + (<usize>(k * n + i) << 2), ok ? load<f32>(src + (<usize>k << 2)) * inv : NaN);
+      }
+    }
+  }
+}
+
+// @ts-ignore: decorator
+@inline
+function addLeaf(leafBase: usize, nd: i32, leaves: usize, width: i32, dst: usize): void {
+  const leaf = leaves + (<usize>(load<i32>(leafBase + (<usize>nd << 2)) * width) << 2);
+  if (width == 1) {
+    store<f32>(dst, load<f32>(dst) + load<f32>(leaf));
+    return;
+  }
+  for (let k = 0; k < width; k++) store<f32>(dst + (<usize>k << 2), load<f32>(dst + (<usize>k << 2)) + load<f32>(leaf + (<usize>k << 2)));
+}
+
+/**
+ * A band of a prediction split over threads (src/compile/kernel-threads.ts): the pixels of `table`
+ * (u32 plane pointers, already advanced to the band) into `out`, n of them. `params` holds i32:
+ * p, nodes, leafOf, roots, depths, nTrees, leaves, width, classes, mode (0 or 1), scratch base and
+ * scratch bytes per thread; `slot` (0 for the engine thread) picks this thread's scratch.
+ */
+export function forestBand(table: usize, out: usize, n: i32, params: usize, slot: i32): void {
+  const scratch = <usize>load<i32>(params, 40) + <usize>slot * <usize>load<i32>(params, 44);
+  forestRun(
+    table,
+    load<i32>(params),
+    n,
+    <usize>load<i32>(params, 4),
+    <usize>load<i32>(params, 8),
+    <usize>load<i32>(params, 12),
+    <usize>load<i32>(params, 16),
+    load<i32>(params, 20),
+    <usize>load<i32>(params, 24),
+    load<i32>(params, 28),
+    <usize>load<i32>(params, 32),
+    load<i32>(params, 36),
+    out,
+    scratch,
+  );
+}
