@@ -121,7 +121,7 @@ describe('colour maps', () => {
       expect([...palette.subarray(4 * (v + 1), 4 * (v + 2))]).toEqual([...table.subarray(4 * v, 4 * v + 4)]);
     }
     // Neighbouring classes differ clearly.
-    for (let v = 1; v < 12; v++) expect([0, 1, 2].some((c) => Math.abs(table[4 * v + c]! - table[4 * (v - 1) + c]!) > 40)).toBe(true);
+    for (let v = 1; v < 12; v++) expect([0, 1, 2].some((c) => Math.abs(table[4 * v + c] - table[4 * (v - 1) + c]) > 40)).toBe(true);
   });
 
   it('has continuous ramps with monotone lightness where expected', () => {
