@@ -17,7 +17,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
  * constant) must say why in a comment: inside the handler, on its line or on the line before it.
  * Empty `catch {}` blocks are no-empty's (a comment inside counts there as the reason).
  */
-const noSilentCatch = {
+export const noSilentCatch = {
   meta: {
     type: 'problem',
     docs: { description: 'a .catch() that drops the error says in a comment why nothing is to be done' },
