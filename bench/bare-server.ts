@@ -27,6 +27,6 @@ app.listen('127.0.0.1', 0, (sock) => {
     console.error('bare uWS: cannot listen');
     process.exit(1);
   }
-  console.log(`bare uWS listening on http://127.0.0.1:${uws.us_socket_local_port(sock as never)}`);
+  console.log(`bare uWS listening on http://127.0.0.1:${uws.us_socket_local_port(sock)}`);
 });
 process.on('SIGTERM', () => process.exit(0));

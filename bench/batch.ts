@@ -5,7 +5,7 @@
 // peak RSS per size; ratios: large over small for time (linear growth = the pixel ratio) and peak
 // RSS (bounded memory = about 1).
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { CLI, Cleanup, median, procKb, round, startChild, table, tempDir, removeDir, type Child } from './lib.js';
 import type { BenchOptions, BenchResult } from './run.js';

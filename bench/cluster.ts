@@ -60,7 +60,7 @@ async function tilesPerSecond(nodes: Child[], paths: string[], seconds: number):
       connections: Math.max(1, Math.round(64 / nodes.length)),
       duration: seconds,
       requests: [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, method: 'GET', path: paths[i++ % paths.length] }) }],
-    } as autocannon.Options);
+    });
   });
   const results = await Promise.all(runs);
   for (const r of results) if (r.non2xx || r.errors) throw new Error(`tiles failed: ${r.non2xx} non-2xx, ${r.errors} errors`);
@@ -72,7 +72,7 @@ async function clusterJob(node: Child, token: string, graph: unknown, workers: C
   try {
     return await runJob(node, token, graph);
   } catch (e) {
-    throw new Error(`${(e as Error).message}\n${workers.map((w) => `--- worker output:\n${w.output().slice(-4000)}`).join('\n')}`);
+    throw new Error(`${(e as Error).message}\n${workers.map((w) => `--- worker output:\n${w.output().slice(-4000)}`).join('\n')}`, { cause: e });
   }
 }
 

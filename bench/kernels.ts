@@ -118,7 +118,7 @@ async function timeEngine(engine: Engine, w: Workload, cube: DataCube, kernels: 
   // One arena scope per run, as execute() opens per request: its result plane is freed at the end.
   return withArena(async () => {
     const t0 = performance.now();
-    await evaluateGraph(graph as never, { predefined: (id) => predefined.get(id), userProcess: () => null, run }, rootScope({ cube }));
+    await evaluateGraph(graph, { predefined: (id) => predefined.get(id), userProcess: () => null, run }, rootScope({ cube }));
     return performance.now() - t0;
   });
 }

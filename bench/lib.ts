@@ -56,8 +56,8 @@ export async function startChild(script: string, args: string[], env: Record<str
   proc.once('exit', () => live.delete(proc));
   let out = '';
   const keep = (d: Buffer) => (out = (out + d).slice(-64 * 1024));
-  proc.stdout!.on('data', keep);
-  proc.stderr!.on('data', keep);
+  proc.stdout.on('data', keep);
+  proc.stderr.on('data', keep);
   const child: Child = {
     url: '',
     proc,
@@ -74,7 +74,7 @@ export async function startChild(script: string, args: string[], env: Record<str
   try {
     child.url = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`${path.basename(script)} did not start within ${startMs / 1000} s:\n${out}`)), startMs);
-      proc.stdout!.on('data', () => {
+      proc.stdout.on('data', () => {
         const m = ready.exec(out);
         if (m) {
           clearTimeout(timer);

@@ -107,7 +107,7 @@ export async function measureOnnx(opts: { quick: boolean }): Promise<OnnxFigures
     for (let y = 0; y < Y; y++) {
       for (let x = 0; x < X; x++) {
         const px = bands.map((b) => b[y][x]);
-        if (px.every((v) => v !== null)) rows.push(...(px as number[]));
+        if (px.every((v) => v !== null)) rows.push(...(px));
       }
     }
     const n = rows.length / 4;

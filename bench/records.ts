@@ -65,7 +65,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
       new Promise<void>((resolve, reject) => {
         const p = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, XEO_DATA_DIR: tempDir(), ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
         let err = '';
-        p.stderr!.on('data', (d) => (err += d));
+        p.stderr.on('data', (d) => (err += d));
         p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`xeo ${args[0]} failed: ${err}`))));
       });
     await cli(['import', '--collection', 'SMALL', path.join(files, 'small_20240301.tif')]);

@@ -119,11 +119,11 @@ export async function run(opts: { quick: boolean; https?: boolean }): Promise<{ 
     ];
     console.log(`  ${mix.length} requests in the mix (${tiles.length} tiles, ${jobPaths.length / 2} jobs polled), ${connections} connections, ${seconds} s`);
     // Warm-up: JIT, kernels, caches; the RSS after it is the baseline.
-    await autocannon({ url: xeo.url, connections, duration: warmupS, requests } as autocannon.Options);
+    await autocannon({ url: xeo.url, connections, duration: warmupS, requests });
     const warmRss = rssMb(pid);
     const samples: number[] = [];
     const sampler = setInterval(() => samples.push(rssMb(pid)), 250);
-    const r = await autocannon({ url: xeo.url, connections, duration: seconds, timeout: 30, requests } as autocannon.Options);
+    const r = await autocannon({ url: xeo.url, connections, duration: seconds, timeout: 30, requests });
     clearInterval(sampler);
     const endRss = rssMb(pid);
     const codes = Object.fromEntries(Object.entries(r.statusCodeStats).map(([c, v]) => [c, v.count]));

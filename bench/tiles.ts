@@ -234,12 +234,10 @@ export async function run(opts: { quick: boolean }): Promise<{ figures: Record<s
     const seen = new Set<string>();
     const viewMs: number[] = [];
     const tileMs: number[] = [];
-    let firstTime = 0;
     let requests = 0;
     const t0 = performance.now();
     for (const v of views) {
       const urls = v.map(urlOf);
-      for (const u of urls) if (!seen.has(u)) firstTime++;
       urls.forEach((u) => seen.add(u));
       const s = performance.now();
       const got = await fetchAll(urls, 6);
@@ -267,7 +265,7 @@ export async function run(opts: { quick: boolean }): Promise<{ figures: Record<s
       connections: 32,
       duration: loadSeconds,
       requests: [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, path: pool[(k = (k * 7919 + 13) % pool.length)] }) }],
-    } as autocannon.Options);
+    });
     clearInterval(sampler);
     Object.assign(statuses, mem.statusCodeStats);
     const errors = Object.entries(statuses).filter(([c]) => c !== '200' && c !== '503').reduce((s, [, v]) => s + v.count, 0) + mem.errors + mem.timeouts;

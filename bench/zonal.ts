@@ -131,7 +131,7 @@ async function api(xeo: Child, method: string, p: string, token: string, body?: 
     try {
       return await send();
     } catch (e) {
-      throw new Error(`${method} ${p} failed (${String((e as { cause?: unknown }).cause ?? e)}); the server said:\n${xeo.output().slice(-2000)}`);
+      throw new Error(`${method} ${p} failed (${String((e as { cause?: unknown }).cause ?? e)}); the server said:\n${xeo.output().slice(-2000)}`, { cause: e });
     }
   }
 }
@@ -195,7 +195,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     const cells = opts.quick ? 25 : 100;
     const dir = tempDir('xeo-bench-zonal-');
     cleanup.add(() => removeDir(dir));
-    let t = performance.now();
+    const t = performance.now();
     console.log(`zonal bench: making ${DATES} COGs of ${size} x ${size} px and ${cells * cells} fields with numpy and GDAL`);
     makeData(dir, size, cells);
     console.log(`  made in ${round((performance.now() - t) / 1000, 1)} s`);

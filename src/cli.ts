@@ -231,7 +231,7 @@ async function tokensCommand(args: string[]): Promise<void> {
       const n = await withFeed(config, (feed) => revokeUserTokens(store, feed, values.user!));
       console.log(`revoked ${n} access token(s) of ${values.user}`);
     } else {
-      const was = await withFeed(config, (feed) => revokeToken(store, feed, given!));
+      const was = await withFeed(config, (feed) => revokeToken(store, feed, given));
       console.log(was ? 'revoked the token' : 'no live token matches (unknown, expired or revoked already)');
     }
   } finally {

@@ -63,7 +63,7 @@ async function forge(claims: Partial<Record<keyof JWTPayload, unknown>> = {}, he
     else base[k] = v;
   }
   if (typeof base.jti === 'string' && typeof base.sub === 'string') addRow(base.jti, base.sub === 'nobody' ? 'alice' : base.sub, Date.now() + 600_000);
-  return new SignJWT(base as JWTPayload).setProtectedHeader({ alg: 'EdDSA', kid: ourKey.kid, typ: 'JWT', ...header }).sign(ourKey.key);
+  return new SignJWT(base).setProtectedHeader({ alg: 'EdDSA', kid: ourKey.kid, typ: 'JWT', ...header }).sign(ourKey.key);
 }
 
 describe('JWT access tokens', () => {

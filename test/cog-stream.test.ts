@@ -36,7 +36,7 @@ function cut(bands: TypedArray[], width: number, win: Window): TypedArray[] {
     const out = new (b.constructor as new (n: number) => TypedArray)(win.width * win.height);
     for (let r = 0; r < win.height; r++) {
       const from = (win.row + r) * width + win.col;
-      out.set(b.subarray(from, from + win.width) as never, r * win.width);
+      out.set(b.subarray(from, from + win.width), r * win.width);
     }
     return out;
   });
@@ -56,7 +56,7 @@ function shuffled<T>(a: T[], seed: number): T[] {
   const out = [...a];
   for (let i = out.length - 1; i > 0; i--) {
     const j = Math.floor(r() * (i + 1));
-    [out[i], out[j]] = [out[j]!, out[i]!];
+    [out[i], out[j]] = [out[j], out[i]];
   }
   return out;
 }
@@ -71,7 +71,7 @@ const UTM = { epsg: 32633, transform: [500000, 10, 0, 5000000, 0, -10] as CogInp
 
 function streamOptions(input: CogInput): CogStreamOptions {
   const { bands, ...meta } = input;
-  return { ...meta, bandCount: bands.length, sampleType: sampleTypeOf(bands[0]!) };
+  return { ...meta, bandCount: bands.length, sampleType: sampleTypeOf(bands[0]) };
 }
 
 /** Streams `input` through CogStreamWriter in windows of `cells` grid cells, in the given order. */
@@ -157,7 +157,7 @@ describe('CogStreamWriter: windows are copied', () => {
     const buf = new Float32Array(A * A);
     for (const win of shuffled(windows(input.width, input.height, A), 3)) {
       const view = buf.subarray(0, win.width * win.height);
-      view.set(cut(input.bands, input.width, win)[0]!);
+      view.set(cut(input.bands, input.width, win)[0]);
       await w.writeWindow(win, [view]);
       buf.fill(-1); // the caller's next chunk overwrites the buffer
     }
@@ -319,7 +319,7 @@ function gdalFloat32(file: string, extra: string[]): Float32Array {
 function expectSameAs(got: Float32Array, width: number, height: number, want: (x: number, y: number) => number, what: string): void {
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
-      const [g, v] = [got[y * width + x]!, Math.fround(want(x, y))];
+      const [g, v] = [got[y * width + x], Math.fround(want(x, y))];
       if (g !== v && !(Number.isNaN(g) && Number.isNaN(v))) expect.fail(`${what}: (${x}, ${y}) is ${g}, want ${v}`);
     }
   }
@@ -356,7 +356,7 @@ describe('CogStreamWriter: refusals, clean-up, atomic output', () => {
     const input: CogInput = { ...UTM, width: 2100, height: 1500, bands: makeBands(Float32Array, 2100, 1500, 2, NaN), nodata: NaN };
     const w = await CogStreamWriter.create(d.file, { ...streamOptions(input), tmpDir: d.tmp });
     const wins = windows(2100, 1500, 1024);
-    await w.writeWindow(wins[0]!, cut(input.bands, 2100, wins[0]!));
+    await w.writeWindow(wins[0], cut(input.bands, 2100, wins[0]));
     expect(listing(d)).toMatchObject({ target: ['spill'], spill: [expect.stringMatching(/^\.out\.tif\.\d+\.[0-9a-f]+\.tiles\.tmp$/)] });
     for (const win of wins.slice(1)) await w.writeWindow(win, cut(input.bands, 2100, win));
     await w.finish();
@@ -370,7 +370,7 @@ describe('CogStreamWriter: refusals, clean-up, atomic output', () => {
     await w2.finish();
     expect(readFileSync(d.file).equals(first)).toBe(false);
     expect(listing(d)).toEqual({ target: ['out.tif', 'spill'], spill: [] });
-    await expect(w2.writeWindow(wins[0]!, zeros(wins[0]!))).rejects.toThrow(/already finished/);
+    await expect(w2.writeWindow(wins[0], zeros(wins[0]))).rejects.toThrow(/already finished/);
   }, 60_000);
 
   it('refuses bad windows, and any error ends the writer and removes its temporary files', async () => {

@@ -149,7 +149,7 @@ function expectedOverview(input: CogInput, band: TypedArray): TypedArray {
       for (const [dx, dy] of [[0, 0], [1, 0], [0, 1], [1, 1]] as const) {
         const x = 2 * ox + dx;
         const y = 2 * oy + dy;
-        if (x < w && y < h) vals.push(band[y * w + x]!);
+        if (x < w && y < h) vals.push(band[y * w + x]);
       }
       const valid = vals.filter((v) => !isNodata(v, nd));
       const mean = valid.reduce((s, v) => s + v, 0) / valid.length;
@@ -193,9 +193,9 @@ function parseIfds(buf: Buffer): Ifd[] {
     for (let i = 0; i < n; i++) {
       const e = at + 2 + 12 * i;
       const [tag, type, count] = [buf.readUInt16LE(e), buf.readUInt16LE(e + 2), buf.readUInt32LE(e + 4)];
-      const size = sizes[type]! * count;
+      const size = sizes[type] * count;
       const p = size <= 4 ? e + 8 : buf.readUInt32LE(e + 8);
-      const read = (k: number) => (type === 3 ? buf.readUInt16LE(p + 2 * k) : type === 4 ? buf.readUInt32LE(p + 4 * k) : type === 12 ? buf.readDoubleLE(p + 8 * k) : buf[p + k]!);
+      const read = (k: number) => (type === 3 ? buf.readUInt16LE(p + 2 * k) : type === 4 ? buf.readUInt32LE(p + 4 * k) : type === 12 ? buf.readDoubleLE(p + 8 * k) : buf[p + k]);
       tags.set(tag, Array.from({ length: count }, (_, k) => read(k)));
     }
     ifds.push({ offset: at, tags });
@@ -234,9 +234,9 @@ describe('COG writer: structure', () => {
     const body = buf.toString('latin1', 51, 51 + 140);
     expect(body).toBe('LAYOUT=IFDS_BEFORE_DATA\nBLOCK_ORDER=ROW_MAJOR\nBLOCK_LEADER=SIZE_AS_UINT4\nBLOCK_TRAILER=LAST_4_BYTES_REPEATED\nKNOWN_INCOMPATIBLE_EDITION=NO\n ');
     const ifds = parseIfds(buf);
-    expect(ifds[0]!.offset).toBe(192);
+    expect(ifds[0].offset).toBe(192);
     expect(ifds.length).toBe(1 + c.overviews.length);
-    const lastIfd = ifds.at(-1)!.offset;
+    const lastIfd = ifds.at(-1).offset;
     let previousLevelStart = Infinity;
     for (const [li, ifd] of ifds.entries()) {
       const t = (tag: number) => ifd.tags.get(tag);
@@ -251,23 +251,23 @@ describe('COG writer: structure', () => {
       const offsets = t(324)!;
       const counts = t(325)!;
       for (let i = 0; i < offsets.length; i++) {
-        const [o, n] = [offsets[i]!, counts[i]!];
+        const [o, n] = [offsets[i], counts[i]];
         expect(o).toBeGreaterThan(lastIfd);
-        if (i > 0) expect(o).toBe(offsets[i - 1]! + counts[i - 1]! + 8); // contiguous, row-major
+        if (i > 0) expect(o).toBe(offsets[i - 1] + counts[i - 1] + 8); // contiguous, row-major
         expect(buf.readUInt32LE(o - 4)).toBe(n); // leader
         expect(buf.subarray(o + n, o + n + 4).equals(buf.subarray(o + n - 4, o + n))).toBe(true); // trailer
       }
       // Each level's data comes before the next larger level's.
-      expect(offsets[0]!).toBeLessThan(previousLevelStart);
+      expect(offsets[0]).toBeLessThan(previousLevelStart);
       previousLevelStart = offsets[0]!;
     }
-    const full = ifds[0]!.tags;
-    const end = full.get(324)!.at(-1)! + full.get(325)!.at(-1)! + 4;
+    const full = ifds[0].tags;
+    const end = full.get(324)!.at(-1) + full.get(325)!.at(-1) + 4;
     expect(end).toBe(buf.length); // full resolution ends the file
   });
 
   it('encodeCog gives the same bytes as writeCog', async () => {
-    const c = cases[2]!;
+    const c = cases[2];
     expect((await encodeCog(c.input)).equals(readFileSync(await fileFor(c)))).toBe(true);
   });
 });
@@ -275,7 +275,7 @@ describe('COG writer: structure', () => {
 describe('COG writer: geotiff.js reads it back', () => {
   it.each(cases)('$name', async (c) => {
     const buf = readFileSync(await fileFor(c));
-    const tiff = await fromArrayBuffer(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.length) as ArrayBuffer);
+    const tiff = await fromArrayBuffer(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.length));
     expect(await tiff.getImageCount()).toBe(1 + c.overviews.length);
     const img = await tiff.getImage(0);
     expect([img.getWidth(), img.getHeight(), img.getSamplesPerPixel()]).toEqual([c.input.width, c.input.height, c.input.bands.length]);
@@ -286,14 +286,14 @@ describe('COG writer: geotiff.js reads it back', () => {
     if (c.input.nodata !== undefined) expect(img.getGDALNoData()).toEqual(c.input.nodata);
     const rasters = (await img.readRasters({ interleave: false })) as unknown as TypedArray[];
     c.input.bands.forEach((b, i) => {
-      expect(rasters[i]!.constructor).toBe(b.constructor);
-      expectSame(rasters[i]!, b, `band ${i + 1}`);
+      expect(rasters[i].constructor).toBe(b.constructor);
+      expectSame(rasters[i], b, `band ${i + 1}`);
     });
     if (c.overviews.length > 0) {
       const ovr = await tiff.getImage(1);
       expect([ovr.getWidth(), ovr.getHeight()]).toEqual(c.overviews[0]);
       const o = (await ovr.readRasters({ interleave: false })) as unknown as TypedArray[];
-      c.input.bands.forEach((b, i) => expectSame(o[i]!, expectedOverview(c.input, b), `overview band ${i + 1}`));
+      c.input.bands.forEach((b, i) => expectSame(o[i], expectedOverview(c.input, b), `overview band ${i + 1}`));
     }
   });
 });
@@ -313,8 +313,8 @@ function gdalPixels(file: string, type: string, extra: string[] = []): TypedArra
   const out = path.join(dir, `px-${path.basename(file)}-${extra.join('')}.bin`);
   gdal('gdal_translate', ['-q', '-of', 'ENVI', '-co', 'INTERLEAVE=BSQ', ...extra, file, out]);
   const raw = readFileSync(out);
-  const C = GDAL_TYPES[type]! as unknown as new (b: ArrayBuffer) => TypedArray;
-  return new C(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.length) as ArrayBuffer);
+  const C = GDAL_TYPES[type] as unknown as new (b: ArrayBuffer) => TypedArray;
+  return new C(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.length));
 }
 
 function concat(bands: TypedArray[]): number[] {
@@ -342,7 +342,7 @@ describeWithTool(hasGdal, 'GDAL', 'COG writer: GDAL reads it back', () => {
       expect(b.description ?? '').toBe(c.input.descriptions?.[i] ?? '');
       expect((b.overviews ?? []).map((o: { size: number[] }) => o.size)).toEqual(c.overviews);
       // Statistics over valid pixels only: nodata is honoured.
-      const valid = Array.from(c.input.bands[i]!).filter((v) => !isNodata(v, nd));
+      const valid = Array.from(c.input.bands[i]).filter((v) => !isNodata(v, nd));
       const mean = valid.reduce((s, v) => s + v, 0) / valid.length;
       expectStat(b.minimum, valid.reduce((m, v) => Math.min(m, v), Infinity), 'minimum');
       expectStat(b.maximum, valid.reduce((m, v) => Math.max(m, v), -Infinity), 'maximum');

@@ -13,7 +13,7 @@ import type { ProcessDef } from '../src/core/process.js';
 import { processes as temporal } from '../src/processes/cubes/aggregate.js';
 import { processes as zonal } from '../src/processes/cubes/zonal.js';
 const mine = [...temporal, ...zonal];
-import { DataCube, spatialDims, type Dimension } from '../src/datacube/datacube.js';
+import { DataCube, spatialDims } from '../src/datacube/datacube.js';
 import { transformer } from '../src/geometry/crs.js';
 import type { Grid } from '../src/core/grid.js';
 import { createEngine, type Engine } from '../src/engine/engine.js';
@@ -278,7 +278,7 @@ describe('aggregate_spatial', () => {
     const one = await call('aggregate_spatial', { geometries: A, reducer: COUNT }, cube());
     expect([...one.data]).toEqual([4, 4, 4, 4, 4, 4]);
     const features = featuresFromGeoJson({ type: 'FeatureCollection', features: [A, B].map((geometry) => ({ type: 'Feature', properties: {}, geometry })) }, { processId: 'test', parameter: 'x' });
-    const vector = new DataCube({ dims: [{ name: 'geometry', type: 'geometry', labels: ['field-a', 'field-b'] } as Dimension], data: new Float32Array(2), features });
+    const vector = new DataCube({ dims: [{ name: 'geometry', type: 'geometry', labels: ['field-a', 'field-b'] }], data: new Float32Array(2), features });
     const out = await call('aggregate_spatial', { geometries: { from_parameter: 'vector' }, reducer: MEAN }, cube(), { vector });
     expect(out.dims[0].labels).toEqual(['field-a', 'field-b']);
     expect(out.data[0]).toBe(5.5);

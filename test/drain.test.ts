@@ -98,6 +98,7 @@ describe('SIGTERM', () => {
       // ...while a new connection is refused (a client of its own: a pooled one may reuse a connection).
       const fresh = new Client(s.url);
       await expect(fresh.request({ path: '/healthz', method: 'GET' })).rejects.toThrow();
+      // the client never connected: closing it has nothing to report
       await fresh.close().catch(() => {});
       expect(sent.n, 'the upload is still being sent').toBeLessThan(CHUNKS);
 
@@ -118,6 +119,7 @@ describe('SIGTERM', () => {
       expect(out).toMatch(/every request in flight has finished/);
       expect(out).toMatch(/\[xeo\] stopped/);
     } finally {
+      // the server is gone: closing its connection has nothing to report
       await kept.close().catch(() => {});
     }
   });
@@ -129,10 +131,10 @@ describe('SIGTERM', () => {
     const upload = http('PUT', `${s.base}/files/drain/slow.bin`, { headers: { authorization: await login(s, 'alice', 'pa'), 'content-type': 'application/octet-stream' }, body: slowBody(600, 100, sent) }).catch((e: Error) => e);
     while (sent.n < 2) await new Promise((r) => setTimeout(r, 20));
     const exit = exited(s);
-    const t0 = performance.now();
     s.proc.kill('SIGTERM');
     expect(await exit).toBe(0);
-    expect(performance.now() - t0).toBeLessThan(10_000);
+    // The server is gone while the client is still sending: it did not wait for the upload to end.
+    expect(sent.n, 'chunks sent when the server had exited').toBeLessThan(600);
     expect(await upload).toBeInstanceOf(Error);
     expect(s.output()).toMatch(/1 request\(s\) still in flight after 1 s are cut short/);
     // A cut upload leaves no file behind.

@@ -30,7 +30,7 @@ function pngImage(width: number, height: number, channels: 1 | 2 | 3 | 4, seed: 
     for (let x = 0; x < width; x++) {
       for (let c = 0; c < channels; c++) {
         const i = (y * width + x) * channels + c;
-        data[i] = y < height / 2 ? noise[i]! : (x * 3 + y * 5 + c * 40) & 255;
+        data[i] = y < height / 2 ? noise[i] : (x * 3 + y * 5 + c * 40) & 255;
       }
     }
   }
@@ -66,7 +66,7 @@ interface GdalInfo {
 const gdalInfo = (file: string): GdalInfo => JSON.parse(run('gdalinfo', ['-json', file])) as GdalInfo;
 
 /** Relative luminance-like lightness of a table entry (Rec. 709 weights). */
-const lightness = (t: Uint8Array, i: number) => 0.2126 * t[4 * i]! + 0.7152 * t[4 * i + 1]! + 0.0722 * t[4 * i + 2]!;
+const lightness = (t: Uint8Array, i: number) => 0.2126 * t[4 * i] + 0.7152 * t[4 * i + 1] + 0.0722 * t[4 * i + 2];
 
 // ---------------------------------------------------------------------------------------------
 // Colour maps
@@ -121,14 +121,14 @@ describe('colour maps', () => {
       expect([...palette.subarray(4 * (v + 1), 4 * (v + 2))]).toEqual([...table.subarray(4 * v, 4 * v + 4)]);
     }
     // Neighbouring classes differ clearly.
-    for (let v = 1; v < 12; v++) expect([0, 1, 2].some((c) => Math.abs(table[4 * v + c]! - table[4 * (v - 1) + c]!) > 40)).toBe(true);
+    for (let v = 1; v < 12; v++) expect([0, 1, 2].some((c) => Math.abs(table[4 * v + c] - table[4 * (v - 1) + c]) > 40)).toBe(true);
   });
 
   it('has continuous ramps with monotone lightness where expected', () => {
     for (const map of COLOR_MAPS.filter((m) => !isCategorical(m))) {
       const t = colorTable(map);
       for (let i = 1; i < 256; i++) {
-        for (let c = 0; c < 3; c++) expect(Math.abs(t[4 * i + c]! - t[4 * (i - 1) + c]!), `${map} step at ${i}`).toBeLessThanOrEqual(12);
+        for (let c = 0; c < 3; c++) expect(Math.abs(t[4 * i + c] - t[4 * (i - 1) + c]), `${map} step at ${i}`).toBeLessThanOrEqual(12);
       }
     }
     // Monotone up to the rounding of entries to bytes, and strictly over 8 entries.
@@ -330,11 +330,11 @@ describeWithTool(hasGdal, 'GDAL', 'JPEG encoder, read by GDAL', () => {
     let worst = 0;
     for (let y = 0; y < h; y++) {
       for (let x = 0; x < w; x++) {
-        const a = rgba[4 * (y * w + x) + 3]!;
+        const a = rgba[4 * (y * w + x) + 3];
         // expected: composited over white
         for (let c = 0; c < 3; c++) {
-          const want = 255 - ((255 - rgba[4 * (y * w + x) + c]!) * a) / 255;
-          const d = Math.abs(raw[3 * (y * w + x) + c]! - want);
+          const want = 255 - ((255 - rgba[4 * (y * w + x) + c]) * a) / 255;
+          const d = Math.abs(raw[3 * (y * w + x) + c] - want);
           // away from the blocks' edges, where JPEG rings
           const nearEdge = [16, 48, 64, 96].some((e) => Math.abs(x - e) < 4) || [16, 48].some((e) => Math.abs(y - e) < 4);
           if (!nearEdge) worst = Math.max(worst, d);
@@ -400,7 +400,7 @@ describe('netCDF encoder', () => {
     expect(nc.readUInt32BE(8)).toBe(0x0a); // dimension list
     expect(nc.readUInt32BE(12)).toBe(3); // t, y, x
     // the file ends with the last band, big-endian
-    const last = UTM_INPUT.bands[2]!.data;
+    const last = UTM_INPUT.bands[2].data;
     expect(nc.readFloatBE(nc.length - 4)).toBe(last[last.length - 1]);
     expect(nc.length).toBeGreaterThan(4 * 3 * 3 * 7 * 5);
   });
@@ -420,7 +420,7 @@ describe('netCDF encoder', () => {
     expect(bad({ bands: [{ name: 'x', data: cube(3, 7, 5, 1) }] })).toThrow(/taken/);
     expect(bad({ bands: [{ name: 'a/b', data: cube(3, 7, 5, 1) }] })).toThrow(/not a valid netCDF name/);
     expect(bad({ bands: [{ name: 'B04', data: cube(2, 7, 5, 1) }] })).toThrow(/expected 105/);
-    expect(bad({ bands: [UTM_INPUT.bands[0]!, UTM_INPUT.bands[0]!] })).toThrow(/two bands/);
+    expect(bad({ bands: [UTM_INPUT.bands[0], UTM_INPUT.bands[0]] })).toThrow(/two bands/);
     expect(bad({ times: [1, 2, Infinity] })).toThrow(/finite/);
     expect(bad({ times: [] })).toThrow(/at least one/);
     expect(bad({ transform: [0, 1, 0.1, 0, 0, -1] })).toThrow(/rotation/);
@@ -449,10 +449,10 @@ describeWithTool(hasGdal, 'GDAL', 'netCDF encoder, read by GDAL', () => {
       expect(info.size).toEqual([7, 5]);
       expect(info.coordinateSystem!.wkt).toMatch(/ID\["EPSG",32633\]\]$/);
       expect(info.geoTransform).toEqual([500000, 10, 0, 5000000, 0, -10]);
-      expect(info.metadata['']!['NETCDF_DIM_t_VALUES']).toBe('{18779,18789,18809}'); // days since 1970
-      expect(info.metadata['']!['t#units']).toBe('days since 1970-01-01T00:00:00Z');
-      expect(info.metadata['']!['x#standard_name']).toBe('projection_x_coordinate');
-      expect(info.metadata['']!['x#units']).toBe('m');
+      expect(info.metadata['']['NETCDF_DIM_t_VALUES']).toBe('{18779,18789,18809}'); // days since 1970
+      expect(info.metadata['']['t#units']).toBe('days since 1970-01-01T00:00:00Z');
+      expect(info.metadata['']['x#standard_name']).toBe('projection_x_coordinate');
+      expect(info.metadata['']['x#units']).toBe('m');
       expect(info.bands.length).toBe(3);
       expect(info.bands.map((b) => b.metadata?.['']?.['NETCDF_DIM_t'])).toEqual(['18779', '18789', '18809']);
       for (const b of info.bands) {
@@ -490,10 +490,10 @@ describeWithTool(hasGdal, 'GDAL', 'netCDF encoder, read by GDAL', () => {
     expect(info.size).toEqual([w, h]);
     expect(info.coordinateSystem!.wkt).toMatch(/ID\["EPSG",4326\]\]$/);
     expect(info.geoTransform).toEqual([10.5, 0.25, 0, 47.75, 0, -0.125]);
-    expect(info.metadata['']!['x#standard_name']).toBe('longitude');
-    expect(info.metadata['']!['y#units']).toBe('degrees_north');
+    expect(info.metadata['']['x#standard_name']).toBe('longitude');
+    expect(info.metadata['']['y#units']).toBe('degrees_north');
     expect(info.bands.length).toBe(1);
-    expect(info.bands[0]!.noDataValue).toBe('NaN');
+    expect(info.bands[0].noDataValue).toBe('NaN');
     const raw = gdalRaw(file, dir);
     expectSame(new Float32Array(raw.buffer, raw.byteOffset, raw.length / 4), cube(1, w, h, 4), 'elevation');
 
@@ -511,8 +511,8 @@ describeWithTool(hasGdal, 'GDAL', 'netCDF encoder, read by GDAL', () => {
     );
     const ti = gdalInfo(timed);
     expect(ti.coordinateSystem!.wkt).toMatch(/ID\["EPSG",3035\]\]$/);
-    expect(ti.metadata['']!['t#units']).toBe('seconds since 1970-01-01T00:00:00Z');
-    expect(ti.metadata['']!['NETCDF_DIM_t_VALUES']).toBe(`{${Date.UTC(2021, 5, 1, 10, 30) / 1000},${Date.UTC(2021, 5, 1, 10, 30, 5, 500) / 1000}}`);
+    expect(ti.metadata['']['t#units']).toBe('seconds since 1970-01-01T00:00:00Z');
+    expect(ti.metadata['']['NETCDF_DIM_t_VALUES']).toBe(`{${Date.UTC(2021, 5, 1, 10, 30) / 1000},${Date.UTC(2021, 5, 1, 10, 30, 5, 500) / 1000}}`);
   });
 
   it('temporal labels that are not all dates: text (t_strlen chars, UTF-8) or, all numbers, a plain coordinate', () => {

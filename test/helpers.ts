@@ -45,8 +45,8 @@ export async function startServer(env: Record<string, string> = {}, dataDir = te
   const fullEnv = { XEO_HOST: '127.0.0.1', XEO_PORT: '0', XEO_DATA_DIR: dataDir, XEO_DEMO: 'false', XEO_UDF_WORKERS: '0', XEO_DRAIN_SECONDS: '3', ...env };
   const proc = spawn(process.execPath, [CLI, 'serve'], { env: { ...process.env, ...fullEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  proc.stdout!.on('data', (d) => (out += d));
-  proc.stderr!.on('data', (d) => (out += d));
+  proc.stdout.on('data', (d) => (out += d));
+  proc.stderr.on('data', (d) => (out += d));
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
       proc.kill('SIGKILL');
@@ -59,7 +59,7 @@ export async function startServer(env: Record<string, string> = {}, dataDir = te
         resolve(m[1]);
       }
     };
-    proc.stdout!.on('data', check);
+    proc.stdout.on('data', check);
     proc.on('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`server exited with ${code}:\n${out}`));
@@ -159,6 +159,24 @@ export function expectError(r: Res, status: number, code: string): void {
   }
 }
 
+/** Checks a Retry-After value is what clients can use: a positive whole number of seconds. */
+export function expectRetryAfter(value: string | undefined): void {
+  if (value === undefined || !/^[1-9]\d*$/.test(value)) throw new Error(`expected Retry-After as a positive number of seconds, got ${JSON.stringify(value)}`);
+}
+
+/**
+ * A promise and whether it has settled yet, so a test asserts order instead of time: the fast
+ * requests finish while the hung one still waits (`expect(hung.settled).toBe(false)`).
+ */
+export function watched<T>(promise: Promise<T>): { readonly promise: Promise<T>; readonly settled: boolean } {
+  const w = { promise, settled: false };
+  const done = () => {
+    w.settled = true;
+  };
+  promise.then(done, done);
+  return w;
+}
+
 /**
  * One request over a plain socket, so the target reaches the server exactly as written (URL
  * parsers normalise `..`, `%2e` and runs of slashes themselves). Resolves once the answer is whole.
@@ -175,7 +193,7 @@ export function rawRequest(server: TestServer, method: string, target: string, h
       if (end > 0 && len && got.length >= end + 4 + Number(len[1])) {
         sock.destroy();
         const text = got.slice(end + 4);
-        let json: unknown = null;
+        let json: unknown;
         try {
           json = JSON.parse(text || 'null');
         } catch {

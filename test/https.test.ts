@@ -4,7 +4,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import tls from 'node:tls';
 import { Agent, request } from 'undici';
 import { addUser, removeDir, ROOT, startServer, tempDir, type TestServer } from './helpers.js';

@@ -1,7 +1,7 @@
 // `xeo import` of ordinary GeoTIFFs (made by GDAL: Byte, Int16, UInt16, Float32; stripped and
 // tiled; with and without overviews; several CRSs) and of STAC Items, checked over HTTP and against
 // what GDAL says of the same files.
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { it, expect, beforeAll, afterAll } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { startServer, http, removeDir, tempDir, xeo, type TestServer } from './helpers.js';

@@ -1,11 +1,11 @@
 // The official openEO JavaScript client (@openeo/js-client, from npm, unchanged) against Xeo with
 // the brand word `openeo`: what a user of the client does, end to end, over real HTTP.
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, it, expect } from 'vitest';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { OpenEO } from '@openeo/js-client';
-import { startServer, http, removeDir, addUser, tempDir, type TestServer } from './helpers.js';
+import { http, type TestServer } from './helpers.js';
 import { useDemoServer } from './demo-data.js';
 import { decodePng } from './png-decode.js';
 import { tileAt } from '../src/tiles/tile-grid.js';

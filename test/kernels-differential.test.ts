@@ -44,7 +44,7 @@ async function runWith(kernels: 'off' | 0 | 1, shape: Shape, child: Record<strin
   run.kernels = kernels;
   run.engine = { ...run.engine, tier1 };
   try {
-    const out = (await evaluateGraph(rootGraph(shape, child) as never, env, rootScope({ cube }))) as DataCube;
+    const out = (await evaluateGraph(rootGraph(shape, child), env, rootScope({ cube }))) as DataCube;
     return out.data;
   } catch (e) {
     return `error ${(e as { code?: string }).code ?? (e as Error).message}`;

@@ -19,7 +19,7 @@ interface Kernels {
 async function load(): Promise<Kernels> {
   const bytes = readFileSync(path.join(ROOT, 'build/kernels.wasm'));
   const { instance } = await WebAssembly.instantiate(bytes, { env: { abort: () => { throw new Error('abort'); } } });
-  return instance.exports as unknown as Kernels;
+  return instance.exports;
 }
 
 function values(n: number, seed: number): Float32Array {

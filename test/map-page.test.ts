@@ -2,7 +2,7 @@
 // creates an NDVI service, follows the link in its record and sees the tiles on OpenLayers, with the
 // legend of its colours, a scale line, opacity and a layer switch; two services share one page; the
 // tiles meet without seams at whole and fractional zoom levels; the bundle is served from our origin.
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { it, expect, beforeAll, afterAll } from 'vitest';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -50,7 +50,7 @@ async function settled(page: Page, after = 0): Promise<void> {
   await page.waitForFunction((n) => document.body.dataset.state === 'idle' && Number(document.body.dataset.renders) > n && document.body.dataset.tiles === document.body.dataset.tilesDone, after, { timeout: 60_000 });
 }
 const renders = (page: Page) => page.evaluate(() => Number(document.body.dataset.renders));
-const viewOf = (page: Page) => page.evaluate(() => JSON.parse(document.body.dataset.view!)) as Promise<{ zoom: number; resolution: number; center: [number, number] }>;
+const viewOf = (page: Page) => page.evaluate(() => JSON.parse(document.body.dataset.view)) as Promise<{ zoom: number; resolution: number; center: [number, number] }>;
 
 const rgbAt = (shot: DecodedPng, x: number, y: number) => {
   const i = (y * shot.width + x) * shot.channels;
@@ -174,7 +174,7 @@ describeWithTool(hasChromium, 'chromium', 'the map page', () => {
       const before = await viewOf(page);
       await page.click('.ol-zoom-in');
       // The zoom animates: the map is done when it has reached the next level and drawn it.
-      await page.waitForFunction((z) => JSON.parse(document.body.dataset.view!).zoom === z, before.zoom + 1, { timeout: 10_000 });
+      await page.waitForFunction((z) => JSON.parse(document.body.dataset.view).zoom === z, before.zoom + 1, { timeout: 10_000 });
       await settled(page, await renders(page) - 1);
       expect((await viewOf(page)).zoom).toBe(before.zoom + 1);
       expect(await page.evaluate(() => document.body.dataset.tilesFailed)).toBe('0');

@@ -6,7 +6,7 @@
 // batch job's equal /result's, and map tiles are drawn. Hostile models (a private address, a
 // truncated or garbage file, a model of the wrong input shape, a STAC Item without the extension,
 // a file over the size limit) each get a clear 4xx while tiles keep being served.
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { it, expect, beforeAll, afterAll } from 'vitest';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { http, expectError, ROOT, type Res, type TestServer } from './helpers.js';

@@ -341,7 +341,7 @@ print(json.dumps(m.predict(np.array(d['test'], dtype=np.float32)).tolist()))`,
     const tif = await jobs.run(predictGraph({ id: trainJob }, TEST, 'GTiff'));
     expect(tif.status).toBe('finished');
     const stats = ((Object.values((await jobs.call('GET', `/jobs/${tif.id}/results`)).json.assets)[0] as any)['raster:bands'][0].statistics);
-    const values = rasterValues(sync.json).filter((x) => x !== null) as number[];
+    const values = rasterValues(sync.json).filter((x): x is number => x !== null);
     expect(stats.minimum).toBe(Math.min(...values));
     expect(stats.maximum).toBe(Math.max(...values));
     expect(stats.mean).toBeCloseTo(values.reduce((a, b) => a + b, 0) / values.length, 6);

@@ -23,7 +23,7 @@ const CRC_TABLE = Uint32Array.from({ length: 256 }, (_, n) => {
 });
 function crc32(bytes: Uint8Array): number {
   let c = 0xffffffff;
-  for (const b of bytes) c = CRC_TABLE[(c ^ b) & 0xff]! ^ (c >>> 8);
+  for (const b of bytes) c = CRC_TABLE[(c ^ b) & 0xff] ^ (c >>> 8);
   return (c ^ 0xffffffff) >>> 0;
 }
 
@@ -55,18 +55,18 @@ export function decodePng(buf: Buffer): DecodedPng {
   expect(h[8]).toBe(8);
   expect([h[10], h[11], h[12]]).toEqual([0, 0, 0]);
   const indexed = h[9] === 3;
-  const channels = indexed ? 1 : ({ 0: 1, 4: 2, 2: 3, 6: 4 } as Record<number, 1 | 2 | 3 | 4>)[h[9]!]!;
+  const channels = indexed ? 1 : ({ 0: 1, 4: 2, 2: 3, 6: 4 } as Record<number, 1 | 2 | 3 | 4>)[h[9]];
   const raw = inflateSync(Buffer.concat(idat));
   const stride = width * channels;
   expect(raw.length).toBe((stride + 1) * height);
   const out = new Uint8Array(stride * height);
   for (let y = 0; y < height; y++) {
-    const f = raw[y * (stride + 1)]!;
+    const f = raw[y * (stride + 1)];
     for (let i = 0; i < stride; i++) {
-      const v = raw[y * (stride + 1) + 1 + i]!;
-      const a = i >= channels ? out[y * stride + i - channels]! : 0;
-      const b = y > 0 ? out[(y - 1) * stride + i]! : 0;
-      const c = i >= channels && y > 0 ? out[(y - 1) * stride + i - channels]! : 0;
+      const v = raw[y * (stride + 1) + 1 + i];
+      const a = i >= channels ? out[y * stride + i - channels] : 0;
+      const b = y > 0 ? out[(y - 1) * stride + i] : 0;
+      const c = i >= channels && y > 0 ? out[(y - 1) * stride + i - channels] : 0;
       let pred = 0;
       if (f === 1) pred = a;
       else if (f === 2) pred = b;
@@ -87,12 +87,12 @@ export function decodePng(buf: Buffer): DecodedPng {
   const palette = new Uint8Array(entries * 4);
   for (let i = 0; i < entries; i++) {
     palette.set(plte!.subarray(3 * i, 3 * i + 3), 4 * i);
-    palette[4 * i + 3] = trns && i < trns.length ? trns[i]! : 255;
+    palette[4 * i + 3] = trns && i < trns.length ? trns[i] : 255;
   }
   const rgba = new Uint8Array(width * height * 4);
   for (let i = 0; i < out.length; i++) {
-    expect(out[i]! < entries).toBe(true);
-    rgba.set(palette.subarray(4 * out[i]!, 4 * out[i]! + 4), 4 * i);
+    expect(out[i] < entries).toBe(true);
+    rgba.set(palette.subarray(4 * out[i], 4 * out[i] + 4), 4 * i);
   }
   return { width, height, channels: 4, data: rgba, chunks, indices: out, palette };
 }

@@ -246,11 +246,11 @@ describe('preview tiles', () => {
       const caps = (await http('GET', `${s.url}/previews/${id}/wmts`)).text;
       const minZoom = Number(/<TileMatrix>\s*<ows:Identifier>(\d+)</.exec(caps)![1]);
       expect(minZoom).toBeGreaterThan(4);
-      const below = await http('GET', tileUrl(id, tileOf(box as number[], minZoom - 1)));
+      const below = await http('GET', tileUrl(id, tileOf(box, minZoom - 1)));
       expectError(below, 400, 'TileInvalid');
       expect(below.json.message).toContain(`zoom levels ${minZoom} to 22`);
-      expect((await http('GET', tileUrl(id, tileOf(box as number[], minZoom)))).status).toBe(200);
-      expectError(await http('GET', tileUrl(id, tileOf(box as number[], 23))), 400, 'TileInvalid');
+      expect((await http('GET', tileUrl(id, tileOf(box, minZoom)))).status).toBe(200);
+      expectError(await http('GET', tileUrl(id, tileOf(box, 23))), 400, 'TileInvalid');
     }
     // The demo's files are 2048 pixels with overviews to 256: their coarsest pixel is 80 m, a zoom-10 tile's pixel about 100 m there.
     expect((await http('GET', tileUrl(DEMO_COLLECTION, tileOf(demoBox, 10)))).status).toBe(200);

@@ -1,12 +1,12 @@
 // POST /result end to end on the demo collection: every output format, and values checked against
 // what this test computes itself from the source COGs, read with GDAL (not with our reader).
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, it, expect } from 'vitest';
 import path from 'node:path';
 import { createReadStream, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import proj4 from 'proj4';
-import { startServer, http, expectError, removeDir, addUser, login, tempDir, type TestServer } from './helpers.js';
+import { http, expectError, type TestServer } from './helpers.js';
 import { useDemoServer } from './demo-data.js';
 import { hasGdal, describeWithTool, run } from './system-tools.js';
 

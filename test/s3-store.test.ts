@@ -186,6 +186,7 @@ describeWithTool(hasRadosgw, 'the RADOS Gateway (Debian radosgw, ceph-mon, ceph-
       let env: Record<string, string> = {};
       let results: BlobStore;
       if (where === 'the bucket') {
+        // the bucket may exist from an earlier test of this file
         await client.send(new CreateBucketCommand({ Bucket: bucket })).catch(() => {});
         env = { ...gw.env, XEO_S3_BUCKET: bucket };
         results = new S3BlobStore(s3Client({ endpoint: gw.endpoint, region: 'us-east-1', accessKeyId: gw.env.XEO_S3_ACCESS_KEY_ID, secretAccessKey: gw.env.XEO_S3_SECRET_ACCESS_KEY, sessionToken: null, bucket }), bucket, 'jobs/');
@@ -413,7 +414,7 @@ describeWithTool(hasRadosgw, 'the RADOS Gateway (Debian radosgw, ceph-mon, ceph-
       expect(done.status).toBe('finished');
       const href = (await jobs.call('GET', `/jobs/${done.id}/results`)).json.assets['result.tif'].href;
       const stored = (await http('GET', href)).body;
-      let failedId = '';
+      let failedId: string;
       gw.stopGateway();
       try {
         for (const r of [

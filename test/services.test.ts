@@ -4,7 +4,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import path from 'node:path';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { startServer, http, expectError, removeDir, addUser, login, tempDir, type TestServer } from './helpers.js';
+import { startServer, http, expectError, removeDir, addUser, login, type TestServer } from './helpers.js';
 import { demoDataDir, useDemoServer } from './demo-data.js';
 import { hasGdal, describeWithTool, run } from './system-tools.js';
 import { decodePng } from './png-decode.js';

@@ -120,7 +120,7 @@ describe('start-up', () => {
       let out = '';
       const url = await new Promise<string>((resolve, reject) => {
         const t = setTimeout(() => reject(new Error(out)), 90_000);
-        proc.stdout!.on('data', (d) => {
+        proc.stdout.on('data', (d) => {
           out += d;
           const m = /listening on (http:\/\/\S+)/.exec(out);
           if (m) {

@@ -38,6 +38,16 @@ export function describeWithTool(present: boolean, tool: string, name: string, f
   } else describe.skip(`${name} (skipped: ${tool} is not installed)`, fn);
 }
 
+/** One test of a block that runs without the tool: `it` when present; a skip outside CI; a failure under CI. */
+export function itWithTool(present: boolean, tool: string, name: string, fn: () => void | Promise<void>): void {
+  if (present) it(name, fn);
+  else if (process.env.CI === 'true') {
+    it(`${name} (needs ${tool}, which .ci/run should have installed)`, () => {
+      throw new Error(`${tool} is missing under CI`);
+    });
+  } else it.skip(`${name} (skipped: ${tool} is not installed)`, fn);
+}
+
 /** Runs a command and returns stdout; throws with stderr on failure. */
 export function run(cmd: string, args: string[]): string {
   const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });

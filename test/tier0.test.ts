@@ -594,11 +594,11 @@ describe('arena', () => {
       expect(new Int32Array(Float32Array.from(got).buffer)).toEqual(new Int32Array(copied.buffer));
       check(NDVI_CLIP, inputs, n, false, got);
       // Mixed: one input on the arena, one not.
-      check(NDVI_CLIP, [inputs[0]!, heap[1]!], n, false, runProgram(NDVI_CLIP, [inputs[0]!, heap[1]!], n, { tier: 0 }));
+      check(NDVI_CLIP, [inputs[0], heap[1]], n, false, runProgram(NDVI_CLIP, [inputs[0], heap[1]], n, { tier: 0 }));
       // A subarray of a plane (a band of a cube) is read in place too.
       const cube = plane(2 * n);
-      cube.set(heap[0]!, 0);
-      cube.set(heap[1]!, n);
+      cube.set(heap[0], 0);
+      cube.set(heap[1], n);
       check(NDVI_CLIP, [cube.subarray(0, n), cube.subarray(n)], n, false, runProgram(NDVI_CLIP, [cube.subarray(0, n), cube.subarray(n)], n, { tier: 0 }));
     });
   });
@@ -620,7 +620,7 @@ describe('arena', () => {
       // The planes taken before the growth still read and write their values.
       expect(a.length).toBe(n);
       const got = runProgram(NDVI_CLIP, [a, b], n, { tier: 0 });
-      for (let i = 0; i < n; i++) expect(same(got[i]!, want[i]!, false)).toBe(true);
+      for (let i = 0; i < n; i++) expect(same(got[i], want[i], false)).toBe(true);
       a[0] = 1;
       b[0] = 0;
       expect(runProgram(NDVI_CLIP, [a, b], 1, { tier: 0 })[0]).toBe(0.5);
@@ -672,7 +672,7 @@ describe('arena', () => {
     const spans = (await Promise.all([31, 32, 33, 34].map(request))).flat();
     // The blocks of requests alive at the same time never overlap.
     spans.sort((x, y) => x[0] - y[0]);
-    for (let i = 1; i < spans.length; i++) expect(spans[i]![0]).toBeGreaterThanOrEqual(spans[i - 1]![1]);
+    for (let i = 1; i < spans.length; i++) expect(spans[i][0]).toBeGreaterThanOrEqual(spans[i - 1][1]);
     expect(arenaStats().activeScopes).toBe(0);
   });
 

@@ -579,7 +579,7 @@ describe('tier-1 kernels on the arena', () => {
       expect(firstDifference(p, src, runProgram(p, inputs, n, { tier: 1, tier1: tier }), want, 0)).toBeNull();
       const nan = plane(n).fill(NaN);
       expect(runProgram(p, [nan, nan, nan], n, { tier: 1, tier1: tier }).every(Number.isNaN)).toBe(true);
-      expect(firstDifference(p, [nan, src[1]!, nan], runProgram(p, [nan, inputs[1]!, nan], n, { tier: 1, tier1: tier }), reference(p, [nan, src[1]!, nan], n), 0)).toBeNull();
+      expect(firstDifference(p, [nan, src[1], nan], runProgram(p, [nan, inputs[1], nan], n, { tier: 1, tier1: tier }), reference(p, [nan, src[1], nan], n), 0)).toBeNull();
     });
     // Past what is kept: the instance and its memory are replaced; the compiled module follows.
     const g = arenaStats().generation;
@@ -615,7 +615,7 @@ describe('tier-1 kernels split over helper threads', () => {
       expect(pair.stats().splits).toBe(before.splits + 1);
       expect(new Int32Array(split.buffer)).toEqual(new Int32Array(alone.buffer));
       expect(firstDifference(p, src, split, want, 0)).toBeNull();
-      const nan = Array.from({ length: 12 }, (_, j) => (j % 2 ? src[j]! : new Float32Array(n).fill(NaN)));
+      const nan = Array.from({ length: 12 }, (_, j) => (j % 2 ? src[j] : new Float32Array(n).fill(NaN)));
       expect(firstDifference(p, nan, await run(nan), reference(p, nan, n), 0)).toBeNull();
       // The helpers work on the new memory after the instance is recycled.
       const g = arenaStats().generation;

@@ -4,7 +4,7 @@
 // apply_neighborhood) each equal to the same computation by built-in processes, through /result,
 // map tiles and a batch job; where the code comes from (inline, a file, a URL); the runtime's
 // listing; and what users see when their UDF fails (the line, the traceback, their prints).
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

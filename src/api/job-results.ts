@@ -3,7 +3,7 @@
 // links lead to, which serve the document and the files (HEAD and Range requests too).
 import type { AppRequest, AppRoute } from './context.js';
 import { ApiError } from '../core/errors.js';
-import { json, empty, type Reply } from './reply.js';
+import { json, empty } from './reply.js';
 import type { JobRecord } from '../store/types.js';
 import { jobOf } from './jobs.js';
 import { estimateJob } from '../jobs/estimate.js';

@@ -41,7 +41,7 @@ const givenConfiguration = (body: Record<string, unknown>) => body.configuration
  * one, else the processing parameter (the request's, else the processes' default, else 256).
  */
 function withTileSize(configuration: Record<string, unknown>, given: unknown, options: Record<string, unknown>): Record<string, unknown> {
-  const explicit = given !== null && typeof given === 'object' && 'tile_size' in (given as object);
+  const explicit = given !== null && typeof given === 'object' && 'tile_size' in (given);
   return explicit ? configuration : { ...configuration, tile_size: options.tile_size };
 }
 

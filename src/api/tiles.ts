@@ -9,10 +9,10 @@ import type { Reply } from './reply.js';
 import { ApiError } from '../core/errors.js';
 import { RequestAborted } from '../core/errors.js';
 import { tileConfigOf } from '../tiles/service-types.js';
-import type { TileFormat } from '../tiles/tile-server.js';
+import type { TileFormat } from '../tiles/layer.js';
 import { isMapAsset, mapAssets, pageTitle, previewLayer, serviceLayer, viewerPage, type MapLayer } from '../tiles/viewer.js';
 import { wmtsCapabilities, type WmtsInput } from '../tiles/wmts.js';
-import type { TileAnswer } from '../tiles/tile-server.js';
+import type { TileAnswer } from '../tiles/layer.js';
 import type { TileCoord } from '../tiles/tile-grid.js';
 
 const FORMATS: Record<string, TileFormat> = { png: 'png', jpg: 'jpeg', jpeg: 'jpeg' };

@@ -83,7 +83,7 @@ export class OidcVerifier {
       throw new ApiError('TokenInvalid');
     }
     if (typeof payload.sub !== 'string' || !payload.sub) throw new ApiError('TokenInvalid');
-    return this.userFor(issuer, payload.sub, p.id, payload as Record<string, unknown>);
+    return this.userFor(issuer, payload.sub, p.id, payload);
   }
 
   private async userFor(issuer: string, subject: string, providerId: string, claims: Record<string, unknown>): Promise<User> {
@@ -99,7 +99,7 @@ export class OidcVerifier {
     const id = /^[\w\-.]{1,64}$/.test(subject)
       ? `${providerId}~${subject}`
       : `${providerId}~${createHash('sha256').update(subject).digest('hex').slice(0, 24)}`;
-    const name = [claims.preferred_username, claims.name, claims.email].find((v) => typeof v === 'string') as string | undefined;
+    const name = [claims.preferred_username, claims.name, claims.email].find((v): v is string => typeof v === 'string');
     try {
       return await this.store.users.create({
         id,

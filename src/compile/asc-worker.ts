@@ -53,7 +53,7 @@ if (parentPort && workerData === WORKER_MARKER) {
       try {
         const binary = (await compileSource(req.source, req.options, req.file)).slice();
         const reply: CompileReply = { id: req.id, binary, ms: performance.now() - t };
-        port.postMessage(reply, [binary.buffer as ArrayBuffer]);
+        port.postMessage(reply, [binary.buffer]);
       } catch (e) {
         const reply: CompileReply = { id: req.id, error: (e as Error).message ?? String(e), ms: performance.now() - t };
         port.postMessage(reply);

@@ -132,18 +132,18 @@ export function runProgram(p: Program, inputs: Float32Array[], n: number, opts: 
     const chunk = chunkSize(p.inputs, n, block);
     // Identical input arrays share one copy; inputs in kernel memory are read in place.
     const firstOf = inputs.map((a) => inputs.indexOf(a));
-    const ptrs = inputs.map((_, j) => (inPlace[j]! >= 0 ? -2 : firstOf[j] === j ? alloc(chunk * 4) : -1));
-    for (let j = 0; j < ptrs.length; j++) if (ptrs[j] === -1) ptrs[j] = ptrs[firstOf[j]!]!;
+    const ptrs = inputs.map((_, j) => (inPlace[j] >= 0 ? -2 : firstOf[j] === j ? alloc(chunk * 4) : -1));
+    for (let j = 0; j < ptrs.length; j++) if (ptrs[j] === -1) ptrs[j] = ptrs[firstOf[j]]!;
     const out = outPtr >= 0 ? -1 : alloc(chunk * 4);
     const tablePtrs = u32(table, p.inputs);
     const mem = f32(0, k.memory.buffer.byteLength >>> 2);
     for (let off = 0; off < n; off += chunk) {
       const len = Math.min(chunk, n - off);
       for (let j = 0; j < inputs.length; j++) {
-        if (ptrs[j] === -2) tablePtrs[j] = inPlace[j]! + off * 4;
+        if (ptrs[j] === -2) tablePtrs[j] = inPlace[j] + off * 4;
         else {
           tablePtrs[j] = ptrs[j]!;
-          if (firstOf[j] === j) mem.set(inputs[j]!.subarray(off, off + len), ptrs[j]! >>> 2);
+          if (firstOf[j] === j) mem.set(inputs[j].subarray(off, off + len), ptrs[j] >>> 2);
         }
       }
       // Written in place, chunk by chunk: the arena block has room for the SIMD tail past n.

@@ -106,7 +106,7 @@ class ProgramCode {
       if ('args' in ins) return { op: ins.op, args: ins.args.map(reg) };
       if ('c' in ins) return { op: 'if', c: reg(ins.c), t: reg(ins.t), f: reg(ins.f) };
       if ('b' in ins) return { ...ins, a: reg(ins.a), b: reg(ins.b) };
-      if ('a' in ins) return { ...ins, a: reg(ins.a) } as Instr;
+      if ('a' in ins) return { ...ins, a: reg(ins.a) };
       return ins;
     });
     return { program: { inputs, code, output: reg(out) }, slices };

@@ -57,7 +57,7 @@ function runBand(b: number): boolean {
   const u32 = new Uint32Array(memory.buffer);
   const inTab = Atomics.load(ctrl, C.INTAB) >>> 2;
   const table = Atomics.load(ctrl, C.TABLES) + slot * nIn * 4;
-  for (let j = 0; j < nIn; j++) u32[(table >>> 2) + j] = u32[inTab + j]! + b * band * 4;
+  for (let j = 0; j < nIn; j++) u32[(table >>> 2) + j] = u32[inTab + j] + b * band * 4;
   fn(table, Atomics.load(ctrl, C.OUT) + b * band * 4, Math.min(band, n - b * band), Atomics.load(ctrl, C.ARG), slot);
   return true;
 }
@@ -68,7 +68,7 @@ for (;;) {
   const w = Atomics.load(ctrl, C.CLAIM);
   const b = claim(ctrl, -1);
   if (b >= 0) {
-    let ok = false;
+    let ok: boolean;
     try {
       ok = runBand(b);
     } catch {

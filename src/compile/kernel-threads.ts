@@ -136,7 +136,7 @@ export class KernelHelpers {
     const mem = u32(0, 0).buffer;
     const runBand = (b: number): void => {
       const view = new Uint32Array(mem);
-      for (let j = 0; j < nIn; j++) view[(tables >>> 2) + j] = view[(inTable >>> 2) + j]! + b * band * 4;
+      for (let j = 0; j < nIn; j++) view[(tables >>> 2) + j] = view[(inTable >>> 2) + j] + b * band * 4;
       k.run(tables, out + b * band * 4, Math.min(band, n - b * band), arg, 0);
     };
     let mine = 0;

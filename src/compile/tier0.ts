@@ -16,7 +16,7 @@ const f32bits = (() => {
   const i = new Int32Array(f.buffer);
   return (x: number): number => {
     f[0] = x;
-    return i[0]!;
+    return i[0];
   };
 })();
 const f64words = (() => {
@@ -24,7 +24,7 @@ const f64words = (() => {
   const i = new Int32Array(f.buffer); // little-endian, as wasm memory
   return (x: number): [number, number] => {
     f[0] = x;
-    return [i[0]!, i[1]!];
+    return [i[0], i[1]];
   };
 })();
 
@@ -94,16 +94,16 @@ export function encodeProgram(p: Program): Int32Array {
     }
     // Registers read for the last time here give their slots back first: the result may take one.
     for (const o of new Set(operands(ins))) {
-      if (o >= nIn && o !== q.output && !permanent.has(o) && lastUse[o] === k) free.push(slotOf[o]!);
+      if (o >= nIn && o !== q.output && !permanent.has(o) && lastUse[o] === k) free.push(slotOf[o]);
     }
     if (r === q.output) slotOf[r] = OUT;
     else {
       slotOf[r] = free.length > 0 ? free.pop()! : nSlots++;
-      if (lastUse[r] === -1) free.push(slotOf[r]!);
+      if (lastUse[r] === -1) free.push(slotOf[r]);
     }
   });
   const outId = nIn + nSlots;
-  const id = (r: number): number => (r < nIn ? r : slotOf[r] === OUT ? outId : nIn + slotOf[r]!);
+  const id = (r: number): number => (r < nIn ? r : slotOf[r] === OUT ? outId : nIn + slotOf[r]);
   const words: number[] = [VM_MAGIC, nIn, nSlots, 0, maxArgs];
   let nInstr = 0;
   code.forEach((ins, k) => {

@@ -480,6 +480,7 @@ export class KernelCache implements Tier1 {
       this.timed(performance.now() - t, Number.NaN);
     } catch (e) {
       this.log('warn', `tier 1: batch of ${ok.length} programs did not compile (${(e as Error).message.split('\n')[0]}); compiling one by one`);
+      // compile() logs each failure itself
       for (const [hash] of ok) await this.compile(todo.get(hash)!, hash).catch(() => undefined);
     }
   }
@@ -559,6 +560,7 @@ export class KernelCache implements Tier1 {
       await rename(tmp, file);
       this.notOnDisk.delete(hash);
     } catch (e) {
+      // the temporary file may never have been made; the failure is logged below
       await unlink(tmp).catch(() => undefined);
       this.log('warn', `tier 1: could not store ${file}: ${(e as Error).message}`);
     }

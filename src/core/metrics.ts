@@ -364,6 +364,7 @@ export function askedGauge(name: string, help: string, ask: () => Promise<number
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<null>((r) => (timer = setTimeout(() => r(null), ms)));
     try {
+      // a source that fails has no value this scrape, as one that is late
       const v = await Promise.race([ask().catch(() => null), late]);
       return v === null ? [] : [{ labels: {}, value: v }];
     } finally {

@@ -147,11 +147,11 @@ export function ignoredMembersMessage(mode: ProcessingMode, ignored: readonly st
 export function processDefaults(mode: ProcessingMode, process: Record<string, unknown>, userProcesses: Record<string, UserProcess>): Record<string, unknown>[] {
   const member = DEFAULTS_MEMBER[mode];
   const out: Record<string, unknown>[] = [];
-  if (isObject(process[member])) out.push(process[member] as Record<string, unknown>);
+  if (isObject(process[member])) out.push(process[member]);
   for (const [, node] of nodesOf(process.process_graph)) {
     const key = processKey(node.process_id, node.namespace ?? null);
     const called = key !== null && Object.hasOwn(userProcesses, key) ? (userProcesses[key] as unknown as Record<string, unknown>) : null;
-    if (called && isObject(called[member])) out.push(called[member] as Record<string, unknown>);
+    if (called && isObject(called[member])) out.push(called[member]);
   }
   return out;
 }

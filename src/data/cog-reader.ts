@@ -47,7 +47,7 @@ class ZlibDecoder extends BaseDecoder {
     return decoded;
   }
 }
-addDecoder([8, 32946], async () => ZlibDecoder as unknown as typeof BaseDecoder);
+addDecoder([8, 32946], async () => ZlibDecoder);
 
 import { RasterFormatError } from './raster-format-error.js';
 
@@ -155,7 +155,7 @@ const memoryRasters = new LRUCache<string, ArrayBuffer>({ maxSize: 1024 * 1024 *
 /** Registers the bytes of a GeoTIFF under a `mem:` href (kept for ten minutes, 1 GiB per thread at most). */
 export function registerMemoryRaster(href: string, bytes: Uint8Array): void {
   if (!href.startsWith('mem:')) throw new Error('memory rasters have mem: hrefs');
-  memoryRasters.set(href, bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? (bytes.buffer as ArrayBuffer) : (bytes.slice().buffer as ArrayBuffer));
+  memoryRasters.set(href, bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? (bytes.buffer as ArrayBuffer) : (bytes.slice().buffer));
 }
 
 export const hasMemoryRaster = (href: string): boolean => memoryRasters.has(href);
@@ -414,6 +414,7 @@ export class CogReader {
     );
     all.forEach((f, i) => {
       const raw = fetched.then((list) => list[i]);
+      // handled where the piece is awaited; this only keeps the rejection from counting as unhandled meanwhile
       raw.catch(() => {});
       rawInFlight.set(f.key, raw);
       void raw.then(
@@ -444,7 +445,7 @@ export class CogReader {
 }
 
 function typedViewFill(buf: ArrayBuffer, t: SampleType, v: number): void {
-  typedView(buf, t).fill(v as never);
+  typedView(buf, t).fill(v);
 }
 
 async function describe(href: string, main: GeoTIFFImage, images: GeoTIFFImage[]): Promise<RasterInfo> {
@@ -479,10 +480,11 @@ async function describe(href: string, main: GeoTIFFImage, images: GeoTIFFImage[]
   const bands = main.getSamplesPerPixel();
   const descriptions: (string | null)[] = [];
   for (let b = 0; b < bands; b++) {
-    const md = (await main.getGDALMetadata(b).catch(() => null)) as Record<string, unknown> | null;
+    // GDAL metadata is optional: a band without readable metadata has no description
+    const md = await main.getGDALMetadata(b).catch(() => null);
     descriptions.push(typeof md?.DESCRIPTION === 'string' ? md.DESCRIPTION : null);
   }
-  const dt = main.fileDirectory.hasTag('DateTime') ? ((await main.fileDirectory.loadValue('DateTime')) as string | undefined) : undefined;
+  const dt = main.fileDirectory.hasTag('DateTime') ? await main.fileDirectory.loadValue('DateTime') : undefined;
   const m = dt ? /^(\d{4}):(\d{2}):(\d{2})[ T](\d{2}):(\d{2}):(\d{2})/.exec(dt) : null;
   return {
     epsg,

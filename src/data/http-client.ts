@@ -119,7 +119,7 @@ export async function httpRequest(url: string, o: HttpOptions): Promise<HttpAnsw
   const kind = o.kind === undefined ? 'document' : o.kind;
   if (kind === null) return attempts(url, o);
   const t0 = performance.now();
-  let host = '';
+  let host: string;
   try {
     host = new URL(url).host;
   } catch {

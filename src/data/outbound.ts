@@ -107,7 +107,7 @@ export function addressClass(address: string): string | null {
   let b = addressBytes(address);
   if (!b) return 'unspecified';
   if (b.length === 16) b = embeddedV4(b) ?? b;
-  return PARSED.find((r) => inPrefix(b!, r.prefix, r.bits))?.kind ?? null;
+  return PARSED.find((r) => inPrefix(b, r.prefix, r.bits))?.kind ?? null;
 }
 
 // --- the allow list (XEO_OUTBOUND_ALLOW) -------------------------------------------------------

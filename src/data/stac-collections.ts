@@ -40,7 +40,7 @@ export async function describeStacCollection(apiUrl: string, remoteId: string, o
   if (doc.type !== 'Collection' || typeof doc.id !== 'string') throw new StacApiError(url, 'is not a STAC Collection');
   const { bands, bandAssets, resolution } = bandsOfAssets(doc.item_assets ?? {});
   if (!bands.length) throw new StacApiError(url, 'lists no GeoTIFF data assets in item_assets, so its bands are unknown');
-  let queryables: Record<string, unknown> | null = null;
+  let queryables: Record<string, unknown> | null;
   const qLink = (doc.links ?? []).find((l: any) => l?.rel === 'http://www.opengis.net/def/rel/ogc/1.0/queryables' && typeof l.href === 'string');
   try {
     queryables = await fetchDoc(qLink ? new URL(qLink.href, url).href : `${url}/queryables`);

@@ -132,6 +132,7 @@ async function searchableApi(url: string, doc: any, policy: OutboundPolicy): Pro
   const collectionIds = isSearch ? ((params!.collections as string[] | undefined) ?? []) : [doc.id];
   // Bands: the collection's item_assets, else the assets of the first item found.
   let collection = doc?.type === 'Collection' ? doc : null;
+  // the collection document is optional: without it the bands come from an item (below)
   if (!collection && collectionIds.length === 1) collection = await fetchJson(`${api.url}/collections/${encodeURIComponent(collectionIds[0])}`, policy).catch(() => null);
   let bandsFrom = collection?.item_assets;
   if (!bandsFrom || !Object.keys(bandsFrom).length) bandsFrom = doc?.type === 'FeatureCollection' ? (doc.features?.[0]?.assets ?? {}) : {};

@@ -165,7 +165,7 @@ async function readFlatGeobuf(bytes: Uint8Array, limits: GeometryLimits): Promis
         gb.begin(g ? t : GeomType.Empty);
         fgbGeometry(gb, g, t, 0);
         gb.end();
-        rows.push(fgb.parseProperties(feature, h.columns) as Record<string, unknown>);
+        rows.push(fgb.parseProperties(feature, h.columns));
         return {};
       },
     });
@@ -189,7 +189,7 @@ function plainValue(v: unknown): PropertyValue {
   if (v instanceof Date) return Number.isNaN(v.getTime()) ? null : v.toISOString();
   if (v instanceof Uint8Array) return Buffer.from(v).toString('base64');
   if (Array.isArray(v)) return v.map(plainValue);
-  if (typeof v === 'object') return Object.fromEntries(Object.entries(v as object).map(([k, x]) => [k, plainValue(x)]));
+  if (typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plainValue(x)]));
   return v as PropertyValue;
 }
 
@@ -258,7 +258,7 @@ async function readParquet(bytes: Uint8Array, limits: GeometryLimits): Promise<V
       metadata: meta,
       utf8: true,
       parsers: { geometryFromBytes: (b: Uint8Array) => b, geographyFromBytes: (b: Uint8Array) => b },
-    } as never)) as Record<string, unknown>[];
+    })) as Record<string, unknown>[];
   } catch (e) {
     throw unsuitable('Parquet', `the file cannot be read (${(e as Error).message})`);
   }
@@ -294,7 +294,7 @@ async function readCsv(bytes: Uint8Array, o: ReturnType<typeof csvOptions>, limi
   const delimiter = [',', ';', '\t', '|'].map((d) => [d, first.split(d).length] as const).sort((a, b) => b[1] - a[1])[0][0];
   let records: string[][];
   try {
-    records = parseCsv(text, { delimiter, relax_column_count: false, skip_empty_lines: true }) as string[][];
+    records = parseCsv(text, { delimiter, relax_column_count: false, skip_empty_lines: true });
   } catch (e) {
     throw unsuitable('CSV', `the file cannot be read (${(e as Error).message})`);
   }

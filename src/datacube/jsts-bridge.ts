@@ -100,5 +100,5 @@ export function buffer(g: JtsGeometry, distance: number): JtsGeometry {
 
 /** The union of geometries (one geometry). */
 export function unionOf(gs: JtsGeometry[]): JtsGeometry {
-  return UnaryUnionOp.union(factory.createGeometryCollection(gs as never)) as JtsGeometry;
+  return UnaryUnionOp.union(factory.createGeometryCollection(gs)) as JtsGeometry;
 }

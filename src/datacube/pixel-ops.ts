@@ -22,7 +22,7 @@ function binary(f: (x: number, y: number) => number): PixelOp {
       const c = y === null ? NaN : Math.fround(y as number);
       for (let i = 0; i < pixels; i++) out[i] = f(x[i], c);
     } else if (y instanceof Float32Array) {
-      const c = x === null ? NaN : Math.fround(x as number);
+      const c = x === null ? NaN : Math.fround(x);
       for (let i = 0; i < pixels; i++) out[i] = f(c, y[i]);
     } else return undefined;
     return out;

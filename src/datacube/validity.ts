@@ -51,13 +51,13 @@ export function jstsOf(c: GeometryColumn, g: number): Geometry {
     case GeomType.Polygon:
       return parts[0] ?? asGeometry(factory.createGeometryCollection([]));
     case GeomType.MultiPoint:
-      return asGeometry(factory.createMultiPoint(parts as never));
+      return asGeometry(factory.createMultiPoint(parts));
     case GeomType.MultiLineString:
-      return asGeometry(factory.createMultiLineString(parts as never));
+      return asGeometry(factory.createMultiLineString(parts));
     case GeomType.MultiPolygon:
-      return asGeometry(factory.createMultiPolygon(parts as never));
+      return asGeometry(factory.createMultiPolygon(parts));
     default:
-      return asGeometry(factory.createGeometryCollection(parts as never));
+      return asGeometry(factory.createGeometryCollection(parts));
   }
 }
 

@@ -37,11 +37,12 @@ export function filesPortFor(h: FilesHost): MessagePort {
         },
       );
     if (m.op === 'jobModel') {
-      // The path is the job id here.
-      done(h.jobModel ? h.jobModel(m.userId, m.path, m.maxBytes ?? 0) : Promise.reject(new ApiError('JobNotFound', { identifier: m.path })));
+      // The path is the job id here. Both outcomes are answered on the port by done() itself.
+      void done(h.jobModel ? h.jobModel(m.userId, m.path, m.maxBytes ?? 0) : Promise.reject(new ApiError('JobNotFound', { identifier: m.path })));
       return;
     }
-    done(m.op === 'stat' ? h.stat(m.userId, m.path) : h.read(m.userId, m.path, m.maxBytes ?? 0));
+    // Both outcomes are answered on the port by done() itself.
+    void done(m.op === 'stat' ? h.stat(m.userId, m.path) : h.read(m.userId, m.path, m.maxBytes ?? 0));
   });
   port1.unref();
   return port2;
@@ -62,7 +63,7 @@ export function filesOverPort(port: MessagePort): (userId: string) => UserFiles 
   const ask = <T>(req: Omit<Request, 'id'>) =>
     new Promise<T>((resolve, reject) => {
       const id = next++;
-      waiting.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      waiting.set(id, { resolve: resolve, reject });
       port.postMessage({ id, ...req });
     });
   return (userId) => ({

@@ -64,7 +64,7 @@ export function transformer(from: number, to: number): Transform {
     if (from === to) t = (x, y) => [x, y];
     else {
       const conv = proj4(ensureCrs(from), ensureCrs(to));
-      t = (x, y) => conv.forward([x, y]) as [number, number];
+      t = (x, y) => conv.forward<[number, number]>([x, y]);
     }
     transforms.set(key, t);
   }

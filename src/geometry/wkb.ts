@@ -37,9 +37,16 @@ function header(r: Reader): [number, number] {
   let m = (raw & 0x40000000) !== 0;
   if (raw & 0x20000000) u32(r); // EWKB SRID, ignored (the column's CRS rules)
   let type = raw & 0x0fffffff;
-  if (type >= 3000) (z = true), (m = true), (type -= 3000);
-  else if (type >= 2000) (m = true), (type -= 2000);
-  else if (type >= 1000) (z = true), (type -= 1000);
+  if (type >= 3000) {
+    z = m = true;
+    type -= 3000;
+  } else if (type >= 2000) {
+    m = true;
+    type -= 2000;
+  } else if (type >= 1000) {
+    z = true;
+    type -= 1000;
+  }
   if (type < 1 || type > 7) throw new WkbError(`geometry type ${raw} is not one WKB knows`);
   return [type, 2 + (z ? 1 : 0) + (m ? 1 : 0)];
 }

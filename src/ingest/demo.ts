@@ -145,7 +145,7 @@ function landscape(): Landscape {
 const bell = (doy: number, peak: number, width: number) => Math.exp(-(((doy - peak) / width) ** 2));
 
 /** NDVI of a land cover on a day of year (shift: per-parcel timing in days). */
-function ndviOf(cover: number, doy: number, shift: number): number {
+function ndviOf(cover: Cover, doy: number, shift: number): number {
   const d = doy - shift;
   switch (cover) {
     case Cover.Water:
@@ -204,7 +204,7 @@ function scene(land: Landscape, dateIndex: number): Scene {
       const i = y * N + x;
       if (SWATH_EDGE.has(dateIndex) && x + 0.35 * y > 2150 - dateIndex * 40) continue; // nodata: 0
       valid++;
-      const cover = land.cover[i];
+      const cover = land.cover[i] as Cover;
       const grain = hash(x, y, dateIndex + 7) - 0.5;
       let blue: number;
       let green: number;

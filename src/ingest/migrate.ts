@@ -60,7 +60,7 @@ export async function migrateInstallation(fromDataDir: string, config: Config, s
   for (const [use, folder, tmp] of [['files', 'files', 'tmp'], ['results', 'jobs', 'jobs-tmp']] as const) {
     const source = new LocalBlobStore(path.join(fromDataDir, folder), path.join(fromDataDir, tmp));
     const target = await openBlobStore(config, use);
-    let tops: string[] = [];
+    let tops: string[];
     try {
       tops = readdirSync(path.join(fromDataDir, folder));
     } catch {

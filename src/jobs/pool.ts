@@ -10,8 +10,8 @@ import { threadPorts, type EngineHost } from '../compute/ports.js';
 import { ApiError, errorToData } from '../core/errors.js';
 import { isFinal, type FromJobThread, type JobTask, type JobThreadInit, type ToJobThread } from './protocol.js';
 import type { JobSpec } from './runner.js';
-import { gauge, metricsPortForThread, poolTasks, poolTaskSlot } from '../core/metrics.js';
-import { log, loggingSettings } from '../core/log.js';
+import { gauge, poolTasks, poolTaskSlot } from '../core/metrics.js';
+import { log } from '../core/log.js';
 
 const OUTCOME: Record<string, number> = {
   done: poolTaskSlot('jobs', 'ok'),
@@ -185,6 +185,6 @@ export class JobThreads {
   async close(): Promise<void> {
     this.closed = true;
     this.wakeIdleWaiters();
-    await Promise.all(this.slots.map((s) => s.worker?.terminate()));
+    await Promise.all(this.slots.flatMap((s) => (s.worker ? [s.worker.terminate()] : [])));
   }
 }

@@ -258,6 +258,7 @@ export async function planJob(spec: JobSpec, engine: Engine, sink: JobSink, sign
         if (done.kind === 'done') Object.assign(done.outcome, footprint(grid));
         return done;
       } catch (e) {
+        // the error being thrown is the one to report; a failed abort only leaves a temporary file behind
         await writer.abort().catch(() => {});
         throw e;
       }
@@ -383,6 +384,7 @@ async function runChunks(
       sink.log({ level: 'info', message: `Stopped after ${done} of ${windows.length} chunks; the rest of the result is no-data.` });
       return finish([await out.finish(windows)], true, values);
     }
+    // the error being thrown is the one to report; a failed abort only leaves a temporary file behind
     await out?.abort().catch(() => {});
     throw e;
   }

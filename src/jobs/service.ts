@@ -103,7 +103,9 @@ export class JobService {
     // queued job whose task is missing (records moved from an embedded installation, a queue
     // that lost its data) gets it; a task still there is not added twice.
     if (this.tasks) {
-      for (const job of await this.store.jobs.withStatus('queued')) await this.tasks.submitPlan(job.id, job.run).catch(() => {});
+      for (const job of await this.store.jobs.withStatus('queued')) {
+        await this.tasks.submitPlan(job.id, job.run).catch((e: unknown) => log.warn('a queued job could not be handed to the queue at start', { job: job.id, err: e }));
+      }
       this.sweep();
       return;
     }
@@ -366,11 +368,12 @@ export class JobService {
       if (a.stop !== 'delete' && a.stop !== 'shutdown') await fn();
     } catch (e) {
       log.error('ending the run failed', { job: a.jobId, err: e });
+      // records unreachable: the failure is logged above; a run left running is settled when its node starts again
       if (await this.store.jobs.transition(a.jobId, ['running'], 'error').catch(() => false)) {
         void this.log({ id: a.jobId, logLevel: a.logLevel }, { level: 'error', code: 'StorageFailure', message: 'The results could not be stored.' });
       }
     } finally {
-      await rm(a.runDir, { recursive: true, force: true }).catch(() => {});
+      await rm(a.runDir, { recursive: true, force: true }).catch((e: unknown) => log.warn('the run folder could not be removed', { job: a.jobId, err: e }));
       if (this.active.get(a.jobId) === a) this.active.delete(a.jobId);
       a.end();
       this.pump();

@@ -136,13 +136,16 @@ export class JobWorker {
    */
   async close(graceMs: number): Promise<number> {
     this.draining = true;
+    // shutting down: a queue connection that fails to close has nothing left to hand back
     const closing = Promise.all(this.queueWorkers.map((w) => w.close().catch(() => {})));
+    // the thread may have ended already; threads.close() below ends every one anyway
     for (const ticket of [...this.waiting.keys()]) void this.threads.stopTicket(ticket, false, STOP_GRACE_MS).catch(() => {});
     // A task that cannot even hand itself back (Redis away) is not waited for past the grace time:
     // its lease runs out and another worker takes it over.
     let timer: NodeJS.Timeout | undefined;
     const late = await Promise.race([closing.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), graceMs)))]);
     clearTimeout(timer);
+    // shutting down: a queue connection that fails to close has nothing left to hand back
     if (late) await Promise.all(this.queueWorkers.map((w) => w.close(true).catch(() => {})));
     await this.threads.close();
     await this.tasks.close();
@@ -167,6 +170,7 @@ export class JobWorker {
       const { jobId, run } = task.data;
       const tries = task.attemptsMade + 1;
       const last = tries >= (task.opts.attempts ?? 1);
+      // records unreachable as well: the try is logged and the task tried again; only the last try ends the job
       const job = await this.store.jobs.byId(jobId).catch(() => null);
       if (job && job.run === run) {
         const ref = { jobId, run, logLevel: job.logLevel };
@@ -249,6 +253,7 @@ export class JobWorker {
       // The progress and the log line are records of the run, not its result: they do not hold up the next chunk.
       this.store.jobs.report(jobId, run, { progress: Math.floor((t.done * 1000) / count) / 10, costs: costsOf(t.values) }).catch(() => {});
       void this.records.log(job, { level: 'debug', message: `Chunk ${index + 1} of ${count} done on worker ${this.node} (${t.done} of ${count} in all).` });
+      // the job was deleted meanwhile: chunks left behind belong to no job and are read by nobody
       if (!(await this.store.jobs.byId(jobId))) await this.results.deleteTree(chunkPrefix(jobId, run)).catch(() => {});
     }
   }
@@ -290,6 +295,7 @@ export class JobWorker {
         if (this.draining) throw new Drained();
         const job = await this.store.jobs.byId(jobId);
         if ((await this.tasks.stopped(jobId, run)) || !job || job.run !== run || job.status !== 'running') {
+          // the run is over either way; a failed abort only leaves a partial upload that nothing links to
           await sink?.abort().catch(() => {});
           return;
         }
@@ -308,9 +314,11 @@ export class JobWorker {
       t = clock();
       await this.records.keep(ref, { outputs: [file], partial, bbox: c.bbox, geometry: c.geometry, times: c.times, usage: usageOf(plan.started, tally.cpu, c.grid.width * c.grid.height, tally.values) });
       void this.records.log({ id: jobId, logLevel: ref.logLevel }, { level: 'debug', message: `The result was stored in ${Math.round(clock() - t)} ms.` });
+      // the result is stored: chunks left behind are read by nobody, and must not fail the job
       await this.results.deleteTree(chunkPrefix(jobId, run)).catch(() => {});
       await this.tasks.forget(jobId, run);
     } catch (e) {
+      // the error being thrown is the one to report; a failed abort only leaves a partial upload behind
       await sink?.abort().catch(() => {});
       throw e;
     } finally {
@@ -351,6 +359,7 @@ export class JobWorker {
       const c = plan.chunks;
       const tally = await this.tasks.tally(jobId, run);
       await this.records.keep(ref, { outputs: [file], partial, bbox: c.bbox, geometry: c.geometry, times: c.times, usage: usageOf(plan.started, tally.cpu, 0, tally.values) });
+      // the result is stored: chunks left behind are read by nobody, and must not fail the job
       await this.results.deleteTree(chunkPrefix(jobId, run)).catch(() => {});
       await this.tasks.forget(jobId, run);
     } finally {
@@ -422,6 +431,7 @@ export class JobWorker {
     const prefix = `${chunkPrefix(jobId, run)}/`;
     for (const key of [...this.ownChunks.keys()]) if (key.startsWith(prefix)) this.ownChunks.delete(key);
     for (const [ticket, w] of this.waiting) {
+      // a thread that has ended already has nothing left to stop
       if (w.ref.jobId === jobId && w.ref.run === run) void this.threads.stopTicket(ticket, false, STOP_GRACE_MS).catch(() => {});
     }
   }

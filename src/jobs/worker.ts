@@ -61,7 +61,7 @@ async function perform(task: JobTask, sink: JobSink, signal: AbortSignal, about:
       const cpu0 = threadCpuSeconds();
       let blob: Uint8Array | null = null;
       const { grid, options } = task.plan;
-      const w = planWindows(task.plan)[task.index]!;
+      const w = planWindows(task.plan)[task.index];
       const values = await computeChunk(task.spec, task.plan, task.index, task.budgetValues, engine, signal, forwarder(sink), async (o) => {
         // A zonal part travels as it is; raster chunks are encoded for the COG here, from kernel
         // memory: the compressing is spread over the workers.

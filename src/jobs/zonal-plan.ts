@@ -48,7 +48,7 @@ export function zonalShape(graph: unknown, env: ChunkingEnv): ZonalShape | null 
   const agg = Object.entries(g).filter(([, n]) => isObject(n) && n.process_id === 'aggregate_spatial' && (n.namespace ?? null) !== 'user' && !env.userProcess('aggregate_spatial'));
   if (agg.length !== 1) return null;
   const [node, n] = agg[0];
-  const args = (n.arguments ?? {}) as Record<string, unknown>;
+  const args = (n.arguments ?? {});
   const data = args.data as { from_node?: unknown } | undefined;
   if (!isObject(data) || typeof data.from_node !== 'string' || !g[data.from_node]) return null;
   const upstream = ancestors(g, data.from_node);
@@ -68,7 +68,7 @@ export function zonalShape(graph: unknown, env: ChunkingEnv): ZonalShape | null 
   for (const [id, other] of Object.entries(g)) {
     if (id === node || upstream.has(id) || geomNodes.has(id)) continue;
     if (!isObject(other) || !PER_GEOMETRY.has(other.process_id) || env.userProcess(other.process_id)) return null;
-    const a = (other.arguments ?? {}) as Record<string, unknown>;
+    const a = (other.arguments ?? {});
     if (DIMENSION_ARGS.some((k) => a[k] === 'geometry' || (a[k] !== undefined && a[k] !== null && typeof a[k] !== 'string'))) return null;
     // a following process must not reach back into the raster pipeline or the geometries
     let back = false;

@@ -294,7 +294,12 @@ export function trainForest(inp: TrainInput): Forest {
     if (oobSamples) oobScore = right / oobSamples;
   } else {
     let sum = 0;
-    for (let i = 0; i < n; i++) if (oobTrees[i]) (oobSamples++, (sum += y[i]));
+    for (let i = 0; i < n; i++) {
+      if (oobTrees[i]) {
+        oobSamples++;
+        sum += y[i];
+      }
+    }
     if (oobSamples > 1) {
       const mean = sum / oobSamples;
       let sse = 0;

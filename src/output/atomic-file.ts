@@ -29,9 +29,9 @@ export async function writeAll(fh: FileHandle, parts: readonly Buffer[], positio
 
 function dropBytes(bufs: Buffer[], n: number): Buffer[] {
   let k = 0;
-  while (k < bufs.length && n >= bufs[k]!.length) n -= bufs[k++]!.length;
+  while (k < bufs.length && n >= bufs[k].length) n -= bufs[k++].length;
   const rest = bufs.slice(k);
-  if (n > 0 && rest.length > 0) rest[0] = rest[0]!.subarray(n);
+  if (n > 0 && rest.length > 0) rest[0] = rest[0].subarray(n);
   return rest;
 }
 
@@ -50,8 +50,9 @@ export async function writeFileAtomic(file: string, fill: (fh: FileHandle) => Pr
     await fh.close();
     await rename(tmp, file);
   } catch (err) {
-    if (!closed) await fh.close().catch(() => undefined);
-    await unlink(tmp).catch(() => undefined);
+    // The write failed already and that error is rethrown: closing and removing the temporary file are best effort.
+    if (!closed) await fh.close().catch(() => undefined); // a handle that fails to close is gone all the same
+    await unlink(tmp).catch(() => undefined); // a temporary file never made, or one left behind, is nobody's result
     throw err;
   }
   await syncDir(path.dirname(file));

@@ -26,7 +26,7 @@ function ghostArea(): Buffer {
 function escapeXml(s: string): string {
   // Named entities: GDAL's XML parser does not decode numeric character references.
   const named: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' };
-  return s.replace(/[&<>"']/g, (c) => named[c]!);
+  return s.replace(/[&<>"']/g, (c) => named[c]);
 }
 
 /**
@@ -125,8 +125,8 @@ export function planLayout(ghostBytes: number, levels: LayoutLevel[]): Layout {
   const dataStart = pos;
   const tileOffsets: number[][] = levels.map(() => []);
   for (let li = levels.length - 1; li >= 0; li--) {
-    for (const n of levels[li]!.byteCounts) {
-      tileOffsets[li]!.push(pos + LEADER);
+    for (const n of levels[li].byteCounts) {
+      tileOffsets[li].push(pos + LEADER);
       pos += LEADER + n + TRAILER;
     }
   }
@@ -141,14 +141,14 @@ function buildHead(ghost: Buffer, layout: Layout, ifds: T.IfdEntry[][]): Buffer 
   head.writeUInt16LE(42, 2);
   head.writeUInt32LE(layout.firstIfd, 4);
   ghost.copy(head, 8);
-  ifds.forEach((entries, li) => T.writeIfd(head, layout.ifdOffsets[li]!, entries, layout.ifdOffsets[li + 1] ?? 0));
+  ifds.forEach((entries, li) => T.writeIfd(head, layout.ifdOffsets[li], entries, layout.ifdOffsets[li + 1] ?? 0));
   return head;
 }
 
 function layoutFor(plan: Plan, sizes: readonly Size[], counts: readonly (readonly number[])[]): { ghost: Buffer; layout: Layout } {
   const ghost = ghostArea();
   // IFD sizes do not depend on the offsets' values, so placeholders will do to plan the layout.
-  const sizing = sizes.map((s, li) => ({ entries: ifdEntries(plan, li, s, counts[li]!.map(() => 0), counts[li]!), byteCounts: counts[li]! }));
+  const sizing = sizes.map((s, li) => ({ entries: ifdEntries(plan, li, s, counts[li].map(() => 0), counts[li]), byteCounts: counts[li] }));
   return { ghost, layout: planLayout(ghost.length, sizing) };
 }
 
@@ -158,7 +158,7 @@ function layoutFor(plan: Plan, sizes: readonly Size[], counts: readonly (readonl
  */
 export function cogHead(plan: Plan, sizes: readonly Size[], counts: readonly (readonly number[])[]): { head: Buffer; layout: Layout } {
   const { ghost, layout } = layoutFor(plan, sizes, counts);
-  const ifds = sizes.map((s, li) => ifdEntries(plan, li, s, layout.tileOffsets[li]!, counts[li]!));
+  const ifds = sizes.map((s, li) => ifdEntries(plan, li, s, layout.tileOffsets[li], counts[li]));
   return { head: buildHead(ghost, layout, ifds), layout };
 }
 

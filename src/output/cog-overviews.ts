@@ -53,7 +53,7 @@ function halveAverage(b: TypedArray, sw: number, sh: number, w: number, h: numbe
       // sample and is false only for NaN.
       let sum = 0;
       let n = 0;
-      let v = b[i]!;
+      let v = b[i];
       if (v === v && v !== nd) {
         sum += v;
         n++;

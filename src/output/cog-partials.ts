@@ -89,7 +89,7 @@ export function rasterBytes(r: Raster): number {
 /** Copies w x h pixels of every band from (sx, sy) in `src` to (dx, dy) in `dst`. */
 function copyRect(src: Raster, sx: number, sy: number, dst: Raster, dx: number, dy: number, w: number, h: number): void {
   src.bands.forEach((s, b) => {
-    const d = dst.bands[b]!;
+    const d = dst.bands[b];
     for (let row = 0; row < h; row++) {
       const from = (sy + row) * src.width + sx;
       d.set(s.subarray(from, from + w), (dy + row) * dst.width + dx);

@@ -66,7 +66,7 @@ export const SAMPLE_INFO: Record<SampleType, SampleInfo> = {
 function castTo(sample: SampleInfo, v: number): number {
   const a = new sample.Ctor(1);
   a[0] = v;
-  return a[0]!;
+  return a[0];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -150,7 +150,7 @@ export interface Size {
 /** Full resolution, then halved (rounding up) until a level fits in one tile. */
 export function levelSizes(plan: Plan): Size[] {
   const sizes: Size[] = [{ width: plan.width, height: plan.height }];
-  for (let s = sizes[0]!; s.width > plan.tileSize || s.height > plan.tileSize; ) {
+  for (let s = sizes[0]; s.width > plan.tileSize || s.height > plan.tileSize; ) {
     s = { width: Math.ceil(s.width / 2), height: Math.ceil(s.height / 2) };
     sizes.push(s);
   }

@@ -43,13 +43,13 @@ export class TileSpill {
 
   /** Appends a tile's deflated data, framed; each tile exactly once. */
   async put(level: number, index: number, data: Buffer): Promise<void> {
-    if (this.offsets[level]![index] !== -1) throw new Error(`TileSpill: tile ${index} of level ${level} was written twice`);
+    if (this.offsets[level][index] !== -1) throw new Error(`TileSpill: tile ${index} of level ${level} was written twice`);
     // Reserve the place before the write, so concurrent puts never overlap.
     const at = this.end;
     this.end += LEADER + data.length + TRAILER;
-    this.offsets[level]![index] = at;
+    this.offsets[level][index] = at;
     await writeAll(this.fh, frameParts(data), at);
-    this.lengths[level]![index] = data.length;
+    this.lengths[level][index] = data.length;
   }
 
   /** Per level, the deflated byte count of each tile, row-major; throws if one is missing. */
@@ -57,7 +57,7 @@ export class TileSpill {
     return this.offsets.map((offs, li) => {
       const missing = offs.indexOf(-1);
       if (missing >= 0) throw new Error(`TileSpill: tile ${missing} of level ${li} was never written`);
-      return Array.from(this.lengths[li]!);
+      return Array.from(this.lengths[li]);
     });
   }
 
@@ -88,10 +88,10 @@ export class TileSpill {
   private *runs(): Generator<[number, number]> {
     let run: [number, number] | null = null;
     for (let li = this.offsets.length - 1; li >= 0; li--) {
-      const offs = this.offsets[li]!;
-      const lens = this.lengths[li]!;
+      const offs = this.offsets[li];
+      const lens = this.lengths[li];
       for (let i = 0; i < offs.length; i++) {
-        const [at, n] = [offs[i]!, LEADER + lens[i]! + TRAILER];
+        const [at, n] = [offs[i], LEADER + lens[i] + TRAILER];
         if (run && run[0] + run[1] === at) run[1] += n;
         else {
           if (run) yield run;
@@ -116,6 +116,7 @@ export class TileSpill {
   async remove(): Promise<void> {
     if (!this.closed) {
       this.closed = true;
+      // the file is deleted next; a close that fails leaves nothing to keep
       await this.fh.close().catch(() => undefined);
     }
     await unlink(this.path).catch((err: NodeJS.ErrnoException) => {

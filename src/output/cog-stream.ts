@@ -69,7 +69,7 @@ interface LevelSink {
  */
 async function putLevels(plan: Plan, sizes: Size[], li: number, x: number, y: number, r: Raster, out: LevelSink): Promise<void> {
   const ts = plan.tileSize;
-  const size = sizes[li]!;
+  const size = sizes[li];
   const aligned = x % ts === 0 && y % ts === 0 && (r.width % ts === 0 || x + r.width === size.width) && (r.height % ts === 0 || y + r.height === size.height);
   if (!aligned) return out.piece(li, x, y, r);
   const across = tilesAcross(size.width, ts);
@@ -243,6 +243,7 @@ export class CogStreamWriter {
         throw err;
       }
     });
+    // the queue only orders the writes; each caller gets its own failure from `run`
     this.queue = run.catch(() => undefined);
     return run;
   }
@@ -301,9 +302,9 @@ export class CogStreamWriter {
     await putLevels(this.plan, this.sizes, li, x, y, r, {
       tile: (level, index, src, x0, y0, w, h) => this.encoder.submit(src, x0, y0, w, h, (data) => this.spillTile(level, index, data)),
       piece: async (level, px, py, piece) => {
-        for (const tile of this.partials[level]!.add(px, py, piece)) {
+        for (const tile of this.partials[level].add(px, py, piece)) {
           await this.put(level, tile.x, tile.y, tile.raster);
-          this.partials[level]!.release(tile);
+          this.partials[level].release(tile);
         }
       },
       hold: (bytes) => this.hold(bytes),

@@ -34,11 +34,11 @@ function fillTile(src: Raster, x0: number, y0: number, w: number, h: number, pla
     const at = (y0 + r) * src.width + x0;
     const dst = r * ts * spp;
     if (spp === 1) {
-      v.set(src.bands[0]!.subarray(at, at + w), dst);
+      v.set(src.bands[0].subarray(at, at + w), dst);
       continue;
     }
     for (let b = 0; b < spp; b++) {
-      const band = src.bands[b]!;
+      const band = src.bands[b];
       for (let c = 0, d = dst + b; c < w; c++, d += spp) v[d] = band[at + c]!;
     }
   }
@@ -51,7 +51,7 @@ function horizontalDifferencing(tile: TileBuffer, plan: Plan): void {
   const rowLen = plan.tileSize * spp;
   for (let start = 0; start < u.length; start += rowLen) {
     // Backwards, so each difference uses the original left neighbour. Stores wrap modulo 2^bits.
-    for (let i = start + rowLen - 1; i >= start + spp; i--) u[i] = u[i]! - u[i - spp]!;
+    for (let i = start + rowLen - 1; i >= start + spp; i--) u[i] = u[i] - u[i - spp];
   }
 }
 
@@ -74,7 +74,7 @@ function floatingPointDifferencing(tile: TileBuffer, plan: Plan, scratch: Uint8A
       for (let j = 0, s = start + bps - 1 - k; j < n; j++, s += bps) scratch[plane + j] = bytes[s]!;
     }
     for (let i = 0; i < spp; i++) bytes[start + i] = scratch[i]!;
-    for (let i = spp; i < rowBytes; i++) bytes[start + i] = scratch[i]! - scratch[i - spp]!;
+    for (let i = spp; i < rowBytes; i++) bytes[start + i] = scratch[i] - scratch[i - spp];
   }
 }
 
@@ -97,7 +97,7 @@ function floatingPointDifferencing32(bytes: Buffer, n: number, scratch: Uint8Arr
   for (let row = 0; row < words.length; row += n) {
     // The whole row goes to `scratch` before any of its words is overwritten.
     for (let j = 0; j < n; j++) {
-      const v = words[row + j]!;
+      const v = words[row + j];
       scratch[j] = v >>> 24;
       scratch[p1 + j] = v >>> 16;
       scratch[p2 + j] = v >>> 8;
@@ -107,7 +107,7 @@ function floatingPointDifferencing32(bytes: Buffer, n: number, scratch: Uint8Arr
     // x shifted up by a byte with the previous word's top byte below.
     let prev = 0;
     for (let i = 0; i < n; i++) {
-      const x = planes[i]!;
+      const x = planes[i];
       const y = (x << 8) | (prev >>> 24);
       prev = x;
       words[row + i] = ((x | HIGH_BITS) - (y & ~HIGH_BITS)) ^ ((x ^ ~y) & HIGH_BITS);

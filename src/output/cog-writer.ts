@@ -25,7 +25,7 @@ function fail(message: string): never {
 function checkInput(input: CogInput): Plan {
   const { width, height, bands } = input;
   if (bands.length < 1) fail(`need 1..65535 bands, got ${bands.length}`);
-  const type = sampleTypeOf(bands[0]!);
+  const type = sampleTypeOf(bands[0]);
   const plan = planCog(input, bands.length, type, fail);
   for (const [i, b] of bands.entries()) {
     if (sampleTypeOf(b) !== type) fail(`band ${i} is ${sampleTypeOf(b)}, band 0 is ${type}`);

@@ -64,9 +64,9 @@ function fillRamp(bytes: Uint8Array, points: readonly ControlPoint[], first: num
   let seg = 0;
   for (let i = first; i < 256; i++) {
     const f = (i - first) / (255 - first);
-    while (seg < points.length - 2 && f > points[seg + 1]![0]) seg++;
-    const [p0, r0, g0, b0] = points[seg]!;
-    const [p1, r1, g1, b1] = points[seg + 1]!;
+    while (seg < points.length - 2 && f > points[seg + 1][0]) seg++;
+    const [p0, r0, g0, b0] = points[seg];
+    const [p1, r1, g1, b1] = points[seg + 1];
     const w = Math.min(1, Math.max(0, (f - p0) / (p1 - p0)));
     bytes[4 * i] = Math.round(r0 + (r1 - r0) * w);
     bytes[4 * i + 1] = Math.round(g0 + (g1 - g0) * w);
@@ -132,7 +132,7 @@ export function colorize(values: Float32Array, opts: ColorizeOptions): Uint8Arra
   const out = new Uint8Array(n * 4);
   const out32 = new Uint32Array(out.buffer);
   for (let i = 0; i < n; i++) {
-    const v = values[i]!;
+    const v = values[i];
     if (v !== v) continue; // NaN: stays 0,0,0,0
     const x = (v - min) * k;
     // x > 0 is false for NaN (v === min with k Infinity) and negatives; +0.5 then truncate rounds.
@@ -168,18 +168,18 @@ export function toRgba(bands: Float32Array[], opts: StretchOptions): Uint8Array 
   if (nb !== 1 && nb !== 3) throw new Error(`toRgba needs 1 or 3 bands, got ${nb}`);
   const mins = perBand(opts.min, nb, 'min');
   const maxs = perBand(opts.max, nb, 'max');
-  for (let b = 0; b < nb; b++) checkRange(mins[b]!, maxs[b]!);
-  const n = bands[0]!.length;
+  for (let b = 0; b < nb; b++) checkRange(mins[b], maxs[b]);
+  const n = bands[0].length;
   for (const [b, band] of bands.entries()) {
     if (band.length !== n) throw new Error(`band ${b} has ${band.length} values, band 0 has ${n}`);
   }
   const out = new Uint8Array(n * 4);
   if (nb === 1) {
-    const a = bands[0]!;
-    const min = mins[0]!;
-    const k = scaleOf(min, maxs[0]!);
+    const a = bands[0];
+    const min = mins[0];
+    const k = scaleOf(min, maxs[0]);
     for (let i = 0, o = 0; i < n; i++, o += 4) {
-      const v = a[i]!;
+      const v = a[i];
       if (v !== v) continue;
       const g = byteOf(v, min, k);
       out[o] = g;
@@ -191,13 +191,13 @@ export function toRgba(bands: Float32Array[], opts: StretchOptions): Uint8Array 
   }
   const [r, g, b] = bands as [Float32Array, Float32Array, Float32Array];
   const [minR, minG, minB] = mins as [number, number, number];
-  const kR = scaleOf(minR, maxs[0]!);
-  const kG = scaleOf(minG, maxs[1]!);
-  const kB = scaleOf(minB, maxs[2]!);
+  const kR = scaleOf(minR, maxs[0]);
+  const kG = scaleOf(minG, maxs[1]);
+  const kB = scaleOf(minB, maxs[2]);
   for (let i = 0, o = 0; i < n; i++, o += 4) {
-    const vr = r[i]!;
-    const vg = g[i]!;
-    const vb = b[i]!;
+    const vr = r[i];
+    const vg = g[i];
+    const vb = b[i];
     if (vr !== vr || vg !== vg || vb !== vb) continue;
     out[o] = byteOf(vr, minR, kR);
     out[o + 1] = byteOf(vg, minG, kG);
@@ -218,7 +218,7 @@ export function colorIndices(values: Float32Array, min: number, max: number): Ui
   const n = values.length;
   const out = new Uint8Array(n);
   for (let i = 0; i < n; i++) {
-    const v = values[i]!;
+    const v = values[i];
     if (v !== v) continue; // NaN stays 0
     const x = (v - min) * k;
     out[i] = 1 + (x > 0 ? (x < 254 ? (x + 0.5) | 0 : 254) : 0);

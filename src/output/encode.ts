@@ -170,7 +170,7 @@ function netcdfOf(cube: DataCube): Buffer {
     width: grid.width,
     height: grid.height,
     epsg: grid.epsg,
-    transform: grid.transform as [number, number, number, number, number, number],
+    transform: grid.transform,
     // Dates stay times; text labels (weeks, seasons, renamed labels) are written as text.
     times: t ? [...t.labels] : null,
     bands: names.map((name, i) => ({ name, data: data.subarray(i * rest, (i + 1) * rest) })),

@@ -36,13 +36,13 @@ function overWhite(data: Uint8Array): Uint8Array {
   if (i >= n) return data;
   const out = new Uint8Array(data);
   for (; i < n; i += 4) {
-    const a = out[i]!;
+    const a = out[i];
     if (a === 255) continue;
     // c * a/255 + 255 * (1 - a/255) = 255 - (255 - c) * a/255
     const f = a / 255;
-    out[i - 3] = 255 - Math.round((255 - out[i - 3]!) * f);
-    out[i - 2] = 255 - Math.round((255 - out[i - 2]!) * f);
-    out[i - 1] = 255 - Math.round((255 - out[i - 1]!) * f);
+    out[i - 3] = 255 - Math.round((255 - out[i - 3]) * f);
+    out[i - 2] = 255 - Math.round((255 - out[i - 2]) * f);
+    out[i - 1] = 255 - Math.round((255 - out[i - 1]) * f);
     out[i] = 255;
   }
   return out;

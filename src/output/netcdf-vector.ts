@@ -19,7 +19,7 @@ const DAY_MS = 86_400_000;
 /** i32 values, big-endian. */
 export function ints(values: ArrayLike<number>): Variable['write'] {
   return (out, at, from, to) => {
-    for (let b = from; b < to; b += 4) out.writeInt32BE(values[b / 4]!, at + b - from);
+    for (let b = from; b < to; b += 4) out.writeInt32BE(values[b / 4], at + b - from);
   };
 }
 

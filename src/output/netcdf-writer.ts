@@ -128,7 +128,7 @@ function timeVariable(labels: (string | number)[], textDim: (width: number) => n
     };
   }
   if (labels.every((l) => typeof l === 'number')) {
-    const values = labels as number[];
+    const values = labels;
     if (!values.every(Number.isFinite)) fail('numeric time labels must be finite');
     return { name: 't', dims: [0], attrs: [['long_name', 'labels of the temporal dimension']], type: NC_DOUBLE, bytes: 8 * values.length, write: doubles(values) };
   }
@@ -177,7 +177,7 @@ function projectedUnits(wkt: string): string | null {
 
 export function doubles(values: ArrayLike<number>): Variable['write'] {
   return (out, at, from, to) => {
-    for (let b = from; b < to; b += 8) out.writeDoubleBE(values[b / 8]!, at + b - from);
+    for (let b = from; b < to; b += 8) out.writeDoubleBE(values[b / 8], at + b - from);
   };
 }
 
@@ -371,7 +371,7 @@ function encodeHeader(m: Model, begins: number[]): Buffer {
     h.attrs(v.attrs);
     h.int32(v.type);
     h.int32(stored(v) > MAX_VAR_BYTES ? VSIZE_TOO_BIG : stored(v));
-    h.int64(begins[i]!);
+    h.int64(begins[i]);
   });
   return h.buffer();
 }
@@ -435,6 +435,6 @@ export function encodeModel(model: Model): Buffer {
   if (bytes > bufferConstants.MAX_LENGTH) fail(`the file would take ${bytes} bytes, more than one Buffer holds: use netcdfParts and write the pieces`);
   const out = Buffer.allocUnsafe(bytes);
   header.copy(out, 0);
-  model.vars.forEach((v, i) => v.write(out, begins[i]!, 0, stored(v)));
+  model.vars.forEach((v, i) => v.write(out, begins[i], 0, stored(v)));
   return out;
 }

@@ -91,7 +91,7 @@ export function encodePng(img: PngImage, opts: PngOptions = {}): Buffer {
     }
     parts.push(chunk('PLTE', rgb));
     // tRNS lists alphas up to the last entry that is not opaque; the rest default to opaque.
-    if (lastTranslucent >= 0) parts.push(chunk('tRNS', Buffer.from(Array.from({ length: lastTranslucent + 1 }, (_, i) => palette[4 * i + 3]!))));
+    if (lastTranslucent >= 0) parts.push(chunk('tRNS', Buffer.from(Array.from({ length: lastTranslucent + 1 }, (_, i) => palette[4 * i + 3]))));
   }
   parts.push(chunk('IDAT', idat), chunk('IEND', Buffer.alloc(0)));
   return Buffer.concat(parts);
@@ -127,8 +127,8 @@ function filterUp(data: Uint8Array, stride: number, height: number): Buffer {
       const c = y * words;
       const p = c - words;
       for (let i = 0; i < words; i++) {
-        const a = d32[c + i]!;
-        const b = d32[p + i]!;
+        const a = d32[c + i];
+        const b = d32[p + i];
         row[i] = ((a | 0x80808080) - (b & 0x7f7f7f7f)) ^ ((a ^ ~b) & 0x80808080);
       }
       const o = y * (stride + 1);
@@ -141,7 +141,7 @@ function filterUp(data: Uint8Array, stride: number, height: number): Buffer {
       const p = c - stride;
       const o = y * (stride + 1);
       out[o] = FILTER_UP;
-      for (let i = 0; i < stride; i++) out[o + 1 + i] = data[c + i]! - data[p + i]!;
+      for (let i = 0; i < stride; i++) out[o + 1 + i] = data[c + i] - data[p + i];
     }
   }
   return out;

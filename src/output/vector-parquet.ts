@@ -73,7 +73,7 @@ export function encodeVectorParquet(cube: DataCube): Buffer {
     },
   };
   const ab = parquetWriteBuffer({
-    columnData: columns as never,
+    columnData: columns,
     kvMetadata: [{ key: 'geo', value: JSON.stringify(geo) }],
     createdBy: 'Xeo',
   });

@@ -301,11 +301,11 @@ function dateBetween(a: Record<string, any>): boolean | null {
   const expected = 'a date (YYYY-MM-DD), an RFC 3339 date-time or a time (HH:MM:SS) is expected';
   if (!parseTemporal(a.min, true)) throw invalid('date_between', 'min', expected);
   const minKind = P.kind;
-  let min = P.kind === KIND_TIME ? P.tod : instant();
+  const min = P.kind === KIND_TIME ? P.tod : instant();
   if (!parseTemporal(a.max, true)) throw invalid('date_between', 'max', expected);
   const times = P.kind === KIND_TIME;
   if (times !== (minKind === KIND_TIME)) throw invalid('date_between', 'max', 'min and max must both be times (HH:MM:SS) or both be dates or date-times');
-  let max = times ? P.tod : instant();
+  const max = times ? P.tod : instant();
   if (!parseTemporal(x, true)) throw invalid('date_between', 'x', expected);
   let v: number;
   if (times) {

@@ -93,5 +93,5 @@ export async function listenOps(uws: UwsModule, host: string, port: number, ops:
   const sock = await new Promise<us_listen_socket>((resolve, reject) =>
     listen.call(app, host, port, 1, (s) => (s ? resolve(s) : reject(new Error(`cannot listen on ${host}:${port} for metrics (address in use or not available)`)))),
   );
-  return { port: uws.us_socket_local_port(sock as never), close: () => uws.us_listen_socket_close(sock) };
+  return { port: uws.us_socket_local_port(sock), close: () => uws.us_listen_socket_close(sock) };
 }

@@ -18,5 +18,5 @@ export async function listenRedirect(uws: UwsModule, host: string, port: number,
   const sock = await new Promise<us_listen_socket>((resolve, reject) =>
     app.listen(host, port, (s) => (s ? resolve(s) : reject(new Error(`cannot listen on ${host}:${port} (address in use or not available)`)))),
   );
-  return { port: uws.us_socket_local_port(sock as never), close: () => uws.us_listen_socket_close(sock) };
+  return { port: uws.us_socket_local_port(sock), close: () => uws.us_listen_socket_close(sock) };
 }

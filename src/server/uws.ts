@@ -64,6 +64,7 @@ export function loadUws(): UwsModule {
     throw new Error(
       `the native uWebSockets.js binary did not load (${binary}): ${why ?? (e as Error).message}\n` +
         'Xeo does not run without its native server.',
+      { cause: e },
     );
   }
 }

@@ -54,6 +54,7 @@ export class LocalBlobStore implements BlobStore {
     let p = this.root;
     for (const seg of key.split('/')) {
       p = path.join(p, seg);
+      // a part of the path that cannot be read is treated as missing: nothing there to follow
       const st = await lstat(p).catch(() => null);
       if (!st) break;
       if (st.isSymbolicLink()) throw new UnsafePathError(key);
@@ -62,6 +63,7 @@ export class LocalBlobStore implements BlobStore {
   }
 
   async stat(key: string): Promise<BlobInfo | 'folder' | null> {
+    // no such blob (or one that cannot be read): the caller answers not found
     const st = await lstat(await this.resolve(key)).catch(() => null);
     if (!st) return null;
     if (st.isDirectory()) return 'folder';
@@ -78,6 +80,7 @@ export class LocalBlobStore implements BlobStore {
         const childRel = rel ? `${rel}/${e.name}` : e.name;
         if (e.isDirectory()) await walk(path.join(dir, e.name), childRel);
         else if (e.isFile()) {
+          // a file removed while the folder is listed is simply not listed
           const st = await lstat(path.join(dir, e.name)).catch(() => null);
           if (st) out.push({ key: childRel, size: st.size, modified: st.mtime });
         }
@@ -117,8 +120,9 @@ export class LocalBlobStore implements BlobStore {
     } catch (e) {
       // Wait for the stream to close: one still opening would create the temp file after the unlink.
       out.destroy();
-      if (!out.closed) await once(out, 'close').catch(() => {});
-      await unlink(tmp).catch(() => {});
+      // The write failed already and that error is rethrown: the close and the removal are best effort.
+      if (!out.closed) await once(out, 'close').catch(() => {}); // a stream that errors on close is closed all the same
+      await unlink(tmp).catch(() => {}); // a temporary file never made, or one left behind, is nobody's blob
       throw e;
     }
   }

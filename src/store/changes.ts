@@ -80,6 +80,7 @@ export class PgChanges extends LocalChanges {
   override async close(): Promise<void> {
     this.closed = true;
     if (this.retry) clearTimeout(this.retry);
+    // closing: a connection that is already broken has nothing left to end
     await this.client?.end().catch(() => {});
     this.client = null;
   }
@@ -107,11 +108,13 @@ export class PgChanges extends LocalChanges {
       await c.connect();
       await c.query(`LISTEN ${CHANNEL}`);
     } catch {
+      // the connection never worked; the retry below starts a new one
       await c.end().catch(() => {});
       this.later();
       return null;
     }
     if (this.closed) {
+      // closed meanwhile: this connection is not used, whatever its end says
       await c.end().catch(() => {});
       return null;
     }

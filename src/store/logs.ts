@@ -55,6 +55,7 @@ export class SqlLogs implements LogRepo {
     };
     const before = this.tails.get(owner);
     const mine = before ? before.then(write, write) : write();
+    // the next write waits for this one, not for its success; the writer of this one gets its error
     const tail = mine.catch(() => {});
     this.tails.set(owner, tail);
     void tail.then(() => this.tails.get(owner) === tail && this.tails.delete(owner));

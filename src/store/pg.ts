@@ -114,6 +114,7 @@ export class PgDb implements SqlDb {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // closing: a pool that never connected has nothing to end
     await this.pool.then((pool) => pool.end()).catch(() => {});
   }
 
@@ -155,7 +156,7 @@ export class PgDb implements SqlDb {
         broken = e as Error;
         throw new StoreUnavailable(err.message ?? String(e));
       }
-      throw new Error(`PostgreSQL: ${err.message} (${err.code}) in: ${sql}`);
+      throw new Error(`PostgreSQL: ${err.message} (${err.code}) in: ${sql}`, { cause: e });
     } finally {
       countCall('records', ok, performance.now() - t0);
       if (!client) this.release(own, broken);

@@ -162,8 +162,8 @@ export class S3BlobStore implements BlobStore {
       await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
     } catch (e) {
       const status = statusOf(e);
-      if (status === 404) throw new Error(`the S3 bucket ${this.bucket} does not exist`);
-      if (status === 403 || status === 401) throw new Error(`the S3 bucket ${this.bucket} refuses these credentials`);
+      if (status === 404) throw new Error(`the S3 bucket ${this.bucket} does not exist`, { cause: e });
+      if (status === 403 || status === 401) throw new Error(`the S3 bucket ${this.bucket} refuses these credentials`, { cause: e });
       translate(e); // logs the outage; requests answer 503 until the store is back
     }
   }
@@ -174,8 +174,8 @@ export class S3BlobStore implements BlobStore {
       await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }), { abortSignal: signal });
     } catch (e) {
       const status = statusOf(e);
-      if (status !== undefined) throw new Error(`the bucket ${this.bucket} answered HTTP ${status}`);
-      throw new Error(`the store did not answer (${(e as SdkError).name ?? 'Error'})`);
+      if (status !== undefined) throw new Error(`the bucket ${this.bucket} answered HTTP ${status}`, { cause: e });
+      throw new Error(`the store did not answer (${(e as SdkError).name ?? 'Error'})`, { cause: e });
     }
   }
 
@@ -261,7 +261,8 @@ export class S3BlobStore implements BlobStore {
     let uploadId: string | undefined;
     const parts: { PartNumber: number; ETag: string }[] = [];
     const inFlight = new Set<Promise<void>>();
-    let failure: unknown = null;
+    // Set by the parts' handlers (the compiler cannot see that, hence the widened type).
+    let failure = null as Error | null;
     let buffered: Buffer[] = [];
     let bufferedBytes = 0;
     let size = 0;
@@ -273,8 +274,8 @@ export class S3BlobStore implements BlobStore {
         (r) => {
           parts.push({ PartNumber, ETag: r.ETag ?? '' });
         },
-        (e) => {
-          failure ??= e;
+        (e: unknown) => {
+          failure ??= e instanceof Error ? e : new Error(String(e));
         },
       );
       const tracked = p.finally(() => inFlight.delete(tracked));
@@ -299,7 +300,7 @@ export class S3BlobStore implements BlobStore {
         }
       }
       // One piece (a job's chunk, say) goes as it is: no copy.
-      const rest = buffered.length === 1 ? buffered[0]! : Buffer.concat(buffered, bufferedBytes);
+      const rest = buffered.length === 1 ? buffered[0] : Buffer.concat(buffered, bufferedBytes);
       if (uploadId === undefined) {
         await this.send(() => this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: k, Body: rest, ContentLength: rest.length })));
       } else {
@@ -336,6 +337,7 @@ export class S3BlobStore implements BlobStore {
 
   async adopt(key: string, file: string): Promise<BlobInfo> {
     const info = await this.upload(key, this.objectKey(key), createReadStream(file, { highWaterMark: 1024 * 1024 }), undefined, FILE_PARTS_IN_FLIGHT);
+    // the blob is stored; the local file that stays behind is a temporary one
     await unlink(file).catch(() => {});
     return info;
   }

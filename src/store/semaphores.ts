@@ -80,8 +80,10 @@ export class PgSemaphores implements Semaphores {
 
   async close(): Promise<void> {
     this.closed = true;
+    // closing: a session that never opened has nothing to end
     const s = await this.session?.catch(() => null);
     this.session = null;
+    // closing: a connection that is already broken has nothing left to end
     await s?.client.end().catch(() => {});
   }
 

@@ -66,7 +66,7 @@ export class SqliteDb implements SqlDb {
       get: (sql, ...params) => this.now(() => this.prepared(sql).get(...params)),
       all: (sql, ...params) => this.now(() => this.prepared(sql).all(...params)),
       run: (sql, ...params) => this.now(() => this.prepared(sql).run(...params).changes),
-    } as SqlRunner;
+    };
   }
 
   static open(file: string): SqliteDb {

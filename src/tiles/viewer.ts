@@ -11,7 +11,7 @@ import { gzip } from 'node:zlib';
 import type { ServiceRecord } from '../store/types.js';
 import { colorTable, isCategorical } from '../output/colormap.js';
 import { tileConfigOf } from './service-types.js';
-import type { PreviewInfo } from './tile-server.js';
+import type { PreviewInfo } from './preview-layers.js';
 import { CONFIG_ELEMENT_ID, type LonLatBox, type MapLayer, type MapLegend, type MapPageConfig } from './map-page-config.js';
 
 export type { MapPageConfig, MapLayer } from './map-page-config.js';

@@ -167,7 +167,7 @@ export function compileUdf(hash: string, source: string, userLines: number, cach
     const again = memory.get(hash);
     if (again) return again;
     const file = path.join(cacheDir, `udf-as-${hash}.wasm`);
-    let wasm: Uint8Array | null = null;
+    let wasm: Uint8Array | null;
     try {
       wasm = new Uint8Array(await readFile(file));
       checkUdfModule(wasm, ['_initialize']);
@@ -193,6 +193,7 @@ export function compileUdf(hash: string, source: string, userLines: number, cach
     memory.set(hash, wasm);
     return wasm;
   });
+  // the chain only orders the compilations; each caller gets its own failure from `job`
   chain = job.catch(() => {});
   return job;
 }

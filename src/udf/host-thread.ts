@@ -36,7 +36,7 @@ let ports = 0;
 async function packageVersions(libs: Record<string, string>): Promise<Record<string, string>> {
   const wrong = Object.entries(libs).filter(([, v]) => !/^\d+\.\d+/.test(v) || /^9{3,}/.test(v));
   if (!wrong.length) return libs;
-  let status = '';
+  let status: string;
   try {
     status = await readFile('/var/lib/dpkg/status', 'utf8');
   } catch {
@@ -123,7 +123,7 @@ function serve(port: MessagePort): void {
         compileUdf(m.hash, m.source, m.userLines, init.cacheDir).then(
           (wasm) => {
             const copy = wasm.slice();
-            post({ type: 'compiled', id: m.id, ok: true, wasm: copy }, [copy.buffer as ArrayBuffer]);
+            post({ type: 'compiled', id: m.id, ok: true, wasm: copy }, [copy.buffer]);
           },
           (e) => post({ type: 'compiled', id: m.id, ok: false, error: errorToData(e instanceof ApiError ? e : toApiError(e, 'AssemblyScript UDF compile')) }),
         );

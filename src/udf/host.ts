@@ -7,7 +7,7 @@ import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
+import { MessageChannel, Worker } from 'node:worker_threads';
 import type { Config } from '../core/config.js';
 import { missingForPython, type SandboxSettings } from './sandbox.js';
 import type { HostInit, ToHostThread, FromHostThread } from './host-thread.js';

@@ -94,6 +94,7 @@ export class SandboxPool {
       this.resolveProbe = resolve;
       this.rejectProbe = reject;
     });
+    // the probe is awaited where readiness is asked; this only keeps an early failure from counting as unhandled
     this.probe.catch(() => {});
     this.sweeper = setInterval(() => this.sweep(), 5000);
     this.sweeper.unref();
@@ -186,6 +187,7 @@ export class SandboxPool {
     await Promise.all(
       this.interps.splice(0).map(async (i) => {
         i.sb?.kill('the server is stopping');
+        // stopping: an I/O folder that cannot be removed is in the pool's temporary root, gone with it
         await i.sb?.remove().catch(() => {});
       }),
     );
@@ -259,6 +261,7 @@ export class SandboxPool {
 
   private onExit(interp: Interp): void {
     this.drop(interp);
+    // an I/O folder that cannot be removed is in the pool's temporary root, gone with it
     void interp.sb.remove().catch(() => {});
     // A running call learns it from its request; a lease not yet running fails when it runs.
     const a = interp.busy;
@@ -319,6 +322,7 @@ export class SandboxPool {
       if (now - i.lastUsed > this.opts.idleMs) i.sb.kill('idle');
       else if (i.filled && now - i.lastUsed > this.opts.filesIdleMs) {
         i.filled = false;
+        // only gives pages back early: the next call writes over a file that could not be cut
         for (const f of ['in.bin', 'out.bin']) void truncate(path.join(i.sb.dir, f), 0).catch(() => {});
       }
     }

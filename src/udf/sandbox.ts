@@ -219,6 +219,7 @@ export class Sandbox {
     }
     const fromRunner = this.proc.stdio[4] as Readable;
     this.hello = new Promise<RunnerHello>((resolve, reject) => (this.helloWait = { resolve, reject }));
+    // awaited by start-up, which reports the failure; this only keeps it from counting as unhandled meanwhile
     this.hello.catch(() => {});
     fromRunner.on('data', (chunk: Buffer) => this.onControl(chunk));
     for (const [i, stream] of [this.proc.stdout!, this.proc.stderr!].entries()) stream.on('data', (chunk: Buffer) => this.onRaw(chunk, i === 0 ? 'info' : 'warning'));

@@ -133,7 +133,7 @@ export function kernels(): KernelExports {
         },
       },
     });
-    exports = instance.exports as unknown as KernelExports;
+    exports = instance.exports as KernelExports;
     base = exports.heapBase();
     top = base;
     buffers = new WeakSet();
@@ -186,7 +186,7 @@ function take(cls: number): number {
       k.memory.grow(Math.ceil((end - have) / PAGE));
       counters.grows++;
     } catch (e) {
-      throw new RangeError(`kernel memory cannot grow to ${end} bytes: ${(e as Error).message}`);
+      throw new RangeError(`kernel memory cannot grow to ${end} bytes: ${(e as Error).message}`, { cause: e });
     }
   }
   counters.fresh++;
@@ -271,7 +271,7 @@ export function inArena(): boolean {
 function endScope(scope: ArenaScope): void {
   if (scope.generation === generation && exports) {
     const b = scope.blocks;
-    for (let i = 0; i < b.length; i += 2) if (b[i] >= 0) give(b[i]!, b[i + 1]!);
+    for (let i = 0; i < b.length; i += 2) if (b[i] >= 0) give(b[i], b[i + 1]);
   }
   scope.blocks.length = 0;
   scope.byPtr.clear();
@@ -325,7 +325,7 @@ export function freePlane(p: Float32Array): void {
   const at = scope.byPtr.get(p.byteOffset);
   if (at === undefined) return;
   scope.byPtr.delete(p.byteOffset);
-  give(scope.blocks[at]!, scope.blocks[at + 1]!);
+  give(scope.blocks[at], scope.blocks[at + 1]);
   scope.blocks[at] = -1;
 }
 

@@ -109,22 +109,22 @@ const MALFORMED_AUTH = [
 
 function authorization(world: World): fc.Arbitrary<{ who: Who; header?: string }> {
   return fc.oneof(
-    { weight: 4, arbitrary: fc.constant({ who: 'alice' as Who, header: world.alice.token }) },
-    { weight: 2, arbitrary: fc.constant({ who: 'bob' as Who, header: world.bob.token }) },
-    { weight: 2, arbitrary: fc.constant({ who: 'anonymous' as Who }) },
-    { weight: 2, arbitrary: fc.constantFrom(...MALFORMED_AUTH).map((header) => ({ who: 'malformed' as Who, header })) },
+    { weight: 4, arbitrary: fc.constant({ who: 'alice', header: world.alice.token }) },
+    { weight: 2, arbitrary: fc.constant({ who: 'bob', header: world.bob.token }) },
+    { weight: 2, arbitrary: fc.constant({ who: 'anonymous' }) },
+    { weight: 2, arbitrary: fc.constantFrom(...MALFORMED_AUTH).map((header) => ({ who: 'malformed', header })) },
     // Alice's token, mangled: other case, a repeated scheme, cut or extended.
     {
       weight: 1,
       arbitrary: fc
         .constantFrom((t: string) => t.toLowerCase(), (t: string) => `Bearer ${t}`, (t: string) => `${t}x`, (t: string) => t.slice(0, -1), (t: string) => `${t}, ${t}`)
-        .map((f) => ({ who: 'malformed' as Who, header: f(world.alice.token) })),
+        .map((f) => ({ who: 'malformed', header: f(world.alice.token) })),
     },
     // Padding around a header value is not part of it (RFC 9110 5.5): still Alice.
-    { weight: 1, arbitrary: fc.constantFrom(` ${world.alice.token}`, `${world.alice.token} `, `\t${world.alice.token}\t`).map((header) => ({ who: 'alice' as Who, header })) },
+    { weight: 1, arbitrary: fc.constantFrom(` ${world.alice.token}`, `${world.alice.token} `, `\t${world.alice.token}\t`).map((header) => ({ who: 'alice', header })) },
     // Her JWT raw (API 1.3.0's form) is Alice too; forged from it, nobody.
-    { weight: 1, arbitrary: fc.constant({ who: 'alice' as Who, header: world.alice.token.replace('basic//', '') }) },
-    { weight: 2, arbitrary: fc.constantFrom(...world.forgedJwts).map((header) => ({ who: 'malformed' as Who, header })) },
+    { weight: 1, arbitrary: fc.constant({ who: 'alice', header: world.alice.token.replace('basic//', '') }) },
+    { weight: 2, arbitrary: fc.constantFrom(...world.forgedJwts).map((header) => ({ who: 'malformed', header })) },
   );
 }
 
@@ -241,7 +241,7 @@ export function graphRequests(world: World, limit: number): fc.Arbitrary<FuzzReq
       graph: graphArbitrary(world.graphs),
       form: fc.nat(),
       extra: fc.array(fc.tuple(fc.constantFrom('title', 'budget', 'plan', 'type', 'configuration', 'log_level', 'description'), fc.constantFrom('null', '1', '0.000001', '1e309', '"free"', '"XYZ"', '{}', '"debug"').map(raw)), { maxLength: 2 }),
-      auth: fc.oneof({ weight: 8, arbitrary: fc.constant({ who: 'alice' as Who, header: world.alice.token }) }, { weight: 1, arbitrary: authorization(world) }),
+      auth: fc.oneof({ weight: 8, arbitrary: fc.constant({ who: 'alice', header: world.alice.token }) }, { weight: 1, arbitrary: authorization(world) }),
     })
     .chain((r) => target(world, r.ep).map((tgt) => ({ ...r, tgt })))
     .map((r) => {
@@ -259,7 +259,7 @@ export function bodyRequests(world: World, limit: number): fc.Arbitrary<FuzzRequ
   return fc
     .record({
       ep: fc.constantFrom(...bodyEndpoints),
-      auth: fc.oneof({ weight: 4, arbitrary: fc.constant({ who: 'alice' as Who, header: world.alice.token }) }, { weight: 1, arbitrary: authorization(world) }),
+      auth: fc.oneof({ weight: 4, arbitrary: fc.constant({ who: 'alice', header: world.alice.token }) }, { weight: 1, arbitrary: authorization(world) }),
       kind: fc.constantFrom('empty', 'none', 'encoded', 'atLimit', 'overLimit', 'overChunked', 'overDeclared', 'nul'),
       json: anyJson,
       enc: encoding,
@@ -369,7 +369,7 @@ export function tileRequests(world: World, limit: number): fc.Arbitrary<FuzzRequ
       query: queryString,
       method: fc.constantFrom('GET', 'GET', 'GET', 'HEAD', 'OPTIONS', 'POST'),
       headers: fc.oneof(fc.constant<[string, string][]>([]), extraHeaders),
-      auth: fc.oneof({ weight: 3, arbitrary: fc.constant({ who: 'anonymous' as Who }) }, { weight: 1, arbitrary: authorization(world) }),
+      auth: fc.oneof({ weight: 3, arbitrary: fc.constant({ who: 'anonymous' }) }, { weight: 1, arbitrary: authorization(world) }),
     })
     .map((r) => {
       if (r.kind === 'download' && r.download) {

@@ -234,7 +234,7 @@ export function fuzzSuite(opts: FuzzOptions): void {
       // own delays would count as the server's.
       const probe = spawn(process.execPath, ['-e', PROBE, String(w.port), opts.tls ? 'tls' : 'plain'], { stdio: ['pipe', 'pipe', 'inherit'] });
       let probeOut = '';
-      probe.stdout!.on('data', (d) => (probeOut += d));
+      probe.stdout.on('data', (d) => (probeOut += d));
       const probeDone = new Promise((r) => probe.once('exit', r));
       const failures: string[] = [];
       let next = 0;
@@ -247,7 +247,7 @@ export function fuzzSuite(opts: FuzzOptions): void {
           }
         }),
       );
-      probe.stdin!.end();
+      probe.stdin.end();
       await probeDone;
       const lines = probeOut.trim().split('\n');
       const probeErrors = lines.filter((l) => !/^\d/.test(l));

@@ -89,7 +89,7 @@ export async function fitPixels(fn: Callback, xs: number[], ys: Float32Array[], 
     }
     return { f, s };
   };
-  let cur = await sse(p);
+  const cur = await sse(p);
   for (let it = 0; it < MAX_ITERATIONS; it++) {
     // Jacobian by forward differences: J[j][k][i]
     const J: Float64Array[][] = [];

@@ -31,7 +31,7 @@ export function bboxOf(v: unknown, processId: string, parameter: string): Extent
   const o = v as Record<string, unknown>;
   const n = (k: string) => {
     if (typeof o[k] !== 'number' || !Number.isFinite(o[k])) throw invalid(processId, parameter, `'${k}' must be a number`);
-    return o[k] as number;
+    return o[k];
   };
   const e: Extent = { west: n('west'), south: n('south'), east: n('east'), north: n('north'), crs: o.crs === undefined || o.crs === null ? 4326 : epsgOf(o.crs, processId, parameter) };
   if (e.west >= e.east || e.south >= e.north) throw invalid(processId, parameter, 'west must be less than east and south less than north');

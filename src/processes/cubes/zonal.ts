@@ -38,7 +38,7 @@ export function zonalStatOf(cb: Callback): { stat: ZonalStat; ignoreNodata: bool
   const n = nodes[0];
   const pid = n.process_id as ZonalStat;
   if (!ZONAL_STATS.has(pid) || (n.namespace !== undefined && n.namespace !== null && n.namespace !== 'backend') || child.shadowed(pid)) return null;
-  const args = (n.arguments ?? {}) as Record<string, unknown>;
+  const args = (n.arguments ?? {});
   const d = args.data as { from_parameter?: unknown } | undefined;
   if (!isObject(d) || d.from_parameter !== 'data' || Object.keys(d).length !== 1) return null;
   let ignoreNodata = true;

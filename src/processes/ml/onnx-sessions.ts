@@ -72,6 +72,7 @@ export class OnnxSessions {
     try {
       return await fn(m);
     } finally {
+      // a session that fails to release is gone from the cache all the same; nothing else holds it
       if (--m.users === 0 && m.evicted) m.session.release().catch(() => {});
     }
   }
@@ -93,6 +94,7 @@ export class OnnxSessions {
       q.then((m) => {
         m.evicted = true;
         if (m.users === 0) return m.session.release();
+        // evicting only frees memory: a session that failed to load or release has nothing left to free
       }).catch(() => {});
     }
     return p;
@@ -118,6 +120,7 @@ export class OnnxSessions {
     try {
       return { hash: src.hash, users: 0, evicted: false, session, ...describe(session, src, r) };
     } catch (e) {
+      // the error being thrown is the one to report; a failed release only leaves memory to the collector
       await session.release().catch(() => {});
       throw e;
     }

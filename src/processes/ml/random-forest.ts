@@ -197,20 +197,20 @@ async function loadModel(id: string, ctx: ProcessContext): Promise<Forest> {
   };
   const byJob = !isModelUrl(id) && /^[\w\-.~]+$/.test(id) && run?.files?.jobModel;
   if (byJob) {
-    const key = `${run!.files!.owner}\n${id}`;
+    const key = `${run.files!.owner}\n${id}`;
     const hit = models.jobModelHash(key);
     if (hit) {
       const f = models.peek(hit);
       if (f) return f;
     }
     try {
-      const bytes = await run!.files!.jobModel!(id, maxBytes);
+      const bytes = await run.files!.jobModel!(id, maxBytes);
       const hash = contentHash(bytes);
       models.rememberJobModel(key, hash);
       return decoded(hash, bytes);
     } catch (e) {
       // Not a job of this user: it may still name one of their files.
-      if (!(e instanceof ApiError && e.code === 'JobNotFound') || !(await run!.files!.stat(id).catch(() => null))) throw e;
+      if (!(e instanceof ApiError && e.code === 'JobNotFound') || !(await run.files!.stat(id).catch(() => null))) throw e;
     }
   }
   const src = await modelSource(id, { processId: 'load_ml_model', parameter: 'id', run });

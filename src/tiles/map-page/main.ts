@@ -15,7 +15,7 @@ import { dataLayer, extentLayer, gridLayer, mercatorExtent, type DataLayer } fro
 import { buildPanel } from './panel.js';
 import { syncHash, trackStatus, viewFromHash } from './status.js';
 
-const config = JSON.parse(document.getElementById(CONFIG_ELEMENT_ID)!.textContent!) as MapPageConfig;
+const config = JSON.parse(document.getElementById(CONFIG_ELEMENT_ID)!.textContent) as MapPageConfig;
 
 const layers = config.layers.map(dataLayer);
 const boxes = config.layers.map((l) => l.extent).filter((b): b is LonLatBox => b !== null);
