@@ -95,8 +95,7 @@ export async function run(opts: { quick: boolean }): Promise<{ figures: Record<s
     const p99 = (loads: Load[]) => round(median(loads.map((l) => l.p99Ms)), 2);
     // Server CPU per answer over all rounds. The load generator saturates before the servers do on a
     // small machine, so req/s ratios stay near 1; CPU per answer shows our own cost over bare uWS.
-    const us = (loads: Load[]) =>
-      loads.some((l) => l.serverCpuS === null) ? '' : round((1e6 * loads.reduce((s, l) => s + l.serverCpuS!, 0)) / loads.reduce((s, l) => s + l.requests, 0), 1);
+    const us = (loads: Load[]) => (loads.some((l) => l.serverCpuS === null) ? '' : round((1e6 * loads.reduce((s, l) => s + l.serverCpuS!, 0)) / loads.reduce((s, l) => s + l.requests, 0), 1));
     const cpuXeo = us([...runs.xeo_root, ...runs.xeo_conformance]);
     const cpuBare = us([...runs.bare_root, ...runs.bare_conformance]);
     const figures = {

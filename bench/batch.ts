@@ -24,7 +24,6 @@ export const ndvi = (side: number, resolution: number) => ({
   s: { process_id: 'save_result', arguments: { data: { from_node: 'n' }, format: 'GTiff' }, result: true },
 });
 
-
 interface Run {
   mpx: number;
   seconds: number;
@@ -56,7 +55,11 @@ function addUser(dataDir: string): void {
 }
 
 /** Creates and runs a job to its end; answers the job record and its results document. */
-export async function runJob(xeo: Child, token: string, graph: unknown): Promise<{ job: { usage: Record<string, { value: number }> }; doc: { assets: Record<string, { 'file:size': number }> }; wallSeconds: number }> {
+export async function runJob(
+  xeo: Child,
+  token: string,
+  graph: unknown,
+): Promise<{ job: { usage: Record<string, { value: number }> }; doc: { assets: Record<string, { 'file:size': number }> }; wallSeconds: number }> {
   const created = await api(xeo, 'POST', '/jobs', token, { process: { process_graph: graph } });
   if (created.status !== 201) throw new Error(`creating the job failed: ${created.status} ${await created.text()}`);
   const id = created.headers.get('xeo-identifier')!;

@@ -53,7 +53,9 @@ const WORKLOADS: Workload[] = [
     side: 4096,
     inputs: 3,
     child: {
-      n: el(0), r: el(1), b: el(2),
+      n: el(0),
+      r: el(1),
+      b: el(2),
       d: { process_id: 'subtract', arguments: { x: { from_node: 'n' }, y: { from_node: 'r' } } },
       r6: { process_id: 'multiply', arguments: { x: { from_node: 'r' }, y: 6 } },
       b7: { process_id: 'multiply', arguments: { x: { from_node: 'b' }, y: 7.5 } },
@@ -95,7 +97,7 @@ function inputs(count: number, pixels: number): Float32Array {
   let s = 12345;
   for (let i = 0; i < a.length; i++) {
     s = (s * 1103515245 + 12345) >>> 0;
-    a[i] = s % 50 === 0 ? NaN : 200 + (s >>> 8) % 5000;
+    a[i] = s % 50 === 0 ? NaN : 200 + ((s >>> 8) % 5000);
   }
   return a;
 }
@@ -207,58 +209,60 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     const speed = { js: 0, t0: 0, t1: 0, c: 0, memcpy: 0, kernel: 0 };
     const c = cTimes(dir, rounds);
     let coldMs = 0;
-    for (const w of WORKLOADS) await withArena(async () => {
-      const pixels = w.side * w.side;
-      const data = inputs(w.inputs, pixels);
-      // The engine's cube in kernel memory (see the header); the JS path reads the same planes.
-      const arenaData = plane(data.length);
-      arenaData.set(data);
-      const cube = cubeOf(w, arenaData);
-      const shape = { kind: 'array' as const, param: 'data', labels: Array.from({ length: w.inputs }, (_, i) => `b${i}`) };
-      const program: Program = fuseChild(w.child, shape, { outer: () => undefined, shadowed: () => false, predefined: (id: string) => predefined.get(id) }).fused!.program;
-      const t0c = performance.now();
-      const compiled = await compileNow(program);
-      coldMs = Math.max(coldMs, performance.now() - t0c);
-      const js: number[] = [];
-      const t0: number[] = [];
-      const t1: number[] = [];
-      const mc: number[] = [];
-      const dst = new Float32Array(data.length).fill(1);
-      const outBuf = new Float32Array(pixels).fill(1);
-      // The JS path is slow: fewer rounds keep the bench short.
-      for (let r = 0; r < Math.max(1, Math.ceil(rounds / 3)); r++) js.push(await timeEngine(engine, w, cube, 'off'));
-      for (let r = 0; r < rounds; r++) {
-        t0.push(await timeEngine(engine, w, cube, 0));
-        t1.push(await timeEngine(engine, w, cube, 1));
-        mc.push(memcpyMs(data, pixels, dst, outBuf));
-      }
-      // Tier 1 through the engine with the kernel helper threads a server thread has (bands of rows).
-      const helpers = Math.max(0, Math.min(7, os.availableParallelism() - 1));
-      const tt: number[] = [];
-      if (helpers > 0) {
-        const split = { ...engine, kernelHelpers: new KernelHelpers(helpers) };
-        for (let r = 0; r < rounds; r++) tt.push(await timeEngine(split, w, cube, 1));
-        split.kernelHelpers.stop();
-      }
-      const row = { js: median(js), t0: median(t0), t1: median(t1), c: c?.[w.name] ?? NaN, memcpy: median(mc), kernel: kernelOnlyMs(compiled, data, w.inputs, pixels, rounds) };
-      if (helpers > 0) {
-        figures[`${w.name}_tier1_threads_ms`] = round(median(tt), 1);
-        if (c) figures[`${w.name}_threads_wasm_over_c`] = round(row.c / median(tt), 2);
-      }
-      rows.push([w.name, pixels, round(row.js), round(row.t0, 1), round(row.t1, 1), round(row.kernel, 1), round(row.c, 1), round(row.memcpy, 1)]);
-      figures[`${w.name}_tier1_mpx_per_s`] = round(pixels / row.t1 / 1000, 1);
-      if (c) figures[`${w.name}_wasm_over_c`] = round(row.c / row.t1, 2);
-      if (c) figures[`${w.name}_kernel_over_c`] = round(row.c / row.kernel, 2);
-      // Ratios over all workloads: sums of times, so the slowest workloads weigh the most.
-      speed.js += row.js;
-      speed.t0 += row.t0;
-      speed.t1 += row.t1;
-      speed.c += row.c;
-      speed.memcpy += row.memcpy;
-      speed.kernel += row.kernel;
-    });
+    for (const w of WORKLOADS)
+      await withArena(async () => {
+        const pixels = w.side * w.side;
+        const data = inputs(w.inputs, pixels);
+        // The engine's cube in kernel memory (see the header); the JS path reads the same planes.
+        const arenaData = plane(data.length);
+        arenaData.set(data);
+        const cube = cubeOf(w, arenaData);
+        const shape = { kind: 'array' as const, param: 'data', labels: Array.from({ length: w.inputs }, (_, i) => `b${i}`) };
+        const program: Program = fuseChild(w.child, shape, { outer: () => undefined, shadowed: () => false, predefined: (id: string) => predefined.get(id) }).fused!.program;
+        const t0c = performance.now();
+        const compiled = await compileNow(program);
+        coldMs = Math.max(coldMs, performance.now() - t0c);
+        const js: number[] = [];
+        const t0: number[] = [];
+        const t1: number[] = [];
+        const mc: number[] = [];
+        const dst = new Float32Array(data.length).fill(1);
+        const outBuf = new Float32Array(pixels).fill(1);
+        // The JS path is slow: fewer rounds keep the bench short.
+        for (let r = 0; r < Math.max(1, Math.ceil(rounds / 3)); r++) js.push(await timeEngine(engine, w, cube, 'off'));
+        for (let r = 0; r < rounds; r++) {
+          t0.push(await timeEngine(engine, w, cube, 0));
+          t1.push(await timeEngine(engine, w, cube, 1));
+          mc.push(memcpyMs(data, pixels, dst, outBuf));
+        }
+        // Tier 1 through the engine with the kernel helper threads a server thread has (bands of rows).
+        const helpers = Math.max(0, Math.min(7, os.availableParallelism() - 1));
+        const tt: number[] = [];
+        if (helpers > 0) {
+          const split = { ...engine, kernelHelpers: new KernelHelpers(helpers) };
+          for (let r = 0; r < rounds; r++) tt.push(await timeEngine(split, w, cube, 1));
+          split.kernelHelpers.stop();
+        }
+        const row = { js: median(js), t0: median(t0), t1: median(t1), c: c?.[w.name] ?? NaN, memcpy: median(mc), kernel: kernelOnlyMs(compiled, data, w.inputs, pixels, rounds) };
+        if (helpers > 0) {
+          figures[`${w.name}_tier1_threads_ms`] = round(median(tt), 1);
+          if (c) figures[`${w.name}_threads_wasm_over_c`] = round(row.c / median(tt), 2);
+        }
+        rows.push([w.name, pixels, round(row.js), round(row.t0, 1), round(row.t1, 1), round(row.kernel, 1), round(row.c, 1), round(row.memcpy, 1)]);
+        figures[`${w.name}_tier1_mpx_per_s`] = round(pixels / row.t1 / 1000, 1);
+        if (c) figures[`${w.name}_wasm_over_c`] = round(row.c / row.t1, 2);
+        if (c) figures[`${w.name}_kernel_over_c`] = round(row.c / row.kernel, 2);
+        // Ratios over all workloads: sums of times, so the slowest workloads weigh the most.
+        speed.js += row.js;
+        speed.t0 += row.t0;
+        speed.t1 += row.t1;
+        speed.c += row.c;
+        speed.memcpy += row.memcpy;
+        speed.kernel += row.kernel;
+      });
     // Warm: the cache lookup of a compiled program (hash + LRU).
-    const program = fuseChild(WORKLOADS[0].child, { kind: 'array', param: 'data', labels: ['b0', 'b1'] }, { outer: () => undefined, shadowed: () => false, predefined: (id: string) => predefined.get(id) }).fused!.program;
+    const program = fuseChild(WORKLOADS[0].child, { kind: 'array', param: 'data', labels: ['b0', 'b1'] }, { outer: () => undefined, shadowed: () => false, predefined: (id: string) => predefined.get(id) })
+      .fused!.program;
     const tier1 = createTier1({ cacheDir: path.join(dir, 'kernels'), maxEntries: 64 });
     tier1.lookup(programHash(program));
     const lookups = 2000;
@@ -266,7 +270,14 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     for (let i = 0; i < lookups; i++) tier1.lookup(programHash(program));
     const warmMs = (performance.now() - tw) / lookups;
     // Cold: a program never seen before (a new constant), compiled from scratch.
-    const fresh: Program = { inputs: 1, code: [{ op: 'const', value: Math.random() }, { op: 'add', a: 0, b: 1 }], output: 2 };
+    const fresh: Program = {
+      inputs: 1,
+      code: [
+        { op: 'const', value: Math.random() },
+        { op: 'add', a: 0, b: 1 },
+      ],
+      output: 2,
+    };
     const tc = performance.now();
     await compileNow(fresh);
     const freshMs = performance.now() - tc;

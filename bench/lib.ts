@@ -50,7 +50,14 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
  * Starts `node script ...args` and waits for its "listening on http(s)://..." line (or the `ready`
  * pattern, whose first group becomes `url`: a worker has no URL, only a ready line).
  */
-export async function startChild(script: string, args: string[], env: Record<string, string> = {}, nodeArgs: string[] = [], ready = /listening on (https?:\/\/127\.0\.0\.1:\d+)/, startMs = 20000): Promise<Child> {
+export async function startChild(
+  script: string,
+  args: string[],
+  env: Record<string, string> = {},
+  nodeArgs: string[] = [],
+  ready = /listening on (https?:\/\/127\.0\.0\.1:\d+)/,
+  startMs = 20000,
+): Promise<Child> {
   const proc = spawn(process.execPath, [...nodeArgs, script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   live.add(proc);
   proc.once('exit', () => live.delete(proc));
@@ -168,10 +175,7 @@ export async function cannon(opts: autocannon.Options, serverPid?: number): Prom
   const r = await autocannon({ connections: 50, pipelining: 1, duration: 5, ...opts });
   const cpu1 = cpuSeconds(serverPid);
   if (r.non2xx || r.errors || r.timeouts || r.requests.total === 0) {
-    throw new Error(
-      `load on ${opts.url} was not all 2xx: ${r.requests.total} answers, non2xx ${r.non2xx}, errors ${r.errors}, ` +
-        `timeouts ${r.timeouts}, statuses ${JSON.stringify(r.statusCodeStats)}`,
-    );
+    throw new Error(`load on ${opts.url} was not all 2xx: ${r.requests.total} answers, non2xx ${r.non2xx}, errors ${r.errors}, ` + `timeouts ${r.timeouts}, statuses ${JSON.stringify(r.statusCodeStats)}`);
   }
   return {
     reqPerSec: r.requests.total / r.duration,
@@ -195,8 +199,7 @@ export const round = (x: number, digits = 0): number => Number(x.toFixed(digits)
 export function table(rows: (string | number)[][]): string {
   const cells = rows.map((r) => r.map(String));
   const widths = cells[0].map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
-  const line = (r: string[], raw: (string | number)[]) =>
-    r.map((c, i) => (typeof raw[i] === 'number' ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ');
+  const line = (r: string[], raw: (string | number)[]) => r.map((c, i) => (typeof raw[i] === 'number' ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ');
   const head = line(cells[0], rows[0]);
   return [head, '-'.repeat(head.length), ...cells.slice(1).map((r, i) => line(r, rows[i + 1]))].join('\n');
 }

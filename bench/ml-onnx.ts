@@ -67,7 +67,11 @@ export async function measureOnnx(opts: { quick: boolean }): Promise<OnnxFigures
     const modelBytes = readFileSync(modelFile);
 
     console.log('onnx bench: starting Xeo with the demo collection (generated on first start, ~10 s)');
-    const xeo = await startXeo({ XEO_DEMO: 'true', XEO_COMPUTE_THREADS: '1', XEO_ML_ONNX_THREADS: '1', XEO_SYNC_MAX_VALUES: String(64 * 1024 * 1024), XEO_KERNEL_ARENA_KEEP_BYTES: String(1 << 30) }, [], 120_000);
+    const xeo = await startXeo(
+      { XEO_DEMO: 'true', XEO_COMPUTE_THREADS: '1', XEO_ML_ONNX_THREADS: '1', XEO_SYNC_MAX_VALUES: String(64 * 1024 * 1024), XEO_KERNEL_ARENA_KEEP_BYTES: String(1 << 30) },
+      [],
+      120_000,
+    );
     cleanup.add(() => xeo.stop());
     const add = spawnSync(process.execPath, [CLI, 'users', 'add', 'bench', '--password', 'bench'], { env: { ...process.env, XEO_DATA_DIR: xeo.dataDir }, encoding: 'utf8' });
     if (add.status !== 0) throw new Error(`users add failed: ${add.stderr}`);
@@ -107,7 +111,7 @@ export async function measureOnnx(opts: { quick: boolean }): Promise<OnnxFigures
     for (let y = 0; y < Y; y++) {
       for (let x = 0; x < X; x++) {
         const px = bands.map((b) => b[y][x]);
-        if (px.every((v) => v !== null)) rows.push(...(px));
+        if (px.every((v) => v !== null)) rows.push(...px);
       }
     }
     const n = rows.length / 4;

@@ -87,7 +87,20 @@ async function trainAndPredict(opts: BenchOptions, dir: string): Promise<{ figur
   let forest = null as ReturnType<typeof trainForest> | null;
   for (let i = 0; i < runs; i++) {
     const t0 = performance.now();
-    forest = trainForest({ kind: 'classification', x: xs, n: N, p: P, y, predictors: Array.from({ length: P }, (_, f) => `b${f}`), numTrees: TREES, maxVariables: resolveMaxVariables(null, P, 'classification'), maxVariablesGiven: 'sqrt', seed: i + 1, maxDepth: 64, skipped: 0 });
+    forest = trainForest({
+      kind: 'classification',
+      x: xs,
+      n: N,
+      p: P,
+      y,
+      predictors: Array.from({ length: P }, (_, f) => `b${f}`),
+      numTrees: TREES,
+      maxVariables: resolveMaxVariables(null, P, 'classification'),
+      maxVariablesGiven: 'sqrt',
+      seed: i + 1,
+      maxDepth: 64,
+      skipped: 0,
+    });
     times.push((performance.now() - t0) / 1000);
   }
   const xeoTrain = median(times);
@@ -114,14 +127,24 @@ async function trainAndPredict(opts: BenchOptions, dir: string): Promise<{ figur
       withHelpers.stop();
     }
   });
-  console.log(`ml bench: xeo trains in ${round(xeoTrain, 3)} s (OOB accuracy ${round(forest!.info.oobScore! * 100, 2)} %, ${forest!.feature.length} nodes), predicts ${side}² px in ${round(xeoPredictOne, 3)} s on one thread, ${round(xeoPredict, 3)} s with ${helpers} helper thread(s)`);
+  console.log(
+    `ml bench: xeo trains in ${round(xeoTrain, 3)} s (OOB accuracy ${round(forest!.info.oobScore! * 100, 2)} %, ${forest!.feature.length} nodes), predicts ${side}² px in ${round(xeoPredictOne, 3)} s on one thread, ${round(xeoPredict, 3)} s with ${helpers} helper thread(s)`,
+  );
 
   const py = spawnSync(PYTHON, ['-c', SKLEARN, dir, String(N), String(P), String(TREES), String(runs), String(pixels)], { encoding: 'utf8' });
   if (py.status !== 0) throw new Error(`scikit-learn failed (is python3-sklearn installed?): ${py.stderr}`);
   const sk = JSON.parse(py.stdout.trim().split('\n').pop()!) as { fit: number; predict: number };
   console.log(`ml bench: scikit-learn (n_jobs=-1) trains in ${round(sk.fit, 3)} s, predicts in ${round(sk.predict, 3)} s`);
   return {
-    figures: { xeo_train_s: round(xeoTrain, 3), sklearn_train_s: round(sk.fit, 3), xeo_predict_s: round(xeoPredict, 3), xeo_predict_one_thread_s: round(xeoPredictOne, 3), sklearn_predict_s: round(sk.predict, 3), predict_pixels: pixels, kernel_helpers: helpers },
+    figures: {
+      xeo_train_s: round(xeoTrain, 3),
+      sklearn_train_s: round(sk.fit, 3),
+      xeo_predict_s: round(xeoPredict, 3),
+      xeo_predict_one_thread_s: round(xeoPredictOne, 3),
+      sklearn_predict_s: round(sk.predict, 3),
+      predict_pixels: pixels,
+      kernel_helpers: helpers,
+    },
     ratios: { sklearn_over_xeo_train: round(sk.fit / xeoTrain, 2), sklearn_over_xeo_predict: round(sk.predict / xeoPredict, 2), sklearn_over_xeo_predict_one_thread: round(sk.predict / xeoPredictOne, 2) },
   };
 }
@@ -150,10 +173,24 @@ async function tiles(opts: BenchOptions): Promise<{ figures: Record<string, numb
     };
     // Labelled points: 400 over the north-west of the scene, labelled by NDVI and green.
     const pts = Array.from({ length: 400 }, (_, i) => [X0 + 5 + (i % 20) * 400, Y0 - 5 - Math.floor(i / 20) * 400]);
-    const fc = (labels?: number[]) => ({ type: 'FeatureCollection', crs: { type: 'name', properties: { name: 'EPSG:32633' } }, features: pts.map((c, i) => ({ type: 'Feature', geometry: { type: 'Point', coordinates: c }, properties: labels ? { target: labels[i] } : {} })) });
+    const fc = (labels?: number[]) => ({
+      type: 'FeatureCollection',
+      crs: { type: 'name', properties: { name: 'EPSG:32633' } },
+      features: pts.map((c, i) => ({ type: 'Feature', geometry: { type: 'Point', coordinates: c }, properties: labels ? { target: labels[i] } : {} })),
+    });
     const box = { west: X0, east: X0 + 8200, north: Y0, south: Y0 - 8200, crs: 32633 };
     const mean = { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } };
-    const values = (await api('POST', '/result', { process: { process_graph: { l: load(box), a: { process_id: 'aggregate_spatial', arguments: { data: { from_node: 'l' }, geometries: fc(), reducer: mean } }, s: { process_id: 'save_result', arguments: { data: { from_node: 'a' }, format: 'JSON' }, result: true } } } })).json;
+    const values = (
+      await api('POST', '/result', {
+        process: {
+          process_graph: {
+            l: load(box),
+            a: { process_id: 'aggregate_spatial', arguments: { data: { from_node: 'l' }, geometries: fc(), reducer: mean } },
+            s: { process_id: 'save_result', arguments: { data: { from_node: 'a' }, format: 'JSON' }, result: true },
+          },
+        },
+      })
+    ).json;
     const rows = Object.values(values)[0] as number[][];
     const labels = rows.map(([, g, r, n]) => {
       const ndvi = (n - r) / (n + r);
@@ -177,7 +214,16 @@ async function tiles(opts: BenchOptions): Promise<{ figures: Record<string, numb
     const classified = {
       l: load(null),
       m: { process_id: 'load_ml_model', arguments: { id: jobId } },
-      r: { process_id: 'reduce_dimension', arguments: { data: { from_node: 'l' }, dimension: 'bands', reducer: { process_graph: { p: { process_id: 'predict_random_forest', arguments: { data: { from_parameter: 'data' }, model: { from_parameter: 'context' } }, result: true } } }, context: { from_node: 'm' } }, result: true },
+      r: {
+        process_id: 'reduce_dimension',
+        arguments: {
+          data: { from_node: 'l' },
+          dimension: 'bands',
+          reducer: { process_graph: { p: { process_id: 'predict_random_forest', arguments: { data: { from_parameter: 'data' }, model: { from_parameter: 'context' } }, result: true } } },
+          context: { from_node: 'm' },
+        },
+        result: true,
+      },
     };
     const ndvi = { l: load(null, ['B04', 'B08']), n: { process_id: 'ndvi', arguments: { data: { from_node: 'l' } }, result: true } };
     const service = async (graph: unknown, configuration: unknown) => (await api('POST', '/services', { type: 'XYZ', process: { process_graph: graph }, configuration })).headers.get('xeo-identifier')!;
@@ -218,7 +264,10 @@ async function tiles(opts: BenchOptions): Promise<{ figures: Record<string, numb
         ['NDVI', round(pNdvi, 1), ...names.map((n) => st(sNdvi, n))],
       ]),
     );
-    return { figures: { classified_tile_p50_ms: round(pClass, 1), ndvi_tile_p50_ms: round(pNdvi, 1), classified_tile_kernel_ms: st(sClass, 'kernel'), ndvi_tile_kernel_ms: st(sNdvi, 'kernel') }, ratios: { classified_tile_over_ndvi_tile: round(pClass / pNdvi, 2) } };
+    return {
+      figures: { classified_tile_p50_ms: round(pClass, 1), ndvi_tile_p50_ms: round(pNdvi, 1), classified_tile_kernel_ms: st(sClass, 'kernel'), ndvi_tile_kernel_ms: st(sNdvi, 'kernel') },
+      ratios: { classified_tile_over_ndvi_tile: round(pClass / pNdvi, 2) },
+    };
   } finally {
     await cleanup.run();
   }

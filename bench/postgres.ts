@@ -27,7 +27,10 @@ export interface Postgres {
 /** The postmaster of a data dir and every process it started. */
 function serverProcesses(data: string): number[] {
   const main = Number(readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
-  const children = spawnSync('pgrep', ['-P', String(main)], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map(Number);
+  const children = spawnSync('pgrep', ['-P', String(main)], { encoding: 'utf8' })
+    .stdout.split('\n')
+    .filter(Boolean)
+    .map(Number);
   return [main, ...children];
 }
 

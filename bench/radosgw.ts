@@ -200,4 +200,3 @@ rgw_thread_pool_size = 64
     },
   };
 }
-

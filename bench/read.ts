@@ -54,11 +54,9 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
       if (Number.isNaN(data[0])) throw new Error('read returned nodata where there is data');
       if (hasGdal) {
         t = performance.now();
-        const r = spawnSync(
-          'gdal_translate',
-          ['-q', '--config', 'GDAL_NUM_THREADS', 'ALL_CPUS', '-srcwin', ...[WINDOW.col, WINDOW.row, WINDOW.width, WINDOW.height].map(String), '-of', 'ENVI', file, out],
-          { encoding: 'utf8' },
-        );
+        const r = spawnSync('gdal_translate', ['-q', '--config', 'GDAL_NUM_THREADS', 'ALL_CPUS', '-srcwin', ...[WINDOW.col, WINDOW.row, WINDOW.width, WINDOW.height].map(String), '-of', 'ENVI', file, out], {
+          encoding: 'utf8',
+        });
         gdal.push(performance.now() - t);
         if (r.status !== 0) throw new Error(`gdal_translate failed: ${r.stderr}`);
       }

@@ -24,7 +24,10 @@ const JOBS = 64;
 /** Each direction through the proxy. */
 const DELAY_MS = 1;
 
-const mean = { process_id: 'reduce_dimension', arguments: { data: { from_node: 'load' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } } };
+const mean = {
+  process_id: 'reduce_dimension',
+  arguments: { data: { from_node: 'load' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } },
+};
 
 /** The median round trip of a one-line statement through the proxy, seconds. */
 async function roundTrip(url: string): Promise<number> {
@@ -79,14 +82,28 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
 
     const jobs: string[] = [];
     for (let i = 0; i < JOBS; i++) {
-      const r = await fetch(`${a.url}/1.2.0/jobs`, { method: 'POST', headers, body: JSON.stringify({ title: `job ${i}`, process: { process_graph: { x: { process_id: 'absolute', arguments: { x: -i }, result: true } } } }) });
+      const r = await fetch(`${a.url}/1.2.0/jobs`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ title: `job ${i}`, process: { process_graph: { x: { process_id: 'absolute', arguments: { x: -i }, result: true } } } }),
+      });
       if (r.status !== 201) throw new Error(`job not created: ${r.status} ${await r.text()}`);
       jobs.push(r.headers.get('xeo-identifier')!);
     }
     const service = await fetch(`${a.url}/1.2.0/services`, {
       method: 'POST',
       headers,
-      body: JSON.stringify({ type: 'XYZ', configuration: { colormap: 'viridis', min: 100, max: 600 }, process: { process_graph: { load: { process_id: 'load_collection', arguments: { id: 'SMALL', spatial_extent: null, temporal_extent: null } }, r: mean, save: { process_id: 'save_result', arguments: { data: { from_node: 'r' }, format: 'PNG' }, result: true } } } }),
+      body: JSON.stringify({
+        type: 'XYZ',
+        configuration: { colormap: 'viridis', min: 100, max: 600 },
+        process: {
+          process_graph: {
+            load: { process_id: 'load_collection', arguments: { id: 'SMALL', spatial_extent: null, temporal_extent: null } },
+            r: mean,
+            save: { process_id: 'save_result', arguments: { data: { from_node: 'r' }, format: 'PNG' }, result: true },
+          },
+        },
+      }),
     });
     if (service.status !== 201) throw new Error(`service not created: ${service.status} ${await service.text()}`);
     const [w, s, e, n] = transformBox([600000, 5300000 - width * 10, 600000 + width * 10, 5300000], 32633, 4326);
@@ -118,7 +135,8 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     for (let i = 0; i < rounds; i++) {
       alone.push(await tileLoad(seconds));
       const [ra, rb, tiles] = await Promise.all([recordLoad(a.url, jobs.slice(0, JOBS / 2), seconds), recordLoad(b.url, jobs.slice(JOBS / 2), seconds), tileLoad(seconds)]);
-      for (const r of [ra, rb]) if (r.non2xx || r.errors || r.timeouts) throw new Error(`the record load was not all 2xx: non2xx ${r.non2xx}, errors ${r.errors}, timeouts ${r.timeouts}, ${JSON.stringify(r.statusCodeStats)}`);
+      for (const r of [ra, rb])
+        if (r.non2xx || r.errors || r.timeouts) throw new Error(`the record load was not all 2xx: non2xx ${r.non2xx}, errors ${r.errors}, timeouts ${r.timeouts}, ${JSON.stringify(r.statusCodeStats)}`);
       mixed.push(tiles);
       const perSec = (ra.requests.total + rb.requests.total) / Math.max(ra.duration, rb.duration);
       records.push({ perSec, p99: Math.max(ra.latency.p99, rb.latency.p99) });
@@ -135,12 +153,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
       tile_p99_alone_ms: aloneP99,
       tile_p99_with_records_ms: mixedP99,
     };
-    console.log(
-      table([
-        ['figure', 'value'],
-        ...Object.entries(figures).map(([k, v]) => [k, v]),
-      ]),
-    );
+    console.log(table([['figure', 'value'], ...Object.entries(figures).map(([k, v]) => [k, v])]));
     return { figures, ratios: { records_concurrency: figures.records_concurrency, tile_p99_with_records_over_alone: round(mixedP99 / Math.max(aloneP99, 0.001), 2) } };
   } finally {
     await cleanup.run();

@@ -27,7 +27,30 @@ export async function startRedis(): Promise<RedisServer> {
   const port = await freePort();
   const pidFile = path.join(dir, 'redis.pid');
   const start = () => {
-    const r = spawnSync(BIN, ['--bind', '127.0.0.1', '--port', String(port), '--dir', dir, '--save', '', '--appendonly', 'no', '--daemonize', 'yes', '--pidfile', pidFile, '--logfile', path.join(dir, 'redis.log'), '--maxmemory-policy', 'noeviction'], { encoding: 'utf8' });
+    const r = spawnSync(
+      BIN,
+      [
+        '--bind',
+        '127.0.0.1',
+        '--port',
+        String(port),
+        '--dir',
+        dir,
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--daemonize',
+        'yes',
+        '--pidfile',
+        pidFile,
+        '--logfile',
+        path.join(dir, 'redis.log'),
+        '--maxmemory-policy',
+        'noeviction',
+      ],
+      { encoding: 'utf8' },
+    );
     if (r.status !== 0) throw new Error(`redis-server failed: ${r.stderr || r.stdout}`);
     for (let i = 0; i < 200; i++) {
       if (spawnSync('redis-cli', ['-p', String(port), 'ping'], { encoding: 'utf8' }).stdout.trim() === 'PONG') return;

@@ -19,7 +19,11 @@ const CENTRE = { lon: 16.745, lat: 47.928 };
 const NDVI = {
   l: { process_id: 'load_collection', arguments: { id: COLLECTION, spatial_extent: null, temporal_extent: null, bands: ['red', 'nir'] } },
   n: { process_id: 'ndvi', arguments: { data: { from_node: 'l' } } },
-  r: { process_id: 'reduce_dimension', arguments: { data: { from_node: 'n' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } }, result: true },
+  r: {
+    process_id: 'reduce_dimension',
+    arguments: { data: { from_node: 'n' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } },
+    result: true,
+  },
 };
 const RANGE = { min: -0.2, max: 0.9 };
 
@@ -80,7 +84,18 @@ function stacItem(cogBase: string): Record<string, unknown> {
     id: `S2_${DATE}`,
     collection: 's2',
     bbox: [16.6, 47.83, 16.89, 48.02],
-    geometry: { type: 'Polygon', coordinates: [[[16.6, 47.83], [16.89, 47.83], [16.89, 48.02], [16.6, 48.02], [16.6, 47.83]]] },
+    geometry: {
+      type: 'Polygon',
+      coordinates: [
+        [
+          [16.6, 47.83],
+          [16.89, 47.83],
+          [16.89, 48.02],
+          [16.6, 48.02],
+          [16.6, 47.83],
+        ],
+      ],
+    },
     properties: {
       datetime: `${DATE}T10:00:00Z`,
       'proj:epsg': SCENE.epsg,
@@ -117,7 +132,10 @@ function serveStacApi(cogs: RangeServer): string {
       extent: { spatial: { bbox: [item.bbox] }, temporal: { interval: [[`${DATE}T10:00:00Z`, `${DATE}T10:00:00Z`]] } },
       summaries: { 'proj:epsg': [SCENE.epsg] },
       item_assets: itemAssets,
-      links: [{ rel: 'items', href: `${api}/collections/s2/items` }, { rel: 'root', href: `${api}/` }],
+      links: [
+        { rel: 'items', href: `${api}/collections/s2/items` },
+        { rel: 'root', href: `${api}/` },
+      ],
     })
     .json('/stac/search', { type: 'FeatureCollection', features: [item], links: [] }, 'application/geo+json');
   return api;
@@ -237,7 +255,9 @@ def band(url, b):
     return a
 `;
 
-const GDAL_SCRIPT = GDAL_PRELUDE + String.raw`
+const GDAL_SCRIPT =
+  GDAL_PRELUDE +
+  String.raw`
 ct = gdal.ColorTable()
 for i in range(256):
     t = i / 255.0
@@ -267,7 +287,9 @@ print(json.dumps(out))
  * The same view through GDAL: the 16 tiles at once on 16 threads of one process (as a tile server
  * handles a browser's burst, sharing one /vsicurl/ cache), both bands of a tile read in parallel.
  */
-const GDAL_VIEW_SCRIPT = GDAL_PRELUDE + String.raw`
+const GDAL_VIEW_SCRIPT =
+  GDAL_PRELUDE +
+  String.raw`
 bands = ThreadPoolExecutor(max_workers=32)
 def tile(t):
     b = t['bounds']

@@ -17,7 +17,11 @@ const DEMO = 'DEMO_S2_L2A';
 const NDVI_SERVICE = {
   l: { process_id: 'load_collection', arguments: { id: DEMO, spatial_extent: null, temporal_extent: ['2024-06-01', '2024-07-01'], bands: ['B04', 'B08'] } },
   n: { process_id: 'ndvi', arguments: { data: { from_node: 'l' } } },
-  r: { process_id: 'reduce_dimension', arguments: { data: { from_node: 'n' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } }, result: true },
+  r: {
+    process_id: 'reduce_dimension',
+    arguments: { data: { from_node: 'n' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } },
+    result: true,
+  },
 };
 const SMALL_NDVI = {
   l: {
@@ -28,7 +32,6 @@ const SMALL_NDVI = {
   s: { process_id: 'save_result', arguments: { data: { from_node: 'n' }, format: 'PNG', options: { min: -1, max: 1 } }, result: true },
 };
 const USERS = 20;
-
 
 interface Req {
   method: string;
@@ -96,7 +99,13 @@ export async function run(opts: { quick: boolean; https?: boolean }): Promise<{ 
       if (i % 8 === 0) mix.push({ method: 'GET', path: '/1.2.0/processes' });
       if (i % 5 === 0) mix.push({ method: 'GET', path: `/1.2.0/collections/${DEMO}` });
       const token = tokens[i % USERS];
-      if (i % 3 === 0) mix.push({ method: 'POST', path: '/1.2.0/result', headers: { authorization: token, ...json }, body: JSON.stringify({ process: { process_graph: { a: { process_id: 'multiply', arguments: { x: i, y: 3 }, result: true } } } }) });
+      if (i % 3 === 0)
+        mix.push({
+          method: 'POST',
+          path: '/1.2.0/result',
+          headers: { authorization: token, ...json },
+          body: JSON.stringify({ process: { process_graph: { a: { process_id: 'multiply', arguments: { x: i, y: 3 }, result: true } } } }),
+        });
       if (i % 6 === 0) mix.push({ method: 'POST', path: '/1.2.0/result', headers: { authorization: token, ...json }, body: JSON.stringify({ process: { process_graph: SMALL_NDVI } }) });
       if (jobPaths.length && i % 2 === 0) {
         const j = jobPaths[i % jobPaths.length];
@@ -128,7 +137,9 @@ export async function run(opts: { quick: boolean; https?: boolean }): Promise<{ 
     const endRss = rssMb(pid);
     const codes = Object.fromEntries(Object.entries(r.statusCodeStats).map(([c, v]) => [c, v.count]));
     const deliberate = (c: string) => c === '503' || c === '429';
-    const bad = Object.entries(codes).filter(([c]) => !/^[23]\d\d$/.test(c) && !deliberate(c)).reduce((s, [, n]) => s + n, 0);
+    const bad = Object.entries(codes)
+      .filter(([c]) => !/^[23]\d\d$/.test(c) && !deliberate(c))
+      .reduce((s, [, n]) => s + n, 0);
     const errors = bad + r.errors + r.timeouts;
     // After the load: still alive and answering.
     const alive = await fetch(`${api}/`);

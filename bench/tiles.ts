@@ -22,7 +22,11 @@ import { tileAt, type TileCoord } from '../src/tiles/tile-grid.js';
 const NDVI = {
   l: { process_id: 'load_collection', arguments: { id: 'DEMO_S2_L2A', spatial_extent: null, temporal_extent: ['2024-06-01', '2024-07-01'], bands: ['B04', 'B08'] } },
   n: { process_id: 'ndvi', arguments: { data: { from_node: 'l' } } },
-  r: { process_id: 'reduce_dimension', arguments: { data: { from_node: 'n' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } }, result: true },
+  r: {
+    process_id: 'reduce_dimension',
+    arguments: { data: { from_node: 'n' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } },
+    result: true,
+  },
 };
 /** The demo scene's centre. */
 const CENTRE = { lon: 16.745, lat: 47.928 };
@@ -34,7 +38,6 @@ const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length ? s[Math.min(s.length - 1, Math.floor(p * (s.length - 1)))] : NaN;
 };
-
 
 interface Timed {
   ms: number;
@@ -156,7 +159,15 @@ export async function run(opts: { quick: boolean }): Promise<{ figures: Record<s
     if (drawn.length < coldTiles.length / 2) throw new Error(`only ${drawn.length} of ${coldTiles.length} cold tiles were drawn`);
     const stage = (k: string) => round(median(drawn.map((c) => c.stages![k] ?? 0)), 2);
     const coldP50 = round(median(drawn.map((c) => c.ms)), 2);
-    console.log(`cold tiles: ${drawn.length} drawn at zoom 14, p50 ${coldP50} ms, p90 ${round(pct(drawn.map((c) => c.ms), 0.9), 2)} ms`);
+    console.log(
+      `cold tiles: ${drawn.length} drawn at zoom 14, p50 ${coldP50} ms, p90 ${round(
+        pct(
+          drawn.map((c) => c.ms),
+          0.9,
+        ),
+        2,
+      )} ms`,
+    );
     console.log(`  server stages (median ms): read ${stage('read')}, warp ${stage('warp')}, kernel ${stage('kernel')}, encode ${stage('encode')}, total ${stage('total')}`);
 
     // 1b. The collection's preview through its xyz link: the first tile (the stretch's estimate, and
@@ -179,7 +190,15 @@ export async function run(opts: { quick: boolean }): Promise<{ figures: Record<s
     const previewStage = (k: string) => round(median(previewDrawn.map((c) => c.stages![k] ?? 0)), 2);
     const previewColdP50 = round(median(previewDrawn.map((c) => c.ms)), 2);
     const previewCachedP50 = round(median(previewCached.map((c) => c.ms)), 3);
-    console.log(`preview: first tile ${round(previewFirst.ms, 1)} ms (with the stretch's estimate); ${previewDrawn.length} cold tiles at zoom 14, p50 ${previewColdP50} ms, p90 ${round(pct(previewDrawn.map((c) => c.ms), 0.9), 2)} ms; cached p50 ${previewCachedP50} ms`);
+    console.log(
+      `preview: first tile ${round(previewFirst.ms, 1)} ms (with the stretch's estimate); ${previewDrawn.length} cold tiles at zoom 14, p50 ${previewColdP50} ms, p90 ${round(
+        pct(
+          previewDrawn.map((c) => c.ms),
+          0.9,
+        ),
+        2,
+      )} ms; cached p50 ${previewCachedP50} ms`,
+    );
     console.log(`  server stages (median ms): read ${previewStage('read')}, warp ${previewStage('warp')}, kernel ${previewStage('kernel')}, encode ${previewStage('encode')}, total ${previewStage('total')}`);
 
     // 2. Cached tile against a bare uWS server with the same answer.
@@ -216,7 +235,10 @@ export async function run(opts: { quick: boolean }): Promise<{ figures: Record<s
       const out: Record<'xeo' | 'bare', Load[]> = { xeo: [], bare: [] };
       for (const base of [xeo.url, bare.url]) await cannon({ url: base + tilePath, duration: 1 });
       for (let i = 0; i < rounds; i++) {
-        for (const [who, base, p] of [['xeo', xeo.url, pid], ['bare', bare.url, bare.proc.pid]] as const) {
+        for (const [who, base, p] of [
+          ['xeo', xeo.url, pid],
+          ['bare', bare.url, bare.proc.pid],
+        ] as const) {
           const l = await cannon({ url: base + tilePath, duration: seconds }, p);
           out[who].push(l);
           console.log(`  ${label} ${who.padEnd(4)} round ${i + 1}/${rounds}: ${Math.round(l.reqPerSec)} tiles/s, p99 ${l.p99Ms} ms`);
@@ -268,7 +290,12 @@ export async function run(opts: { quick: boolean }): Promise<{ figures: Record<s
     });
     clearInterval(sampler);
     Object.assign(statuses, mem.statusCodeStats);
-    const errors = Object.entries(statuses).filter(([c]) => c !== '200' && c !== '503').reduce((s, [, v]) => s + v.count, 0) + mem.errors + mem.timeouts;
+    const errors =
+      Object.entries(statuses)
+        .filter(([c]) => c !== '200' && c !== '503')
+        .reduce((s, [, v]) => s + v.count, 0) +
+      mem.errors +
+      mem.timeouts;
     const peak = Math.max(...samples);
     const boundMb = warmRss + TILE_CACHE_MB + THREADS * BLOCK_CACHE_MB;
     console.log(`memory: ${loadSeconds} s over ${pool.length} tiles, ${mem.requests.total} answers ${JSON.stringify(Object.fromEntries(Object.entries(statuses).map(([c, v]) => [c, v.count])))}`);
@@ -277,7 +304,13 @@ export async function run(opts: { quick: boolean }): Promise<{ figures: Record<s
     const figures = {
       cold_tiles_drawn: drawn.length,
       cold_tile_p50_ms: coldP50,
-      cold_tile_p90_ms: round(pct(drawn.map((c) => c.ms), 0.9), 2),
+      cold_tile_p90_ms: round(
+        pct(
+          drawn.map((c) => c.ms),
+          0.9,
+        ),
+        2,
+      ),
       cold_read_ms: stage('read'),
       cold_warp_ms: stage('warp'),
       cold_kernel_ms: stage('kernel'),
@@ -292,7 +325,13 @@ export async function run(opts: { quick: boolean }): Promise<{ figures: Record<s
       preview_first_ms: round(previewFirst.ms, 1),
       preview_cold_drawn: previewDrawn.length,
       preview_cold_p50_ms: previewColdP50,
-      preview_cold_p90_ms: round(pct(previewDrawn.map((c) => c.ms), 0.9), 2),
+      preview_cold_p90_ms: round(
+        pct(
+          previewDrawn.map((c) => c.ms),
+          0.9,
+        ),
+        2,
+      ),
       preview_server_total_ms: previewStage('total'),
       preview_cached_p50_ms: previewCachedP50,
       preview_cached_tiles_per_s: round(rate(previewLoads.xeo)),
@@ -319,13 +358,7 @@ export async function run(opts: { quick: boolean }): Promise<{ figures: Record<s
       rss_peak_over_bound: round(peak / boundMb, 3),
     };
     console.log();
-    console.log(
-      table([
-        ['figure', 'value'],
-        ...Object.entries(figures).map(([k, v]) => [k, v]),
-        ...Object.entries(ratios).map(([k, v]) => [k, v]),
-      ]),
-    );
+    console.log(table([['figure', 'value'], ...Object.entries(figures).map(([k, v]) => [k, v]), ...Object.entries(ratios).map(([k, v]) => [k, v])]));
     return { figures, ratios };
   } finally {
     await cleanup.run();

@@ -35,8 +35,7 @@ export async function run(opts: { quick: boolean }): Promise<{ figures: Record<s
       jwt_basic: { path: '/1.3.0/processing_parameters', authorization: `Bearer basic//${jwt}` },
       opaque: { path: '/1.3.0/processing_parameters', authorization: `Bearer basic//${opaque}` },
     };
-    const load = (c: { path: string; authorization?: string }, duration: number) =>
-      cannon({ url: xeo.url + c.path, duration, headers: c.authorization ? { authorization: c.authorization } : {} }, xeo.proc.pid);
+    const load = (c: { path: string; authorization?: string }, duration: number) => cannon({ url: xeo.url + c.path, duration, headers: c.authorization ? { authorization: c.authorization } : {} }, xeo.proc.pid);
     for (const c of Object.values(cases)) await load(c, 1);
     const runs: Record<string, Load[]> = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
     console.log(`tokens bench: ${rounds} rounds x ${seconds} s per case, 50 connections`);

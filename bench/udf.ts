@@ -218,7 +218,9 @@ export async function run(opts: { quick: boolean }): Promise<{ figures: Record<s
     const spread = (xs: number[]) => `${round(Math.min(...xs), 1)}-${round(Math.max(...xs), 1)}`;
     const pairs = results.map((r, i) => r.stages.udf / directMs[i]);
     console.log(`large /result: ${shape.join(' x ')} (t, bands, y, x) through a Python apply_datacube (NDVI): request p50 ${resultMs} ms`);
-    console.log(`  the UDF call ${udfMs} ms (${spread(results.map((r) => r.stages.udf))}): its own code ${udfCodeMs} ms inside the sandbox, the engine's writing of the cube and reading of the answer ${udfDataMs} ms`);
+    console.log(
+      `  the UDF call ${udfMs} ms (${spread(results.map((r) => r.stages.udf))}): its own code ${udfCodeMs} ms inside the sandbox, the engine's writing of the cube and reading of the answer ${udfDataMs} ms`,
+    );
     console.log(`  the same code run directly: ${numpyMs} ms (${spread(directMs)}); call over direct run by run: ${spread(pairs.map((p) => round(p, 2)))}`);
 
     const figures = {

@@ -141,7 +141,12 @@ const graph = (geometries: unknown, format: string, collection = 'BENCH') => ({
   v: geometries,
   a: {
     process_id: 'aggregate_spatial',
-    arguments: { data: { from_node: 'l' }, geometries: { from_node: 'v' }, target_dimension: 'stats', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } },
+    arguments: {
+      data: { from_node: 'l' },
+      geometries: { from_node: 'v' },
+      target_dimension: 'stats',
+      reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } },
+    },
   },
   s: { process_id: 'save_result', arguments: { data: { from_node: 'a' }, format }, result: true },
 });
@@ -208,7 +213,11 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     });
     const env = { ...process.env, XEO_DATA_DIR: dataDir };
     const rawFiles = files.map((f) => path.join(dir, 'raw', path.basename(f)));
-    for (const args of [['import', ...files, '--collection', 'BENCH', '--bands', 'B1'], ['import', ...rawFiles, '--collection', 'BENCH_RAW', '--bands', 'B1'], ['users', 'add', 'bench', '--password', 'bench']]) {
+    for (const args of [
+      ['import', ...files, '--collection', 'BENCH', '--bands', 'B1'],
+      ['import', ...rawFiles, '--collection', 'BENCH_RAW', '--bands', 'B1'],
+      ['users', 'add', 'bench', '--password', 'bench'],
+    ]) {
       const r = spawnSync(process.execPath, [CLI, ...args], { env, encoding: 'utf8' });
       if (r.status !== 0) throw new Error(`${args[0]} failed: ${r.stderr}`);
     }
@@ -217,7 +226,11 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     const pid = xeo.proc.pid;
     const signin = await fetch(`${xeo.url}/1.2.0/credentials/basic`, { headers: { authorization: `Basic ${Buffer.from('bench:bench').toString('base64')}` } });
     const token = `Bearer basic//${((await signin.json()) as { access_token: string }).access_token}`;
-    const up = await fetch(`${xeo.url}/1.2.0/files/fields.geojson`, { method: 'PUT', headers: { authorization: token, 'content-type': 'application/octet-stream' }, body: readFileSync(path.join(dir, 'fields.geojson')) });
+    const up = await fetch(`${xeo.url}/1.2.0/files/fields.geojson`, {
+      method: 'PUT',
+      headers: { authorization: token, 'content-type': 'application/octet-stream' },
+      body: readFileSync(path.join(dir, 'fields.geojson')),
+    });
     if (up.status !== 200) throw new Error(`upload failed: ${up.status}`);
     const fieldCount = cells * cells;
 

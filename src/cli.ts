@@ -59,7 +59,9 @@ async function readPassword(given: string | undefined): Promise<string> {
     chunks.push(c as Buffer);
     if (process.stdin.isTTY && String(c).includes('\n')) break;
   }
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
 }
 
 async function migrate(args: string[]): Promise<void> {
@@ -308,7 +310,9 @@ async function collectionsCommand(args: string[]): Promise<void> {
         }
         await store.collections.put(meta);
         const names = meta.bands.map((b) => (b.common_name && b.common_name !== b.name ? `${b.name} (${b.common_name})` : b.name));
-        console.log(`${existing ? 'updated' : 'added'} ${meta.id}: ${remoteId} of ${meta.remote!.api} (bands ${names.join(', ')}; signer ${signer}; ${maxItems ? `at most ${maxItems} items per load` : 'default item caps'})`);
+        console.log(
+          `${existing ? 'updated' : 'added'} ${meta.id}: ${remoteId} of ${meta.remote!.api} (bands ${names.join(', ')}; signer ${signer}; ${maxItems ? `at most ${maxItems} items per load` : 'default item caps'})`,
+        );
         return;
       }
       case 'list':
@@ -361,6 +365,6 @@ async function main(argv: string[]): Promise<void> {
 
 main(process.argv.slice(2)).catch((e) => {
   const expected = e instanceof UsageError || e instanceof ConfigError;
-  console.error(`xeo: ${expected ? e.message : (e as Error).stack ?? e}`);
+  console.error(`xeo: ${expected ? e.message : ((e as Error).stack ?? e)}`);
   process.exit(expected ? 2 : 1);
 });

@@ -120,7 +120,22 @@ export async function startXeo(config: Config): Promise<Xeo> {
   const tasks = config.redisUrl ? await queueOf(config.redisUrl, config.chunkAttempts) : null;
   const jobs = new JobService(store, results, config, await LinkSigner.open(store.secrets, config.dataDir), host, remoteProcesses, tasks);
   let publicUrl = config.publicUrl ?? '';
-  const compute = new ComputePool({ host, threads: config.computeThreads, queue: config.computeQueue, tilesPerThread: config.tilesPerThread, dataDir: config.dataDir, databaseUrl: config.databaseUrl, database: config.database, blockCacheBytes: config.blockCacheBytes, outboundAllow: config.outboundAllow, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads, vector: config.vector, models: config.models, ml: config.ml });
+  const compute = new ComputePool({
+    host,
+    threads: config.computeThreads,
+    queue: config.computeQueue,
+    tilesPerThread: config.tilesPerThread,
+    dataDir: config.dataDir,
+    databaseUrl: config.databaseUrl,
+    database: config.database,
+    blockCacheBytes: config.blockCacheBytes,
+    outboundAllow: config.outboundAllow,
+    arenaKeepBytes: config.kernelArenaKeepBytes,
+    kernelThreads: config.kernelThreads,
+    vector: config.vector,
+    models: config.models,
+    ml: config.ml,
+  });
   const changes = config.databaseUrl ? new PgChanges(config.databaseUrl, config.database.timeoutMs) : new LocalChanges();
   const oidc = new OidcVerifier(config.oidcProviders, store);
   const keys = new KeyRing(store.signingKeys, config.jwtRotationSeconds * 1000, config.tokenTtlSeconds * 1000);

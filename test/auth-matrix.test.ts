@@ -81,7 +81,9 @@ function urlOf(e: Endpoint, values: Record<string, string> = {}): string {
 function call(e: Endpoint, authorization: string | undefined, values: Record<string, string> = {}): Promise<Res> {
   const headers: Record<string, string> = { ...ORIGIN, 'content-type': 'application/json' };
   if (authorization !== undefined) headers.authorization = authorization;
-  const body = ['POST', 'PUT', 'PATCH'].includes(e.method) ? JSON.stringify(e.method === 'PATCH' ? { title: 'changed by someone else' } : itemBody('written by someone else', w.graphs.collections[0], e.path)) : undefined;
+  const body = ['POST', 'PUT', 'PATCH'].includes(e.method)
+    ? JSON.stringify(e.method === 'PATCH' ? { title: 'changed by someone else' } : itemBody('written by someone else', w.graphs.collections[0], e.path))
+    : undefined;
   return http(e.method, urlOf(e, values), { headers, body });
 }
 
@@ -115,7 +117,9 @@ async function aliceView(): Promise<Record<string, string>> {
 
 describe('authorization matrix: every listed endpoint and method', () => {
   it('discovers the protected endpoints from the capabilities, jobs included when offered', () => {
-    const required = listed().filter((e) => e.prefix === '/1.2.0' && e.auth === 'required').map(describeCase);
+    const required = listed()
+      .filter((e) => e.prefix === '/1.2.0' && e.auth === 'required')
+      .map(describeCase);
     for (const must of ['GET /1.2.0/me', 'POST /1.2.0/result', 'GET /1.2.0/process_graphs', 'GET /1.2.0/files/{path}', 'PATCH /1.2.0/services/{service_id}']) expect(required).toContain(must);
     if (hasJobs()) expect(required).toContain('DELETE /1.2.0/jobs/{job_id}/results');
     expect(Object.keys(w.ids).sort()).toEqual(expect.arrayContaining(['path', 'process_graph_id', 'service_id', ...(hasJobs() ? ['job_id'] : [])]));

@@ -73,7 +73,10 @@ function xeoOk(args: string[], dataDir: string, env: Record<string, string>): st
 const SEASON_MAX = {
   l: { process_id: 'load_collection', arguments: { id: DEMO_COLLECTION, spatial_extent: null, temporal_extent: null, bands: ['B04', 'B08'] } },
   n: { process_id: 'ndvi', arguments: { data: { from_node: 'l' } } },
-  r: { process_id: 'reduce_dimension', arguments: { data: { from_node: 'n' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'max', arguments: { data: { from_parameter: 'data' } }, result: true } } } } },
+  r: {
+    process_id: 'reduce_dimension',
+    arguments: { data: { from_node: 'n' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'max', arguments: { data: { from_parameter: 'data' } }, result: true } } } },
+  },
   s: { process_id: 'save_result', arguments: { data: { from_node: 'r' }, format: 'GTiff' }, result: true },
 };
 
@@ -108,7 +111,17 @@ describeWithTool(hasPostgres && hasRedis && hasRadosgw, 'PostgreSQL 15, Redis 7 
   beforeAll(async () => {
     [pg, redis, s3] = await Promise.all([startPostgres(), startRedis(), startRadosGateway('xeo-cluster')]);
     // Short leases, so a dead worker's task is taken over in seconds, not the default 30.
-    env = { XEO_DATABASE_URL: pg.database(), XEO_REDIS_URL: redis.url, ...s3.env, XEO_QUEUE_LEASE: '2', XEO_JOB_THREADS: '1', XEO_SYNC_MAX_VALUES: '200000000', XEO_USER_CONCURRENCY: '1', XEO_USER_QUOTA_BYTES: String(QUOTA), XEO_S3_TIMEOUT: '2' };
+    env = {
+      XEO_DATABASE_URL: pg.database(),
+      XEO_REDIS_URL: redis.url,
+      ...s3.env,
+      XEO_QUEUE_LEASE: '2',
+      XEO_JOB_THREADS: '1',
+      XEO_SYNC_MAX_VALUES: '200000000',
+      XEO_USER_CONCURRENCY: '1',
+      XEO_USER_QUOTA_BYTES: String(QUOTA),
+      XEO_S3_TIMEOUT: '2',
+    };
     // The demo collection's records, copied into the shared database (its COGs are read where they are).
     const local = await openStore(await demoDataDir());
     const shared = await openStore({ dataDir: files, databaseUrl: env.XEO_DATABASE_URL });
@@ -138,7 +151,8 @@ describeWithTool(hasPostgres && hasRedis && hasRadosgw, 'PostgreSQL 15, Redis 7 
 
   const auth = () => ({ authorization: token, 'content-type': 'application/json' });
   const job = (node: TestServer, id: string) => http('GET', `${node.base}/jobs/${id}`, { headers: auth() }).then((r) => r.json);
-  const logs = async (node: TestServer, id: string) => (await http('GET', `${node.base}/jobs/${id}/logs?level=debug&limit=1000`, { headers: auth() })).json.logs as { time: string; level: string; message: string }[];
+  const logs = async (node: TestServer, id: string) =>
+    (await http('GET', `${node.base}/jobs/${id}/logs?level=debug&limit=1000`, { headers: auth() })).json.logs as { time: string; level: string; message: string }[];
 
   async function createJob(node: TestServer, graph: object = SEASON_MAX): Promise<string> {
     const r = await http('POST', `${node.base}/jobs`, { headers: auth(), body: JSON.stringify({ process: { process_graph: graph }, log_level: 'debug' }) });
@@ -184,12 +198,16 @@ describeWithTool(hasPostgres && hasRedis && hasRadosgw, 'PostgreSQL 15, Redis 7 
     // A 12 MB upload through A that stops after 10 MB until told to go on.
     let goOn!: () => void;
     const told = new Promise<void>((resolve) => (goOn = resolve));
-    const first = upload(a, 'first.bin', (async function* () {
-      for (let i = 0; i < 12; i++) {
-        if (i === 10) await told;
-        yield Buffer.alloc(MB, i);
-      }
-    })());
+    const first = upload(
+      a,
+      'first.bin',
+      (async function* () {
+        for (let i = 0; i < 12; i++) {
+          if (i === 10) await told;
+          yield Buffer.alloc(MB, i);
+        }
+      })(),
+    );
     // Until A holds its 10 MB in the shared ledger (a probe of no bytes reads the user's total).
     const records = await openStore({ dataDir: files, databaseUrl: env.XEO_DATABASE_URL });
     let held = 0;
@@ -221,7 +239,11 @@ describeWithTool(hasPostgres && hasRedis && hasRadosgw, 'PostgreSQL 15, Redis 7 
     expect(done.status).toBe('finished');
     const chunkLines = (await logs(b, id)).filter((l) => /^Chunk \d+ of 4 done on worker/.test(l.message));
     expect(chunkLines).toHaveLength(4);
-    for (const w of workers) expect(chunkLines.some((l) => l.message.includes(`worker ${w.id} `)), `chunks done by worker ${w.id}`).toBe(true);
+    for (const w of workers)
+      expect(
+        chunkLines.some((l) => l.message.includes(`worker ${w.id} `)),
+        `chunks done by worker ${w.id}`,
+      ).toBe(true);
     expectSamePixels(await resultPixels(b, id), expected);
     // The chunk planes were only kept until the assembly.
     const again = await http('GET', `${b.base}/jobs/${id}/results`, { headers: auth() });
@@ -235,7 +257,22 @@ describeWithTool(hasPostgres && hasRedis && hasRadosgw, 'PostgreSQL 15, Redis 7 
       for (let i = 0; i < 6; i++) {
         const x = 620000 + 1500 + i * 3300;
         const y = 5320000 - 1500 - j * 3300;
-        features.push({ type: 'Feature', properties: { name: `f${j}${i}` }, geometry: { type: 'Polygon', coordinates: [[[x, y], [x + 433, y], [x + 433, y - 377], [x, y - 377], [x, y]]] } });
+        features.push({
+          type: 'Feature',
+          properties: { name: `f${j}${i}` },
+          geometry: {
+            type: 'Polygon',
+            coordinates: [
+              [
+                [x, y],
+                [x + 433, y],
+                [x + 433, y - 377],
+                [x, y - 377],
+                [x, y],
+              ],
+            ],
+          },
+        });
       }
     }
     const fields = { type: 'FeatureCollection', crs: { type: 'name', properties: { name: 'EPSG:32633' } }, features };
@@ -244,7 +281,10 @@ describeWithTool(hasPostgres && hasRedis && hasRadosgw, 'PostgreSQL 15, Redis 7 
     const graph = {
       l: { process_id: 'load_collection', arguments: { id: DEMO_COLLECTION, spatial_extent: null, temporal_extent: null, bands: ['B04', 'B08'] } },
       f: { process_id: 'load_uploaded_files', arguments: { paths: ['fields.geojson'], format: 'GeoJSON' } },
-      z: { process_id: 'aggregate_spatial', arguments: { data: { from_node: 'l' }, geometries: { from_node: 'f' }, reducer: { process_graph: { m: { process_id: 'median', arguments: { data: { from_parameter: 'data' } }, result: true } } } } },
+      z: {
+        process_id: 'aggregate_spatial',
+        arguments: { data: { from_node: 'l' }, geometries: { from_node: 'f' }, reducer: { process_graph: { m: { process_id: 'median', arguments: { data: { from_parameter: 'data' } }, result: true } } } },
+      },
       s: { process_id: 'save_result', arguments: { data: { from_node: 'z' }, format: 'CSV' }, result: true },
     };
     const sync = await http('POST', `${b.base}/result`, { headers: auth(), body: JSON.stringify({ process: { process_graph: graph } }) });
@@ -256,7 +296,11 @@ describeWithTool(hasPostgres && hasRedis && hasRadosgw, 'PostgreSQL 15, Redis 7 
     expect(done.status, lines.join('\n')).toBe('finished');
     const chunks = lines.filter((m) => /^Chunk \d+ of \d+ done on worker/.test(m));
     expect(chunks.length).toBeGreaterThan(1);
-    for (const w of workers) expect(chunks.some((l) => l.includes(`worker ${w.id} `)), `chunks done by worker ${w.id}`).toBe(true);
+    for (const w of workers)
+      expect(
+        chunks.some((l) => l.includes(`worker ${w.id} `)),
+        `chunks done by worker ${w.id}`,
+      ).toBe(true);
     const doc = await http('GET', `${b.base}/jobs/${id}/results`, { headers: auth() });
     expect(doc.json.assets['result.csv'].type).toBe('text/csv');
     const csv = await http('GET', doc.json.assets['result.csv'].href);
@@ -383,8 +427,14 @@ describeWithTool(hasPostgres && hasRedis && hasRadosgw, 'PostgreSQL 15, Redis 7 
       const failed = await until(b, id, (j) => j.status !== 'running', 60_000);
       expect(failed.status).toBe('error');
       const lines = (await logs(b, id)).map((l) => l.message);
-      expect(lines.some((m) => /failed on worker .* \(try 1 of 3\).*tried again/.test(m)), lines.join('\n')).toBe(true);
-      expect(lines.some((m) => /failed on worker .* \(try 3 of 3\)/.test(m)), lines.join('\n')).toBe(true);
+      expect(
+        lines.some((m) => /failed on worker .* \(try 1 of 3\).*tried again/.test(m)),
+        lines.join('\n'),
+      ).toBe(true);
+      expect(
+        lines.some((m) => /failed on worker .* \(try 3 of 3\)/.test(m)),
+        lines.join('\n'),
+      ).toBe(true);
       // The operator's addresses stay out of what users read.
       expect(lines.join('\n')).not.toMatch(/127\.0\.0\.1|ECONNREFUSED/);
     } finally {
@@ -402,7 +452,10 @@ describeWithTool(hasPostgres && hasRedis && hasRadosgw, 'PostgreSQL 15, Redis 7 
     let refused = null;
     for (let i = 0; i < 50 && !refused; i++) {
       await sleep(20);
-      const r = await http('POST', `${b.base}/result`, { headers: { ...auth(), origin: 'https://x.example' }, body: JSON.stringify({ process: { process_graph: { x: { process_id: 'add', arguments: { x: 1, y: 2 }, result: true } } } }) });
+      const r = await http('POST', `${b.base}/result`, {
+        headers: { ...auth(), origin: 'https://x.example' },
+        body: JSON.stringify({ process: { process_graph: { x: { process_id: 'add', arguments: { x: 1, y: 2 }, result: true } } } }),
+      });
       if (r.status === 429) refused = r;
     }
     expect(refused, 'B refused a second computation while A ran one').not.toBeNull();

@@ -13,12 +13,11 @@ import { sampleTypeOf, type TypedArray } from '../src/core/grid.js';
 import { COG_VALIDATOR, describeWithTool, hasCogValidator, hasGdal } from './system-tools.js';
 import { rng } from './rng.js';
 
-
 /** A smooth field with noise and nodata (holes of blocks and scattered pixels, so some overview blocks are all nodata). */
 function value(x: number, y: number, seed: number, nodata: number): number {
   let h = Math.imul(x + 0x9e37 * seed, 0x85ebca6b) ^ Math.imul(y, 0xc2b2ae35);
   h = Math.imul(h ^ (h >>> 13), 0x27d4eb2d) >>> 0;
-  if ((((x >> 5) + 3 * (y >> 5) + seed) % 23 === 0) || h % 97 === 0) return nodata;
+  if (((x >> 5) + 3 * (y >> 5) + seed) % 23 === 0 || h % 97 === 0) return nodata;
   return 1000 * Math.sin(x / 150 + seed) * Math.cos(y / 210) + (h % 1024) / 64;
 }
 
@@ -109,7 +108,11 @@ const cases: Case[] = [
   { name: 'float32 3x5', input: { ...UTM, width: 3, height: 5, bands: makeBands(Float32Array, 3, 5, 1, NaN), nodata: NaN }, order: 'rows' },
   { name: 'float32 2100x1500, 128 tiles, concurrent calls', input: { ...UTM, width: 2100, height: 1500, bands: makeBands(Float32Array, 2100, 1500, 2, NaN), nodata: NaN, tileSize: 128 }, order: 'all at once' },
   { name: 'float32 1100x1030, 16 tiles (8 levels)', input: { ...UTM, width: 1100, height: 1030, bands: makeBands(Float32Array, 1100, 1030, 1, NaN), nodata: NaN, tileSize: 16 }, order: 'shuffled' },
-  { name: 'float32 2600x2300, 512 tiles, deflate level 1', input: { ...UTM, width: 2600, height: 2300, bands: makeBands(Float32Array, 2600, 2300, 1, NaN), nodata: NaN, tileSize: 512, level: 1 }, order: 'shuffled' },
+  {
+    name: 'float32 2600x2300, 512 tiles, deflate level 1',
+    input: { ...UTM, width: 2600, height: 2300, bands: makeBands(Float32Array, 2600, 2300, 1, NaN), nodata: NaN, tileSize: 512, level: 1 },
+    order: 'shuffled',
+  },
   { name: 'uint16 3 bands 2200x1300, nodata 0, 64 tiles', input: { ...UTM, width: 2200, height: 1300, bands: makeBands(Uint16Array, 2200, 1300, 3, 0), nodata: 0, tileSize: 64 }, order: 'shuffled' },
   { name: 'int16 2100x1025, nodata -9999', input: { ...UTM, width: 2100, height: 1025, bands: makeBands(Int16Array, 2100, 1025, 1, -9999), nodata: -9999 }, order: 'shuffled' },
   { name: 'float64 1500x1200, NaN nodata', input: { ...UTM, width: 1500, height: 1200, bands: makeBands(Float64Array, 1500, 1200, 1, NaN), nodata: NaN }, order: 'shuffled' },
@@ -125,27 +128,35 @@ async function referenceOf(c: Case): Promise<string> {
 }
 
 describe('CogStreamWriter: the same bytes as encodeCog', () => {
-  it.each(cases)('$name ($order)', async (c) => {
-    const got = await stream(path.join(dir, 'same.tif'), c.input, c.order, c.cells);
-    const want = await encodeCog(c.input);
-    expect(got.length).toBe(want.length);
-    expect(got.equals(want)).toBe(true);
-    references.set(c, digest(want));
-  }, 60_000);
+  it.each(cases)(
+    '$name ($order)',
+    async (c) => {
+      const got = await stream(path.join(dir, 'same.tif'), c.input, c.order, c.cells);
+      const want = await encodeCog(c.input);
+      expect(got.length).toBe(want.length);
+      expect(got.equals(want)).toBe(true);
+      references.set(c, digest(want));
+    },
+    60_000,
+  );
 });
 
 describe('CogStreamWriter: windows encoded elsewhere (encodeWindow, writeEncoded)', () => {
   // As on workers of several machines: each window deflated apart, the writer only places them.
-  it.each(cases.filter((c) => c.order === 'shuffled'))('$name: the same bytes as encodeCog', async (c) => {
-    const opts = streamOptions(c.input);
-    const file = path.join(dir, 'encoded.tif');
-    const w = await CogStreamWriter.create(file, opts);
-    const wins = shuffled(windows(c.input.width, c.input.height, (c.cells ?? 1) * CogStreamWriter.chunkAlign(c.input)), 11);
-    const encoded = await Promise.all(wins.map((win) => CogStreamWriter.encodeWindow(opts, win, cut(c.input.bands, c.input.width, win))));
-    for (const e of encoded) await w.writeEncoded(e);
-    await w.finish();
-    expect(digest(readFileSync(file))).toBe(await referenceOf(c));
-  }, 60_000);
+  it.each(cases.filter((c) => c.order === 'shuffled'))(
+    '$name: the same bytes as encodeCog',
+    async (c) => {
+      const opts = streamOptions(c.input);
+      const file = path.join(dir, 'encoded.tif');
+      const w = await CogStreamWriter.create(file, opts);
+      const wins = shuffled(windows(c.input.width, c.input.height, (c.cells ?? 1) * CogStreamWriter.chunkAlign(c.input)), 11);
+      const encoded = await Promise.all(wins.map((win) => CogStreamWriter.encodeWindow(opts, win, cut(c.input.bands, c.input.width, win))));
+      for (const e of encoded) await w.writeEncoded(e);
+      await w.finish();
+      expect(digest(readFileSync(file))).toBe(await referenceOf(c));
+    },
+    60_000,
+  );
 });
 
 describe('CogStreamWriter: windows are copied', () => {
@@ -270,7 +281,13 @@ describe('CogStreamWriter: bounded memory', () => {
       expect(info.size).toEqual([BIG, BIG]);
       expect(info.metadata.IMAGE_STRUCTURE).toMatchObject({ LAYOUT: 'COG', COMPRESSION: 'DEFLATE' });
       expect(info.bands[0].noDataValue).toBe('NaN');
-      expect(info.bands[0].overviews.map((o: { size: number[] }) => o.size)).toEqual([[4096, 4096], [2048, 2048], [1024, 1024], [512, 512], [256, 256]]);
+      expect(info.bands[0].overviews.map((o: { size: number[] }) => o.size)).toEqual([
+        [4096, 4096],
+        [2048, 2048],
+        [1024, 1024],
+        [512, 512],
+        [256, 256],
+      ]);
     });
 
     it('gdal_translate reads the pixels written, and the first overview is their 2x2 mean', () => {
@@ -278,12 +295,16 @@ describe('CogStreamWriter: bounded memory', () => {
       expect(full.length).toBe(BIG * BIG);
       expectSameAs(full, BIG, BIG, (x, y) => value(x, y, 1, NaN), 'full resolution');
       const ovr = gdalFloat32(rows.file, ['-ovr', '0']);
-      expectSameAs(ovr, BIG / 2, BIG / 2, (x, y) => {
-        const vals = [value(2 * x, 2 * y, 1, NaN), value(2 * x + 1, 2 * y, 1, NaN), value(2 * x, 2 * y + 1, 1, NaN), value(2 * x + 1, 2 * y + 1, 1, NaN)]
-          .map(Math.fround)
-          .filter((v) => !Number.isNaN(v));
-        return vals.length === 0 ? NaN : vals.reduce((s, v) => s + v, 0) / vals.length;
-      }, 'overview 0');
+      expectSameAs(
+        ovr,
+        BIG / 2,
+        BIG / 2,
+        (x, y) => {
+          const vals = [value(2 * x, 2 * y, 1, NaN), value(2 * x + 1, 2 * y, 1, NaN), value(2 * x, 2 * y + 1, 1, NaN), value(2 * x + 1, 2 * y + 1, 1, NaN)].map(Math.fround).filter((v) => !Number.isNaN(v));
+          return vals.length === 0 ? NaN : vals.reduce((s, v) => s + v, 0) / vals.length;
+        },
+        'overview 0',
+      );
     }, 60_000);
   });
 
@@ -414,7 +435,10 @@ describe('CogStreamWriter: refusals, clean-up, atomic output', () => {
     const d = dirs();
     const w = await CogStreamWriter.create(d.file, small({ tmpDir: d.tmp }));
     const win = { col: 0, row: 0, width: 1024, height: 1024 };
-    const pending = w.writeWindow(win, zeros(win)).then(() => 'written', (e: Error) => e.message);
+    const pending = w.writeWindow(win, zeros(win)).then(
+      () => 'written',
+      (e: Error) => e.message,
+    );
     await w.abort(); // waits for a window under way; one not started yet is refused
     expect(await pending).toMatch(/^(written|CogStreamWriter: already aborted)$/);
     expect(listing(d)).toEqual({ target: ['spill'], spill: [] });

@@ -16,7 +16,6 @@ import { rng } from './rng.js';
 // ---------------------------------------------------------------------------------------------
 // Test data
 
-
 type Ctor = new (n: number) => TypedArray;
 
 /**
@@ -56,7 +55,10 @@ const cases: Case[] = [
     name: 'uint8 1000x700, nodata 0',
     input: { ...utm(1000, 700), bands: [field(Uint8Array, 1000, 700, 1, 1, 255, 0)], nodata: 0 },
     gdalType: 'Byte',
-    overviews: [[500, 350], [250, 175]],
+    overviews: [
+      [500, 350],
+      [250, 175],
+    ],
   },
   {
     name: 'uint16 1000x700, 3 bands with descriptions, nodata 65535',
@@ -67,7 +69,10 @@ const cases: Case[] = [
       descriptions: ['B04 & <red>', 'B03 "green"', 'B02'],
     },
     gdalType: 'UInt16',
-    overviews: [[500, 350], [250, 175]],
+    overviews: [
+      [500, 350],
+      [250, 175],
+    ],
   },
   {
     name: 'int16 3x5, nodata -9999, EPSG:3035',
@@ -79,13 +84,19 @@ const cases: Case[] = [
     name: 'int16 517x300, negative values, nodata -9999, 2 bands',
     input: { ...utm(517, 300), bands: [field(Int16Array, 517, 300, 5, -3000, 3000, -9999), field(Int16Array, 517, 300, 6, -32768, 32767, -9999)], nodata: -9999 },
     gdalType: 'Int16',
-    overviews: [[259, 150], [130, 75]],
+    overviews: [
+      [259, 150],
+      [130, 75],
+    ],
   },
   {
     name: 'float32 1000x700, nodata -9999.5, EPSG:4326',
     input: { width: 1000, height: 700, epsg: 4326, transform: [10.5, 0.0001, 0, 47.25, 0, -0.0001], bands: [field(Float32Array, 1000, 700, 7, -1, 1, -9999.5)], nodata: -9999.5 },
     gdalType: 'Float32',
-    overviews: [[500, 350], [250, 175]],
+    overviews: [
+      [500, 350],
+      [250, 175],
+    ],
   },
   {
     name: 'float32 700x1000, NaN nodata, 2 bands with descriptions, 512 tiles',
@@ -103,7 +114,11 @@ const cases: Case[] = [
     name: 'uint8 categories 600x513, nearest overviews, 128 tiles',
     input: { ...utm(600, 513), bands: [field(Uint8Array, 600, 513, 10, 0, 11, 0)], nodata: 0, resampling: 'nearest', tileSize: 128 },
     gdalType: 'Byte',
-    overviews: [[300, 257], [150, 129], [75, 65]],
+    overviews: [
+      [300, 257],
+      [150, 129],
+      [75, 65],
+    ],
   },
   {
     name: 'uint16 512x512, whole tiles, no nodata',
@@ -146,7 +161,12 @@ function expectedOverview(input: CogInput, band: TypedArray): TypedArray {
         continue;
       }
       const vals: number[] = [];
-      for (const [dx, dy] of [[0, 0], [1, 0], [0, 1], [1, 1]] as const) {
+      for (const [dx, dy] of [
+        [0, 0],
+        [1, 0],
+        [0, 1],
+        [1, 1],
+      ] as const) {
         const x = 2 * ox + dx;
         const y = 2 * oy + dy;
         if (x < w && y < h) vals.push(band[y * w + x]);
@@ -187,7 +207,7 @@ function parseIfds(buf: Buffer): Ifd[] {
   expect(buf.toString('latin1', 0, 4)).toBe('II*\0');
   const sizes: Record<number, number> = { 1: 1, 2: 1, 3: 2, 4: 4, 12: 8 };
   const ifds: Ifd[] = [];
-  for (let at = buf.readUInt32LE(4); at !== 0; ) {
+  for (let at = buf.readUInt32LE(4); at !== 0;) {
     const n = buf.readUInt16LE(at);
     const tags = new Map<number, number[]>();
     for (let i = 0; i < n; i++) {
@@ -196,7 +216,10 @@ function parseIfds(buf: Buffer): Ifd[] {
       const size = sizes[type] * count;
       const p = size <= 4 ? e + 8 : buf.readUInt32LE(e + 8);
       const read = (k: number) => (type === 3 ? buf.readUInt16LE(p + 2 * k) : type === 4 ? buf.readUInt32LE(p + 4 * k) : type === 12 ? buf.readDoubleLE(p + 8 * k) : buf[p + k]);
-      tags.set(tag, Array.from({ length: count }, (_, k) => read(k)));
+      tags.set(
+        tag,
+        Array.from({ length: count }, (_, k) => read(k)),
+      );
     }
     ifds.push({ offset: at, tags });
     at = buf.readUInt32LE(at + 2 + 12 * n);
@@ -344,8 +367,16 @@ describeWithTool(hasGdal, 'GDAL', 'COG writer: GDAL reads it back', () => {
       // Statistics over valid pixels only: nodata is honoured.
       const valid = Array.from(c.input.bands[i]).filter((v) => !isNodata(v, nd));
       const mean = valid.reduce((s, v) => s + v, 0) / valid.length;
-      expectStat(b.minimum, valid.reduce((m, v) => Math.min(m, v), Infinity), 'minimum');
-      expectStat(b.maximum, valid.reduce((m, v) => Math.max(m, v), -Infinity), 'maximum');
+      expectStat(
+        b.minimum,
+        valid.reduce((m, v) => Math.min(m, v), Infinity),
+        'minimum',
+      );
+      expectStat(
+        b.maximum,
+        valid.reduce((m, v) => Math.max(m, v), -Infinity),
+        'maximum',
+      );
       expectStat(b.mean, mean, 'mean');
     }
   });
@@ -378,7 +409,11 @@ describeWithTool(hasGdal, 'GDAL', 'COG writer: GDAL reads it back', () => {
       const remote = await runAsync('gdalinfo', ['-checksum', `/vsicurl/${base}/${path.basename(file)}`], env);
       expect(remote.status, remote.stderr).toBe(0);
       expect(remote.stderr).not.toMatch(/Inconsistent|not located after/);
-      const checksums = (out: string) => out.split('\n').filter((l) => /checksum/i.test(l)).join('\n');
+      const checksums = (out: string) =>
+        out
+          .split('\n')
+          .filter((l) => /checksum/i.test(l))
+          .join('\n');
       expect(checksums(remote.stdout)).toBe(checksums(gdal('gdalinfo', ['-checksum', file])));
     });
   });

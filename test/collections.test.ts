@@ -115,7 +115,7 @@ describeWithTool(hasGdal, 'GDAL', 'demo data read back with GDAL', () => {
     }
   });
 
-  itWithTool(hasCogValidator, 'the GDAL COG validator (python3-gdal)', 'passes GDAL\'s COG layout check', () => {
+  itWithTool(hasCogValidator, 'the GDAL COG validator (python3-gdal)', "passes GDAL's COG layout check", () => {
     for (const band of ['B04', 'SCL']) {
       const out = run(COG_VALIDATOR[0], [...COG_VALIDATOR[1], '--full-check=yes', items[6].assets[band].href]);
       expect(out).toMatch(/is a valid cloud optimized GeoTIFF/);

@@ -56,10 +56,32 @@ describe('configuration documentation', () => {
   });
 
   it('links between README and the pages of docs/ resolve, headings included', () => {
-    const files = ['README.md', ...readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+    const files = [
+      'README.md',
+      ...readdirSync(path.join(ROOT, 'docs'))
+        .filter((f) => f.endsWith('.md'))
+        .map((f) => `docs/${f}`),
+    ];
     // GitHub's heading anchors: lower case, punctuation dropped, spaces as hyphens.
-    const slug = (h: string) => h.trim().toLowerCase().replace(/[`*_]/g, '').replace(/[^\w\- ]/g, '').replace(/ /g, '-');
-    const headings = new Map(files.map((f) => [f, new Set([...readFileSync(path.join(ROOT, f), 'utf8').replace(/```[\s\S]*?```/g, '').matchAll(/^#+ (.+)$/gm)].map((m) => slug(m[1])))]));
+    const slug = (h: string) =>
+      h
+        .trim()
+        .toLowerCase()
+        .replace(/[`*_]/g, '')
+        .replace(/[^\w\- ]/g, '')
+        .replace(/ /g, '-');
+    const headings = new Map(
+      files.map((f) => [
+        f,
+        new Set(
+          [
+            ...readFileSync(path.join(ROOT, f), 'utf8')
+              .replace(/```[\s\S]*?```/g, '')
+              .matchAll(/^#+ (.+)$/gm),
+          ].map((m) => slug(m[1])),
+        ),
+      ]),
+    );
     const broken: string[] = [];
     for (const f of files) {
       for (const m of readFileSync(path.join(ROOT, f), 'utf8').matchAll(/\]\(([^)\s]+)\)/g)) {

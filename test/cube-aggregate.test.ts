@@ -65,7 +65,6 @@ function expected(groups: number, f: (g: number, b: number, r: number, c: number
   return out;
 }
 
-
 describe('aggregate_temporal', () => {
   const intervals = [
     ['2024-01-01', '2024-02-01'],
@@ -90,7 +89,15 @@ describe('aggregate_temporal', () => {
   it('takes user labels, overlapping intervals and a named dimension', async () => {
     const out = await call(
       'aggregate_temporal',
-      { intervals: [['2024-01-01T00:00:00Z', '2024-03-01T00:00:00Z'], ['2024-01-10', '2024-02-11']], labels: ['all', 'late'], dimension: 't', reducer: MEAN },
+      {
+        intervals: [
+          ['2024-01-01T00:00:00Z', '2024-03-01T00:00:00Z'],
+          ['2024-01-10', '2024-02-11'],
+        ],
+        labels: ['all', 'late'],
+        dimension: 't',
+        reducer: MEAN,
+      },
       cube(),
     );
     expect(out.dims[0].labels).toEqual(['all', 'late']);
@@ -100,7 +107,18 @@ describe('aggregate_temporal', () => {
 
   it('matches times of day, wrapping over midnight', async () => {
     const times = ['2024-01-01T05:00:00Z', '2024-01-01T10:00:00Z', '2024-01-02T20:00:00Z'];
-    const out = await call('aggregate_temporal', { intervals: [['06:00:00', '18:00:00'], ['18:00:00', '06:00:00']], labels: ['day', 'night'], reducer: MEAN }, cube(times));
+    const out = await call(
+      'aggregate_temporal',
+      {
+        intervals: [
+          ['06:00:00', '18:00:00'],
+          ['18:00:00', '06:00:00'],
+        ],
+        labels: ['day', 'night'],
+        reducer: MEAN,
+      },
+      cube(times),
+    );
     // day: date 1 -> 1000; night: dates 0 and 2 -> 1000 as well, but from (0 + 2000) / 2.
     expect(out.dims[0].labels).toEqual(['day', 'night']);
     expect([...out.data]).toEqual(expected(2, (_g, b, r, c) => 1000 + b * 100 + r * 10 + c));
@@ -109,7 +127,17 @@ describe('aggregate_temporal', () => {
   it('refuses empty intervals, equal starts without labels and a wrong number of labels', async () => {
     await expect(call('aggregate_temporal', { intervals: [['2024-02-01', '2024-01-01']], reducer: MEAN }, cube())).rejects.toMatchObject({ code: 'TemporalExtentEmpty' });
     await expect(
-      call('aggregate_temporal', { intervals: [['2024-01-01', '2024-02-01'], ['2024-01-01T00:00:00Z', '2024-03-01']], reducer: MEAN }, cube()),
+      call(
+        'aggregate_temporal',
+        {
+          intervals: [
+            ['2024-01-01', '2024-02-01'],
+            ['2024-01-01T00:00:00Z', '2024-03-01'],
+          ],
+          reducer: MEAN,
+        },
+        cube(),
+      ),
     ).rejects.toMatchObject({ code: 'DistinctDimensionLabelsRequired' });
     await expect(call('aggregate_temporal', { intervals, labels: ['a', 'b'], reducer: MEAN }, cube())).rejects.toMatchObject({ code: 'ProcessParameterInvalid' });
     await expect(call('aggregate_temporal', { intervals, dimension: 'bands', reducer: MEAN }, cube())).rejects.toMatchObject({ code: 'DimensionNotAvailable' });
@@ -198,12 +226,18 @@ describe('aggregate_temporal_period', () => {
 
   it('finds the temporal dimension by type or name and refuses ambiguity', async () => {
     const two = new DataCube({
-      dims: [{ name: 't', type: 'temporal', labels: ['2024-01-01'] }, { name: 't2', type: 'temporal', labels: ['2024-01-01', '2024-02-01'] }],
+      dims: [
+        { name: 't', type: 'temporal', labels: ['2024-01-01'] },
+        { name: 't2', type: 'temporal', labels: ['2024-01-01', '2024-02-01'] },
+      ],
       data: new Float32Array([1, 2]),
     });
     await expect(call('aggregate_temporal_period', { period: 'month', reducer: MEAN }, two)).rejects.toMatchObject({ code: 'TooManyDimensions' });
     const out = await call('aggregate_temporal_period', { period: 'year', reducer: MEAN, dimension: 't2' }, two);
-    expect(out.dims.map((d) => [d.name, d.labels])).toEqual([['t', ['2024-01-01']], ['t2', ['2024']]]);
+    expect(out.dims.map((d) => [d.name, d.labels])).toEqual([
+      ['t', ['2024-01-01']],
+      ['t2', ['2024']],
+    ]);
     expect([...out.data]).toEqual([1.5]);
     const flat = new DataCube({ dims: [{ name: 'bands', type: 'bands', labels: ['a'] }], data: new Float32Array([1]) });
     await expect(call('aggregate_temporal_period', { period: 'month', reducer: MEAN }, flat)).rejects.toMatchObject({ code: 'DimensionNotAvailable' });
@@ -223,12 +257,26 @@ describe('aggregate_spatial', () => {
   // Column 3, row 3: the pixel holding the point.
   const B = { type: 'Point', coordinates: toLonLat(600035, 5299965) };
   // Far away: no pixel.
-  const C = { type: 'Polygon', coordinates: [[[10, 10], [10.1, 10], [10.1, 10.1], [10, 10]]] };
+  const C = {
+    type: 'Polygon',
+    coordinates: [
+      [
+        [10, 10],
+        [10.1, 10],
+        [10.1, 10.1],
+        [10, 10],
+      ],
+    ],
+  };
   const features = { type: 'FeatureCollection', features: [A, B, C].map((geometry, i) => ({ type: 'Feature', properties: { i }, geometry })) };
 
   it('gives a vector cube: geometry first, then the other dimensions', async () => {
     const out = await call('aggregate_spatial', { geometries: features, reducer: MEAN }, cube());
-    expect(out.dims.map((d) => [d.name, d.type])).toEqual([['geometry', 'geometry'], ['t', 'temporal'], ['bands', 'bands']]);
+    expect(out.dims.map((d) => [d.name, d.type])).toEqual([
+      ['geometry', 'geometry'],
+      ['t', 'temporal'],
+      ['bands', 'bands'],
+    ]);
     expect(out.dims[0].labels).toEqual([0, 1, 2]);
     expect([0, 1, 2].map((g) => out.features!.geometries.toGeoJSON(g))).toEqual([A, B, C]);
     expect(out.features!.properties.column('i')).toEqual([0, 1, 2]);
@@ -259,14 +307,32 @@ describe('aggregate_spatial', () => {
     expect([...out.data]).toEqual(want);
   });
 
-  it('counts pixel centres on a polygon\'s boundary, and the pixels a line passes through', async () => {
-    const utm = (coordinates: unknown, type = 'Polygon') => ({ type: 'FeatureCollection', crs: { type: 'name', properties: { name: 'EPSG:32633' } }, features: [{ type: 'Feature', properties: {}, geometry: { type, coordinates } }] });
+  it("counts pixel centres on a polygon's boundary, and the pixels a line passes through", async () => {
+    const utm = (coordinates: unknown, type = 'Polygon') => ({
+      type: 'FeatureCollection',
+      crs: { type: 'name', properties: { name: 'EPSG:32633' } },
+      features: [{ type: 'Feature', properties: {}, geometry: { type, coordinates } }],
+    });
     // A square whose edges run through pixel centres (columns 0-2, rows 0-2): all nine belong.
-    const onCentres = utm([[[600005, 5299995], [600025, 5299995], [600025, 5299975], [600005, 5299975], [600005, 5299995]]]);
+    const onCentres = utm([
+      [
+        [600005, 5299995],
+        [600025, 5299995],
+        [600025, 5299975],
+        [600005, 5299975],
+        [600005, 5299995],
+      ],
+    ]);
     const count = await call('aggregate_spatial', { geometries: onCentres, reducer: COUNT }, cube());
     expect(count.data[0]).toBe(9);
     // A line along row 1 from column 0.2 to column 3.5: columns 0-3 of that row.
-    const line = utm([[600002, 5299985], [600035, 5299985]], 'LineString');
+    const line = utm(
+      [
+        [600002, 5299985],
+        [600035, 5299985],
+      ],
+      'LineString',
+    );
     const crossed = await call('aggregate_spatial', { geometries: line, reducer: MEAN, target_dimension: 'stats' }, cube());
     expect([...crossed.data.slice(0, 3)]).toEqual([Math.fround((10 + 11 + 12 + 13) / 4), 4, 4]);
     // A point on a pixel's corner belongs to the pixel right and below it.
@@ -329,7 +395,13 @@ describe('aggregating a deferred load, through an engine built as a compute thre
 
   it('aggregate_spatial reads only around the geometries', async () => {
     const toLonLat = transformer(32633, 4326);
-    const corners = [[X0 + 20, Y0 - 60], [X0 + 40, Y0 - 60], [X0 + 40, Y0 - 40], [X0 + 20, Y0 - 40], [X0 + 20, Y0 - 60]];
+    const corners = [
+      [X0 + 20, Y0 - 60],
+      [X0 + 40, Y0 - 60],
+      [X0 + 40, Y0 - 40],
+      [X0 + 20, Y0 - 40],
+      [X0 + 20, Y0 - 60],
+    ];
     const polygon = { type: 'Polygon', coordinates: [corners.map(([x, y]) => toLonLat(x, y))] };
     const out = await run('aggregate_spatial', { geometries: polygon, reducer: MEAN, target_dimension: 'stats' }, 'kept');
     if (out.kind !== 'kept' || !out.kept) throw new Error(`no vector cube: ${out.kind}`);

@@ -51,7 +51,12 @@ describe('climatological_normal', () => {
   it('averages per month over the years of the period, ignoring no-data', async () => {
     const out = await normal('month');
     expect(labelsOf(out)).toEqual(['01', '02', '03', '04', '05', '06', '07', '08', '09', '10', '11', '12']);
-    expect(out.dims.map((d) => [d.name, d.type])).toEqual([['t', 'temporal'], ['bands', 'bands'], ['y', 'spatial'], ['x', 'spatial']]);
+    expect(out.dims.map((d) => [d.name, d.type])).toEqual([
+      ['t', 'temporal'],
+      ['bands', 'bands'],
+      ['y', 'spatial'],
+      ['x', 'spatial'],
+    ]);
     expect(out.grid).toEqual(grid);
     // January: (4 + 16 + 64) / 3 = 28; the pixel without Jan 2001: (16 + 64) / 2 = 40
     expect(valuesAt(out, 0)).toEqual(plus(28, 40));
@@ -120,7 +125,13 @@ describe('climatological_normal', () => {
     await expect(normal('month', series(), { climatology_period: [2001] })).rejects.toMatchObject({ code: 'ProcessParameterInvalid' });
     await expect(normal('week')).rejects.toMatchObject({ code: 'ProcessParameterInvalid' });
     await expect(normal('month', series(), { climatology_period: [1950, 1960] })).rejects.toMatchObject({ code: 'ProcessParameterInvalid' });
-    const twoTimes = new DataCube({ dims: [{ name: 't', type: 'temporal', labels: ['2001-01-01'] }, { name: 't2', type: 'temporal', labels: ['2001-01-01'] }], data: new Float32Array(1) });
+    const twoTimes = new DataCube({
+      dims: [
+        { name: 't', type: 'temporal', labels: ['2001-01-01'] },
+        { name: 't2', type: 'temporal', labels: ['2001-01-01'] },
+      ],
+      data: new Float32Array(1),
+    });
     await expect(normal('month', twoTimes)).rejects.toMatchObject({ code: 'ProcessParameterInvalid' });
   });
 });
@@ -201,7 +212,13 @@ describe('anomaly', () => {
     // a label that is neither a month label nor a date
     await expect(run(dataCube(['spring']), normals)).rejects.toMatchObject({ code: 'ProcessParameterInvalid' });
     // normals with a dimension the data lacks
-    const extra = new DataCube({ dims: [{ name: 't', type: 'temporal', labels: ['01'] }, { name: 'bands', type: 'bands', labels: ['a'] }], data: new Float32Array(1) });
+    const extra = new DataCube({
+      dims: [
+        { name: 't', type: 'temporal', labels: ['01'] },
+        { name: 'bands', type: 'bands', labels: ['a'] },
+      ],
+      data: new Float32Array(1),
+    });
     await expect(run(cube, extra)).rejects.toMatchObject({ code: 'ProcessParameterInvalid' });
     // normals on another grid
     const other: Grid = { ...grid, transform: [600010, 10, 0, 5300000, 0, -10] };
@@ -217,7 +234,13 @@ describe('resample_cube_temporal', () => {
   const g1: Grid = { epsg: 32633, transform: [600000, 10, 0, 5300000, 0, -10], width: 2, height: 1 };
   const source = new DataCube({ dims: [{ name: 't', type: 'temporal', labels: SRC }, ...spatialDims(g1)], data: Float32Array.from([1, 10, NaN, 20, 3, 30]), grid: g1 });
   const target = (labels: string[], name = 't') =>
-    new DataCube({ dims: [{ name, type: 'temporal', labels }, { name: 'bands', type: 'bands', labels: ['x'] }], data: new Float32Array(labels.length) });
+    new DataCube({
+      dims: [
+        { name, type: 'temporal', labels },
+        { name: 'bands', type: 'bands', labels: ['x'] },
+      ],
+      data: new Float32Array(labels.length),
+    });
   const TGT = ['2020-01-03T00:00:00Z', '2020-01-04T00:00:00Z', '2020-01-20T00:00:00Z', '2019-12-01'];
   const resample = (t: unknown, extra: Record<string, unknown> = {}) => call('resample_cube_temporal', { data: P('s'), target: P('t'), ...extra }, { s: source, t }) as Promise<DataCube>;
 
@@ -245,7 +268,16 @@ describe('resample_cube_temporal', () => {
     const box: [number, number, number, number] = [600000, 5299000, 601000, 5300000];
     const item = (id: string, datetime: string) => ({ id, datetime, epsg: 32633, bbox: box, bbox4326: transformBox(box, 32633, 4326), assets: { B1: { href: '/nonexistent.tif', sample: 0 } } });
     const src = { collections: { get: (id: string) => (id === 'T' ? (meta as any) : null), items: () => [item('a', '2020-01-04T00:00:00Z'), item('b', '2020-01-12T00:00:00Z')] } };
-    const lazy = new LazyCube({ source: src, collection: 'T', extent: { west: box[0], south: box[1], east: box[2], north: box[3], crs: 32633 }, temporal: null, bands: null, target: {}, resampling: 'nearest', mask: null });
+    const lazy = new LazyCube({
+      source: src,
+      collection: 'T',
+      extent: { west: box[0], south: box[1], east: box[2], north: box[3], crs: 32633 },
+      temporal: null,
+      bands: null,
+      target: {},
+      resampling: 'nearest',
+      mask: null,
+    });
     const spy = vi.spyOn(lazy, 'materialize');
     const out = await resample(lazy);
     expect(spy).not.toHaveBeenCalled();

@@ -12,10 +12,7 @@ import { DataCube, spatialDims, type Dimension } from '../src/datacube/datacube.
 import type { Grid } from '../src/core/grid.js';
 import { testEngine } from './engine-env.js';
 
-const defs = new Map<string, ProcessDef>([
-  ...predefined.specs().map((s) => [s.id, predefined.get(s.id)!] as const),
-  ...[...apply, ...dimensions, ...combine].map((d) => [d.id, predefined.get(d.id)!] as const),
-]);
+const defs = new Map<string, ProcessDef>([...predefined.specs().map((s) => [s.id, predefined.get(s.id)!] as const), ...[...apply, ...dimensions, ...combine].map((d) => [d.id, predefined.get(d.id)!] as const)]);
 const run: RunContext = { engine: testEngine(), catalog: { collections: { get: () => null, items: () => [] } } as any, maxValues: 1e9, limitAdvice: '', results: [], log: () => {}, stats: { values: 0 } };
 const env: EvalEnv = { predefined: (id) => defs.get(id), userProcess: () => null, run };
 const call = (process_id: string, args: Record<string, unknown>, values: Record<string, unknown> = {}) =>
@@ -167,7 +164,18 @@ describe('mask', () => {
 describe('mask_polygon', () => {
   // A grid in EPSG:4326: pixel centres x = 10.05 + 0.1 c, y = 49.95 - 0.1 r.
   const g4326: Grid = { epsg: 4326, transform: [10, 0.1, 0, 50, 0, -0.1], width: 5, height: 4 };
-  const square = { type: 'Polygon', coordinates: [[[10.1, 49.7], [10.3, 49.7], [10.3, 49.9], [10.1, 49.9], [10.1, 49.7]]] };
+  const square = {
+    type: 'Polygon',
+    coordinates: [
+      [
+        [10.1, 49.7],
+        [10.3, 49.7],
+        [10.3, 49.9],
+        [10.1, 49.9],
+        [10.1, 49.7],
+      ],
+    ],
+  };
   const inSquare = (i: number) => [1, 2].includes(i % 5) && [1, 2].includes(Math.floor(i / 5));
 
   it('replaces the pixels outside the polygons (or inside) and leaves no-data alone', async () => {
@@ -205,7 +213,18 @@ describe('apply_kernel', () => {
       [0, 5, 6, 7],
       [0, 9, 10, 11],
     ]);
-    expect(rows(await k([[0, 1, 0], [0, 0, 0], [0, 0, 0]], { border: 100 }))).toEqual([
+    expect(
+      rows(
+        await k(
+          [
+            [0, 1, 0],
+            [0, 0, 0],
+            [0, 0, 0],
+          ],
+          { border: 100 },
+        ),
+      ),
+    ).toEqual([
       [100, 100, 100, 100],
       [1, 2, 3, 4],
       [5, 6, 7, 8],
@@ -268,11 +287,7 @@ describe('apply_neighborhood', () => {
   it('runs the child on blocks with overlap: a kernel then sees across block edges', async () => {
     const cube = makeCube(D, ['B1', 'B2'], base);
     const whole: DataCube = await call('apply_kernel', { data: P('a'), kernel: left }, { a: cube });
-    const blocks: DataCube = await call(
-      'apply_neighborhood',
-      { data: P('a'), process: kernelChild(left), size: [px('x', 2), px('y', 2)], overlap: [px('x', 1), px('y', 1)] },
-      { a: cube },
-    );
+    const blocks: DataCube = await call('apply_neighborhood', { data: P('a'), process: kernelChild(left), size: [px('x', 2), px('y', 2)], overlap: [px('x', 1), px('y', 1)] }, { a: cube });
     expect(Array.from(blocks.data)).toEqual(Array.from(whole.data));
     expect(blocks.dims).toEqual(cube.dims);
     // without overlap, column 2 starts a block and sees no left neighbour
@@ -286,7 +301,11 @@ describe('apply_neighborhood', () => {
     const child = {
       process_graph: {
         l: { process_id: 'dimension_labels', arguments: { data: P('data'), dimension: 'x' } },
-        r: { process_id: 'apply', arguments: { data: P('data'), context: { from_node: 'l' }, process: { process_graph: { e: { process_id: 'array_element', arguments: { data: P('context'), index: 0 }, result: true } } } }, result: true },
+        r: {
+          process_id: 'apply',
+          arguments: { data: P('data'), context: { from_node: 'l' }, process: { process_graph: { e: { process_id: 'array_element', arguments: { data: P('context'), index: 0 }, result: true } } } },
+          result: true,
+        },
       },
     };
     const r: DataCube = await call('apply_neighborhood', { data: P('a'), process: child, size: [px('x', 20, null), px('y', 40, 'm')], overlap: [px('x', 1)] }, { a: cube });
@@ -308,7 +327,11 @@ describe('apply_neighborhood', () => {
     const cube = makeCube(D, ['B1'], base);
     const reduce = {
       process_graph: {
-        r: { process_id: 'reduce_dimension', arguments: { data: P('data'), dimension: 't', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: P('data') }, result: true } } } }, result: true },
+        r: {
+          process_id: 'reduce_dimension',
+          arguments: { data: P('data'), dimension: 't', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: P('data') }, result: true } } } },
+          result: true,
+        },
       },
     };
     await expect(call('apply_neighborhood', { data: P('a'), process: reduce, size: [px('x', 2), px('y', 2)] }, { a: cube })).rejects.toMatchObject({ code: 'DataCubePropertiesImmutable' });

@@ -27,11 +27,22 @@ function cube(): DataCube {
 
 const poly = (ring: number[][]) => ({ type: 'Polygon', coordinates: [ring] });
 // Columns 0-1, rows 0-1.
-const A = poly([[10, 49.8], [10.2, 49.8], [10.2, 50], [10, 50], [10, 49.8]]);
+const A = poly([
+  [10, 49.8],
+  [10.2, 49.8],
+  [10.2, 50],
+  [10, 50],
+  [10, 49.8],
+]);
 // A triangle right of the line from (10.2, 50) to (10.5, 49.6), x = 10.2 + 0.75 (50 - y):
 // row 0 (y 49.95): x > 10.2375 -> columns 2, 3, 4; row 1: x > 10.3125 -> 3, 4; row 2: x > 10.3875 -> 4;
 // row 3: x > 10.4625 -> none.
-const B = poly([[10.2, 50], [10.5, 50], [10.5, 49.6], [10.2, 50]]);
+const B = poly([
+  [10.2, 50],
+  [10.5, 50],
+  [10.5, 49.6],
+  [10.2, 50],
+]);
 const inA = (r: number, c: number) => r <= 1 && c <= 1;
 const inB = (r: number, c: number) => (r === 0 && c >= 2) || (r === 1 && c >= 3) || (r === 2 && c === 4);
 
@@ -85,7 +96,12 @@ describe('apply_polygon', () => {
 
   it('ignores empty polygons and polygons without pixels; the child process may rename labels', async () => {
     logs.length = 0;
-    const outside = poly([[20, 40], [20.1, 40], [20.1, 40.1], [20, 40]]);
+    const outside = poly([
+      [20, 40],
+      [20.1, 40],
+      [20.1, 40.1],
+      [20, 40],
+    ]);
     const empty = { type: 'Polygon', coordinates: [] };
     const rename = {
       process_graph: {
@@ -102,18 +118,36 @@ describe('apply_polygon', () => {
 
   it('raises GeometriesOverlap when a pixel centre lies in two polygons', async () => {
     // columns 1-2, rows 1-2: pixel (1, 1) is in A too
-    const C = poly([[10.1, 49.7], [10.3, 49.7], [10.3, 49.9], [10.1, 49.9], [10.1, 49.7]]);
-    await expect(call('apply_polygon', { data: P('c'), geometries: { type: 'FeatureCollection', features: [A, C].map((geometry) => ({ type: 'Feature', properties: {}, geometry })) }, process: ADD }, { c: cube() })).rejects.toMatchObject({
+    const C = poly([
+      [10.1, 49.7],
+      [10.3, 49.7],
+      [10.3, 49.9],
+      [10.1, 49.9],
+      [10.1, 49.7],
+    ]);
+    await expect(
+      call('apply_polygon', { data: P('c'), geometries: { type: 'FeatureCollection', features: [A, C].map((geometry) => ({ type: 'Feature', properties: {}, geometry })) }, process: ADD }, { c: cube() }),
+    ).rejects.toMatchObject({
       code: 'GeometriesOverlap',
     });
     // touching polygons (A and B share the edge x = 10.2) do not overlap
-    await expect(call('apply_polygon', { data: P('c'), geometries: { type: 'FeatureCollection', features: [A, B].map((geometry) => ({ type: 'Feature', properties: {}, geometry })) }, process: ADD }, { c: cube() })).resolves.toBeInstanceOf(DataCube);
+    await expect(
+      call('apply_polygon', { data: P('c'), geometries: { type: 'FeatureCollection', features: [A, B].map((geometry) => ({ type: 'Feature', properties: {}, geometry })) }, process: ADD }, { c: cube() }),
+    ).resolves.toBeInstanceOf(DataCube);
   });
 
   it('refuses other geometries and child processes that change the cube', async () => {
     await expect(call('apply_polygon', { data: P('c'), geometries: { type: 'Point', coordinates: [10.05, 49.95] }, process: ADD }, { c: cube() })).rejects.toMatchObject({ code: 'ProcessParameterInvalid' });
     await expect(call('apply_polygon', { data: P('c'), geometries: { type: 'Polygon', coordinates: [] }, process: ADD }, { c: cube() })).rejects.toMatchObject({ code: 'ProcessParameterInvalid' });
-    const reduce = { process_graph: { r: { process_id: 'reduce_dimension', arguments: { data: P('data'), dimension: 'bands', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: P('data') }, result: true } } } }, result: true } } };
+    const reduce = {
+      process_graph: {
+        r: {
+          process_id: 'reduce_dimension',
+          arguments: { data: P('data'), dimension: 'bands', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: P('data') }, result: true } } } },
+          result: true,
+        },
+      },
+    };
     await expect(call('apply_polygon', { data: P('c'), geometries: A, process: reduce }, { c: cube() })).rejects.toMatchObject({ code: 'ProcessParameterInvalid' });
     const number = { process_graph: { r: { process_id: 'constant', arguments: { x: 1 }, result: true } } };
     await expect(call('apply_polygon', { data: P('c'), geometries: A, process: number }, { c: cube() })).rejects.toMatchObject({ code: 'ProcessParameterInvalid' });
@@ -151,7 +185,16 @@ describe('inspect', () => {
     const box: [number, number, number, number] = [600000, 5299000, 601000, 5300000];
     const item = { id: 'a', datetime: '2020-01-04T00:00:00Z', epsg: 32633, bbox: box, bbox4326: transformBox(box, 32633, 4326), assets: { B1: { href: '/nonexistent.tif', sample: 0 } } };
     const source = { collections: { get: (id: string) => (id === 'T' ? (meta as any) : null), items: () => [item] } };
-    const lazy = new LazyCube({ source, collection: 'T', extent: { west: box[0], south: box[1], east: box[2], north: box[3], crs: 32633 }, temporal: null, bands: null, target: {}, resampling: 'nearest', mask: null });
+    const lazy = new LazyCube({
+      source,
+      collection: 'T',
+      extent: { west: box[0], south: box[1], east: box[2], north: box[3], crs: 32633 },
+      temporal: null,
+      bands: null,
+      target: {},
+      resampling: 'nearest',
+      mask: null,
+    });
     // (its one item is a file that does not exist: a read would fail)
     const out = await call('inspect', { data: P('c') }, { c: lazy });
     expect(out).toBe(lazy);

@@ -19,9 +19,23 @@ import { writeCog } from '../src/output/cog-writer.js';
 import { testEngine } from './engine-env.js';
 
 const defs = new Map<string, ProcessDef>([...predefined.specs().map((s) => [s.id, predefined.get(s.id)!] as [string, ProcessDef]), ...mine.map((d) => [d.id, predefined.get(d.id)!] as [string, ProcessDef])]);
-const newRun = (): RunContext => ({ engine: testEngine(), catalog: { collections: { get: () => null, items: () => [] } } as any, maxValues: 1e9, limitAdvice: '', results: [], log: () => {}, stats: { values: 0 } });
+const newRun = (): RunContext => ({
+  engine: testEngine(),
+  catalog: { collections: { get: () => null, items: () => [] } } as any,
+  maxValues: 1e9,
+  limitAdvice: '',
+  results: [],
+  log: () => {},
+  stats: { values: 0 },
+});
 let run = newRun();
-const env = { predefined: (id: string) => defs.get(id), userProcess: () => null, get run() { return run; } };
+const env = {
+  predefined: (id: string) => defs.get(id),
+  userProcess: () => null,
+  get run() {
+    return run;
+  },
+};
 
 /** Runs one process on `cube`; `params` are further values the arguments can read with from_parameter. */
 async function call(id: string, args: Record<string, unknown>, cube: unknown, params: Record<string, unknown> = {}): Promise<unknown> {
@@ -61,7 +75,10 @@ describe('resample_spatial on a loaded cube', () => {
     expect(out.dims[3].labels).toEqual([600010, 600030]);
     expect(out.dims[2].labels).toEqual([5299990, 5299970]);
     // (0 + 1 + 10 + 11) / 4, (2 + 3 + 12 + 13) / 4, ...
-    const blocks = [[5.5, 7.5], [25.5, 27.5]];
+    const blocks = [
+      [5.5, 7.5],
+      [25.5, 27.5],
+    ];
     expect([...out.data]).toEqual(planes(2, 2, (r, col) => blocks[r][col]));
     const holed = c.data.slice();
     holed[0] = NaN;
@@ -85,12 +102,19 @@ describe('resample_spatial on a loaded cube', () => {
   it('near: the pixel that holds each new pixel centre', async () => {
     const out = (await call('resample_spatial', { resolution: 20 }, cube(grid(4, 4)))) as DataCube;
     // New centres fall on the corner between source pixels; ties go right and down: (1,1), (1,3), (3,1), (3,3).
-    const picked = [[11, 13], [31, 33]];
+    const picked = [
+      [11, 13],
+      [31, 33],
+    ];
     expect([...out.data]).toEqual(planes(2, 2, (r, c) => picked[r][c]));
   });
 
   it('bilinear: interpolates between pixel centres, renormalising at the edges', async () => {
-    const out = (await call('resample_spatial', { resolution: 5, method: 'bilinear' }, cube(grid(4, 4), (_r, c) => c * 10))) as DataCube;
+    const out = (await call(
+      'resample_spatial',
+      { resolution: 5, method: 'bilinear' },
+      cube(grid(4, 4), (_r, c) => c * 10),
+    )) as DataCube;
     expect(out.grid).toEqual(grid(8, 8, 5));
     // New centres at source columns 0.25, 0.75, ..., 3.75; only one neighbour inside at both ends.
     const row = [0, 2.5, 7.5, 12.5, 17.5, 22.5, 27.5, 30];
@@ -163,7 +187,17 @@ describe('resample_cube_spatial on a loaded cube', () => {
     expect([...bil.data]).toEqual(planes(4, 4, (r, c) => (c < 3 ? r * 10 + c + 0.5 : NaN)));
     const coarse = cube(grid(2, 2, 20));
     const avg = (await call('resample_cube_spatial', { target: { from_parameter: 'target' }, method: 'average' }, src, { target: coarse })) as DataCube;
-    expect([...avg.data]).toEqual(planes(2, 2, (r, c) => [[5.5, 7.5], [25.5, 27.5]][r][c]));
+    expect([...avg.data]).toEqual(
+      planes(
+        2,
+        2,
+        (r, c) =>
+          [
+            [5.5, 7.5],
+            [25.5, 27.5],
+          ][r][c],
+      ),
+    );
   });
 });
 

@@ -127,18 +127,41 @@ describeWithTool(hasGdal, 'GDAL', 'reads and warps against GDAL', () => {
       const west = -20037508.342789244 + x * size;
       const north = 20037508.342789244 - y * size;
       const extent = { west, south: north - size, east: west + size, north, crs: 3857 };
-      const chunk = await loadChunk(store, {
-        collection: DEMO,
-        extent,
-        temporal: ['2024-06-21', '2024-06-22'],
-        bands: ['B04'],
-        target: { epsg: 3857, resolution: size / 256 },
-      }, reading);
+      const chunk = await loadChunk(
+        store,
+        {
+          collection: DEMO,
+          extent,
+          temporal: ['2024-06-21', '2024-06-22'],
+          bands: ['B04'],
+          target: { epsg: 3857, resolution: size / 256 },
+        },
+        reading,
+      );
       expect(chunk.grid.width).toBe(256);
       const href = items[3].assets.B04.href;
       const level = (await openRaster(href, TRUSTED, blocks)).levelFor(size / 256 / 1.45);
       const ref = gdalFloat(
-        ['-t_srs', 'EPSG:3857', '-te', String(west), String(north - size), String(west + size), String(north), '-ts', '256', '256', '-r', 'near', '-et', '0', '-dstnodata', 'nan', ...(level > 0 ? ['-ovr', String(level - 1)] : ['-ovr', 'NONE']), href],
+        [
+          '-t_srs',
+          'EPSG:3857',
+          '-te',
+          String(west),
+          String(north - size),
+          String(west + size),
+          String(north),
+          '-ts',
+          '256',
+          '256',
+          '-r',
+          'near',
+          '-et',
+          '0',
+          '-dstnodata',
+          'nan',
+          ...(level > 0 ? ['-ovr', String(level - 1)] : ['-ovr', 'NONE']),
+          href,
+        ],
         'gdalwarp',
       );
       let equal = 0;

@@ -71,7 +71,10 @@ describe('SIGTERM', () => {
             process_graph: {
               l: { process_id: 'load_collection', arguments: { id: DEMO_COLLECTION, spatial_extent: null, temporal_extent: null, bands: ['B04', 'B08'] } },
               n: { process_id: 'ndvi', arguments: { data: { from_node: 'l' } } },
-              m: { process_id: 'reduce_dimension', arguments: { data: { from_node: 'n' }, dimension: 't', reducer: { process_graph: { x: { process_id: 'max', arguments: { data: { from_parameter: 'data' } }, result: true } } } } },
+              m: {
+                process_id: 'reduce_dimension',
+                arguments: { data: { from_node: 'n' }, dimension: 't', reducer: { process_graph: { x: { process_id: 'max', arguments: { data: { from_parameter: 'data' } }, result: true } } } },
+              },
               s: { process_id: 'save_result', arguments: { data: { from_node: 'm' }, format: 'GTiff' }, result: true },
             },
           },
@@ -128,7 +131,9 @@ describe('SIGTERM', () => {
     s = await startServer({ XEO_DRAIN_SECONDS: '1', XEO_COMPUTE_THREADS: '1' }, dataDir);
     const sent = { n: 0 };
     // An upload that would take a minute.
-    const upload = http('PUT', `${s.base}/files/drain/slow.bin`, { headers: { authorization: await login(s, 'alice', 'pa'), 'content-type': 'application/octet-stream' }, body: slowBody(600, 100, sent) }).catch((e: Error) => e);
+    const upload = http('PUT', `${s.base}/files/drain/slow.bin`, { headers: { authorization: await login(s, 'alice', 'pa'), 'content-type': 'application/octet-stream' }, body: slowBody(600, 100, sent) }).catch(
+      (e: Error) => e,
+    );
     while (sent.n < 2) await new Promise((r) => setTimeout(r, 20));
     const exit = exited(s);
     s.proc.kill('SIGTERM');

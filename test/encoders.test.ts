@@ -16,7 +16,6 @@ import { rng } from './rng.js';
 // ---------------------------------------------------------------------------------------------
 // Test data and helpers
 
-
 function randomBytes(n: number, seed: number): Uint8Array {
   const r = rng(seed);
   return Uint8Array.from({ length: n }, () => Math.floor(r() * 256));
@@ -132,7 +131,11 @@ describe('colour maps', () => {
       }
     }
     // Monotone up to the rounding of entries to bytes, and strictly over 8 entries.
-    for (const [map, sign] of [['greys', 1], ['viridis', 1], ['blues', -1]] as const) {
+    for (const [map, sign] of [
+      ['greys', 1],
+      ['viridis', 1],
+      ['blues', -1],
+    ] as const) {
       const t = colorTable(map);
       for (let i = 1; i < 256; i++) expect(sign * (lightness(t, i) - lightness(t, i - 1)), `${map} at ${i}`).toBeGreaterThan(-0.5);
       for (let i = 8; i < 256; i++) expect(sign * (lightness(t, i) - lightness(t, i - 8)), `${map} at ${i}`).toBeGreaterThan(0);
@@ -167,12 +170,30 @@ describe('colour maps', () => {
     const b = Float32Array.from([0, 1000, 100, 7, NaN, 0]);
     const out = toRgba([r, g, b], { min: [0, 0, 0], max: [1000, 500, 255] });
     expect([...out]).toEqual([
-      0, 0, 0, 255,
-      255, 255, 255, 255,
-      128, 128, 100, 255, // 127.5 rounds up
-      0, 0, 0, 0,
-      0, 0, 0, 0,
-      0, 0, 0, 255,
+      0,
+      0,
+      0,
+      255,
+      255,
+      255,
+      255,
+      255,
+      128,
+      128,
+      100,
+      255, // 127.5 rounds up
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      255,
     ]);
   });
 
@@ -263,7 +284,7 @@ describeWithTool(hasGdal, 'GDAL', 'PNG encoder, read by GDAL', () => {
 
   it('an indexed NDVI tile: GDAL sees the palette, and its colours are those of the colour map', () => {
     const w = 256;
-    const ndvi = Float32Array.from({ length: w * w }, (_, i) => ((i % w) < 20 && Math.floor(i / w) < 30 ? NaN : -0.3 + ((i % w) + Math.floor(i / w)) / 400));
+    const ndvi = Float32Array.from({ length: w * w }, (_, i) => (i % w < 20 && Math.floor(i / w) < 30 ? NaN : -0.3 + ((i % w) + Math.floor(i / w)) / 400));
     const indices = colorIndices(ndvi, -0.2, 0.8);
     const palette = colorPalette('ndvi');
     const png = encodePng({ width: w, height: w, channels: 1, data: indices, palette });

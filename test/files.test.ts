@@ -30,8 +30,7 @@ afterAll(async () => {
   removeDir(outside);
 });
 
-const put = (p: string, body: string | Buffer | AsyncIterable<Uint8Array>, token = alice) =>
-  http('PUT', `${s.base}/files/${p}`, { token, body, headers: { 'content-type': 'application/octet-stream' } });
+const put = (p: string, body: string | Buffer | AsyncIterable<Uint8Array>, token = alice) => http('PUT', `${s.base}/files/${p}`, { token, body, headers: { 'content-type': 'application/octet-stream' } });
 
 /** Raw HTTP as sent (see helpers.ts), with a user's token. */
 const rawRequest = (method: string, target: string, token: string, body = '') => raw(s, method, target, { Authorization: token }, body);
@@ -133,7 +132,7 @@ describe('path safety', () => {
     '/1.2.0/files/c%3A%5Cwindows',
     '/1.2.0/files/bad%E0%A4%A',
   ];
-  it('reads a literal run of slashes as one: files//etc/passwd is the user\'s own etc/passwd', async () => {
+  it("reads a literal run of slashes as one: files//etc/passwd is the user's own etc/passwd", async () => {
     expect((await rawRequest('PUT', '/1.2.0/files//etc/passwd', alice, 'mine')).status).toBe(200);
     expect(readFileSync(path.join(s.dataDir, 'files', 'alice', 'etc', 'passwd'), 'utf8')).toBe('mine');
     expect((await rawRequest('DELETE', '/1.2.0/files/etc//passwd', alice)).status).toBe(204);

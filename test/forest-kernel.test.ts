@@ -75,7 +75,13 @@ describe('the forest kernel', () => {
         expect(after.rescued).toBe(before.rescued);
         expect(new Int32Array(split.buffer, split.byteOffset, n)).toEqual(new Int32Array(alone.buffer));
         // Below the threshold, and for probabilities (a plane per class), it stays on this thread.
-        runForest(f, ps.map((p) => p.subarray(0, 1000)), 1000, false, helpers);
+        runForest(
+          f,
+          ps.map((p) => p.subarray(0, 1000)),
+          1000,
+          false,
+          helpers,
+        );
         runForest(f, ps, n, true, helpers);
         expect(helpers.stats().splits).toBe(after.splits);
       });

@@ -141,7 +141,10 @@ describe('files', () => {
       }),
     );
     expect([...statuses].sort()).toEqual(expect.arrayContaining([200]));
-    expect([...statuses].every((x) => [200, 204, 404].includes(x)), [...statuses].join()).toBe(true);
+    expect(
+      [...statuses].every((x) => [200, 204, 404].includes(x)),
+      [...statuses].join(),
+    ).toBe(true);
   });
 });
 

@@ -203,7 +203,9 @@ export function rawRequest(server: TestServer, method: string, target: string, h
       }
     });
     sock.on('error', reject);
-    const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+    const extra = Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('');
     sock.write(`${method} ${target} HTTP/1.1\r\nHost: x\r\n${extra}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
   });
 }

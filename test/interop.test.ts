@@ -150,7 +150,11 @@ describe('interoperability with the openEO tools', () => {
       expect(() => JSON.parse(r.text)).toThrow();
       const py = spawnSync('python3', ['-c', 'import json,sys; r=json.load(sys.stdin)["data"][0][0][0]; print(r[0] != r[0], r[1], r[2], r[3])'], { input: r.text, encoding: 'utf8' });
       expect(py.stdout.trim(), py.stderr).toBe('True -inf inf 1.5');
-      expectError(await http('POST', `${s.base}/result`, { ...json({ process: { process_graph: cube({ non_finite: 'strings' }) } }), headers: { 'content-type': 'application/json', origin: 'https://x.example' } }), 400, 'ProcessParameterInvalid');
+      expectError(
+        await http('POST', `${s.base}/result`, { ...json({ process: { process_graph: cube({ non_finite: 'strings' }) } }), headers: { 'content-type': 'application/json', origin: 'https://x.example' } }),
+        400,
+        'ProcessParameterInvalid',
+      );
     });
 
     it('lists the option in GET /file_formats', async () => {
@@ -266,7 +270,10 @@ describeWithTool(hasGdal && hasXarray, 'GDAL and xarray', 'what the workflow tes
       expect(labels.json).toEqual(names);
       const kept = await result(v, {
         ...renamed,
-        f: { process_id: 'filter_labels', arguments: { data: { from_node: 'r' }, dimension: 't', condition: child({ e: { process_id: 'text_begins', arguments: { data: { from_parameter: 'value' }, pattern: 'd' }, result: true } }) } },
+        f: {
+          process_id: 'filter_labels',
+          arguments: { data: { from_node: 'r' }, dimension: 't', condition: child({ e: { process_id: 'text_begins', arguments: { data: { from_parameter: 'value' }, pattern: 'd' }, result: true } }) },
+        },
         s: save('f', 'JSON'),
       });
       expect(kept.json.dimensions[0].labels).toEqual(['dritte Woche']);
@@ -287,7 +294,12 @@ describeWithTool(hasGdal && hasXarray, 'GDAL and xarray', 'what the workflow tes
     for (const v of VERSIONS) {
       const r = await result(v, graph);
       expect(r.status, r.text).toBe(200);
-      expect(r.json.dimensions.map((d: { name: string; labels: unknown[] }) => [d.name, d.labels.length])).toEqual([['t', 2], ['bands', 3], ['y', 2], ['x', 3]]);
+      expect(r.json.dimensions.map((d: { name: string; labels: unknown[] }) => [d.name, d.labels.length])).toEqual([
+        ['t', 2],
+        ['bands', 3],
+        ['y', 2],
+        ['x', 3],
+      ]);
       expect(r.json.dimensions[1].labels).toEqual([0, 1, 2]);
       const [b1, b2, nd] = r.json.data[1];
       expect(inner(b1)).toEqual([0, 1, 2, 3, 4, 5].map((p) => value(0, 1, p)));
@@ -305,12 +317,20 @@ describeWithTool(hasGdal && hasXarray, 'GDAL and xarray', 'what the workflow tes
       hi: { process_id: 'max', arguments: { data: { from_parameter: 'data' } } },
       c: { process_id: 'array_concat', arguments: { array1: [{ from_node: 'lo' }], array2: { from_node: 'hi' } }, result: true },
     });
-    const into = (process: unknown, target = 'bands') => ({ l: load(), a: { process_id: 'apply_dimension', arguments: { data: { from_node: 'l' }, dimension: 't', target_dimension: target, process } }, s: save('a', 'JSON') });
+    const into = (process: unknown, target = 'bands') => ({
+      l: load(),
+      a: { process_id: 'apply_dimension', arguments: { data: { from_node: 'l' }, dimension: 't', target_dimension: target, process } },
+      s: save('a', 'JSON'),
+    });
     for (const v of VERSIONS) {
       // Two values per band: the time series of B1 gives the first two, B2's the next two; labels 0..3.
       const r = await result(v, into(minMax));
       expect(r.status, r.text).toBe(200);
-      expect(r.json.dimensions.map((d: { name: string; type: string }) => [d.name, d.type])).toEqual([['bands', 'bands'], ['y', 'spatial'], ['x', 'spatial']]);
+      expect(r.json.dimensions.map((d: { name: string; type: string }) => [d.name, d.type])).toEqual([
+        ['bands', 'bands'],
+        ['y', 'spatial'],
+        ['x', 'spatial'],
+      ]);
       expect(r.json.dimensions[0].labels).toEqual([0, 1, 2, 3]);
       const want = [value(0, 0, 0), value(0, 3, 0), value(1, 0, 0), value(1, 3, 0)];
       expect(r.json.data.map((plane: (number | null)[][]) => inner(plane)[0])).toEqual(want);
@@ -320,7 +340,12 @@ describeWithTool(hasGdal && hasXarray, 'GDAL and xarray', 'what the workflow tes
       expect(inner(mean.json.data[1])).toEqual([0, 1, 2, 3, 4, 5].map((p) => (value(1, 0, p) + value(1, 1, p) + value(1, 2, p) + value(1, 3, p)) / 4));
       // A new name is a new dimension of type other; the grid's own dimensions take no computed values.
       const other = await result(v, into(minMax, 'stats'));
-      expect(other.json.dimensions.map((d: { name: string; type: string }) => [d.name, d.type])).toEqual([['stats', 'other'], ['bands', 'bands'], ['y', 'spatial'], ['x', 'spatial']]);
+      expect(other.json.dimensions.map((d: { name: string; type: string }) => [d.name, d.type])).toEqual([
+        ['stats', 'other'],
+        ['bands', 'bands'],
+        ['y', 'spatial'],
+        ['x', 'spatial'],
+      ]);
       expectError(await result(v, into(minMax, 'x')), 400, 'ProcessParameterInvalid');
     }
   });

@@ -59,7 +59,10 @@ describe('classifyGraph', () => {
     expect(over('x').local).toBe(false);
     expect(over('y').local).toBe(false);
     expect(over({ from_parameter: 'd' }).local).toBe(false);
-    const applyDim = classifyGraph({ l: load, r: { process_id: 'apply_dimension', arguments: { data: { from_node: 'l' }, dimension: 't', target_dimension: 'x', process: reducer('mean') } }, s: save('r') }, env());
+    const applyDim = classifyGraph(
+      { l: load, r: { process_id: 'apply_dimension', arguments: { data: { from_node: 'l' }, dimension: 't', target_dimension: 'x', process: reducer('mean') } }, s: save('r') },
+      env(),
+    );
     expect(applyDim.local).toBe(false);
   });
 
@@ -77,7 +80,14 @@ describe('classifyGraph', () => {
   });
 
   it('looks into child processes and stored processes, and refuses unknown processes', () => {
-    const nested = { l: load, a: { process_id: 'apply', arguments: { data: { from_node: 'l' }, process: { process_graph: { k: { process_id: 'apply_kernel', arguments: { data: { from_parameter: 'x' }, kernel: [[1]] }, result: true } } } } }, s: save('a') };
+    const nested = {
+      l: load,
+      a: {
+        process_id: 'apply',
+        arguments: { data: { from_node: 'l' }, process: { process_graph: { k: { process_id: 'apply_kernel', arguments: { data: { from_parameter: 'x' }, kernel: [[1]] }, result: true } } } },
+      },
+      s: save('a'),
+    };
     expect(classifyGraph(nested, env()).local).toBe(false);
     const udp = { k: { process_id: 'apply_kernel', arguments: { data: { from_parameter: 'data' }, kernel: [[1]] }, result: true } };
     const calling = { l: load, u: { process_id: 'smooth', arguments: { data: { from_node: 'l' } } }, s: save('u') };

@@ -42,7 +42,10 @@ export const onePieceGraph = () => ({
 /** Valid, but fails while running: element 5 of the two bands, inside the reducer. */
 export const failingGraph = () => ({
   l: load(pixels(0, 0, 512, 512), JUNE),
-  r: { process_id: 'reduce_dimension', arguments: { data: { from_node: 'l' }, dimension: 'bands', reducer: { process_graph: { el: { process_id: 'array_element', arguments: { data: { from_parameter: 'data' }, index: 5 }, result: true } } } } },
+  r: {
+    process_id: 'reduce_dimension',
+    arguments: { data: { from_node: 'l' }, dimension: 'bands', reducer: { process_graph: { el: { process_id: 'array_element', arguments: { data: { from_parameter: 'data' }, index: 5 }, result: true } } } },
+  },
   s: { process_id: 'save_result', arguments: { data: { from_node: 'r' }, format: 'GTiff' }, result: true },
 });
 

@@ -179,7 +179,18 @@ describeWithTool(hasGdal && hasCogValidator, 'GDAL', 'job COGs read back with GD
   it('of a graph that cannot be cut (apply_kernel) equal /result too', async () => {
     const graph = {
       l: { process_id: 'load_collection', arguments: { id: 'DEMO_S2_L2A', spatial_extent: pixels(500, 500, 300, 200), temporal_extent: ['2024-06-01', '2024-07-01'], bands: ['B08'] } },
-      k: { process_id: 'apply_kernel', arguments: { data: { from_node: 'l' }, kernel: [[1, 2, 1], [2, 4, 2], [1, 2, 1]], factor: 1 / 16 } },
+      k: {
+        process_id: 'apply_kernel',
+        arguments: {
+          data: { from_node: 'l' },
+          kernel: [
+            [1, 2, 1],
+            [2, 4, 2],
+            [1, 2, 1],
+          ],
+          factor: 1 / 16,
+        },
+      },
       s: { process_id: 'save_result', arguments: { data: { from_node: 'k' }, format: 'GTiff' }, result: true },
     };
     const job = await jobs.run(graph);

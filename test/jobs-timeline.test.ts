@@ -104,7 +104,16 @@ describe('the results over several dates', () => {
     const col = await jobs13.call('GET', `/jobs/${job.id}/results`);
     expect(col.headers['content-type']).toBe('application/json');
     const doc = col.json;
-    expect(doc).toMatchObject({ type: 'Collection', id: job.id, stac_version: '1.0.0', license: expect.any(String), description: expect.any(String), 'openeo:status': 'finished', unpublished: job.unpublished, started: job.started });
+    expect(doc).toMatchObject({
+      type: 'Collection',
+      id: job.id,
+      stac_version: '1.0.0',
+      license: expect.any(String),
+      description: expect.any(String),
+      'openeo:status': 'finished',
+      unpublished: job.unpublished,
+      started: job.started,
+    });
     const [start, end] = doc.extent.temporal.interval[0];
     expect(ms(start)).toBeLessThan(ms(end));
     expect(doc.extent.spatial.bbox[0]).toHaveLength(4);

@@ -16,13 +16,56 @@ export function inputValues(rng: Rng, n: number): Float32Array {
   return a;
 }
 
-const UNARY = ['absolute', 'sqrt', 'exp', 'ln', 'sin', 'cos', 'tan', 'arcsin', 'arccos', 'arctan', 'sinh', 'cosh', 'tanh', 'arsinh', 'arcosh', 'artanh', 'floor', 'ceil', 'int', 'round', 'sgn', 'not', 'is_nodata', 'is_valid', 'is_infinite', 'is_nan', 'constant'];
+const UNARY = [
+  'absolute',
+  'sqrt',
+  'exp',
+  'ln',
+  'sin',
+  'cos',
+  'tan',
+  'arcsin',
+  'arccos',
+  'arctan',
+  'sinh',
+  'cosh',
+  'tanh',
+  'arsinh',
+  'arcosh',
+  'artanh',
+  'floor',
+  'ceil',
+  'int',
+  'round',
+  'sgn',
+  'not',
+  'is_nodata',
+  'is_valid',
+  'is_infinite',
+  'is_nan',
+  'constant',
+];
 /** The parameter of each unary process: x, except where the definition names it otherwise. */
 const UNARY_PARAMETER: Record<string, string> = { exp: 'p' };
 const BINARY: [string, string, string][] = [
-  ['add', 'x', 'y'], ['subtract', 'x', 'y'], ['multiply', 'x', 'y'], ['divide', 'x', 'y'], ['power', 'base', 'p'], ['mod', 'x', 'y'],
-  ['arctan2', 'y', 'x'], ['normalized_difference', 'x', 'y'], ['gt', 'x', 'y'], ['gte', 'x', 'y'], ['lt', 'x', 'y'], ['lte', 'x', 'y'],
-  ['eq', 'x', 'y'], ['neq', 'x', 'y'], ['and', 'x', 'y'], ['or', 'x', 'y'], ['xor', 'x', 'y'], ['log', 'x', 'base'],
+  ['add', 'x', 'y'],
+  ['subtract', 'x', 'y'],
+  ['multiply', 'x', 'y'],
+  ['divide', 'x', 'y'],
+  ['power', 'base', 'p'],
+  ['mod', 'x', 'y'],
+  ['arctan2', 'y', 'x'],
+  ['normalized_difference', 'x', 'y'],
+  ['gt', 'x', 'y'],
+  ['gte', 'x', 'y'],
+  ['lt', 'x', 'y'],
+  ['lte', 'x', 'y'],
+  ['eq', 'x', 'y'],
+  ['neq', 'x', 'y'],
+  ['and', 'x', 'y'],
+  ['or', 'x', 'y'],
+  ['xor', 'x', 'y'],
+  ['log', 'x', 'base'],
 ];
 const REDUCERS = ['mean', 'sum', 'product', 'min', 'max', 'median', 'sd', 'variance', 'count', 'first', 'last'];
 

@@ -18,7 +18,13 @@ interface Kernels {
 
 async function load(): Promise<Kernels> {
   const bytes = readFileSync(path.join(ROOT, 'build/kernels.wasm'));
-  const { instance } = await WebAssembly.instantiate(bytes, { env: { abort: () => { throw new Error('abort'); } } });
+  const { instance } = await WebAssembly.instantiate(bytes, {
+    env: {
+      abort: () => {
+        throw new Error('abort');
+      },
+    },
+  });
   return instance.exports;
 }
 
@@ -28,7 +34,7 @@ function values(n: number, seed: number): Float32Array {
   let x = seed;
   for (let i = 0; i < n; i++) {
     x = (x * 1103515245 + 12345) % 2147483648;
-    a[i] = i % 17 === 0 ? special[(i / 17) % special.length | 0] : (x / 2147483648) * 2000 - 1000;
+    a[i] = i % 17 === 0 ? special[((i / 17) % special.length) | 0] : (x / 2147483648) * 2000 - 1000;
   }
   return a;
 }

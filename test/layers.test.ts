@@ -95,7 +95,7 @@ describe('layers of src/', () => {
 });
 
 describe('the ladder of docs/architecture.md', () => {
-  it('is the one generated from this test\'s list', () => {
+  it("is the one generated from this test's list", () => {
     const page = readFileSync(path.join(ROOT, 'docs/architecture.md'), 'utf8');
     expect(page, 'run npm run docs:ladder').toBe(withLadder(page));
   });
@@ -120,7 +120,10 @@ const ENGINE_ENTRY = /^(engine\/compute-thread|jobs\/worker)\.ts$/;
 /** The modules of `t` that match a rule, each with the chain of imports that brought it in. */
 function offenders(t: ThreadTrace, rules: RegExp[]): string[] {
   const hit = (u: string) => rules.some((r) => r.test(ours(u) ?? ''));
-  const show = (u: string) => chainTo(t, u).map((x) => ours(x) ?? x.replace(/^.*\/node_modules\//, '')).join(' -> ');
+  const show = (u: string) =>
+    chainTo(t, u)
+      .map((x) => ours(x) ?? x.replace(/^.*\/node_modules\//, ''))
+      .join(' -> ');
   return t.urls.filter(hit).map(show);
 }
 

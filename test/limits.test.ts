@@ -64,7 +64,10 @@ describe('graph limits', () => {
     for (let i = 0; i < 20; i++) {
       wide[`c${i}`] = {
         process_id: 'array_apply',
-        arguments: { data: [1], process: { process_graph: { a: { process_id: 'add', arguments: { x: { from_parameter: 'x' }, y: 1 } }, b: { process_id: 'add', arguments: { x: { from_node: 'a' }, y: 1 }, result: true } } } },
+        arguments: {
+          data: [1],
+          process: { process_graph: { a: { process_id: 'add', arguments: { x: { from_parameter: 'x' }, y: 1 } }, b: { process_id: 'add', arguments: { x: { from_node: 'a' }, y: 1 }, result: true } } },
+        },
       };
     }
     wide.r = { process_id: 'add', arguments: { x: 1, y: 2 }, result: true };

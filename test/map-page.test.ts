@@ -22,7 +22,11 @@ let ndviService: string;
 const ndvi = {
   l: { process_id: 'load_collection', arguments: { id: 'DEMO_S2_L2A', spatial_extent: null, temporal_extent: ['2024-06-01', '2024-07-01'], bands: ['B04', 'B08'] } },
   n: { process_id: 'ndvi', arguments: { data: { from_node: 'l' } } },
-  r: { process_id: 'reduce_dimension', arguments: { data: { from_node: 'n' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } }, result: true },
+  r: {
+    process_id: 'reduce_dimension',
+    arguments: { data: { from_node: 'n' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } },
+    result: true,
+  },
 };
 
 async function createService(body: object): Promise<{ id: string; record: any }> {
@@ -47,7 +51,9 @@ async function openPage(url: string, size = { width: 800, height: 600 }): Promis
 
 /** Waits until the map has drawn every tile of its view after `renders` completed drawings. */
 async function settled(page: Page, after = 0): Promise<void> {
-  await page.waitForFunction((n) => document.body.dataset.state === 'idle' && Number(document.body.dataset.renders) > n && document.body.dataset.tiles === document.body.dataset.tilesDone, after, { timeout: 60_000 });
+  await page.waitForFunction((n) => document.body.dataset.state === 'idle' && Number(document.body.dataset.renders) > n && document.body.dataset.tiles === document.body.dataset.tilesDone, after, {
+    timeout: 60_000,
+  });
 }
 const renders = (page: Page) => page.evaluate(() => Number(document.body.dataset.renders));
 const viewOf = (page: Page) => page.evaluate(() => JSON.parse(document.body.dataset.view)) as Promise<{ zoom: number; resolution: number; center: [number, number] }>;
@@ -175,7 +181,7 @@ describeWithTool(hasChromium, 'chromium', 'the map page', () => {
       await page.click('.ol-zoom-in');
       // The zoom animates: the map is done when it has reached the next level and drawn it.
       await page.waitForFunction((z) => JSON.parse(document.body.dataset.view).zoom === z, before.zoom + 1, { timeout: 10_000 });
-      await settled(page, await renders(page) - 1);
+      await settled(page, (await renders(page)) - 1);
       expect((await viewOf(page)).zoom).toBe(before.zoom + 1);
       expect(await page.evaluate(() => document.body.dataset.tilesFailed)).toBe('0');
       expect(page.url()).toMatch(new RegExp(`#map=${before.zoom + 1}/[\\d.-]+/[\\d.-]+$`));
@@ -218,7 +224,10 @@ describeWithTool(hasChromium, 'chromium', 'the map page', () => {
       const fitted = Math.round((await viewOf(page)).zoom);
       // Deeper than the fitted view, where data fills the window; then between two levels
       // (tiles of the nearer level, drawn scaled).
-      for (const [zoom, tileZ] of [[fitted + 2, fitted + 2], [fitted + 1.3, fitted + 1]]) {
+      for (const [zoom, tileZ] of [
+        [fitted + 2, fitted + 2],
+        [fitted + 1.3, fitted + 1],
+      ]) {
         const { bx, by, shot } = await borderView(page, zoom, tileZ);
         expect(bx % 1).not.toBeCloseTo(0, 1);
         // Strips of 200 pixels along each border, inside the data and clear of the panels.

@@ -63,7 +63,21 @@ describeWithTool(hasPythonOnnx, 'python3-onnx', 'predict_onnx', () => {
       stac_extensions: ['https://stac-extensions.github.io/mlm/v1.4.0/schema.json'],
       id: 'conv',
       geometry: null,
-      properties: { datetime: null, 'mlm:name': 'conv', 'mlm:architecture': 'CNN', 'mlm:tasks': ['segmentation'], 'mlm:output': [{ name: 'wetness', 'classification:classes': [{ value: 1, name: 'wet' }, { value: 0, name: 'dry' }] }] },
+      properties: {
+        datetime: null,
+        'mlm:name': 'conv',
+        'mlm:architecture': 'CNN',
+        'mlm:tasks': ['segmentation'],
+        'mlm:output': [
+          {
+            name: 'wetness',
+            'classification:classes': [
+              { value: 1, name: 'wet' },
+              { value: 0, name: 'dry' },
+            ],
+          },
+        ],
+      },
       links: [],
       assets: { weights: { href: '../models/conv.onnx', type: 'application/octet-stream; application=onnx', roles: ['mlm:model'] } },
     });

@@ -50,7 +50,10 @@ function rule(b02: number, b03: number, b04: number, b08: number): number {
 /** The Python client's graph of a training job (VectorCube.fit_class_random_forest + MlModel.save_ml_model). */
 const trainingGraph = (target: unknown, extra: Record<string, unknown> = { num_trees: 50, seed: 42 }, fit = 'fit_class_random_forest') => ({
   loadcollection1: load(TRAIN_BOX),
-  aggregatespatial1: { process_id: 'aggregate_spatial', arguments: { data: { from_node: 'loadcollection1' }, geometries: points(), reducer: { process_graph: { mean1: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } } },
+  aggregatespatial1: {
+    process_id: 'aggregate_spatial',
+    arguments: { data: { from_node: 'loadcollection1' }, geometries: points(), reducer: { process_graph: { mean1: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } },
+  },
   fitclassrandomforest1: { process_id: fit, arguments: { predictors: { from_node: 'aggregatespatial1' }, target, ...extra } },
   savemlmodel1: { process_id: 'save_ml_model', arguments: { data: { from_node: 'fitclassrandomforest1' }, options: {} }, result: true },
 });
@@ -74,7 +77,10 @@ const predictGraph = (model: Record<string, unknown>, extent: unknown = TEST, fo
 /** A graph that trains and predicts in one go (no model saved): the fit node's result is the reducer's context. */
 const fitAndPredict = (fit: string, target: unknown, extra: Record<string, unknown>, reducerProcess = 'predict_random_forest', over = 'reduce_dimension') => ({
   l: load(TRAIN_BOX),
-  a: { process_id: 'aggregate_spatial', arguments: { data: { from_node: 'l' }, geometries: points(), reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } } },
+  a: {
+    process_id: 'aggregate_spatial',
+    arguments: { data: { from_node: 'l' }, geometries: points(), reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } },
+  },
   f: { process_id: fit, arguments: { predictors: { from_node: 'a' }, target, ...extra } },
   t: load(TEST),
   r: {
@@ -82,7 +88,9 @@ const fitAndPredict = (fit: string, target: unknown, extra: Record<string, unkno
     arguments: {
       data: { from_node: 't' },
       dimension: 'bands',
-      [over === 'reduce_dimension' ? 'reducer' : 'process']: { process_graph: { p: { process_id: reducerProcess, arguments: { data: { from_parameter: 'data' }, model: { from_parameter: 'context' } }, result: true } } },
+      [over === 'reduce_dimension' ? 'reducer' : 'process']: {
+        process_graph: { p: { process_id: reducerProcess, arguments: { data: { from_parameter: 'data' }, model: { from_parameter: 'context' } }, result: true } },
+      },
       context: { from_node: 'f' },
     },
   },
@@ -98,7 +106,8 @@ let labels: number[];
 let trainJob: string;
 let testPixels: (number | null)[][]; // per pixel of the test window: B02, B03, B04, B08
 
-const result = (graph: unknown, token = jobs.token): Promise<Res> => http('POST', `${s.base}/result`, { token, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ process: { process_graph: graph } }) });
+const result = (graph: unknown, token = jobs.token): Promise<Res> =>
+  http('POST', `${s.base}/result`, { token, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ process: { process_graph: graph } }) });
 
 /** The flat values of a JSON raster result (one band, y then x) or of each band. */
 function rasterValues(json: any): number[] {
@@ -117,7 +126,10 @@ beforeAll(async () => {
   // The predictors at the training points, to label them by the rule.
   const r = await result({
     l: load(TRAIN_BOX),
-    a: { process_id: 'aggregate_spatial', arguments: { data: { from_node: 'l' }, geometries: points(), reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } } },
+    a: {
+      process_id: 'aggregate_spatial',
+      arguments: { data: { from_node: 'l' }, geometries: points(), reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } },
+    },
     s: { process_id: 'save_result', arguments: { data: { from_node: 'a' }, format: 'JSON' }, result: true },
   });
   expect(r.status, r.text).toBe(200);
@@ -252,7 +264,12 @@ print(json.dumps(m.predict(np.array(d['test'], dtype=np.float32)).tolist()))`,
     expect(forest.predictors).toEqual(BANDS);
     const pred = await result(predictGraph({ id: trainJob }));
     const map = rasterValues(pred.json);
-    const js = testPixels.map((v) => predictOne(forest, v.map((x) => (x === null ? NaN : x))));
+    const js = testPixels.map((v) =>
+      predictOne(
+        forest,
+        v.map((x) => (x === null ? NaN : x)),
+      ),
+    );
     expect(map).toEqual(js.map((v) => (Number.isNaN(v) ? null : v)));
   });
 
@@ -266,13 +283,16 @@ print(json.dumps(m.predict(np.array(d['test'], dtype=np.float32)).tolist()))`,
     expect(r.text.length).toBeLessThan(2000);
   });
 
-  it('loads the model from the user\'s files and by the URL of its STAC Item, with the map of the job id', async () => {
+  it("loads the model from the user's files and by the URL of its STAC Item, with the map of the job id", async () => {
     const res = (await jobs.call('GET', `/jobs/${trainJob}/results`)).json;
     const model = (await http('GET', res.assets['ml_model.xrf'].href)).body;
     const item = (await http('GET', res.assets['ml_model_metadata.json'].href)).body;
     const byJob = (await result(predictGraph({ id: trainJob }))).text;
     // The Item beside its model file in the user's files (its href is relative), and the file alone.
-    for (const [name, body] of [['ml_model.xrf', model], ['ml_model_metadata.json', item]] as const) {
+    for (const [name, body] of [
+      ['ml_model.xrf', model],
+      ['ml_model_metadata.json', item],
+    ] as const) {
       const put = await http('PUT', `${s.base}/files/saved/${name}`, { token: jobs.token, headers: { 'content-type': 'application/octet-stream' }, body });
       expect(put.status, put.text).toBe(200);
     }
@@ -340,7 +360,7 @@ print(json.dumps(m.predict(np.array(d['test'], dtype=np.float32)).tolist()))`,
     // Chunked as a GTiff: the statistics of the written classes are those of the sync map.
     const tif = await jobs.run(predictGraph({ id: trainJob }, TEST, 'GTiff'));
     expect(tif.status).toBe('finished');
-    const stats = ((Object.values((await jobs.call('GET', `/jobs/${tif.id}/results`)).json.assets)[0] as any)['raster:bands'][0].statistics);
+    const stats = (Object.values((await jobs.call('GET', `/jobs/${tif.id}/results`)).json.assets)[0] as any)['raster:bands'][0].statistics;
     const values = rasterValues(sync.json).filter((x): x is number => x !== null);
     expect(stats.minimum).toBe(Math.min(...values));
     expect(stats.maximum).toBe(Math.max(...values));
@@ -417,7 +437,16 @@ print(json.dumps(m.predict(np.array(d['test'], dtype=np.float32)).tolist()))`,
       // Another user's job: as unknown as no job at all.
       expectError(await result(predictGraph({ id: trainJob }), bob), 404, 'JobNotFound');
       // A STAC Item without the ml-model extension, from the user's files.
-      const item = { type: 'Feature', stac_version: '1.0.0', stac_extensions: [], id: 'x', geometry: null, properties: { datetime: null }, assets: { model: { href: 'ml_model.xrf', roles: ['data'] } }, links: [] };
+      const item = {
+        type: 'Feature',
+        stac_version: '1.0.0',
+        stac_extensions: [],
+        id: 'x',
+        geometry: null,
+        properties: { datetime: null },
+        assets: { model: { href: 'ml_model.xrf', roles: ['data'] } },
+        links: [],
+      };
       const put = await http('PUT', `${s.base}/files/models/item.json`, { token: jobs.token, headers: { 'content-type': 'application/octet-stream' }, body: JSON.stringify(item) });
       expect(put.status, put.text).toBe(200);
       const noExt = await result(predictGraph({ id: 'models/item.json' }));

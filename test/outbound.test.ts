@@ -73,7 +73,10 @@ describe('outbound requests on behalf of users', () => {
     const data = new Uint16Array(64 * 64).map((_, i) => 100 + (i % 50));
     await writeCog(cog, { width: 64, height: 64, epsg: 32633, transform: [600000, 10, 0, 5300000, 0, -10], bands: [data], nodata: 0 });
     writeFileSync(path.join(dir, 'not.tif'), 'this is not a TIFF');
-    target = await new RangeServer().file('/b.tif', cog).json('/item.json', item({ b: 'b.tif' })).start();
+    target = await new RangeServer()
+      .file('/b.tif', cog)
+      .json('/item.json', item({ b: 'b.tif' }))
+      .start();
     allowed = await new RangeServer().start();
     const targetLocal = `127.0.0.1:${new URL(target.url).port}`;
     allowed
@@ -93,7 +96,14 @@ describe('outbound requests on behalf of users', () => {
     const targetPort = new URL(target.url).port;
     const api = (name: string, searchHref: string, assetHref: string) => {
       allowed
-        .json(`/${name}/`, { type: 'Catalog', id: name, stac_version: '1.0.0', description: 'x', conformsTo: ['https://api.stacspec.org/v1.0.0/item-search'], links: [{ rel: 'search', href: searchHref, method: 'POST' }] })
+        .json(`/${name}/`, {
+          type: 'Catalog',
+          id: name,
+          stac_version: '1.0.0',
+          description: 'x',
+          conformsTo: ['https://api.stacspec.org/v1.0.0/item-search'],
+          links: [{ rel: 'search', href: searchHref, method: 'POST' }],
+        })
         .json(`/${name}/collections/c`, {
           type: 'Collection',
           id: 'c',

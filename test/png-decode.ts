@@ -35,7 +35,7 @@ export function decodePng(buf: Buffer): DecodedPng {
   let ihdr: Buffer | null = null;
   let plte: Buffer | null = null;
   let trns: Buffer | null = null;
-  for (let at = 8; at < buf.length; ) {
+  for (let at = 8; at < buf.length;) {
     const len = buf.readUInt32BE(at);
     const type = buf.toString('latin1', at + 4, at + 8);
     const data = buf.subarray(at + 8, at + 8 + len);
@@ -96,4 +96,3 @@ export function decodePng(buf: Buffer): DecodedPng {
   }
   return { width, height, channels: 4, data: rgba, chunks, indices: out, palette };
 }
-

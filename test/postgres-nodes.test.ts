@@ -91,7 +91,10 @@ describeWithTool(hasPostgres, 'PostgreSQL 15', 'API nodes sharing PostgreSQL', (
     const graph = {
       process_graph: {
         load: { process_id: 'load_collection', arguments: { id: 'SMALL', spatial_extent: { west: 600000, south: 5299360, east: 600640, north: 5300000, crs: 32633 }, temporal_extent: null } },
-        mean: { process_id: 'reduce_dimension', arguments: { data: { from_node: 'load' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } } },
+        mean: {
+          process_id: 'reduce_dimension',
+          arguments: { data: { from_node: 'load' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } },
+        },
         save: { process_id: 'save_result', arguments: { data: { from_node: 'mean' }, format: 'JSON' }, result: true },
       },
     };
@@ -114,14 +117,23 @@ describeWithTool(hasPostgres, 'PostgreSQL 15', 'API nodes sharing PostgreSQL', (
   const smallService = () => ({
     type: 'XYZ',
     configuration: { colormap: 'viridis', min: 100, max: 230 },
-    process: { process_graph: { load: { process_id: 'load_collection', arguments: { id: 'SMALL', spatial_extent: null, temporal_extent: null } }, r: { process_id: 'reduce_dimension', arguments: { data: { from_node: 'load' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } } }, save: { process_id: 'save_result', arguments: { data: { from_node: 'r' }, format: 'PNG' }, result: true } } },
+    process: {
+      process_graph: {
+        load: { process_id: 'load_collection', arguments: { id: 'SMALL', spatial_extent: null, temporal_extent: null } },
+        r: {
+          process_id: 'reduce_dimension',
+          arguments: { data: { from_node: 'load' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } },
+        },
+        save: { process_id: 'save_result', arguments: { data: { from_node: 'r' }, format: 'PNG' }, result: true },
+      },
+    },
   });
 
   it('a service changed through one node is drawn new by the other at once, not after its cache expires', async () => {
     const created = await http('POST', `${a.base}/services`, { headers: auth(), body: JSON.stringify(smallService()) });
     expect(created.status, created.text).toBe(201);
     const id = created.headers['xeo-identifier'];
-    const tile = () => http("GET", `${b.url}/xyz/${id}/${z}/${x}/${y}.png`);
+    const tile = () => http('GET', `${b.url}/xyz/${id}/${z}/${x}/${y}.png`);
     const before = await tile();
     expect(before.status, before.text).toBe(200);
     expect((await tile()).headers.etag).toBe(before.headers.etag); // cached on b

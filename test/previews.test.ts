@@ -105,7 +105,7 @@ describe('links to the preview', () => {
     }
   });
 
-  it('the WMTS link answers capabilities whose tiles are the xyz tiles, from the preview\'s coarsest zoom on', async () => {
+  it("the WMTS link answers capabilities whose tiles are the xyz tiles, from the preview's coarsest zoom on", async () => {
     const links = (await http('GET', `${s.base}/collections/s2`)).json.links;
     const caps = await http('GET', links.find((l: any) => l.rel === 'wmts').href);
     expect(caps.status).toBe(200);
@@ -352,7 +352,9 @@ describeWithTool(hasChromium, 'chromium', 'the map page of a collection in Chrom
     try {
       await page.goto(`${s.url}/viewer?collection=${DEMO_COLLECTION}`);
       const settled = (after: number) =>
-        page.waitForFunction((n) => document.body.dataset.state === 'idle' && Number(document.body.dataset.renders) > n && document.body.dataset.tiles === document.body.dataset.tilesDone, after, { timeout: 60_000 });
+        page.waitForFunction((n) => document.body.dataset.state === 'idle' && Number(document.body.dataset.renders) > n && document.body.dataset.tiles === document.body.dataset.tilesDone, after, {
+          timeout: 60_000,
+        });
       await settled(0);
       expect(await page.evaluate(() => document.body.dataset.tilesFailed)).toBe('0');
       const first = decodePng(await page.screenshot());

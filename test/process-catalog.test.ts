@@ -86,7 +86,11 @@ describe('kernel lowerings', () => {
       for (const node of Object.values(randomChild(rng, shape)) as { process_id: string; arguments: Record<string, unknown> }[]) {
         seen.add(node.process_id);
         const params = processCatalog.get(node.process_id)?.spec.parameters ?? [];
-        for (const name of Object.keys(node.arguments)) expect(params.map((p) => p.name), `${node.process_id}: ${name}`).toContain(name);
+        for (const name of Object.keys(node.arguments))
+          expect(
+            params.map((p) => p.name),
+            `${node.process_id}: ${name}`,
+          ).toContain(name);
         for (const p of params) if (!p.optional) expect(node.arguments, `${node.process_id} without ${p.name}`).toHaveProperty(p.name);
       }
     }

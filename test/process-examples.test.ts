@@ -7,9 +7,7 @@ import { readFileSync } from 'node:fs';
 import { evaluateGraph, rootScope } from '../src/graph/evaluate.js';
 import { predefined } from '../src/processes/registry.js';
 
-const examples: Record<string, { arguments: Record<string, unknown>; returns?: unknown }[]> = JSON.parse(
-  readFileSync(new URL('./fixtures/process-examples.json', import.meta.url), 'utf8'),
-);
+const examples: Record<string, { arguments: Record<string, unknown>; returns?: unknown }[]> = JSON.parse(readFileSync(new URL('./fixtures/process-examples.json', import.meta.url), 'utf8'));
 const facts: Record<string, any> = JSON.parse(readFileSync(new URL('../src/process-catalog/schemas.json', import.meta.url), 'utf8'));
 
 const env = { predefined: (id: string) => predefined.get(id), userProcess: () => null };

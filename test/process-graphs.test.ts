@@ -42,9 +42,7 @@ describe('lifecycle', () => {
     expect((await put('add_one', { ...udp(), summary: 'Adds one, again' })).status).toBe(200);
     expect((await http('GET', `${s.base}/process_graphs/add_one`, { token: alice })).json.summary).toBe('Adds one, again');
     const list = await http('GET', `${s.base}/process_graphs`, { token: alice });
-    expect(list.json.processes).toEqual([
-      { id: 'add_one', summary: 'Adds one, again', description: 'Adds one to a number.', parameters: udp().parameters, returns: udp().returns },
-    ]);
+    expect(list.json.processes).toEqual([{ id: 'add_one', summary: 'Adds one, again', description: 'Adds one to a number.', parameters: udp().parameters, returns: udp().returns }]);
     expect(list.json.links).toEqual(expect.any(Array));
     const del = await http('DELETE', `${s.base}/process_graphs/add_one`, { token: alice });
     expect(del.status).toBe(204);

@@ -7,8 +7,7 @@ import { labelsOf, withLabels, type Labels } from '../src/core/labels.js';
 
 const env = { predefined: (id: string) => predefined.get(id), userProcess: () => null };
 /** Runs one process; `params` are values reachable with from_parameter (e.g. labeled arrays). */
-const run = (id: string, args: Record<string, unknown>, params: Record<string, unknown> = {}) =>
-  evaluateGraph({ n: { process_id: id, arguments: args, result: true } }, env, rootScope(params));
+const run = (id: string, args: Record<string, unknown>, params: Record<string, unknown> = {}) => evaluateGraph({ n: { process_id: id, arguments: args, result: true } }, env, rootScope(params));
 const p = (name: string) => ({ from_parameter: name });
 const labeled = (values: unknown[], labels: Labels) => withLabels(values.slice(), labels);
 /** A child process made of one node. */

@@ -25,23 +25,140 @@ describeWithTool(hasGdal, 'GDAL', 'vector processes and the rest of the library'
     type: 'FeatureCollection',
     crs: UTM,
     features: [
-      { type: 'Feature', id: 'a', properties: { k: 1 }, geometry: { type: 'Polygon', coordinates: [[[X0, Y0], [X0 + 100, Y0], [X0 + 100, Y0 + 60], [X0, Y0 + 60], [X0, Y0]]] } },
-      { type: 'Feature', id: 'b', properties: { k: 2 }, geometry: { type: 'Polygon', coordinates: [[[X0 + 100, Y0], [X0 + 180, Y0 + 20], [X0 + 150, Y0 + 90], [X0 + 100, Y0]]] } },
-      { type: 'Feature', id: 'c', properties: { k: 3 }, geometry: { type: 'Polygon', coordinates: [[[X0 + 20, Y0 + 10], [X0 + 60, Y0 + 10], [X0 + 60, Y0 + 40], [X0 + 20, Y0 + 40], [X0 + 20, Y0 + 10]]] } },
-      { type: 'Feature', id: 'd', properties: { k: 4 }, geometry: { type: 'Polygon', coordinates: [[[X0 + 300, Y0 + 300], [X0 + 500, Y0 + 300], [X0 + 500, Y0 + 500], [X0 + 300, Y0 + 500], [X0 + 300, Y0 + 300]], [[X0 + 350, Y0 + 350], [X0 + 350, Y0 + 450], [X0 + 450, Y0 + 450], [X0 + 450, Y0 + 350], [X0 + 350, Y0 + 350]]] } },
-      { type: 'Feature', id: 'e', properties: { k: 5 }, geometry: { type: 'LineString', coordinates: [[X0 - 50, Y0 + 30], [X0 + 250, Y0 + 30], [X0 + 250, Y0 + 200]] } },
+      {
+        type: 'Feature',
+        id: 'a',
+        properties: { k: 1 },
+        geometry: {
+          type: 'Polygon',
+          coordinates: [
+            [
+              [X0, Y0],
+              [X0 + 100, Y0],
+              [X0 + 100, Y0 + 60],
+              [X0, Y0 + 60],
+              [X0, Y0],
+            ],
+          ],
+        },
+      },
+      {
+        type: 'Feature',
+        id: 'b',
+        properties: { k: 2 },
+        geometry: {
+          type: 'Polygon',
+          coordinates: [
+            [
+              [X0 + 100, Y0],
+              [X0 + 180, Y0 + 20],
+              [X0 + 150, Y0 + 90],
+              [X0 + 100, Y0],
+            ],
+          ],
+        },
+      },
+      {
+        type: 'Feature',
+        id: 'c',
+        properties: { k: 3 },
+        geometry: {
+          type: 'Polygon',
+          coordinates: [
+            [
+              [X0 + 20, Y0 + 10],
+              [X0 + 60, Y0 + 10],
+              [X0 + 60, Y0 + 40],
+              [X0 + 20, Y0 + 40],
+              [X0 + 20, Y0 + 10],
+            ],
+          ],
+        },
+      },
+      {
+        type: 'Feature',
+        id: 'd',
+        properties: { k: 4 },
+        geometry: {
+          type: 'Polygon',
+          coordinates: [
+            [
+              [X0 + 300, Y0 + 300],
+              [X0 + 500, Y0 + 300],
+              [X0 + 500, Y0 + 500],
+              [X0 + 300, Y0 + 500],
+              [X0 + 300, Y0 + 300],
+            ],
+            [
+              [X0 + 350, Y0 + 350],
+              [X0 + 350, Y0 + 450],
+              [X0 + 450, Y0 + 450],
+              [X0 + 450, Y0 + 350],
+              [X0 + 350, Y0 + 350],
+            ],
+          ],
+        },
+      },
+      {
+        type: 'Feature',
+        id: 'e',
+        properties: { k: 5 },
+        geometry: {
+          type: 'LineString',
+          coordinates: [
+            [X0 - 50, Y0 + 30],
+            [X0 + 250, Y0 + 30],
+            [X0 + 250, Y0 + 200],
+          ],
+        },
+      },
       { type: 'Feature', id: 'f', properties: { k: 6 }, geometry: { type: 'Point', coordinates: [X0 + 50, Y0 + 30] } },
-      { type: 'Feature', id: 'g', properties: { k: 7 }, geometry: { type: 'MultiPoint', coordinates: [[X0 + 1000, Y0], [X0 + 1010, Y0 + 5], [X0 + 1020, Y0 + 10]] } },
+      {
+        type: 'Feature',
+        id: 'g',
+        properties: { k: 7 },
+        geometry: {
+          type: 'MultiPoint',
+          coordinates: [
+            [X0 + 1000, Y0],
+            [X0 + 1010, Y0 + 5],
+            [X0 + 1020, Y0 + 10],
+          ],
+        },
+      },
     ],
   };
-  const base = { type: 'FeatureCollection', crs: UTM, features: [{ type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [[[X0 - 10, Y0 - 10], [X0 + 100, Y0 - 10], [X0 + 100, Y0 + 70], [X0 - 10, Y0 + 70], [X0 - 10, Y0 - 10]]] } }] };
+  const base = {
+    type: 'FeatureCollection',
+    crs: UTM,
+    features: [
+      {
+        type: 'Feature',
+        properties: {},
+        geometry: {
+          type: 'Polygon',
+          coordinates: [
+            [
+              [X0 - 10, Y0 - 10],
+              [X0 + 100, Y0 - 10],
+              [X0 + 100, Y0 + 70],
+              [X0 - 10, Y0 + 70],
+              [X0 - 10, Y0 - 10],
+            ],
+          ],
+        },
+      },
+    ],
+  };
 
   beforeAll(async () => {
     work = tempDir('xeo-library-');
     writeFileSync(path.join(work, 'shapes.geojson'), JSON.stringify(shapes));
     writeFileSync(path.join(work, 'base.geojson'), JSON.stringify(base));
     // 12 monthly dates of a 16 x 12 two-band raster: a yearly harmonic per pixel plus noise.
-    run(PY, ['-c', `
+    run(PY, [
+      '-c',
+      `
 import numpy as np, os, datetime
 from osgeo import gdal, osr
 os.makedirs('${work}/r', exist_ok=True)
@@ -58,7 +175,8 @@ for m in range(12):
     ds.GetRasterBand(1).WriteArray(a + b * np.cos(w * x) + c * np.sin(w * x) + rng.normal(0, 2, (H, W)))
     ds.GetRasterBand(2).WriteArray(rng.uniform(0, 1, (H, W)))
     ds = None
-`]);
+`,
+    ]);
     s = await startServer();
     const files = Array.from({ length: 12 }, (_, m) => path.join(work, 'r', `h_2023${String(m + 1).padStart(2, '0')}10.tif`));
     const imp = xeo(['import', ...files, '--collection', 'H', '--bands', 'Y,N'], { dataDir: s.dataDir });
@@ -129,11 +247,14 @@ print(worst)
 `);
       expect(Number(diff)).toBeLessThan(1e-6);
     }
-    const wgs = await result({ v: { process_id: 'load_geojson', arguments: { data: { type: 'Point', coordinates: [16, 48] } } }, p: { process_id: 'vector_buffer', arguments: { geometries: { from_node: 'v' }, distance: 10 }, result: true } });
+    const wgs = await result({
+      v: { process_id: 'load_geojson', arguments: { data: { type: 'Point', coordinates: [16, 48] } } },
+      p: { process_id: 'vector_buffer', arguments: { geometries: { from_node: 'v' }, distance: 10 }, result: true },
+    });
     expectError(wgs, 400, 'UnitMismatch');
   });
 
-  it('filter_vector keeps what OGR\'s predicates keep, for each relation', async () => {
+  it("filter_vector keeps what OGR's predicates keep, for each relation", async () => {
     const relations = ['intersects', 'disjoint', 'equals', 'touches', 'crosses', 'overlaps', 'contains', 'within'];
     const want = JSON.parse(
       py(`
@@ -147,9 +268,16 @@ print(json.dumps(out))
 `),
     );
     for (const relation of relations) {
-      const r = await result({ v: { process_id: 'load_geojson', arguments: { data: shapes } }, b: { process_id: 'load_geojson', arguments: { data: base } }, p: { process_id: 'filter_vector', arguments: { data: { from_node: 'v' }, geometries: { from_node: 'b' }, relation }, result: true } });
+      const r = await result({
+        v: { process_id: 'load_geojson', arguments: { data: shapes } },
+        b: { process_id: 'load_geojson', arguments: { data: base } },
+        p: { process_id: 'filter_vector', arguments: { data: { from_node: 'v' }, geometries: { from_node: 'b' }, relation }, result: true },
+      });
       expect(r.status).toBe(200);
-      expect(r.json.features.map((f: any) => f.id), relation).toEqual(want[relation]);
+      expect(
+        r.json.features.map((f: any) => f.id),
+        relation,
+      ).toEqual(want[relation]);
     }
     // at least one kept and one dropped for most relations, or the comparison says little
     expect(Object.values(want).filter((ids: any) => ids.length > 0 && ids.length < 7).length).toBeGreaterThanOrEqual(5);
@@ -214,7 +342,11 @@ for f, g in zip(src_features, ours):
 print(ok)
 `);
     expect(inside).toBe('True');
-    expectError(await result({ v: { process_id: 'load_geojson', arguments: { data: shapes } }, p: { process_id: 'vector_to_random_points', arguments: { data: { from_node: 'v' }, total_count: 3 }, result: true } }), 400, 'CountMismatch');
+    expectError(
+      await result({ v: { process_id: 'load_geojson', arguments: { data: shapes } }, p: { process_id: 'vector_to_random_points', arguments: { data: { from_node: 'v' }, total_count: 3 }, result: true } }),
+      400,
+      'CountMismatch',
+    );
   });
 
   const H = { process_id: 'load_collection', arguments: { id: 'H', spatial_extent: null, temporal_extent: null } };
@@ -239,7 +371,14 @@ print(ok)
     const graph = {
       l: H,
       y: yBand,
-      f: { process_id: 'apply_dimension', arguments: { data: { from_node: 'y' }, dimension: 't', process: { process_graph: { fc: { process_id: 'fit_curve', arguments: { data: { from_parameter: 'data' }, parameters: [0, 0, 0], function: harmonic }, result: true } } } } },
+      f: {
+        process_id: 'apply_dimension',
+        arguments: {
+          data: { from_node: 'y' },
+          dimension: 't',
+          process: { process_graph: { fc: { process_id: 'fit_curve', arguments: { data: { from_parameter: 'data' }, parameters: [0, 0, 0], function: harmonic }, result: true } } },
+        },
+      },
       p: { process_id: 'predict_curve', arguments: { parameters: { from_node: 'f' }, function: harmonic, dimension: 't', labels: ['2023-07-01T00:00:00Z', '2024-01-01T00:00:00Z'] } },
       m: { process_id: 'merge_cubes', arguments: { cube1: { from_node: 'f' }, cube2: { from_node: 'p' } } },
       s: { process_id: 'save_result', arguments: { data: { from_node: 'm' }, format: 'JSON' }, result: true },
@@ -273,7 +412,12 @@ print(labels, round(float(fit_err), 3) < 0.01, float(np.abs(vals[3:] - pred).max
   });
 
   it('reduce_spatial and aggregate_spatial_window reduce as numpy does (pad and trim, each corner)', async () => {
-    const red = await result({ l: H, y: yBand, r: { process_id: 'reduce_spatial', arguments: { data: { from_node: 'y' }, reducer: { process_graph: { m: { process_id: 'max', arguments: { data: { from_parameter: 'data' } }, result: true } } } } }, s: { process_id: 'save_result', arguments: { data: { from_node: 'r' }, format: 'JSON' }, result: true } });
+    const red = await result({
+      l: H,
+      y: yBand,
+      r: { process_id: 'reduce_spatial', arguments: { data: { from_node: 'y' }, reducer: { process_graph: { m: { process_id: 'max', arguments: { data: { from_parameter: 'data' } }, result: true } } } } },
+      s: { process_id: 'save_result', arguments: { data: { from_node: 'r' }, format: 'JSON' }, result: true },
+    });
     expect(red.json.dimensions.map((d: any) => d.name)).toEqual(['t', 'bands']);
     const cases: [number[], string, string][] = [
       [[5, 5], 'pad', 'upper-left'],
@@ -283,7 +427,15 @@ print(labels, round(float(fit_err), 3) < 0.01, float(np.abs(vals[3:] - pred).max
     ];
     const outs: unknown[] = [];
     for (const [size, boundary, align] of cases) {
-      const w = await result({ l: H, y: yBand, r: { process_id: 'aggregate_spatial_window', arguments: { data: { from_node: 'y' }, size, boundary, align, reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } } }, s: { process_id: 'save_result', arguments: { data: { from_node: 'r' }, format: 'JSON' }, result: true } });
+      const w = await result({
+        l: H,
+        y: yBand,
+        r: {
+          process_id: 'aggregate_spatial_window',
+          arguments: { data: { from_node: 'y' }, size, boundary, align, reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } },
+        },
+        s: { process_id: 'save_result', arguments: { data: { from_node: 'r' }, format: 'JSON' }, result: true },
+      });
       expect(w.status, w.text).toBe(200);
       outs.push(w.json);
     }
@@ -339,7 +491,9 @@ print(ok)
     // product of the two label lists, and back again
     const file = path.join(work, 'flatten.json');
     writeFileSync(file, JSON.stringify({ orig: orig.json, flat: flat.json, back: back.json }));
-    const same = run(PY, ['-c', `
+    const same = run(PY, [
+      '-c',
+      `
 import json, numpy as np
 d = json.load(open('${file}'))
 o, f, b = (np.array(d[k]['data'], dtype=float) for k in ('orig', 'flat', 'back'))
@@ -348,9 +502,18 @@ want = o.reshape((o.shape[0] * o.shape[1],) + o.shape[2:])
 labels = [f'{a}~{c}' for a in t for c in bands]
 print(o.ndim == 4 and o.shape[0] > 1 and o.shape[1] > 1, f.shape == want.shape and np.array_equal(f, want, equal_nan=True),
       d['flat']['dimensions'][0]['labels'] == labels, b.shape == o.shape and np.array_equal(b.reshape(want.shape), want, equal_nan=True))
-`]).trim();
+`,
+    ]).trim();
     expect(same).toBe('True True True True');
-    expectError(await result({ l: H, f: { process_id: 'flatten_dimensions', arguments: { data: { from_node: 'l' }, dimensions: ['t'], target_dimension: 'bands' }, result: true } }), 400, 'TargetDimensionExists');
-    expectError(await result({ l: H, f: { process_id: 'unflatten_dimension', arguments: { data: { from_node: 'l' }, dimension: 'bands', target_dimensions: ['a', 'b'] }, result: true } }), 400, 'ProcessParameterInvalid');
+    expectError(
+      await result({ l: H, f: { process_id: 'flatten_dimensions', arguments: { data: { from_node: 'l' }, dimensions: ['t'], target_dimension: 'bands' }, result: true } }),
+      400,
+      'TargetDimensionExists',
+    );
+    expectError(
+      await result({ l: H, f: { process_id: 'unflatten_dimension', arguments: { data: { from_node: 'l' }, dimension: 'bands', target_dimensions: ['a', 'b'] }, result: true } }),
+      400,
+      'ProcessParameterInvalid',
+    );
   });
 });

@@ -150,7 +150,7 @@ describe('synchronous processing', () => {
     expect((await post('/result', { process: { process_graph: graph(), default_synchronous_options: { max_values: 1000 } }, max_values: 100000 })).status).toBe(200);
   });
 
-  it("names each request and keeps its log at its level for its user only, on every version", async () => {
+  it('names each request and keeps its log at its level for its user only, on every version', async () => {
     for (const v of VERSIONS) {
       const r = await post('/result', { process: { process_graph: graph() } }, alice, v);
       expect(r.status, r.text).toBe(200);
@@ -181,7 +181,11 @@ describe('services', () => {
   const mean = () => ({
     l: { process_id: 'load_collection', arguments: { id: DEMO, spatial_extent: null, temporal_extent: JUNE, bands: ['B04', 'B08'] } },
     n: { process_id: 'ndvi', arguments: { data: { from_node: 'l' } } },
-    r: { process_id: 'reduce_dimension', arguments: { data: { from_node: 'n' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } }, result: true },
+    r: {
+      process_id: 'reduce_dimension',
+      arguments: { data: { from_node: 'n' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } },
+      result: true,
+    },
   });
   const INSIDE = tileAt(16.745, 47.93, 13);
   async function service(body: Record<string, unknown>): Promise<Record<string, any>> {

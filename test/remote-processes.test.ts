@@ -60,7 +60,8 @@ const DOCS: Record<string, unknown> = {
 };
 
 const node = (id: string, namespace: string, args: Record<string, unknown> = { x: 7 }) => ({ n: { process_id: id, namespace, arguments: args, result: true } });
-const post = (path: string, body: unknown, version = '1.3.0') => http('POST', `${s.url}/${version}${path}`, { token, body: JSON.stringify(body), headers: { 'content-type': 'application/json', origin: 'http://x.test' } });
+const post = (path: string, body: unknown, version = '1.3.0') =>
+  http('POST', `${s.url}/${version}${path}`, { token, body: JSON.stringify(body), headers: { 'content-type': 'application/json', origin: 'http://x.test' } });
 const result = (graph: unknown, version = '1.3.0') => post('/result', { process: { process_graph: graph } }, version);
 
 beforeAll(async () => {
@@ -75,7 +76,9 @@ beforeAll(async () => {
     if (req.url === '/changing') return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(scale('changing', changing)));
     const doc = DOCS[req.url!];
     if (!doc) return res.writeHead(404).end('{}');
-    const text = JSON.stringify(doc).replaceAll('"LIST"', JSON.stringify(`${base}/list`)).replaceAll('"DOUBLE"', JSON.stringify(`${base}/double`));
+    const text = JSON.stringify(doc)
+      .replaceAll('"LIST"', JSON.stringify(`${base}/list`))
+      .replaceAll('"DOUBLE"', JSON.stringify(`${base}/double`));
     res.writeHead(200, { 'content-type': 'application/json' }).end(text);
   });
   await new Promise<void>((r) => remote.listen(0, '127.0.0.1', r));
@@ -112,7 +115,11 @@ describe('processes named by URL', () => {
       expect((await post('/validation', { process_graph: node('double', `${base}/double`, { y: 1 }) }, v)).json.errors.map((e: { code: string }) => e.code)).toContain('ProcessParameterUnsupported');
     }
     // API 1.0.0-rc.2 has no namespaces at all
-    expectError(await http('POST', `${s.url}/1.0.0-rc.2/result`, { token, body: JSON.stringify({ process: { process_graph: node('double', `${base}/double`) } }), headers: { origin: 'http://x.test' } }), 400, 'ProcessGraphInvalid');
+    expectError(
+      await http('POST', `${s.url}/1.0.0-rc.2/result`, { token, body: JSON.stringify({ process: { process_graph: node('double', `${base}/double`) } }), headers: { origin: 'http://x.test' } }),
+      400,
+      'ProcessGraphInvalid',
+    );
   });
 
   it('are read without the user’s credentials, once per TTL', async () => {
@@ -150,7 +157,10 @@ describe('processes named by URL', () => {
       expect(r.json.message, ns).toMatch(why);
       expect(r.json.message).toContain(ns.includes('secret') ? 'http://user:secret@127.0.0.1/double' : ns);
       const v = (await post('/validation', { process_graph: node(id, ns) })).json.errors;
-      expect(v.map((e: { code: string }) => e.code), ns).toEqual(['ProcessNamespaceInvalid']);
+      expect(
+        v.map((e: { code: string }) => e.code),
+        ns,
+      ).toEqual(['ProcessNamespaceInvalid']);
     }
     // a redirect is followed (and checked by the same rules)
     expect((await result(node('double', `${base}/moved`))).json).toBe(14);
@@ -160,7 +170,10 @@ describe('processes named by URL', () => {
 
   it('are used by stored processes and batch jobs as stored processes are', async () => {
     // a stored process that calls a remote one is checked when it is stored, and runs
-    const udp = { parameters: [{ name: 'v', description: 'v', schema: { type: 'number' } }], process_graph: { d: { process_id: 'double', namespace: `${base}/double`, arguments: { x: { from_parameter: 'v' } }, result: true } } };
+    const udp = {
+      parameters: [{ name: 'v', description: 'v', schema: { type: 'number' } }],
+      process_graph: { d: { process_id: 'double', namespace: `${base}/double`, arguments: { x: { from_parameter: 'v' } }, result: true } },
+    };
     expect((await http('PUT', `${s.url}/1.3.0/process_graphs/double_it`, { token, body: JSON.stringify(udp) })).status).toBe(200);
     expect((await result({ u: { process_id: 'double_it', namespace: 'user', arguments: { v: 5 }, result: true } })).json).toBe(10);
     // one whose remote process cannot be read is kept as a draft, and fails when it runs
@@ -179,7 +192,6 @@ describe('processes named by URL', () => {
     expect(quiet.json).toBe(42);
     expect(quiet.headers.link).toBeUndefined();
   });
-
 });
 
 describe('processes named by URL, on servers with other settings', () => {
@@ -210,7 +222,9 @@ describe('processes named by URL, on servers with other settings', () => {
     expect(r.json.message).toContain('only https://');
     expect(r.json.message).not.toMatch(/loopback/);
     expect(asked).toEqual([]);
-    const v = (await http('POST', `${plain.url}/1.3.0/validation`, { token: plainToken, body: JSON.stringify({ process_graph: node('double', `${base}/double`) }), headers: { 'content-type': 'application/json' } })).json.errors;
+    const v = (
+      await http('POST', `${plain.url}/1.3.0/validation`, { token: plainToken, body: JSON.stringify({ process_graph: node('double', `${base}/double`) }), headers: { 'content-type': 'application/json' } })
+    ).json.errors;
     expect(v.map((e: { code: string }) => e.code)).toEqual(['ProcessNamespaceInvalid']);
     // the same URL, the same outbound rules, plain http allowed: read and run
     expect((await resultOn(brief, briefToken, node('double', `${base}/double`))).json).toBe(14);

@@ -74,7 +74,11 @@ describe('remote COGs over HTTP', () => {
     writeFileSync(path.join(work, 'remote.json'), JSON.stringify(item('remote', `${cogs.url}/cogs/B04.tif`, `${cogs.url}/cogs/B08.tif`)));
     writeFileSync(path.join(work, 'local.json'), JSON.stringify(item('local', june.assets.B04.href, june.assets.B08.href)));
     writeFileSync(path.join(work, 'burst.json'), JSON.stringify(item('burst', `${cogs.url}/burst/B04.tif`, `${cogs.url}/burst/B08.tif`)));
-    for (const [file, id] of [['remote.json', 'REMOTE'], ['local.json', 'LOCAL'], ['burst.json', 'BURST']]) {
+    for (const [file, id] of [
+      ['remote.json', 'REMOTE'],
+      ['local.json', 'LOCAL'],
+      ['burst.json', 'BURST'],
+    ]) {
       const r = await xeoAsync(['import', path.join(work, file), '--collection', id], dataDir);
       expect(r.status, r.stderr).toBe(0);
     }
@@ -114,7 +118,10 @@ describe('remote COGs over HTTP', () => {
     expect(blocks.every((h) => h.status === 206)).toBe(true);
     // Each file's block ranges are disjoint (merged runs, never the same bytes twice).
     for (const p of ['/cogs/B04.tif', '/cogs/B08.tif']) {
-      const spans = blocks.filter((h) => h.path === p).map((h) => h.range!.slice(6).split('-').map(Number)).sort((a, b) => a[0] - b[0]);
+      const spans = blocks
+        .filter((h) => h.path === p)
+        .map((h) => h.range!.slice(6).split('-').map(Number))
+        .sort((a, b) => a[0] - b[0]);
       for (let i = 1; i < spans.length; i++) expect(spans[i][0]).toBeGreaterThan(spans[i - 1][1]);
     }
     // Two round trips: headers, then all block ranges together (they arrive before any answer is sent).

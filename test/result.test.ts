@@ -226,7 +226,13 @@ describeWithTool(hasGdal, 'gdal', 'POST /result on the demo data, checked with G
           arguments: {
             data: { from_node: 'l' },
             dimension: 'bands',
-            reducer: { process_graph: { nd: { process_id: 'normalized_difference', arguments: { x: { from_node: 'n' }, y: { from_node: 'r' } }, result: true }, n: { process_id: 'array_element', arguments: { data: { from_parameter: 'data' }, label: 'B08' } }, r: { process_id: 'array_element', arguments: { data: { from_parameter: 'data' }, label: 'B04' } } } },
+            reducer: {
+              process_graph: {
+                nd: { process_id: 'normalized_difference', arguments: { x: { from_node: 'n' }, y: { from_node: 'r' } }, result: true },
+                n: { process_id: 'array_element', arguments: { data: { from_parameter: 'data' }, label: 'B08' } },
+                r: { process_id: 'array_element', arguments: { data: { from_parameter: 'data' }, label: 'B04' } },
+              },
+            },
           },
         },
         s: { process_id: 'save_result', arguments: { data: { from_node: 'r' }, format: 'GTiff' }, result: true },
@@ -271,7 +277,11 @@ describeWithTool(hasGdal, 'gdal', 'POST /result on the demo data, checked with G
   it('reduces time: a mean composite of the red band, nodata ignored', async () => {
     const graph = {
       l: load(['2024-03-01', '2024-11-01'], ['B04']),
-      m: { process_id: 'reduce_dimension', arguments: { data: { from_node: 'l' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } }, result: true },
+      m: {
+        process_id: 'reduce_dimension',
+        arguments: { data: { from_node: 'l' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } },
+        result: true,
+      },
     };
     const r = await result({ process_graph: graph });
     expect(r.status, r.text).toBe(200);
@@ -303,7 +313,10 @@ describeWithTool(hasGdal, 'gdal', 'POST /result on the demo data, checked with G
         },
       },
       masked: { process_id: 'mask', arguments: { data: { from_node: 'red' }, mask: { from_node: 'cloud' } } },
-      mean: { process_id: 'reduce_dimension', arguments: { data: { from_node: 'masked' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } } },
+      mean: {
+        process_id: 'reduce_dimension',
+        arguments: { data: { from_node: 'masked' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } },
+      },
       s: { process_id: 'save_result', arguments: { data: { from_node: 'mean' }, format: 'GTiff' }, result: true },
     };
     const r = await result({ process_graph: graph });

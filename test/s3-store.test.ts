@@ -189,7 +189,11 @@ describeWithTool(hasRadosgw, 'the RADOS Gateway (Debian radosgw, ceph-mon, ceph-
         // the bucket may exist from an earlier test of this file
         await client.send(new CreateBucketCommand({ Bucket: bucket })).catch(() => {});
         env = { ...gw.env, XEO_S3_BUCKET: bucket };
-        results = new S3BlobStore(s3Client({ endpoint: gw.endpoint, region: 'us-east-1', accessKeyId: gw.env.XEO_S3_ACCESS_KEY_ID, secretAccessKey: gw.env.XEO_S3_SECRET_ACCESS_KEY, sessionToken: null, bucket }), bucket, 'jobs/');
+        results = new S3BlobStore(
+          s3Client({ endpoint: gw.endpoint, region: 'us-east-1', accessKeyId: gw.env.XEO_S3_ACCESS_KEY_ID, secretAccessKey: gw.env.XEO_S3_SECRET_ACCESS_KEY, sessionToken: null, bucket }),
+          bucket,
+          'jobs/',
+        );
       } else {
         const store = new LocalBlobStore(path.join(dataDir, 'jobs'), path.join(dataDir, 'jobs-tmp'));
         await store.init();
@@ -212,7 +216,13 @@ describeWithTool(hasRadosgw, 'the RADOS Gateway (Debian radosgw, ceph-mon, ceph-
       await ran('busy', 'another-node');
       await records.close();
       const keys = ['gone/result.tif', 'gone/run-2/chunk-0', 'fin/result.tif', 'fin/run-1/chunk-3', 'err/run-1/chunk-2', 'busy/run-1/chunk-0'];
-      for (const key of keys) await results.write(key, (async function* () { yield Buffer.from(key); })());
+      for (const key of keys)
+        await results.write(
+          key,
+          (async function* () {
+            yield Buffer.from(key);
+          })(),
+        );
       const s = await startServer(env, dataDir);
       try {
         for (let i = 0; i < 100 && !/removed \d+ job file/.test(s.output()); i++) await new Promise((r) => setTimeout(r, 100));
@@ -244,7 +254,14 @@ describeWithTool(hasRadosgw, 'the RADOS Gateway (Debian radosgw, ceph-mon, ceph-
       await writeCog(small, { width, height: width, epsg: 32633, transform: [600000, 10, 0, 5300000, 0, -10], bands: [band], nodata: 0 });
       const { readFileSync } = await import('node:fs');
       await client.send(new PutObjectCommand({ Bucket: gw.bucket, Key: 'raw/small_20240301.tif', Body: readFileSync(small) }));
-      const item = { type: 'Feature', stac_version: '1.0.0', id: 'small-item', properties: { datetime: '2024-03-01T00:00:00Z' }, geometry: null, assets: { B1: { href: `s3://${gw.bucket}/raw/small_20240301.tif`, type: 'image/tiff; application=geotiff', roles: ['data'] } } };
+      const item = {
+        type: 'Feature',
+        stac_version: '1.0.0',
+        id: 'small-item',
+        properties: { datetime: '2024-03-01T00:00:00Z' },
+        geometry: null,
+        assets: { B1: { href: `s3://${gw.bucket}/raw/small_20240301.tif`, type: 'image/tiff; application=geotiff', roles: ['data'] } },
+      };
       writeFileSync(path.join(files, 'item.json'), JSON.stringify(item));
       const dataDir = await demoDataDir();
       const env = { ...gw.env, XEO_USER_QUOTA_BYTES: String(QUOTA) };
@@ -457,7 +474,9 @@ describeWithTool(hasRadosgw, 'the RADOS Gateway (Debian radosgw, ceph-mon, ceph-
     }, 120_000);
 
     it("refuses a user's s3:// href: it would be signed with the operator's credentials", async () => {
-      await expect(Promise.resolve().then(() => openRaster(`s3://${gw.bucket}/raw/small_20240301.tif`, usersPolicy(undefined), new BlockCache(1 << 20)))).rejects.toThrow(/s3:\/\/ hrefs are read only in collections the administrator added/);
+      await expect(Promise.resolve().then(() => openRaster(`s3://${gw.bucket}/raw/small_20240301.tif`, usersPolicy(undefined), new BlockCache(1 << 20)))).rejects.toThrow(
+        /s3:\/\/ hrefs are read only in collections the administrator added/,
+      );
     });
   });
 });

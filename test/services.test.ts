@@ -301,8 +301,15 @@ describe('tiles', () => {
     // The tile's zoom, drawn as a constant image: the parameters reach the graph.
     const graph = {
       l: { process_id: 'load_collection', arguments: { id: DEMO, spatial_extent: { from_parameter: 'spatial_extent' }, temporal_extent: JUNE, bands: ['B04'] } },
-      r: { process_id: 'reduce_dimension', arguments: { data: { from_node: 'l' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'first', arguments: { data: { from_parameter: 'data' } }, result: true } } } } },
-      a: { process_id: 'apply', arguments: { data: { from_node: 'r' }, process: { process_graph: { z: { process_id: 'add', arguments: { x: { from_parameter: 'tile_zoom' }, y: 0 }, result: true } } } }, result: true },
+      r: {
+        process_id: 'reduce_dimension',
+        arguments: { data: { from_node: 'l' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'first', arguments: { data: { from_parameter: 'data' } }, result: true } } } },
+      },
+      a: {
+        process_id: 'apply',
+        arguments: { data: { from_node: 'r' }, process: { process_graph: { z: { process_id: 'add', arguments: { x: { from_parameter: 'tile_zoom' }, y: 0 }, result: true } } } },
+        result: true,
+      },
     };
     const sid = await create({ type: 'XYZ', process: { process_graph: graph }, configuration: { colormap: 'greys', min: 0, max: 20 } });
     const img = decodePng((await http('GET', await tileUrl(sid))).body);
@@ -351,7 +358,26 @@ describeWithTool(hasGdal, 'gdal', 'tile pixels against gdalwarp', () => {
       const img = decodePng(r.body);
       const b = tileBounds(t);
       const out = path.join(work, `ref-${t.z}-${t.x}-${t.y}.tif`);
-      run('gdalwarp', ['-q', '-overwrite', '-t_srs', 'EPSG:3857', '-te', String(b.west), String(b.south), String(b.east), String(b.north), '-ts', '256', '256', '-r', 'near', '-ot', 'Float32', june.assets.B08.href, out]);
+      run('gdalwarp', [
+        '-q',
+        '-overwrite',
+        '-t_srs',
+        'EPSG:3857',
+        '-te',
+        String(b.west),
+        String(b.south),
+        String(b.east),
+        String(b.north),
+        '-ts',
+        '256',
+        '256',
+        '-r',
+        'near',
+        '-ot',
+        'Float32',
+        june.assets.B08.href,
+        out,
+      ]);
       run('gdal_translate', ['-q', '-of', 'ENVI', out, `${out}.bin`]);
       const ref = new Float32Array(new Uint8Array(readFileSync(`${out}.bin`)).buffer);
       let same = 0;

@@ -67,7 +67,10 @@ const SEASON = ['2024-05-01', '2024-08-01'];
 const lte = (y: number) => ({ process_graph: { c: { process_id: 'lte', arguments: { x: { from_parameter: 'value' }, y }, result: true } } });
 
 const ndviGraph = (id: string, o: { extent?: unknown; properties?: unknown; load?: Record<string, unknown> } = {}) => ({
-  l: o.load ?? { process_id: 'load_collection', arguments: { id, spatial_extent: o.extent === undefined ? WINDOW : o.extent, temporal_extent: SEASON, bands: ['red', 'nir'], ...(o.properties ? { properties: o.properties } : {}) } },
+  l: o.load ?? {
+    process_id: 'load_collection',
+    arguments: { id, spatial_extent: o.extent === undefined ? WINDOW : o.extent, temporal_extent: SEASON, bands: ['red', 'nir'], ...(o.properties ? { properties: o.properties } : {}) },
+  },
   n: { process_id: 'ndvi', arguments: { data: { from_node: 'l' } } },
   s: { process_id: 'save_result', arguments: { data: { from_node: 'n' }, format: 'GTiff' }, result: true },
 });
@@ -187,7 +190,13 @@ describe('loads of a STAC API collection', () => {
 
   it('checks property conditions again on the items found, also those no API filter can express', async () => {
     // 'or' has no translation: all items are searched, the condition is applied here.
-    const odd = { process_graph: { o: { process_id: 'or', arguments: { x: { from_node: 'a' }, y: { from_node: 'b' } }, result: true }, a: { process_id: 'lt', arguments: { x: { from_parameter: 'value' }, y: 6 } }, b: { process_id: 'gt', arguments: { x: { from_parameter: 'value' }, y: 30 } } } };
+    const odd = {
+      process_graph: {
+        o: { process_id: 'or', arguments: { x: { from_node: 'a' }, y: { from_node: 'b' } }, result: true },
+        a: { process_id: 'lt', arguments: { x: { from_parameter: 'value' }, y: 6 } },
+        b: { process_id: 'gt', arguments: { x: { from_parameter: 'value' }, y: 30 } },
+      },
+    };
     const before = api.searches.length;
     const remote = await result(ndviGraph('s2', { properties: { 'eo:cloud_cover': odd } }));
     expect(remote.status, remote.text).toBe(200);
@@ -216,7 +225,9 @@ describe('loads of a STAC API collection', () => {
       await counted.close();
     }
     // Narrowed to one day, it fits.
-    const ok = await result(ndviGraph('s2cap', { load: { process_id: 'load_collection', arguments: { id: 's2cap', spatial_extent: WINDOW, temporal_extent: ['2024-05-10', '2024-05-11'], bands: ['red', 'nir'] } } }));
+    const ok = await result(
+      ndviGraph('s2cap', { load: { process_id: 'load_collection', arguments: { id: 's2cap', spatial_extent: WINDOW, temporal_extent: ['2024-05-10', '2024-05-11'], bands: ['red', 'nir'] } } }),
+    );
     expect(ok.status, ok.text).toBe(200);
   });
 
@@ -230,9 +241,16 @@ describe('loads of a STAC API collection', () => {
 
   it('draws the tiles of a map session with one search, equal to the tiles of the imported collection', async () => {
     const graph = (id: string) => ({
-      l: { process_id: 'load_collection', arguments: { id, spatial_extent: { west: sceneBox[0], south: sceneBox[1], east: sceneBox[2], north: sceneBox[3] }, temporal_extent: ['2024-05-01', '2024-06-01'], bands: ['red', 'nir'] } },
+      l: {
+        process_id: 'load_collection',
+        arguments: { id, spatial_extent: { west: sceneBox[0], south: sceneBox[1], east: sceneBox[2], north: sceneBox[3] }, temporal_extent: ['2024-05-01', '2024-06-01'], bands: ['red', 'nir'] },
+      },
       n: { process_id: 'ndvi', arguments: { data: { from_node: 'l' } } },
-      r: { process_id: 'reduce_dimension', arguments: { data: { from_node: 'n' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } }, result: true },
+      r: {
+        process_id: 'reduce_dimension',
+        arguments: { data: { from_node: 'n' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } },
+        result: true,
+      },
     });
     const service = async (id: string) => {
       const r = await http('POST', `${s.base}/services`, { token, body: JSON.stringify({ type: 'XYZ', process: { process_graph: graph(id) }, configuration: { colormap: 'ndvi', min: -1, max: 1 } }) });

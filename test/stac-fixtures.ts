@@ -145,7 +145,19 @@ function intersects(a: number[], b: number[]): boolean {
 }
 
 const cmp = (op: string, a: any, b: any): boolean =>
-  op === '=' || op === 'eq' ? a === b : op === '<>' || op === 'neq' ? a !== b : op === '<' || op === 'lt' ? a < b : op === '<=' || op === 'lte' ? a <= b : op === '>' || op === 'gt' ? a > b : op === '>=' || op === 'gte' ? a >= b : false;
+  op === '=' || op === 'eq'
+    ? a === b
+    : op === '<>' || op === 'neq'
+      ? a !== b
+      : op === '<' || op === 'lt'
+        ? a < b
+        : op === '<=' || op === 'lte'
+          ? a <= b
+          : op === '>' || op === 'gt'
+            ? a > b
+            : op === '>=' || op === 'gte'
+              ? a >= b
+              : false;
 
 function cql2(expr: any, props: Record<string, any>): boolean {
   if (expr.op === 'and') return expr.args.every((a: any) => cql2(a, props));
@@ -188,11 +200,7 @@ export async function startStacApi(o: StacApiOptions): Promise<StacApi> {
         stac_version: '1.0.0',
         description: 'A STAC API stand-in',
         conformsTo,
-        links: [
-          { rel: 'self', href: `${base}/` },
-          { rel: 'data', href: `${base}/collections` },
-          ...methods.map((m) => ({ rel: 'search', type: 'application/geo+json', method: m, href: `${base}/search` })),
-        ],
+        links: [{ rel: 'self', href: `${base}/` }, { rel: 'data', href: `${base}/collections` }, ...methods.map((m) => ({ rel: 'search', type: 'application/geo+json', method: m, href: `${base}/search` }))],
       });
     }
     if (url.pathname === '/collections') return sendJson(res, 200, { collections: [o.collection], links: [] });
@@ -280,7 +288,7 @@ function pixels(key: string, it: SceneItem): Uint16Array | Uint8Array {
   for (let r = 0; r < N; r++) {
     for (let c = 0; c < w; c++) {
       const x = c + it.cols[0];
-      out[r * w + c] = key === 'scl' ? 4 + ((r >> 5) + (x >> 5) + it.seed) % 3 : 200 + ((r * (3 + k) + x * (5 + it.seed) + it.seed * 977 + k * 131) % 3000) + (key === 'nir' ? 2000 : 0);
+      out[r * w + c] = key === 'scl' ? 4 + (((r >> 5) + (x >> 5) + it.seed) % 3) : 200 + ((r * (3 + k) + x * (5 + it.seed) + it.seed * 977 + k * 131) % 3000) + (key === 'nir' ? 2000 : 0);
     }
   }
   return out;
@@ -329,7 +337,18 @@ export function itemDoc(it: SceneItem, collection: string, bbox4326: number[], h
     id: it.id,
     collection,
     bbox: bbox4326,
-    geometry: { type: 'Polygon', coordinates: [[[bbox4326[0], bbox4326[1]], [bbox4326[2], bbox4326[1]], [bbox4326[2], bbox4326[3]], [bbox4326[0], bbox4326[3]], [bbox4326[0], bbox4326[1]]]] },
+    geometry: {
+      type: 'Polygon',
+      coordinates: [
+        [
+          [bbox4326[0], bbox4326[1]],
+          [bbox4326[2], bbox4326[1]],
+          [bbox4326[2], bbox4326[3]],
+          [bbox4326[0], bbox4326[3]],
+          [bbox4326[0], bbox4326[1]],
+        ],
+      ],
+    },
     properties: { datetime: it.datetime, 'eo:cloud_cover': it.cloud, platform: 'sentinel-2a', 'proj:epsg': EPSG, 's2:mgrs_tile': '33TWN' },
     assets,
     links: [],

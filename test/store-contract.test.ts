@@ -16,7 +16,16 @@ import { describeWithTool } from './system-tools.js';
 
 const collection = (id: string): CollectionMeta => ({ id, title: id, description: '', license: 'CC-BY-4.0', epsg: 32633, resolution: [10, 10], bands: [{ name: 'B04', data_type: 'uint16', nodata: 0 }] });
 const item = (id: string, datetime: string): ItemMeta => ({ id, datetime, epsg: 32633, bbox: [0, 0, 10, 10], bbox4326: [15, 47, 15.1, 47.1], assets: { B04: { href: `/data/${id}.tif`, sample: 0 } } });
-const job = (id: string, userId = 'alice') => ({ id, userId, title: null, description: null, process: { process_graph: { a: { process_id: 'absolute', arguments: { x: 1 }, result: true } } }, plan: 'free', budget: null, logLevel: 'info' as const });
+const job = (id: string, userId = 'alice') => ({
+  id,
+  userId,
+  title: null,
+  description: null,
+  process: { process_graph: { a: { process_id: 'absolute', arguments: { x: 1 }, result: true } } },
+  plan: 'free',
+  budget: null,
+  logLevel: 'info' as const,
+});
 
 /** The contract: what any implementation of Store must do. `open` gives a fresh, empty store. */
 function contract(open: () => Promise<Store>) {
@@ -59,7 +68,15 @@ function contract(open: () => Promise<Store>) {
   });
 
   it('signing keys: the first of a kid stays, live until they stop verifying, then purged', async () => {
-    const key = (kid: string, x: string, verifiesUntil: number) => ({ kid, alg: 'EdDSA', publicJwk: { kty: 'OKP', crv: 'Ed25519', x }, privateJwk: { kty: 'OKP', crv: 'Ed25519', x, d: `d-${x}` }, notBefore: 1000, signsUntil: 2000, verifiesUntil });
+    const key = (kid: string, x: string, verifiesUntil: number) => ({
+      kid,
+      alg: 'EdDSA',
+      publicJwk: { kty: 'OKP', crv: 'Ed25519', x },
+      privateJwk: { kty: 'OKP', crv: 'Ed25519', x, d: `d-${x}` },
+      notBefore: 1000,
+      signsUntil: 2000,
+      verifiesUntil,
+    });
     const later = Date.now() + 86_400_000;
     expect(await s.signingKeys.addOnce(key('k1', 'first', later))).toEqual(key('k1', 'first', later));
     // a second node making the same period's key gets the one stored first
@@ -104,7 +121,22 @@ function contract(open: () => Promise<Store>) {
   });
 
   it('services: records, pages, usage counters add up, delete', async () => {
-    const rec = { id: 's1', userId: 'alice', type: 'XYZ', enabled: true, title: 't', description: null, process: { process_graph: {} }, configuration: {}, attributes: {}, plan: 'free', budget: null, logLevel: 'info' as const, created: 'c', updated: 'u' };
+    const rec = {
+      id: 's1',
+      userId: 'alice',
+      type: 'XYZ',
+      enabled: true,
+      title: 't',
+      description: null,
+      process: { process_graph: {} },
+      configuration: {},
+      attributes: {},
+      plan: 'free',
+      budget: null,
+      logLevel: 'info' as const,
+      created: 'c',
+      updated: 'u',
+    };
     await s.services.create(rec);
     await expect(s.services.create(rec)).rejects.toThrow(UniqueViolation);
     await s.services.addUsage('s1', { tiles: 2, cacheHits: 1, valuesRead: 5e9, cpuMs: 1.5 });
@@ -119,8 +151,8 @@ function contract(open: () => Promise<Store>) {
   });
 
   it('logs: ids grow, pages by id and level, owners apart', async () => {
-    const a = (await s.logs.append('job:x', { level: 'debug', message: 'one' }));
-    const b = (await s.logs.append('job:x', { level: 'error', message: 'two', code: 'E', data: { k: [1] }, path: [{ node_id: 'n' }], stacktrace: 'Traceback:\n  line 3\n' }));
+    const a = await s.logs.append('job:x', { level: 'debug', message: 'one' });
+    const b = await s.logs.append('job:x', { level: 'error', message: 'two', code: 'E', data: { k: [1] }, path: [{ node_id: 'n' }], stacktrace: 'Traceback:\n  line 3\n' });
     await s.logs.append('job:y', { level: 'info', message: 'other' });
     expect(Number(b)).toBeGreaterThan(Number(a));
     expect((await s.logs.page('job:x', null, 'debug', 10)).map((e) => e.message)).toEqual(['one', 'two']);
@@ -170,7 +202,7 @@ function contract(open: () => Promise<Store>) {
     expect(await s.semaphores.take('u', 2)).toBeNull();
     expect(await s.semaphores.take('v', 2)).not.toBeNull();
     await one();
-    const three = (await s.semaphores.take('u', 2));
+    const three = await s.semaphores.take('u', 2);
     expect(three).not.toBeNull();
     await two();
     await three!();
@@ -295,7 +327,7 @@ describeWithTool(hasPostgres, 'PostgreSQL 15', 'record store on PostgreSQL', () 
       const claimed: string[] = [];
       for (let i = 0; i < 12; i++) {
         for (const node of [a, b]) {
-          const j = (await node.jobQueue.claim(node === a ? 'a' : 'b'));
+          const j = await node.jobQueue.claim(node === a ? 'a' : 'b');
           if (j) claimed.push(j.id);
         }
       }

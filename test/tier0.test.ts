@@ -28,34 +28,62 @@ const truthy = (x: number) => x !== 0 && x === x;
 
 function unaryRef(op: string, x: number): number {
   switch (op) {
-    case 'abs': return Math.abs(x);
-    case 'neg': return -x;
-    case 'sqrt': return Math.sqrt(x);
-    case 'exp': return Math.exp(x);
-    case 'ln': return Math.log(x);
-    case 'log10': return Math.log10(x);
-    case 'log2': return Math.log2(x);
-    case 'sin': return Math.sin(x);
-    case 'cos': return Math.cos(x);
-    case 'tan': return Math.tan(x);
-    case 'asin': return Math.asin(x);
-    case 'acos': return Math.acos(x);
-    case 'atan': return Math.atan(x);
-    case 'sinh': return Math.sinh(x);
-    case 'cosh': return Math.cosh(x);
-    case 'tanh': return Math.tanh(x);
-    case 'asinh': return Math.asinh(x);
-    case 'acosh': return Math.acosh(x);
-    case 'atanh': return Math.atanh(x);
-    case 'floor': return Math.floor(x) + 0;
-    case 'ceil': return Math.ceil(x) + 0;
-    case 'trunc': return Math.trunc(x) + 0;
-    case 'round': return roundHalfEven(x);
-    case 'sgn': return x > 0 ? 1 : x < 0 ? -1 : x === 0 ? 0 : NaN;
-    case 'not': return x !== x ? NaN : x === 0 ? 1 : 0;
-    case 'isnodata': return x !== x ? 1 : 0;
-    case 'isvalid': return Number.isFinite(x) ? 1 : 0;
-    case 'isinf': return Math.abs(x) === Infinity ? 1 : 0;
+    case 'abs':
+      return Math.abs(x);
+    case 'neg':
+      return -x;
+    case 'sqrt':
+      return Math.sqrt(x);
+    case 'exp':
+      return Math.exp(x);
+    case 'ln':
+      return Math.log(x);
+    case 'log10':
+      return Math.log10(x);
+    case 'log2':
+      return Math.log2(x);
+    case 'sin':
+      return Math.sin(x);
+    case 'cos':
+      return Math.cos(x);
+    case 'tan':
+      return Math.tan(x);
+    case 'asin':
+      return Math.asin(x);
+    case 'acos':
+      return Math.acos(x);
+    case 'atan':
+      return Math.atan(x);
+    case 'sinh':
+      return Math.sinh(x);
+    case 'cosh':
+      return Math.cosh(x);
+    case 'tanh':
+      return Math.tanh(x);
+    case 'asinh':
+      return Math.asinh(x);
+    case 'acosh':
+      return Math.acosh(x);
+    case 'atanh':
+      return Math.atanh(x);
+    case 'floor':
+      return Math.floor(x) + 0;
+    case 'ceil':
+      return Math.ceil(x) + 0;
+    case 'trunc':
+      return Math.trunc(x) + 0;
+    case 'round':
+      return roundHalfEven(x);
+    case 'sgn':
+      return x > 0 ? 1 : x < 0 ? -1 : x === 0 ? 0 : NaN;
+    case 'not':
+      return x !== x ? NaN : x === 0 ? 1 : 0;
+    case 'isnodata':
+      return x !== x ? 1 : 0;
+    case 'isvalid':
+      return Number.isFinite(x) ? 1 : 0;
+    case 'isinf':
+      return Math.abs(x) === Infinity ? 1 : 0;
   }
   throw new Error(op);
 }
@@ -63,10 +91,14 @@ function unaryRef(op: string, x: number): number {
 function binaryRef(op: string, x: number, y: number): number {
   const nan = x !== x || y !== y;
   switch (op) {
-    case 'add': return x + y;
-    case 'sub': return x - y;
-    case 'mul': return x * y;
-    case 'div': return x / y;
+    case 'add':
+      return x + y;
+    case 'sub':
+      return x - y;
+    case 'mul':
+      return x * y;
+    case 'div':
+      return x / y;
     case 'pow': {
       if (x !== x || y !== y) return NaN;
       const r = Math.pow(x, y);
@@ -80,18 +112,30 @@ function binaryRef(op: string, x: number, y: number): number {
       if (r !== 0 && r < 0 !== y < 0) r += y;
       return r === 0 ? 0 : r;
     }
-    case 'atan2': return Math.atan2(x, y);
-    case 'log': return y === 10 ? Math.log10(x) : y === 2 ? Math.log2(x) : Math.log(x) / Math.log(y);
-    case 'gt': return nan ? NaN : x > y ? 1 : 0;
-    case 'gte': return nan ? NaN : x >= y ? 1 : 0;
-    case 'lt': return nan ? NaN : x < y ? 1 : 0;
-    case 'lte': return nan ? NaN : x <= y ? 1 : 0;
-    case 'eq': return nan ? NaN : x === y ? 1 : 0;
-    case 'neq': return nan ? NaN : x !== y ? 1 : 0;
-    case 'and': return x === 0 || y === 0 ? 0 : nan ? NaN : 1;
-    case 'or': return truthy(x) || truthy(y) ? 1 : nan ? NaN : 0;
-    case 'xor': return nan ? NaN : (x !== 0) !== (y !== 0) ? 1 : 0;
-    case 'normdiff': return (x - y) / (x + y);
+    case 'atan2':
+      return Math.atan2(x, y);
+    case 'log':
+      return y === 10 ? Math.log10(x) : y === 2 ? Math.log2(x) : Math.log(x) / Math.log(y);
+    case 'gt':
+      return nan ? NaN : x > y ? 1 : 0;
+    case 'gte':
+      return nan ? NaN : x >= y ? 1 : 0;
+    case 'lt':
+      return nan ? NaN : x < y ? 1 : 0;
+    case 'lte':
+      return nan ? NaN : x <= y ? 1 : 0;
+    case 'eq':
+      return nan ? NaN : x === y ? 1 : 0;
+    case 'neq':
+      return nan ? NaN : x !== y ? 1 : 0;
+    case 'and':
+      return x === 0 || y === 0 ? 0 : nan ? NaN : 1;
+    case 'or':
+      return truthy(x) || truthy(y) ? 1 : nan ? NaN : 0;
+    case 'xor':
+      return nan ? NaN : (x !== 0) !== (y !== 0) ? 1 : 0;
+    case 'normdiff':
+      return (x - y) / (x + y);
   }
   throw new Error(op);
 }
@@ -163,7 +207,11 @@ function reduceRef(op: string, all: number[]): number {
 
 function instrRef(ins: Instr, r: Float64Array): number {
   if (ins.op === 'const') return ins.value;
-  if ('args' in ins) return reduceRef(ins.op, ins.args.map((k) => r[k]));
+  if ('args' in ins)
+    return reduceRef(
+      ins.op,
+      ins.args.map((k) => r[k]),
+    );
   if (ins.op === 'if') return truthy(r[ins.c]) ? r[ins.t] : r[ins.f];
   if (ins.op === 'clip') {
     const x = r[ins.a];
@@ -231,19 +279,61 @@ function check(p: Program, inputs: Float32Array[], n: number, approx = false, go
 // ---------------------------------------------------------------------------------------------
 // Inputs
 
-
 const SPECIAL = [
-  NaN, Infinity, -Infinity, 0, -0, 1, -1, 2, -2, 10, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 3.5, -3.5, 4.5, 1e38, -1e38, 3.4028234663852886e38,
-  -3.4028234663852886e38, 1e-45, -1e-45, 1.1754943508222875e-38, 0.1, -0.1, 0.9999999403953552, 1.0000001192092896, 88.7, -88.7, 89.5,
-  100, -100, 1e6, 8388607.5, 8388608, -8388609, 16777217, Math.PI, -Math.PI / 2, 0.7853981633974483, 1e-10, 3, -7, 12345.678,
+  NaN,
+  Infinity,
+  -Infinity,
+  0,
+  -0,
+  1,
+  -1,
+  2,
+  -2,
+  10,
+  0.5,
+  -0.5,
+  1.5,
+  -1.5,
+  2.5,
+  -2.5,
+  3.5,
+  -3.5,
+  4.5,
+  1e38,
+  -1e38,
+  3.4028234663852886e38,
+  -3.4028234663852886e38,
+  1e-45,
+  -1e-45,
+  1.1754943508222875e-38,
+  0.1,
+  -0.1,
+  0.9999999403953552,
+  1.0000001192092896,
+  88.7,
+  -88.7,
+  89.5,
+  100,
+  -100,
+  1e6,
+  8388607.5,
+  8388608,
+  -8388609,
+  16777217,
+  Math.PI,
+  -Math.PI / 2,
+  0.7853981633974483,
+  1e-10,
+  3,
+  -7,
+  12345.678,
 ];
 
 function values(rng: Rng, n: number): Float32Array {
   const a = new Float32Array(n);
   for (let i = 0; i < n; i++) {
     const k = rng.next();
-    a[i] =
-      k < 0.3 ? SPECIAL[rng.int(SPECIAL.length)] : k < 0.45 ? rng.int(21) - 10 : k < 0.55 ? (rng.int(41) - 20) / 2 : k < 0.75 ? rng.next() * 2 - 1 : (rng.next() - 0.5) * 2 * 10 ** (rng.int(16) - 6);
+    a[i] = k < 0.3 ? SPECIAL[rng.int(SPECIAL.length)] : k < 0.45 ? rng.int(21) - 10 : k < 0.55 ? (rng.int(41) - 20) / 2 : k < 0.75 ? rng.next() * 2 - 1 : (rng.next() - 0.5) * 2 * 10 ** (rng.int(16) - 6);
   }
   return a;
 }
@@ -254,15 +344,15 @@ function pairs(rng: Rng, extra: number): [Float32Array, Float32Array] {
   const n = S * S + extra;
   const a = new Float32Array(n);
   const b = new Float32Array(n);
-  for (let i = 0; i < S; i++) for (let j = 0; j < S; j++) {
-    a[i * S + j] = SPECIAL[i];
-    b[i * S + j] = SPECIAL[j];
-  }
+  for (let i = 0; i < S; i++)
+    for (let j = 0; j < S; j++) {
+      a[i * S + j] = SPECIAL[i];
+      b[i * S + j] = SPECIAL[j];
+    }
   a.set(values(rng, extra), S * S);
   b.set(values(rng, extra), S * S);
   return [a, b];
 }
-
 
 // ---------------------------------------------------------------------------------------------
 
@@ -312,10 +402,26 @@ describe('tier 0 VM', () => {
     const x = new Float32Array(SPECIAL.length + 2000);
     x.set(SPECIAL);
     x.set(values(rng, 2000), SPECIAL.length);
-    const clips: [number, number][] = [[0, 1], [-10, 10], [0.1, 0.3], [-1e38, 1e38], [5, 5], [-Infinity, 0], [0, Infinity], [-0, 0]];
+    const clips: [number, number][] = [
+      [0, 1],
+      [-10, 10],
+      [0.1, 0.3],
+      [-1e38, 1e38],
+      [5, 5],
+      [-Infinity, 0],
+      [0, Infinity],
+      [-0, 0],
+    ];
     for (const [min, max] of clips) check({ inputs: 1, code: [{ op: 'clip', a: 0, min, max }], output: 1 }, [x], x.length);
     const scales: [number, number, number, number][] = [
-      [0, 1, 0, 255], [1, 0, 0, 255], [-2, 40, 0, 255], [0.1, 0.7, -1, 1], [5, 5, 0, 1], [-1e38, 1e38, 0, 1], [0, 10000, 255, 0], [3, -7, 1e30, -1e30],
+      [0, 1, 0, 255],
+      [1, 0, 0, 255],
+      [-2, 40, 0, 255],
+      [0.1, 0.7, -1, 1],
+      [5, 5, 0, 1],
+      [-1e38, 1e38, 0, 1],
+      [0, 10000, 255, 0],
+      [3, -7, 1e30, -1e30],
     ];
     for (const [inMin, inMax, outMin, outMax] of scales) {
       check({ inputs: 1, code: [{ op: 'linscale', a: 0, inMin, inMax, outMin, outMax }], output: 1 }, [x], x.length);
@@ -341,7 +447,18 @@ describe('tier 0 VM', () => {
         check({ inputs: count, code: [{ op, args }], output: count }, inputs, n);
         // arguments repeated, out of order, mixed with computed registers
         const mixed = [count, ...args.slice().reverse(), 0, count];
-        check({ inputs: count, code: [{ op: 'mul', a: 0, b: count - 1 }, { op, args: mixed }], output: count + 1 }, inputs, n);
+        check(
+          {
+            inputs: count,
+            code: [
+              { op: 'mul', a: 0, b: count - 1 },
+              { op, args: mixed },
+            ],
+            output: count + 1,
+          },
+          inputs,
+          n,
+        );
       }
     }
   });
@@ -363,7 +480,13 @@ describe('tier 0 VM', () => {
     for (const op of REDUCERS) {
       check({ inputs: 3, code: [{ op, args: [0, 1, 2] }], output: 3 }, inputs, cols.length);
       // each case alone (filling a group of 4 pixels)
-      cols.forEach((_, i) => check({ inputs: 3, code: [{ op, args: [0, 1, 2] }], output: 3 }, inputs.map((a) => new Float32Array(4).fill(a[i])), 4));
+      cols.forEach((_, i) =>
+        check(
+          { inputs: 3, code: [{ op, args: [0, 1, 2] }], output: 3 },
+          inputs.map((a) => new Float32Array(4).fill(a[i])),
+          4,
+        ),
+      );
     }
   });
 
@@ -410,11 +533,18 @@ describe('tier 0 VM', () => {
 
   it('handles chunk boundaries of the executor, with few and with many inputs', () => {
     const rng = new Rng(6);
-    for (const [nIn, n] of [[2, 200_003], [40, 150_001]] as const) {
+    for (const [nIn, n] of [
+      [2, 200_003],
+      [40, 150_001],
+    ] as const) {
       const inputs = Array.from({ length: nIn }, () => values(rng, n));
       const p: Program = {
         inputs: nIn,
-        code: [{ op: 'sub', a: 0, b: 1 }, { op: 'sum', args: Array.from({ length: nIn }, (_, k) => k) }, { op: 'normdiff', a: nIn, b: nIn + 1 }],
+        code: [
+          { op: 'sub', a: 0, b: 1 },
+          { op: 'sum', args: Array.from({ length: nIn }, (_, k) => k) },
+          { op: 'normdiff', a: nIn, b: nIn + 1 },
+        ],
         output: nIn + 2,
       };
       check(p, inputs, n);
@@ -460,8 +590,32 @@ describe('tier 0 VM', () => {
     check({ inputs: 2, code: [], output: 1 }, [a, b], n);
     check({ inputs: 2, code: [{ op: 'add', a: 0, b: 1 }], output: 0 }, [a, b], n);
     check({ inputs: 1, code: [{ op: 'const', value: 0.1 }], output: 1 }, [a], n);
-    check({ inputs: 1, code: [{ op: 'const', value: NaN }, { op: 'const', value: 2 }, { op: 'mul', a: 0, b: 2 }], output: 1 }, [a], n);
-    check({ inputs: 2, code: [{ op: 'add', a: 0, b: 1 }, { op: 'mul', a: 2, b: 2 }, { op: 'sub', a: 3, b: 2 }], output: 2 }, [a, b], n);
+    check(
+      {
+        inputs: 1,
+        code: [
+          { op: 'const', value: NaN },
+          { op: 'const', value: 2 },
+          { op: 'mul', a: 0, b: 2 },
+        ],
+        output: 1,
+      },
+      [a],
+      n,
+    );
+    check(
+      {
+        inputs: 2,
+        code: [
+          { op: 'add', a: 0, b: 1 },
+          { op: 'mul', a: 2, b: 2 },
+          { op: 'sub', a: 3, b: 2 },
+        ],
+        output: 2,
+      },
+      [a, b],
+      n,
+    );
     // the same array passed twice
     check({ inputs: 2, code: [{ op: 'sub', a: 0, b: 1 }], output: 2 }, [a, a], n);
   });
@@ -551,7 +705,16 @@ describe('wasm colour mapping', () => {
     // values right at the rounding steps of a 0..255 stretch
     for (let i = 0; i < 600; i++) v[SPECIAL.length + i] = (i - 50) / 2;
     for (const map of COLOR_MAPS) {
-      for (const [min, max] of [[0, 255], [-1, 1], [0, 1], [0.1, 0.1], [-1e38, 1e38], [100, 3000], [-0, 0], [5, 5.000001]]) {
+      for (const [min, max] of [
+        [0, 255],
+        [-1, 1],
+        [0, 1],
+        [0.1, 0.1],
+        [-1e38, 1e38],
+        [100, 3000],
+        [-0, 0],
+        [5, 5.000001],
+      ]) {
         const want = colorize(v, { min, max, map });
         const got = kernelColorize(v, colorTable(map), min, max);
         expect(got.length).toBe(want.length);
@@ -570,7 +733,14 @@ describe('wasm colour mapping', () => {
 // The arena (src/compile/kernels.ts): cube planes in kernel memory, read and written in place.
 
 describe('arena', () => {
-  const NDVI_CLIP: Program = { inputs: 2, code: [{ op: 'normdiff', a: 0, b: 1 }, { op: 'clip', a: 2, min: -0.5, max: 0.5 }], output: 3 };
+  const NDVI_CLIP: Program = {
+    inputs: 2,
+    code: [
+      { op: 'normdiff', a: 0, b: 1 },
+      { op: 'clip', a: 2, min: -0.5, max: 0.5 },
+    ],
+    output: 3,
+  };
   const MEAN3: Program = { inputs: 3, code: [{ op: 'mean', args: [0, 1, 2] }], output: 3 };
 
   /** A plane of the current scope holding a copy of `v`. */
@@ -579,7 +749,6 @@ describe('arena', () => {
     p.set(v);
     return p;
   };
-
 
   it('runs in place on planes and answers a plane, bit for bit as the copying path', async () => {
     const rng = new Rng(21);
@@ -628,7 +797,7 @@ describe('arena', () => {
     });
   });
 
-  it('frees a failed request\'s planes and reuses them, with no old values leaking into answers', async () => {
+  it("frees a failed request's planes and reuses them, with no old values leaking into answers", async () => {
     const n = 50_000;
     await expect(
       withArena(() => {

@@ -38,44 +38,76 @@ const cmp = (a: number, b: number, r: boolean) => (Number.isNaN(a) || Number.isN
 
 function unary(op: string, x: number): number {
   switch (op) {
-    case 'abs': return Math.abs(x);
-    case 'neg': return -x;
-    case 'sqrt': return Math.sqrt(x);
-    case 'exp': return Math.exp(x);
-    case 'ln': return Math.log(x);
-    case 'log10': return Math.log10(x);
-    case 'log2': return Math.log2(x);
-    case 'sin': return Math.sin(x);
-    case 'cos': return Math.cos(x);
-    case 'tan': return Math.tan(x);
-    case 'asin': return Math.asin(x);
-    case 'acos': return Math.acos(x);
-    case 'atan': return Math.atan(x);
-    case 'sinh': return Math.sinh(x);
-    case 'cosh': return Math.cosh(x);
-    case 'tanh': return Math.tanh(x);
-    case 'asinh': return Math.asinh(x);
-    case 'acosh': return Math.acosh(x);
-    case 'atanh': return Math.atanh(x);
-    case 'floor': return Math.floor(x) + 0;
-    case 'ceil': return Math.ceil(x) + 0;
-    case 'trunc': return Math.trunc(x) + 0;
-    case 'round': return roundHalfEven(x);
-    case 'sgn': return x > 0 ? 1 : x < 0 ? -1 : x === 0 ? 0 : NaN;
-    case 'not': return Number.isNaN(x) ? NaN : x === 0 ? 1 : 0;
-    case 'isnodata': return Number.isNaN(x) ? 1 : 0;
-    case 'isvalid': return Number.isFinite(x) ? 1 : 0;
-    case 'isinf': return Math.abs(x) === Infinity ? 1 : 0;
+    case 'abs':
+      return Math.abs(x);
+    case 'neg':
+      return -x;
+    case 'sqrt':
+      return Math.sqrt(x);
+    case 'exp':
+      return Math.exp(x);
+    case 'ln':
+      return Math.log(x);
+    case 'log10':
+      return Math.log10(x);
+    case 'log2':
+      return Math.log2(x);
+    case 'sin':
+      return Math.sin(x);
+    case 'cos':
+      return Math.cos(x);
+    case 'tan':
+      return Math.tan(x);
+    case 'asin':
+      return Math.asin(x);
+    case 'acos':
+      return Math.acos(x);
+    case 'atan':
+      return Math.atan(x);
+    case 'sinh':
+      return Math.sinh(x);
+    case 'cosh':
+      return Math.cosh(x);
+    case 'tanh':
+      return Math.tanh(x);
+    case 'asinh':
+      return Math.asinh(x);
+    case 'acosh':
+      return Math.acosh(x);
+    case 'atanh':
+      return Math.atanh(x);
+    case 'floor':
+      return Math.floor(x) + 0;
+    case 'ceil':
+      return Math.ceil(x) + 0;
+    case 'trunc':
+      return Math.trunc(x) + 0;
+    case 'round':
+      return roundHalfEven(x);
+    case 'sgn':
+      return x > 0 ? 1 : x < 0 ? -1 : x === 0 ? 0 : NaN;
+    case 'not':
+      return Number.isNaN(x) ? NaN : x === 0 ? 1 : 0;
+    case 'isnodata':
+      return Number.isNaN(x) ? 1 : 0;
+    case 'isvalid':
+      return Number.isFinite(x) ? 1 : 0;
+    case 'isinf':
+      return Math.abs(x) === Infinity ? 1 : 0;
   }
   throw new Error(op);
 }
 
 function binary(op: string, a: number, b: number): number {
   switch (op) {
-    case 'add': return a + b;
-    case 'sub': return a - b;
-    case 'mul': return a * b;
-    case 'div': return a / b;
+    case 'add':
+      return a + b;
+    case 'sub':
+      return a - b;
+    case 'mul':
+      return a * b;
+    case 'div':
+      return a / b;
     case 'pow':
       if (a !== a || b !== b) return NaN;
       if (a === 1 || (a === -1 && (b === Infinity || b === -Infinity))) return 1;
@@ -87,14 +119,22 @@ function binary(op: string, a: number, b: number): number {
       if (r !== 0 && r < 0 !== b < 0) r += b;
       return r === 0 ? 0 : r;
     }
-    case 'atan2': return Math.atan2(a, b);
-    case 'log': return b === 10 ? Math.log10(a) : b === 2 ? Math.log2(a) : Math.log(a) / Math.log(b);
-    case 'gt': return cmp(a, b, a > b);
-    case 'gte': return cmp(a, b, a >= b);
-    case 'lt': return cmp(a, b, a < b);
-    case 'lte': return cmp(a, b, a <= b);
-    case 'eq': return cmp(a, b, a === b);
-    case 'neq': return cmp(a, b, a !== b);
+    case 'atan2':
+      return Math.atan2(a, b);
+    case 'log':
+      return b === 10 ? Math.log10(a) : b === 2 ? Math.log2(a) : Math.log(a) / Math.log(b);
+    case 'gt':
+      return cmp(a, b, a > b);
+    case 'gte':
+      return cmp(a, b, a >= b);
+    case 'lt':
+      return cmp(a, b, a < b);
+    case 'lte':
+      return cmp(a, b, a <= b);
+    case 'eq':
+      return cmp(a, b, a === b);
+    case 'neq':
+      return cmp(a, b, a !== b);
     case 'and': {
       const x = truth(a);
       const y = truth(b);
@@ -123,11 +163,16 @@ function reduce(op: string, all: number[]): number {
   if (op === 'count') return n;
   if (n === 0) return NaN;
   switch (op) {
-    case 'min': return v.reduce((m, x) => (x < m ? x : m), Infinity);
-    case 'max': return v.reduce((m, x) => (x > m ? x : m), -Infinity);
-    case 'first': return v[0];
-    case 'last': return v[n - 1];
-    case 'product': return v.reduce((p, x) => p * x, 1);
+    case 'min':
+      return v.reduce((m, x) => (x < m ? x : m), Infinity);
+    case 'max':
+      return v.reduce((m, x) => (x > m ? x : m), -Infinity);
+    case 'first':
+      return v[0];
+    case 'last':
+      return v[n - 1];
+    case 'product':
+      return v.reduce((p, x) => p * x, 1);
     case 'median': {
       const s = Float64Array.from(v).sort();
       const h = n >> 1;
@@ -163,7 +208,11 @@ function reduce(op: string, all: number[]): number {
 
 function step(ins: Instr, reg: number[]): number {
   if (ins.op === 'const') return ins.value;
-  if ('args' in ins) return reduce(ins.op, ins.args.map((r) => reg[r]));
+  if ('args' in ins)
+    return reduce(
+      ins.op,
+      ins.args.map((r) => reg[r]),
+    );
   if ('c' in ins) {
     const c = reg[ins.c];
     return !Number.isNaN(c) && c !== 0 ? reg[ins.t] : reg[ins.f];
@@ -199,10 +248,43 @@ function reference(p: Program, inputs: Float32Array[], n: number): Float32Array 
 // Inputs and comparison
 
 const SPECIAL = [
-  NaN, Infinity, -Infinity, 0, -0, 1, -1, 2, -2, 10, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 3.5, 4194304.5, -4194304.5, 1e38, -1e38,
-  3.4028234663852886e38, -3.4028234663852886e38, 1e-45, -1e-45, 1e-38, 0.1, -0.1, 100, -7, 3, 0.75, 16777216, 1e6, 0.999, -0.999,
+  NaN,
+  Infinity,
+  -Infinity,
+  0,
+  -0,
+  1,
+  -1,
+  2,
+  -2,
+  10,
+  0.5,
+  -0.5,
+  1.5,
+  -1.5,
+  2.5,
+  -2.5,
+  3.5,
+  4194304.5,
+  -4194304.5,
+  1e38,
+  -1e38,
+  3.4028234663852886e38,
+  -3.4028234663852886e38,
+  1e-45,
+  -1e-45,
+  1e-38,
+  0.1,
+  -0.1,
+  100,
+  -7,
+  3,
+  0.75,
+  16777216,
+  1e6,
+  0.999,
+  -0.999,
 ].map(F);
-
 
 function values(rng: Rng, n: number, specialShare = 0.3): Float32Array {
   const a = new Float32Array(n);
@@ -274,9 +356,26 @@ function opPrograms(): Program[] {
   for (const op of REDUCERS) for (const k of [1, 2, 3, 5, 12]) list.push({ inputs: k, code: [{ op, args: Array.from({ length: k }, (_, i) => i) }], output: k });
   // median over many values (sorting network of 64), repeated registers, constants among the values
   list.push({ inputs: 40, code: [{ op: 'median', args: Array.from({ length: 64 }, (_, i) => i % 40) }], output: 40 });
-  list.push({ inputs: 2, code: [{ op: 'const', value: 7 }, { op: 'median', args: [0, 2, 1, 2] }, { op: 'sd', args: [2, 0, 1] }, { op: 'add', a: 3, b: 4 }], output: 5 });
+  list.push({
+    inputs: 2,
+    code: [
+      { op: 'const', value: 7 },
+      { op: 'median', args: [0, 2, 1, 2] },
+      { op: 'sd', args: [2, 0, 1] },
+      { op: 'add', a: 3, b: 4 },
+    ],
+    output: 5,
+  });
   // constants of every kind
-  for (const value of [NaN, Infinity, -Infinity, -0, 0.1, 1e-45, 1e39, 3.4028234663852886e38]) list.push({ inputs: 1, code: [{ op: 'const', value }, { op: 'mul', a: 0, b: 1 }], output: 2 });
+  for (const value of [NaN, Infinity, -Infinity, -0, 0.1, 1e-45, 1e39, 3.4028234663852886e38])
+    list.push({
+      inputs: 1,
+      code: [
+        { op: 'const', value },
+        { op: 'mul', a: 0, b: 1 },
+      ],
+      output: 2,
+    });
   // an input as the answer
   list.push({ inputs: 3, code: [], output: 1 });
   return list;
@@ -341,8 +440,24 @@ describe('tier-1 code generation', () => {
   });
 
   it('is deterministic and depends only on the canonical program', () => {
-    const a: Program = { inputs: 2, code: [{ op: 'const', value: 3 }, { op: 'add', a: 0, b: 1 }, { op: 'sqrt', a: 0 }, { op: 'mul', a: 3, b: 0 }], output: 5 };
-    const b: Program = { inputs: 2, code: [{ op: 'add', a: 0, b: 1 }, { op: 'mul', a: 2, b: 0 }], output: 3 };
+    const a: Program = {
+      inputs: 2,
+      code: [
+        { op: 'const', value: 3 },
+        { op: 'add', a: 0, b: 1 },
+        { op: 'sqrt', a: 0 },
+        { op: 'mul', a: 3, b: 0 },
+      ],
+      output: 5,
+    };
+    const b: Program = {
+      inputs: 2,
+      code: [
+        { op: 'add', a: 0, b: 1 },
+        { op: 'mul', a: 2, b: 0 },
+      ],
+      output: 3,
+    };
     expect(programHash(a)).toBe(programHash(b));
     expect(generateSource(a)).toBe(generateSource(b));
     expect(generateSource(canonical(a))).toBe(generateSource(a));
@@ -352,7 +467,16 @@ describe('tier-1 code generation', () => {
 
 describe('tier-1 kernels', () => {
   it('compile without data segments, start function or imports beyond memory and host math', async () => {
-    const p: Program = { inputs: 2, code: [{ op: 'sin', a: 0 }, { op: 'exp', a: 1 }, { op: 'pow', a: 2, b: 3 }, { op: 'median', args: [0, 1, 2, 3] }], output: 5 };
+    const p: Program = {
+      inputs: 2,
+      code: [
+        { op: 'sin', a: 0 },
+        { op: 'exp', a: 1 },
+        { op: 'pow', a: 2, b: 3 },
+        { op: 'median', args: [0, 1, 2, 3] },
+      ],
+      output: 5,
+    };
     const bytes = await ascCompile(generateSource(p));
     const info = inspectWasm(bytes);
     expect(info.dataSegments).toBe(0);
@@ -361,7 +485,11 @@ describe('tier-1 kernels', () => {
     expect(() => checkModule(bytes, ['run'])).not.toThrow();
     // and the check does catch a module with static data
     const withData = await compileSource('const T = memory.data<f64>([1.5, 2.5]);\nexport function run(a: usize, o: usize, n: i32): void { store<f64>(o, load<f64>(T)); }', {
-      runtime: 'stub', importMemory: true, use: ['abort='], noAssert: true, optimizeLevel: 3,
+      runtime: 'stub',
+      importMemory: true,
+      use: ['abort='],
+      noAssert: true,
+      optimizeLevel: 3,
     });
     expect(() => checkModule(withData, ['run'])).toThrow(/data segment/);
   }, 60_000);
@@ -427,9 +555,18 @@ describe('tier-1 kernels', () => {
     const programs: Program[] = ['sum', 'mean', 'sd', 'variance'].map((op) => ({ inputs: 3, code: [{ op, args: [0, 1, 2] } as Instr], output: 3 }));
     await tier.compileMany(programs);
     const rows = [
-      [1e38, 1, -1e38], [3, 0.1, -3], [1, 2, 3], [16777216, 1, 1], [1e-45, 1, -1], [NaN, 1e30, -1e30],
-      [Infinity, 1, -Infinity], [3.4028234663852886e38, 3.4028234663852886e38, -3.4028234663852886e38], [-0, -0, NaN], [0.1, 0.2, 0.3],
-      [1e20, 1e-20, -1e20], [5, NaN, NaN],
+      [1e38, 1, -1e38],
+      [3, 0.1, -3],
+      [1, 2, 3],
+      [16777216, 1, 1],
+      [1e-45, 1, -1],
+      [NaN, 1e30, -1e30],
+      [Infinity, 1, -Infinity],
+      [3.4028234663852886e38, 3.4028234663852886e38, -3.4028234663852886e38],
+      [-0, -0, NaN],
+      [0.1, 0.2, 0.3],
+      [1e20, 1e-20, -1e20],
+      [5, NaN, NaN],
     ];
     const inputs = [0, 1, 2].map((j) => Float32Array.from(rows, (r) => r[j]));
     for (const p of programs) {
@@ -463,7 +600,14 @@ describe('tier-1 kernels', () => {
   }, 60_000);
 
   it('run through the executor with tier 1', async () => {
-    const p: Program = { inputs: 2, code: [{ op: 'normdiff', a: 0, b: 1 }, { op: 'clip', a: 2, min: -0.5, max: 0.5 }], output: 3 };
+    const p: Program = {
+      inputs: 2,
+      code: [
+        { op: 'normdiff', a: 0, b: 1 },
+        { op: 'clip', a: 2, min: -0.5, max: 0.5 },
+      ],
+      output: 3,
+    };
     await compileNow(p, tier);
     const rng = new Rng(11);
     for (const n of [0, 5, 4099, 70_001]) {
@@ -476,8 +620,24 @@ describe('tier-1 kernels', () => {
 
 describe('tier-1 cache', () => {
   it('finds programs that differ only in dead code and register numbering under one hash', async () => {
-    const a: Program = { inputs: 2, code: [{ op: 'const', value: 9 }, { op: 'sub', a: 0, b: 1 }, { op: 'abs', a: 2 }, { op: 'div', a: 3, b: 1 }], output: 5 };
-    const b: Program = { inputs: 2, code: [{ op: 'sub', a: 0, b: 1 }, { op: 'div', a: 2, b: 1 }], output: 3 };
+    const a: Program = {
+      inputs: 2,
+      code: [
+        { op: 'const', value: 9 },
+        { op: 'sub', a: 0, b: 1 },
+        { op: 'abs', a: 2 },
+        { op: 'div', a: 3, b: 1 },
+      ],
+      output: 5,
+    };
+    const b: Program = {
+      inputs: 2,
+      code: [
+        { op: 'sub', a: 0, b: 1 },
+        { op: 'div', a: 2, b: 1 },
+      ],
+      output: 3,
+    };
     await compileNow(a, tier);
     const k = tier.lookup(programHash(b));
     expect(k).not.toBeNull();
@@ -493,7 +653,15 @@ describe('tier-1 cache', () => {
       return ascCompile(s);
     };
     const first = createTier1({ cacheDir, maxEntries: 8, compile: counting });
-    const p: Program = { inputs: 2, code: [{ op: 'const', value: 0.25 }, { op: 'mul', a: 0, b: 2 }, { op: 'add', a: 3, b: 1 }], output: 4 };
+    const p: Program = {
+      inputs: 2,
+      code: [
+        { op: 'const', value: 0.25 },
+        { op: 'mul', a: 0, b: 2 },
+        { op: 'add', a: 3, b: 1 },
+      ],
+      output: 4,
+    };
     const hash = programHash(p);
     expect(first.lookup(hash)).toBeNull();
     first.request(p, hash);
@@ -556,7 +724,14 @@ describe('tier-1 cache', () => {
 });
 
 describe('tier-1 kernels on the arena', () => {
-  const p: Program = { inputs: 3, code: [{ op: 'median', args: [0, 1, 2] }, { op: 'sub', a: 3, b: 0 }], output: 4 };
+  const p: Program = {
+    inputs: 3,
+    code: [
+      { op: 'median', args: [0, 1, 2] },
+      { op: 'sub', a: 3, b: 0 },
+    ],
+    output: 4,
+  };
   const onArena = (v: Float32Array) => {
     const a = plane(v.length);
     a.set(v);
@@ -604,11 +779,23 @@ describe('tier-1 kernels split over helper threads', () => {
       const n = SPLIT_MIN_PIXELS + 4099; // bands of unequal length, and an odd tail
       const src = Array.from({ length: 12 }, () => values(rng, n));
       const want = reference(p, src, n);
-      const run = (inputs: Float32Array[], with2 = pair, arena?: { keepBytes: number }) => withArena(() => Float32Array.from(runProgram(p, inputs.map((v) => {
-        const a = plane(v.length);
-        a.set(v);
-        return a;
-      }), n, { tier: 1, tier1: tier, helpers: with2 })), arena);
+      const run = (inputs: Float32Array[], with2 = pair, arena?: { keepBytes: number }) =>
+        withArena(
+          () =>
+            Float32Array.from(
+              runProgram(
+                p,
+                inputs.map((v) => {
+                  const a = plane(v.length);
+                  a.set(v);
+                  return a;
+                }),
+                n,
+                { tier: 1, tier1: tier, helpers: with2 },
+              ),
+            ),
+          arena,
+        );
       const alone = await run(src, new KernelHelpers(0));
       const before = pair.stats();
       const split = await run(src);
@@ -624,7 +811,18 @@ describe('tier-1 kernels split over helper threads', () => {
       expect(firstDifference(p, src, await run(src), want, 0)).toBeNull();
       // Below the threshold a run stays on this thread.
       const s = pair.stats().splits;
-      await withArena(() => runProgram(p, src.map((v) => { const a = plane(1000); a.set(v.subarray(0, 1000)); return a; }), 1000, { tier: 1, tier1: tier, helpers: pair }));
+      await withArena(() =>
+        runProgram(
+          p,
+          src.map((v) => {
+            const a = plane(1000);
+            a.set(v.subarray(0, 1000));
+            return a;
+          }),
+          1000,
+          { tier: 1, tier1: tier, helpers: pair },
+        ),
+      );
       expect(pair.stats().splits).toBe(s);
       expect(pair.stats().rescued).toBe(0);
     } finally {

@@ -84,7 +84,10 @@ describe('AssemblyScript UDFs', () => {
     expect(r.json).toEqual({
       AssemblyScript: expect.objectContaining({ type: 'language', default: minor, versions: { [minor]: { libraries: { assemblyscript: { version } } } } }),
     });
-    const py = await result(s, alice, { l: load(), a: { process_id: 'apply', arguments: { data: { from_node: 'l' }, process: udfChild('x', 'def apply_datacube(cube, context):\n    return cube\n') }, result: true } });
+    const py = await result(s, alice, {
+      l: load(),
+      a: { process_id: 'apply', arguments: { data: { from_node: 'l' }, process: udfChild('x', 'def apply_datacube(cube, context):\n    return cube\n') }, result: true },
+    });
     expectError(py, 400, 'InvalidRuntime');
     expect(py.json.message).toContain('/usr/bin/no-such-python3');
   });
@@ -169,7 +172,11 @@ describe('AssemblyScript UDFs', () => {
     const ndvi = `export function reduce(values: Float64Array): f64 {\n  return (values[1] - values[0]) / (values[1] + values[0]);\n}\n`;
     const day: [string, string] = ['2024-06-21', '2024-06-22'];
     const service = async (node: unknown) => {
-      const r = await post(s, alice, '/services', { type: 'XYZ', configuration: { colormap: 'ndvi', min: -0.2, max: 0.9 }, process: { process_graph: { l: load(['B04', 'B08'], day, null), n: { ...(node as object), result: true } } } });
+      const r = await post(s, alice, '/services', {
+        type: 'XYZ',
+        configuration: { colormap: 'ndvi', min: -0.2, max: 0.9 },
+        process: { process_graph: { l: load(['B04', 'B08'], day, null), n: { ...(node as object), result: true } } },
+      });
       expect(r.status, r.text).toBe(201);
       return (await http('GET', `${s.base}/services/${r.headers['xeo-identifier']}`, { token: alice })).json.url as string;
     };

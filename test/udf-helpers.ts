@@ -7,8 +7,7 @@ import { http, type Res, type TestServer } from './helpers.js';
 import { DEMO, pixels } from './jobs-helpers.js';
 
 /** Debian's interpreter with the libraries, and bubblewrap: what the Python runtime needs. */
-export const hasUdfPython =
-  existsSync('/usr/bin/bwrap') && spawnSync('/usr/bin/python3', ['-c', 'import numpy, pandas, xarray, scipy'], { encoding: 'utf8' }).status === 0;
+export const hasUdfPython = existsSync('/usr/bin/bwrap') && spawnSync('/usr/bin/python3', ['-c', 'import numpy, pandas, xarray, scipy'], { encoding: 'utf8' }).status === 0;
 
 /** A 32 x 32 px window of the demo (a town, fields, a river). */
 export const WINDOW = pixels(700, 900, 32, 32);
@@ -55,7 +54,11 @@ export function expectSameValues(got: number[], want: number[], tol = 1e-5, empt
     if (!ok && bad++ === 0) first = `at ${i}: got ${a}, want ${b}`;
   }
   expect(bad, `${bad} of ${want.length} values differ, first ${first}`).toBe(0);
-  if (!empty) expect(want.some((v) => !Number.isNaN(v)), 'the comparison saw only no-data').toBe(true);
+  if (!empty)
+    expect(
+      want.some((v) => !Number.isNaN(v)),
+      'the comparison saw only no-data',
+    ).toBe(true);
 }
 
 /** The log a response links to with rel=monitor. */

@@ -87,7 +87,8 @@ describeWithTool(hasUdfPython, 'Debian python3 with numpy, pandas, xarray, scipy
     await refused(`print(open(${JSON.stringify(path.join(s.dataDir, 'xeo.sqlite'))}, "rb").read(16))`, /FileNotFoundError/);
   });
 
-  it("a socket to the server's own port reaches nothing", () => refused(`s = socket.create_connection(("127.0.0.1", ${new URL(s.url).port}), timeout=2)\ns.sendall(b"GET / HTTP/1.0\\r\\n\\r\\n")`, /ConnectionRefusedError|Network is unreachable/));
+  it("a socket to the server's own port reaches nothing", () =>
+    refused(`s = socket.create_connection(("127.0.0.1", ${new URL(s.url).port}), timeout=2)\ns.sendall(b"GET / HTTP/1.0\\r\\n\\r\\n")`, /ConnectionRefusedError|Network is unreachable/));
 
   it('the network beyond is not there either', () => refused(`socket.create_connection(("1.1.1.1", 80), timeout=2)`, /OSError|Network is unreachable/));
 
@@ -173,12 +174,20 @@ describeWithTool(hasUdfPython, 'Debian python3 with numpy, pandas, xarray, scipy
     const secret = await result(one, bob1, apply(`BOB_SECRET = "s3cr3t"\nopen("/tmp/bob-secret", "w").write(BOB_SECRET)\n\ndef apply_datacube(cube, context):\n    return cube\n`));
     expect(secret.status, secret.text).toBe(200);
     // Bob's interpreter keeps what his UDF left: the check below would see it there.
-    const his = await result(one, bob1, apply(`import gc, os\n\ndef apply_datacube(cube, context):\n    if not (os.path.exists("/tmp/bob-secret") and any(isinstance(o, dict) and o.get("BOB_SECRET") for o in gc.get_objects())):\n        raise RuntimeError("lost bob")\n    return cube\n`));
+    const his = await result(
+      one,
+      bob1,
+      apply(
+        `import gc, os\n\ndef apply_datacube(cube, context):\n    if not (os.path.exists("/tmp/bob-secret") and any(isinstance(o, dict) and o.get("BOB_SECRET") for o in gc.get_objects())):\n        raise RuntimeError("lost bob")\n    return cube\n`,
+      ),
+    );
     expect(his.status, his.text).toBe(200);
     const r = await result(
       one,
       alice1,
-      apply(`import gc, os\n\ndef apply_datacube(cube, context):\n    if os.path.exists("/tmp/bob-secret") or any(isinstance(o, dict) and o.get("BOB_SECRET") for o in gc.get_objects()):\n        raise RuntimeError("saw bob")\n    return cube\n`),
+      apply(
+        `import gc, os\n\ndef apply_datacube(cube, context):\n    if os.path.exists("/tmp/bob-secret") or any(isinstance(o, dict) and o.get("BOB_SECRET") for o in gc.get_objects()):\n        raise RuntimeError("saw bob")\n    return cube\n`,
+      ),
     );
     expect(r.status, r.text).toBe(200);
   });

@@ -109,7 +109,9 @@ describeWithTool(hasUdfPython, 'Debian python3 with numpy, pandas, xarray, scipy
     const r = await http('GET', `${s.base}/udf_runtimes`);
     expect(r.status).toBe(200);
     const py = r.json.Python;
-    const probe = spawnSync('/usr/bin/python3', ['-c', 'import sys, numpy, pandas, scipy; print(".".join(map(str, sys.version_info[:2])), numpy.__version__, pandas.__version__, scipy.__version__)'], { encoding: 'utf8' });
+    const probe = spawnSync('/usr/bin/python3', ['-c', 'import sys, numpy, pandas, scipy; print(".".join(map(str, sys.version_info[:2])), numpy.__version__, pandas.__version__, scipy.__version__)'], {
+      encoding: 'utf8',
+    });
     const [minor, numpy, pandas, scipy] = probe.stdout.trim().split(' ');
     expect(py).toMatchObject({ type: 'language', default: minor });
     const libs = py.versions[minor].libraries;
@@ -117,14 +119,21 @@ describeWithTool(hasUdfPython, 'Debian python3 with numpy, pandas, xarray, scipy
     expect(libs.pandas.version).toBe(pandas);
     expect(libs.scipy.version).toBe(scipy);
     // Debian's xarray says 999 of itself: the package's version is listed instead.
-    const dpkg = spawnSync('dpkg-query', ['-W', '-f=${Version}', 'python3-xarray'], { encoding: 'utf8' }).stdout.replace(/^\d+:/, '').replace(/-[^-]*$/, '');
+    const dpkg = spawnSync('dpkg-query', ['-W', '-f=${Version}', 'python3-xarray'], { encoding: 'utf8' })
+      .stdout.replace(/^\d+:/, '')
+      .replace(/-[^-]*$/, '');
     expect(libs.xarray.version).toBe(dpkg);
     expect(r.json.AssemblyScript.type).toBe('language');
   });
 
   it('rescaling with XarrayDataCube in apply equals the built-in multiply', async () => {
     const udf = cubeOf(await result(s, alice, apply(RESCALE)));
-    const builtIn = cubeOf(await result(s, alice, { l: load(), a: { process_id: 'apply', arguments: { data: { from_node: 'l' }, process: child({ m: { process_id: 'multiply', arguments: { x: { from_parameter: 'x' }, y: 0.0001 }, result: true } }) }, result: true } }));
+    const builtIn = cubeOf(
+      await result(s, alice, {
+        l: load(),
+        a: { process_id: 'apply', arguments: { data: { from_node: 'l' }, process: child({ m: { process_id: 'multiply', arguments: { x: { from_parameter: 'x' }, y: 0.0001 }, result: true } }) }, result: true },
+      }),
+    );
     expect(udf.labels).toEqual(builtIn.labels);
     expectSameValues(udf.values, builtIn.values);
   });
@@ -132,7 +141,12 @@ describeWithTool(hasUdfPython, 'Debian python3 with numpy, pandas, xarray, scipy
   it('a UDF that doubles its input array in place gets the values of each call, not what it wrote in the last', async () => {
     // The runner keeps in.bin mapped between calls (copy-on-write): what a UDF writes into its array is dropped after the call.
     const IN_PLACE = `import numpy as np\n\ndef apply_datacube(cube, context):\n    a = cube.get_array()\n    np.multiply(a.values, 2, out=a.values)\n    return cube\n`;
-    const builtIn = cubeOf(await result(s, alice, { l: load(), a: { process_id: 'apply', arguments: { data: { from_node: 'l' }, process: child({ m: { process_id: 'multiply', arguments: { x: { from_parameter: 'x' }, y: 2 }, result: true } }) }, result: true } }));
+    const builtIn = cubeOf(
+      await result(s, alice, {
+        l: load(),
+        a: { process_id: 'apply', arguments: { data: { from_node: 'l' }, process: child({ m: { process_id: 'multiply', arguments: { x: { from_parameter: 'x' }, y: 2 }, result: true } }) }, result: true },
+      }),
+    );
     for (let i = 0; i < 2; i++) {
       const udf = cubeOf(await result(s, alice, apply(IN_PLACE)));
       expectSameValues(udf.values, builtIn.values);
@@ -191,7 +205,18 @@ describeWithTool(hasUdfPython, 'Debian python3 with numpy, pandas, xarray, scipy
         l: load(),
         a: {
           process_id: 'apply_neighborhood',
-          arguments: { data: { from_node: 'l' }, size: [{ dimension: 'x', ...px(16) }, { dimension: 'y', ...px(16) }], overlap: [{ dimension: 'x', ...px(1) }, { dimension: 'y', ...px(1) }], process: udfChild('data', FOCAL) },
+          arguments: {
+            data: { from_node: 'l' },
+            size: [
+              { dimension: 'x', ...px(16) },
+              { dimension: 'y', ...px(16) },
+            ],
+            overlap: [
+              { dimension: 'x', ...px(1) },
+              { dimension: 'y', ...px(1) },
+            ],
+            process: udfChild('data', FOCAL),
+          },
           result: true,
         },
       }),
@@ -251,7 +276,10 @@ describeWithTool(hasUdfPython, 'Debian python3 with numpy, pandas, xarray, scipy
   });
 
   it('an unknown runtime or version is InvalidRuntime or InvalidVersion', async () => {
-    const g = (runtime: string, version?: string) => ({ l: load(), a: { process_id: 'apply', arguments: { data: { from_node: 'l' }, process: udfChild('x', RESCALE, runtime, version ? { version } : {}) }, result: true } });
+    const g = (runtime: string, version?: string) => ({
+      l: load(),
+      a: { process_id: 'apply', arguments: { data: { from_node: 'l' }, process: udfChild('x', RESCALE, runtime, version ? { version } : {}) }, result: true },
+    });
     expectError(await result(s, alice, g('R')), 400, 'InvalidRuntime');
     expectError(await result(s, alice, g('Python', '2.7')), 400, 'InvalidVersion');
     expectError(await result(s, alice, g('Python', '3.1')), 400, 'InvalidVersion');
@@ -289,7 +317,10 @@ describeWithTool(hasUdfPython, 'Debian python3 with numpy, pandas, xarray, scipy
       const job = await jobs.run(g(printing), { udf_timeout: 120 });
       expect(job.status, JSON.stringify(await jobs.logs(job.id))).toBe('finished');
       const logs = (await jobs.logs(job.id)).logs;
-      expect(logs.some((l: any) => /runs as 1 chunk/.test(l.message)), JSON.stringify(logs.map((l: any) => l.message))).toBe(true);
+      expect(
+        logs.some((l: any) => /runs as 1 chunk/.test(l.message)),
+        JSON.stringify(logs.map((l: any) => l.message)),
+      ).toBe(true);
       expect(logs.some((l: any) => l.message.startsWith('rescaled'))).toBe(true);
       // A processing parameter of the job (GET /processing_parameters), shown with the job.
       expect((await jobs.get(job.id)).udf_timeout).toBe(120);
@@ -299,7 +330,9 @@ describeWithTool(hasUdfPython, 'Debian python3 with numpy, pandas, xarray, scipy
       const raw = `${file}.bin`;
       run('gdal_translate', ['-q', '-of', 'ENVI', '-ot', 'Float32', file, raw]);
       const fromJob = Array.from(new Float32Array(new Uint8Array(readFileSync(raw)).buffer));
-      const sync = cubeOf(await result(s, alice, { l: load(['B04'], ['2024-06-21', '2024-06-22'], extent), a: { process_id: 'apply', arguments: { data: { from_node: 'l' }, process: udfChild('x', RESCALE) }, result: true } }));
+      const sync = cubeOf(
+        await result(s, alice, { l: load(['B04'], ['2024-06-21', '2024-06-22'], extent), a: { process_id: 'apply', arguments: { data: { from_node: 'l' }, process: udfChild('x', RESCALE) }, result: true } }),
+      );
       expectSameValues(fromJob, sync.values, 0);
 
       const failed = await jobs.run(g(FAILING));

@@ -58,10 +58,7 @@ describe('POST /validation', () => {
     expect(await codes({ a: { process_id: 'add', arguments: { x: 1 }, result: true } })).toEqual(['ProcessParameterRequired']);
     expect(await codes({ a: { process_id: 'add', arguments: { x: 1, y: 2, z: 3 }, result: true } })).toEqual(['ProcessParameterUnsupported']);
     expect(await codes({ a: { process_id: 'add', arguments: { x: 'one', y: 2 }, result: true } })).toEqual(['ProcessParameterInvalid']);
-    expect(await codes({ a: { process_id: 'add', arguments: { x: 1 }, result: true }, b: { process_id: 'nope', arguments: {} } })).toEqual([
-      'ProcessParameterRequired',
-      'ProcessUnsupported',
-    ]);
+    expect(await codes({ a: { process_id: 'add', arguments: { x: 1 }, result: true }, b: { process_id: 'nope', arguments: {} } })).toEqual(['ProcessParameterRequired', 'ProcessUnsupported']);
     // a string result cannot feed a number parameter
     expect(
       await codes({
@@ -80,7 +77,7 @@ describe('POST /validation', () => {
     expect(r.json.errors[0].message).toMatch(/'x'.*'add'/);
   });
 
-  it('knows the user\'s stored processes when a token is sent', async () => {
+  it("knows the user's stored processes when a token is sent", async () => {
     const udp = { parameters: [{ name: 'v', description: 'v', schema: { type: 'number' } }], process_graph: { a: { process_id: 'absolute', arguments: { x: { from_parameter: 'v' } }, result: true } } };
     expect((await http('PUT', `${s.base}/process_graphs/my_abs`, { token, body: JSON.stringify(udp) })).status).toBe(200);
     const graph = { u: { process_id: 'my_abs', namespace: 'user', arguments: { v: -1 }, result: true } };
@@ -103,7 +100,10 @@ describe('POST /validation', () => {
     // without declared parameters, references may be resolved later
     expect((await validate({ process_graph: graph })).json.errors).toEqual([]);
     // declared: `k` and `offset` must be declared; `x` is the child's own parameter
-    const declared = [{ name: 'k', description: 'k', schema: {} }, { name: 'offset', description: 'o', schema: {} }];
+    const declared = [
+      { name: 'k', description: 'k', schema: {} },
+      { name: 'offset', description: 'o', schema: {} },
+    ];
     expect((await validate({ process_graph: graph, parameters: declared })).json.errors).toEqual([]);
     const r = await validate({ process_graph: graph, parameters: declared.slice(0, 1) });
     expect(r.json.errors.map((e: any) => e.code)).toEqual(['ProcessParameterMissing']);

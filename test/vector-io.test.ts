@@ -40,12 +40,25 @@ describeWithTool(hasGdal, 'GDAL', 'vector data in and out', () => {
     run('ogr2ogr', ['-f', 'FlatGeobuf', '-lco', 'SPATIAL_INDEX=NO', '-t_srs', 'EPSG:32633', path.join(work, 'fields.fgb'), path.join(work, 'fields.geojson')]);
     run('ogr2ogr', ['-f', 'FlatGeobuf', path.join(work, 'indexed.fgb'), path.join(work, 'fields.geojson')]);
     run('ogr2ogr', ['-f', 'CSV', '-lco', 'GEOMETRY=AS_WKT', path.join(work, 'fields.csv'), path.join(work, 'fields.geojson')]);
-    run('ogr2ogr', ['-f', 'CSV', path.join(work, 'fields_wkb.csv'), path.join(work, 'fields.geojson'), '-dialect', 'SQLite', '-sql', 'SELECT field_id, crop, area_ha, hex(ST_AsBinary(geometry)) AS wkb FROM fields']);
+    run('ogr2ogr', [
+      '-f',
+      'CSV',
+      path.join(work, 'fields_wkb.csv'),
+      path.join(work, 'fields.geojson'),
+      '-dialect',
+      'SQLite',
+      '-sql',
+      'SELECT field_id, crop, area_ha, hex(ST_AsBinary(geometry)) AS wkb FROM fields',
+    ]);
     const db = await (await DuckDBInstance.create(':memory:')).connect();
-    await db.run(`COPY (SELECT field_id, crop, CAST(area_ha AS DOUBLE) AS area_ha, ST_GeomFromWKB(from_hex(wkb)) AS geometry FROM read_csv('${path.join(work, 'fields_wkb.csv')}', all_varchar = true)) TO '${path.join(work, 'fields.parquet')}' (FORMAT parquet)`);
+    await db.run(
+      `COPY (SELECT field_id, crop, CAST(area_ha AS DOUBLE) AS area_ha, ST_GeomFromWKB(from_hex(wkb)) AS geometry FROM read_csv('${path.join(work, 'fields_wkb.csv')}', all_varchar = true)) TO '${path.join(work, 'fields.parquet')}' (FORMAT parquet)`,
+    );
     db.closeSync();
     // Hostile files: a polygon of 1e6 vertices (FlatGeobuf by OGR), a file over the size limit.
-    run(PY, ['-c', `
+    run(PY, [
+      '-c',
+      `
 from osgeo import ogr, osr
 import math
 srs = osr.SpatialReference(); srs.ImportFromEPSG(4326)
@@ -58,7 +71,8 @@ r.CloseRings()
 g = ogr.Geometry(ogr.wkbPolygon); g.AddGeometry(r)
 f = ogr.Feature(l.GetLayerDefn()); f.SetGeometry(g); l.CreateFeature(f)
 ds = None
-`]);
+`,
+    ]);
     writeFileSync(path.join(work, 'big.geojson'), Buffer.alloc(MAX_BYTES + 1024, 32));
     files = new RangeServer();
     for (const f of ['fields.geojson', 'fields.fgb', 'fields.csv', 'fields.parquet']) files.file(`/${f}`, path.join(work, f));
@@ -164,7 +178,13 @@ ds = None
     const dates = Object.keys(median.json).sort();
     ref.median.forEach((perDate, g) => perDate.forEach((bands, t) => bands.forEach((want, b) => expect(close(median.json[dates[t]][g][b], want)).toBe(true))));
     // mean written as sum / count: two processes, so not a kernel statistic
-    const child = { process_graph: { s: { process_id: 'sum', arguments: { data: { from_parameter: 'data' } } }, c: { process_id: 'count', arguments: { data: { from_parameter: 'data' } } }, d: { process_id: 'divide', arguments: { x: { from_node: 's' }, y: { from_node: 'c' } }, result: true } } };
+    const child = {
+      process_graph: {
+        s: { process_id: 'sum', arguments: { data: { from_parameter: 'data' } } },
+        c: { process_id: 'count', arguments: { data: { from_parameter: 'data' } } },
+        d: { process_id: 'divide', arguments: { x: { from_node: 's' }, y: { from_node: 'c' } }, result: true },
+      },
+    };
     const viaChild = await result(zonal(inline(), 'JSON', child));
     ref.mean.forEach((perDate, g) => perDate.forEach((bands, t) => bands.forEach((want, b) => expect(close(viaChild.json[dates[t]][g][b], want)).toBe(true))));
   });
@@ -190,13 +210,21 @@ ds = None
   it('reads uploaded GeoTIFFs as a raster cube, one date per file, to the same result as the collection', async () => {
     const base = (await result(zonal(inline(), 'JSON'))).json;
     const tifs = ['20240621', '20240601', '20240611'].map((d) => `/in/rasters/fields_${d}.tif`);
-    const graph = { ...zonal(inline(), 'JSON'), l: { process_id: 'load_uploaded_files', arguments: { paths: tifs, format: 'GTiff' } }, b: { process_id: 'rename_labels', arguments: { data: { from_node: 'l' }, dimension: 'bands', source: ['B1', 'B2'], target: ['B04', 'B08'] } } };
+    const graph = {
+      ...zonal(inline(), 'JSON'),
+      l: { process_id: 'load_uploaded_files', arguments: { paths: tifs, format: 'GTiff' } },
+      b: { process_id: 'rename_labels', arguments: { data: { from_node: 'l' }, dimension: 'bands', source: ['B1', 'B2'], target: ['B04', 'B08'] } },
+    };
     graph.a.arguments.data = { from_node: 'b' };
     const r = await result(graph);
     expect(r.status, r.text.slice(0, 300)).toBe(200);
     expect(Object.keys(r.json)).toEqual(Object.keys(base));
     expectSameRows(r.json, base, 'GeoTIFFs');
-    const undated = await http('PUT', `${s.base}/files/in/undated.tif`, { token, body: readFileSync(path.join(work, 'rasters', 'fields_20240601.tif')), headers: { 'content-type': 'application/octet-stream' } });
+    const undated = await http('PUT', `${s.base}/files/in/undated.tif`, {
+      token,
+      body: readFileSync(path.join(work, 'rasters', 'fields_20240601.tif')),
+      headers: { 'content-type': 'application/octet-stream' },
+    });
     expect(undated.status).toBe(200);
     const noDate = await result({ ...graph, l: { process_id: 'load_uploaded_files', arguments: { paths: ['in/undated.tif'], format: 'GTiff' } } });
     expectError(noDate, 400, 'ProcessParameterInvalid');
@@ -206,7 +234,9 @@ ds = None
   it('keeps the properties with their geometries whatever the order of the file (a spatially indexed FlatGeobuf)', async () => {
     const r = await result(zonal({ process_id: 'load_uploaded_files', arguments: { paths: ['in/indexed.fgb'], format: 'FlatGeobuf' } }, 'CSV'));
     expect(r.status).toBe(200);
-    const out = run(PY, ['-c', `
+    const out = run(PY, [
+      '-c',
+      `
 import pandas as pd, json, math
 df = pd.read_csv('${keep('indexed.csv', r)}')
 ref = json.load(open('${work}/reference.json'))
@@ -217,7 +247,8 @@ for _, row in first.iterrows():
     want = ref['mean'][g][0][0]
     bad += (not math.isnan(row.B04)) if want is None else abs(row.B04 - want) > 1e-3 * max(1, abs(want))
 print(len(first), sorted(first.feature_index) == list(range(41)), list(first.field_id) != sorted(first.field_id), bad)
-`]);
+`,
+    ]);
     expect(out.trim()).toBe('41 True True 0');
   });
 
@@ -228,7 +259,9 @@ print(len(first), sorted(first.feature_index) == list(range(41)), list(first.fie
     const info = run('ogrinfo', ['-ro', '-al', '-so', file]);
     expect(info).toMatch(/Feature Count: 123/);
     expect(info).toMatch(/field_id: String/);
-    const check = run(PY, ['-c', `
+    const check = run(PY, [
+      '-c',
+      `
 import pandas as pd, json, math
 df = pd.read_csv('${file}')
 ref = json.load(open('${work}/reference.json'))
@@ -245,7 +278,8 @@ for g in range(41):
             if want is None: bad += not math.isnan(got)
             else: bad += abs(got - want) > 1e-3 * max(1, abs(want))
 print(len(df), bad)
-`]);
+`,
+    ]);
     expect(check.trim()).toBe('123 0');
     // With WKT, GDAL reads the geometries.
     const wkt = await result({ ...zonal(inline(), 'CSV'), s: { process_id: 'save_result', arguments: { data: { from_node: 'a' }, format: 'csv', options: { geometry: 'WKT' } }, result: true } });
@@ -256,7 +290,9 @@ print(len(df), bad)
   it('writes GeoJSON that GDAL reads, in EPSG:4326 with the values per date and band', async () => {
     const r = await result(zonal({ process_id: 'load_uploaded_files', arguments: { paths: ['in/fields.fgb'], format: 'FlatGeobuf' } }, 'GeoJSON'));
     expect(r.headers['content-type']).toBe('application/geo+json');
-    const out = run(PY, ['-c', `
+    const out = run(PY, [
+      '-c',
+      `
 from osgeo import ogr
 import json
 ds = ogr.Open('${keep('out.geojson', r)}'); l = ds.GetLayer()
@@ -267,7 +303,8 @@ names = [l.GetLayerDefn().GetFieldDefn(i).GetName() for i in range(l.GetLayerDef
 d = f.GetGeometryRef().SymDifference(s.GetGeometryRef()).GetArea()
 ref = json.load(open('${work}/reference.json'))
 print(l.GetFeatureCount(), l.GetSpatialRef().GetAuthorityCode(None), names[:4], abs(f.GetField('2024-06-01T00:00:00Z~B04') - ref['mean'][0][0][0]) < 1e-2, f.GetField('2024-06-11T00:00:00Z~B04'), d < 1e-14)
-`]);
+`,
+    ]);
     expect(out.trim()).toBe(`41 4326 ['field_id', 'crop', 'area_ha', '2024-06-01T00:00:00Z~B04'] True None True`);
   });
 
@@ -278,7 +315,9 @@ print(l.GetFeatureCount(), l.GetSpatialRef().GetAuthorityCode(None), names[:4], 
     expect(r.headers['content-type']).toBe('application/parquet; profile=geo');
     const db = await (await DuckDBInstance.create(':memory:')).connect();
     const file = keep('out.parquet', r);
-    const rows = (await db.runAndReadAll(`SELECT feature_index, field_id, date, B04, ST_AsText(geometry) AS wkt, typeof(geometry) AS t FROM read_parquet('${file}') ORDER BY feature_index, date`)).getRowObjects();
+    const rows = (
+      await db.runAndReadAll(`SELECT feature_index, field_id, date, B04, ST_AsText(geometry) AS wkt, typeof(geometry) AS t FROM read_parquet('${file}') ORDER BY feature_index, date`)
+    ).getRowObjects();
     const meta = (await db.runAndReadAll(`SELECT value::VARCHAR AS v FROM parquet_kv_metadata('${file}') WHERE key::VARCHAR = 'geo'`)).getRowObjects();
     db.closeSync();
     expect(rows.length).toBe(123);
@@ -293,7 +332,9 @@ print(l.GetFeatureCount(), l.GetSpatialRef().GetAuthorityCode(None), names[:4], 
   it('writes netCDF of CF discrete geometries that netCDF4 and GDAL read', async () => {
     const r = await result(zonal(inline(), 'netCDF'));
     const file = keep('out.nc', r);
-    const out = run(PY, ['-c', `
+    const out = run(PY, [
+      '-c',
+      `
 import netCDF4, numpy as np, json
 ref = json.load(open('${work}/reference.json'))
 d = netCDF4.Dataset('${file}')
@@ -302,7 +343,8 @@ want = np.array([[np.nan if ref['mean'][g][t][0] is None else ref['mean'][g][t][
 ok = np.allclose(np.ma.filled(b04, np.nan), want, rtol=1e-5, equal_nan=True)
 t = netCDF4.num2date(d['t'][:], d['t'].units)
 print(d.featureType, d['B04'].dimensions, d['geometry_container'].geometry_type, ok, str(t[0])[:10], d['feature_names'].cf_role)
-`]);
+`,
+    ]);
     expect(out.trim()).toBe("timeSeries ('feature', 't') polygon True 2024-06-01 timeseries_id");
     expect(run('ogrinfo', ['-ro', '-so', file])).toMatch(/geometry_container \((Multi )?Polygon\)/);
   });
@@ -311,7 +353,9 @@ print(d.featureType, d['B04'].dimensions, d['geometry_container'].geometry_type,
     const r = await result(zonal(inline(), 'JSON'));
     const file = keep('ts.json', r);
     // What openeo.rest.conversions.timeseries_json_to_pandas does (openeo-python-client), step by step.
-    const out = run(PY, ['-c', `
+    const out = run(PY, [
+      '-c',
+      `
 import json, numpy as np, pandas
 timeseries = json.load(open('${file}'))
 polygon_counts = set(len(polygon_data) for polygon_data in timeseries.values())
@@ -330,7 +374,8 @@ s = pandas.DataFrame.from_records(
 df = s.unstack("date").T
 ref = json.load(open('${work}/reference.json'))
 print(df.shape, abs(df.loc['2024-06-21T00:00:00Z', (3, 1)] - ref['mean'][3][2][1]) < 1e-2)
-`]);
+`,
+    ]);
     expect(out.trim()).toBe('(3, 82) True');
   });
 
@@ -358,11 +403,45 @@ print(df.shape, abs(df.loc['2024-06-21T00:00:00Z', (3, 1)] - ref['mean'][3][2][1
   });
 
   it('refuses hostile inputs with clear errors', async () => {
-    const bowtie = { type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [[[16.35, 47.83], [16.36, 47.84], [16.36, 47.83], [16.35, 47.84], [16.35, 47.83]]] } };
+    const bowtie = {
+      type: 'Feature',
+      properties: {},
+      geometry: {
+        type: 'Polygon',
+        coordinates: [
+          [
+            [16.35, 47.83],
+            [16.36, 47.84],
+            [16.36, 47.83],
+            [16.35, 47.84],
+            [16.35, 47.83],
+          ],
+        ],
+      },
+    };
     const selfCrossing = await result(zonal({ process_id: 'load_geojson', arguments: { data: { type: 'FeatureCollection', features: [bowtie] } } }, 'JSON'));
     expectError(selfCrossing, 400, 'ProcessParameterInvalid');
     expect(selfCrossing.json.message).toMatch(/feature 0 is not a valid polygon: self-intersection/);
-    const open = await result(zonal({ process_id: 'load_geojson', arguments: { data: { type: 'Polygon', coordinates: [[[16.35, 47.83], [16.36, 47.84], [16.36, 47.83]]] } } }, 'JSON'));
+    const open = await result(
+      zonal(
+        {
+          process_id: 'load_geojson',
+          arguments: {
+            data: {
+              type: 'Polygon',
+              coordinates: [
+                [
+                  [16.35, 47.83],
+                  [16.36, 47.84],
+                  [16.36, 47.83],
+                ],
+              ],
+            },
+          },
+        },
+        'JSON',
+      ),
+    );
     expectError(open, 400, 'ProcessParameterInvalid');
     expect(open.json.message).toMatch(/not closed/);
     const huge = await result(zonal({ process_id: 'load_uploaded_files', arguments: { paths: ['in/huge.fgb'], format: 'FlatGeobuf' } }, 'JSON'));

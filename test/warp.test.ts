@@ -118,9 +118,28 @@ describeWithTool(hasGdal, 'GDAL', 'warp against gdalwarp', () => {
     const out = path.join(dir, `out-${dst.epsg}-${method}-${et}.bin`);
     const [minX, minY, maxX, maxY] = bounds(dst);
     run('gdalwarp', [
-      '-q', '-overwrite', '-of', 'ENVI', '-t_srs', `EPSG:${dst.epsg}`,
-      '-te', `${minX}`, `${minY}`, `${maxX}`, `${maxY}`, '-ts', `${dst.width}`, `${dst.height}`,
-      '-r', method, '-et', `${et}`, '-dstnodata', 'nan', srcTif, out,
+      '-q',
+      '-overwrite',
+      '-of',
+      'ENVI',
+      '-t_srs',
+      `EPSG:${dst.epsg}`,
+      '-te',
+      `${minX}`,
+      `${minY}`,
+      `${maxX}`,
+      `${maxY}`,
+      '-ts',
+      `${dst.width}`,
+      `${dst.height}`,
+      '-r',
+      method,
+      '-et',
+      `${et}`,
+      '-dstnodata',
+      'nan',
+      srcTif,
+      out,
     ]);
     const bytes = readFileSync(out);
     expect(bytes.byteLength).toBe(dst.width * dst.height * 4);
@@ -145,7 +164,10 @@ describeWithTool(hasGdal, 'GDAL', 'warp against gdalwarp', () => {
       expect(win!.row + win!.height).toBeLessThan(src.grid.height);
     });
 
-    for (const [method, gdalMethod] of [['nearest', 'near'], ['bilinear', 'bilinear']] as const) {
+    for (const [method, gdalMethod] of [
+      ['nearest', 'near'],
+      ['bilinear', 'bilinear'],
+    ] as const) {
       it(`${name}, ${method}: compared with gdalwarp -r ${gdalMethod}`, () => {
         const ours = warp(src, dst, method);
         const oursExact = warp(src, dst, method, { maxErrorPixels: 0 });
@@ -161,7 +183,10 @@ describeWithTool(hasGdal, 'GDAL', 'warp against gdalwarp', () => {
         console.log(
           `${name}, ${method} (data range ${range.toFixed(1)}):\n` +
             rows
-              .map(([what, c]) => `  ${what}: ${((100 * c.identical) / c.pixels).toFixed(2)}% identical, max |diff| ${c.maxAbs.toPrecision(3)} (${(c.maxAbs / range).toExponential(1)} of the range), 99.9th percentile ${c.p999.toPrecision(3)}, NaN ${c.nanOurs} vs ${c.nanGdal}, NaN mismatches ${c.nanMismatch}`)
+              .map(
+                ([what, c]) =>
+                  `  ${what}: ${((100 * c.identical) / c.pixels).toFixed(2)}% identical, max |diff| ${c.maxAbs.toPrecision(3)} (${(c.maxAbs / range).toExponential(1)} of the range), 99.9th percentile ${c.p999.toPrecision(3)}, NaN ${c.nanOurs} vs ${c.nanGdal}, NaN mismatches ${c.nanMismatch}`,
+              )
               .join('\n'),
         );
         const [vsGdal, vsGdalExact, exactVsExact, , gdalSelf] = rows.map(([, c]) => c);
@@ -339,8 +364,7 @@ describe('warp exact cases', () => {
         // the source's right edge: outside, as in GDAL.
         const wantR = c + 1 < g.width && !Number.isNaN(at(c + 1, r)) ? mean([at(c, r), at(c + 1, r)]) : NaN;
         expect(near(outR[i], wantR), `right (${c}, ${r}): ${outR[i]} vs ${wantR}`).toBe(true);
-        const wantD =
-          c + 1 < g.width && r + 1 < g.height && !Number.isNaN(at(c + 1, r + 1)) ? mean([at(c, r), at(c + 1, r), at(c, r + 1), at(c + 1, r + 1)]) : NaN;
+        const wantD = c + 1 < g.width && r + 1 < g.height && !Number.isNaN(at(c + 1, r + 1)) ? mean([at(c, r), at(c + 1, r), at(c, r + 1), at(c + 1, r + 1)]) : NaN;
         expect(near(outD[i], wantD), `diag (${c}, ${r}): ${outD[i]} vs ${wantD}`).toBe(true);
       }
     }
@@ -399,7 +423,10 @@ describe('warp throughput', () => {
       return Math.min(...runs);
     };
     const lines: string[] = [];
-    for (const [name, g] of [['32633 -> 3857', dst], ['32633 -> 32633 (affine)', same]] as const) {
+    for (const [name, g] of [
+      ['32633 -> 3857', dst],
+      ['32633 -> 32633 (affine)', same],
+    ] as const) {
       for (const method of ['nearest', 'bilinear'] as const) {
         const ms = time(() => warp(src, g, method));
         let valid = 0;
@@ -409,7 +436,7 @@ describe('warp throughput', () => {
     }
     const stats = {} as WarpStats;
     warp(src, dst, 'nearest', { stats });
-    lines.push(`32633 -> 3857: ${stats.exactPoints} points through proj4 (1 per ${(mp * 1e6 / stats.exactPoints).toFixed(0)} pixels), blocks by step ${JSON.stringify(stats.steps)}`);
+    lines.push(`32633 -> 3857: ${stats.exactPoints} points through proj4 (1 per ${((mp * 1e6) / stats.exactPoints).toFixed(0)} pixels), blocks by step ${JSON.stringify(stats.steps)}`);
     console.log(`warp throughput, 2048 x 2048 target:\n  ${lines.join('\n  ')}`);
     expect(lines.length).toBe(5);
   });

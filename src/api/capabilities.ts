@@ -8,10 +8,7 @@ import { WELL_KNOWN_TITLE, wellKnownPath } from './well-known.js';
 export const DEFAULT_PLAN = 'free';
 
 /** Extensions of the API we implement (their conformance classes are listed where conformsTo is). */
-export const EXTENSION_CLASSES = [
-  'https://api.openeo.org/extensions/processing-parameters/0.1.0',
-  'https://api.openeo.org/extensions/remote-process-definition/0.1.0',
-];
+export const EXTENSION_CLASSES = ['https://api.openeo.org/extensions/processing-parameters/0.1.0', 'https://api.openeo.org/extensions/remote-process-definition/0.1.0'];
 
 export function conformanceClasses(v: VersionProfile): string[] {
   return [

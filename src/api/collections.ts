@@ -47,7 +47,11 @@ export const routes: AppRoute[] = [
       const repo = req.app.store.collections;
       // Catalog order (the demo collection first), paged by position in that order.
       const all = (await repo.list()).map((m, i) => ({ key: String(i).padStart(8, '0'), meta: m }));
-      const { items, links } = await paginate(req, fromSorted(all, (c) => c.key), (c) => c.key);
+      const { items, links } = await paginate(
+        req,
+        fromSorted(all, (c) => c.key),
+        (c) => c.key,
+      );
       // STAC API collections are listed as last read (no remote request here: a list must not wait on other servers).
       const collections = await Promise.all(items.map(async ({ meta }) => stacCollection(meta, await extentFor(req, meta), options(req, false, meta.id))));
       return json({ collections, links });

@@ -13,7 +13,11 @@ export const routes: AppRoute[] = [
     auth: 'required',
     handler: async (req) => {
       const all = await req.app.workspaces.list(req.me.id);
-      const { items, links } = await paginate(req, fromSorted(all, (f) => f.path), (f) => f.path);
+      const { items, links } = await paginate(
+        req,
+        fromSorted(all, (f) => f.path),
+        (f) => f.path,
+      );
       return json({ files: items, links });
     },
   },

@@ -17,7 +17,22 @@ import { routes as processingParameters } from './processing-parameters.js';
 import { tileRoutes } from './tiles.js';
 import { rootRoutes as wellKnownRoutes } from './well-known.js';
 
-export const apiRoutes: AppRoute[] = [...capabilities, ...openapi, ...discovery, ...collections, ...processes, ...processingParameters, ...result, ...services, ...credentials, ...me, ...processGraphs, ...files, ...jobs, ...jobResults];
+export const apiRoutes: AppRoute[] = [
+  ...capabilities,
+  ...openapi,
+  ...discovery,
+  ...collections,
+  ...processes,
+  ...processingParameters,
+  ...result,
+  ...services,
+  ...credentials,
+  ...me,
+  ...processGraphs,
+  ...files,
+  ...jobs,
+  ...jobResults,
+];
 
 /** Unversioned routes at the host root: the well-known document, and what map clients fetch. */
 export const rootRoutes = (brand: string): AppRoute[] => [...wellKnownRoutes(brand), ...tileRoutes];

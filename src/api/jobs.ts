@@ -87,7 +87,11 @@ export const routes: AppRoute[] = [
     auth: 'required',
     handler: async (req) => {
       const repo = req.app.store.jobs;
-      const { items, links } = await paginate(req, (after, n) => repo.list(req.me.id, after, n), (j) => j.id);
+      const { items, links } = await paginate(
+        req,
+        (after, n) => repo.list(req.me.id, after, n),
+        (j) => j.id,
+      );
       return json({ jobs: items.map((j) => jobJson(req, j, false)), links });
     },
   },

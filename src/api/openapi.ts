@@ -19,8 +19,7 @@ function operation(route: AppRoute, brandWord: string) {
     schema: { type: 'string' },
   }));
   const status = route.status ?? 200;
-  const security =
-    route.auth === 'none' ? [] : route.auth === 'basic' ? [{ Basic: [] }] : route.auth === 'optional' ? [{}, { Bearer: [] }] : [{ Bearer: [] }];
+  const security = route.auth === 'none' ? [] : route.auth === 'basic' ? [{ Basic: [] }] : route.auth === 'optional' ? [{}, { Bearer: [] }] : [{ Bearer: [] }];
   return {
     summary: route.summary,
     operationId: `${route.method.toLowerCase()}${route.path.replace(/[{}]/g, '').replace(/[^\w]+/g, '_')}`.replace(/_+$/, ''),

@@ -25,11 +25,7 @@ export function parseLimit(req: AppRequest): number | null {
  * One page of a list. `fetch(after, count)` returns up to `count` items ordered by key, with keys
  * greater than `after`.
  */
-export async function paginate<T>(
-  req: AppRequest,
-  fetch: (after: string | null, count: number) => T[] | Promise<T[]>,
-  keyOf: (item: T) => string,
-): Promise<{ items: T[]; links: Link[] }> {
+export async function paginate<T>(req: AppRequest, fetch: (after: string | null, count: number) => T[] | Promise<T[]>, keyOf: (item: T) => string): Promise<{ items: T[]; links: Link[] }> {
   const limit = parseLimit(req);
   const after = req.query.get('after') || null;
   const got = await fetch(after, limit === null ? Number.MAX_SAFE_INTEGER : limit + 1);

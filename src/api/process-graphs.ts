@@ -11,23 +11,9 @@ import { isObject } from '../core/graph.js';
 
 const ID = /^\w+$/;
 /** Members of `process_graph_with_metadata` a user may set (besides the path-given id). */
-const EDITABLE = new Set([
-  'summary',
-  'description',
-  'categories',
-  'parameters',
-  'returns',
-  'deprecated',
-  'experimental',
-  'exceptions',
-  'examples',
-  'links',
-  'process_graph',
-  'title',
-]);
+const EDITABLE = new Set(['summary', 'description', 'categories', 'parameters', 'returns', 'deprecated', 'experimental', 'exceptions', 'examples', 'links', 'process_graph', 'title']);
 /** What lists show; the rest (process_graph, examples, ...) only the single-process answer. */
 const LIST_MEMBERS = ['summary', 'description', 'categories', 'parameters', 'returns', 'deprecated', 'experimental'];
-
 
 /** Checks a process body and returns what is stored: the given members plus the id. */
 function normalise(req: AppRequest, id: string, body: Record<string, unknown>): Record<string, unknown> {
@@ -84,7 +70,11 @@ export const routes: AppRoute[] = [
     auth: 'required',
     handler: async (req) => {
       const repo = req.app.store.processGraphs;
-      const { items, links } = await paginate(req, (after, n) => repo.list(req.me.id, after, n), (p) => p.id);
+      const { items, links } = await paginate(
+        req,
+        (after, n) => repo.list(req.me.id, after, n),
+        (p) => p.id,
+      );
       const processes = items.map((p) => {
         const meta: Record<string, unknown> = { id: p.id };
         for (const k of LIST_MEMBERS) if (p.process[k] !== undefined) meta[k] = p.process[k];

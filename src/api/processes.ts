@@ -90,7 +90,7 @@ export async function requireValidGraph(req: AppRequest, proc: Record<string, un
   const { env, userProcesses } = await validationEnv(req, proc.process_graph);
   if (self) {
     const base = env.userProcess;
-    env.userProcess = (id, ns) => (id === self && (ns ?? 'user') === 'user' ? (proc) : base(id, ns));
+    env.userProcess = (id, ns) => (id === self && (ns ?? 'user') === 'user' ? proc : base(id, ns));
   }
   // Parameters a runner provides (a service's tile extent, say) are declared for the graph too.
   const declared = provided.length ? [...(declaredOf(proc) ?? []), ...provided] : declaredOf(proc);

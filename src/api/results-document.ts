@@ -92,7 +92,8 @@ export function resultsDocument(req: AppRequest, job: JobRecord, results: JobRes
       ],
     };
   }
-  const when = times.length === 1 ? { datetime: times[0] } : times.length > 1 ? { datetime: null, start_datetime: times[0], end_datetime: times[times.length - 1] } : { datetime: results?.created ?? job.updated };
+  const when =
+    times.length === 1 ? { datetime: times[0] } : times.length > 1 ? { datetime: null, start_datetime: times[0], end_datetime: times[times.length - 1] } : { datetime: results?.created ?? job.updated };
   return {
     stac_version: req.version.stacVersion,
     stac_extensions: STAC_EXTENSIONS,

@@ -41,7 +41,7 @@ const givenConfiguration = (body: Record<string, unknown>) => body.configuration
  * one, else the processing parameter (the request's, else the processes' default, else 256).
  */
 function withTileSize(configuration: Record<string, unknown>, given: unknown, options: Record<string, unknown>): Record<string, unknown> {
-  const explicit = given !== null && typeof given === 'object' && 'tile_size' in (given);
+  const explicit = given !== null && typeof given === 'object' && 'tile_size' in given;
   return explicit ? configuration : { ...configuration, tile_size: options.tile_size };
 }
 
@@ -112,7 +112,11 @@ export const routes: AppRoute[] = [
     auth: 'required',
     handler: async (req) => {
       const repo = req.app.store.services;
-      const { items, links } = await paginate(req, (after, n) => repo.list(req.me.id, after, n), (s) => s.id);
+      const { items, links } = await paginate(
+        req,
+        (after, n) => repo.list(req.me.id, after, n),
+        (s) => s.id,
+      );
       return json({ services: items.map((s) => present(req, s, false)), links });
     },
   },

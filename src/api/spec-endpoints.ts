@@ -54,9 +54,7 @@ export function unsupportedRoutes(version: VersionProfile, implemented: AppRoute
         listed: false,
         placeholder: true,
         handler: () => {
-          throw version.unsupported === 'NotFound'
-            ? new ApiError('NotFound', {}, 'This back-end does not offer this endpoint of the API.')
-            : new ApiError('FeatureUnsupported');
+          throw version.unsupported === 'NotFound' ? new ApiError('NotFound', {}, 'This back-end does not offer this endpoint of the API.') : new ApiError('FeatureUnsupported');
         },
       });
     }

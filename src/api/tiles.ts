@@ -54,7 +54,10 @@ function serveTile(req: AppRequest, source: TileSource, z: string, x: string, yA
   return source(coord, format, req.headers['if-none-match'], abortable);
 }
 
-const serviceTiles = (req: AppRequest, id: string): TileSource => (coord, format, inm, abortable) => req.app.tiles.tile(id, coord, format, inm, abortable);
+const serviceTiles =
+  (req: AppRequest, id: string): TileSource =>
+  (coord, format, inm, abortable) =>
+    req.app.tiles.tile(id, coord, format, inm, abortable);
 
 /**
  * A collection id from the path (URL-decoded: ids may hold slashes). Unknown ids answer 404 from the
@@ -73,7 +76,10 @@ function previewCollection(req: AppRequest): string {
 /** `datetime=` of a preview: null (the newest date) when absent or empty. */
 const datetimeOf = (req: AppRequest) => (req.rawQuery === '' ? null : req.query.get('datetime') || null);
 
-const previewTiles = (req: AppRequest, id: string): TileSource => (coord, format, inm, abortable) => req.app.tiles.previewTile(id, datetimeOf(req), coord, format, inm, abortable);
+const previewTiles =
+  (req: AppRequest, id: string): TileSource =>
+  (coord, format, inm, abortable) =>
+    req.app.tiles.previewTile(id, datetimeOf(req), coord, format, inm, abortable);
 
 /** Where a collection's preview is reached: XYZ tiles, WMTS and the map page (links of the collection's STAC document). */
 export function previewLinks(req: AppRequest, id: string): { rel: string; href: string; type: string; title: string; [k: string]: unknown }[] {
@@ -86,13 +92,7 @@ export function previewLinks(req: AppRequest, id: string): { rel: string; href: 
 }
 
 /** WMTS of a layer: GetCapabilities (the default) and KVP GetTile. */
-function wmts(
-  req: AppRequest,
-  layer: string,
-  tiles: TileSource,
-  notFound: (layer: string) => ApiError,
-  capabilities: () => WmtsInput | Promise<WmtsInput>,
-): Reply | Promise<Reply> {
+function wmts(req: AppRequest, layer: string, tiles: TileSource, notFound: (layer: string) => ApiError, capabilities: () => WmtsInput | Promise<WmtsInput>): Reply | Promise<Reply> {
   const q = new Map([...req.query].map(([k, v]) => [k.toLowerCase(), v]));
   const request = (q.get('request') ?? 'GetCapabilities').toLowerCase();
   if (request === 'gettile') {
@@ -130,24 +130,30 @@ export const tileRoutes: AppRoute[] = [
     auth: 'none',
     handler: (req) => {
       const id = req.params.service_id;
-      return wmts(req, id, serviceTiles(req, id), (layer) => new ApiError('ServiceNotFound', { identifier: layer }), async () => {
-        const s = await enabledService(req, id);
-        const cfg = tileConfigOf(s.configuration);
-        const root = req.app.publicUrl();
-        const ext = cfg.format === 'jpeg' ? 'jpg' : 'png';
-        return {
-          id: s.id,
-          title: s.title ?? `Service ${s.id}`,
-          abstract: s.description ?? '',
-          endpoint: `${root}/wmts/${s.id}`,
-          tileTemplate: `${root}/xyz/${s.id}/{TileMatrix}/{TileCol}/{TileRow}.${ext}`,
-          format: cfg.format === 'jpeg' ? 'image/jpeg' : 'image/png',
-          extent: await req.app.tiles.extentOf(s.id),
-          minZoom: cfg.min_zoom,
-          maxZoom: cfg.max_zoom,
-          tileSize: cfg.tile_size,
-        };
-      });
+      return wmts(
+        req,
+        id,
+        serviceTiles(req, id),
+        (layer) => new ApiError('ServiceNotFound', { identifier: layer }),
+        async () => {
+          const s = await enabledService(req, id);
+          const cfg = tileConfigOf(s.configuration);
+          const root = req.app.publicUrl();
+          const ext = cfg.format === 'jpeg' ? 'jpg' : 'png';
+          return {
+            id: s.id,
+            title: s.title ?? `Service ${s.id}`,
+            abstract: s.description ?? '',
+            endpoint: `${root}/wmts/${s.id}`,
+            tileTemplate: `${root}/xyz/${s.id}/{TileMatrix}/{TileCol}/{TileRow}.${ext}`,
+            format: cfg.format === 'jpeg' ? 'image/jpeg' : 'image/png',
+            extent: await req.app.tiles.extentOf(s.id),
+            minZoom: cfg.min_zoom,
+            maxZoom: cfg.max_zoom,
+            tileSize: cfg.tile_size,
+          };
+        },
+      );
     },
   },
   {
@@ -164,24 +170,30 @@ export const tileRoutes: AppRoute[] = [
     auth: 'none',
     handler: (req) => {
       const id = previewCollection(req);
-      return wmts(req, id, previewTiles(req, id), (layer) => new ApiError('CollectionNotFound', { identifier: layer }), async () => {
-        const p = await req.app.tiles.preview(id, datetimeOf(req));
-        const base = `${req.app.publicUrl()}/previews/${encodeURIComponent(id)}`;
-        const dt = datetimeOf(req);
-        const query = dt ? `?datetime=${encodeURIComponent(dt)}` : '';
-        return {
-          id,
-          title: `${p.title} (preview)`,
-          abstract: p.legend,
-          endpoint: `${base}/wmts${query}`,
-          tileTemplate: `${base}/{TileMatrix}/{TileCol}/{TileRow}.png${query}`,
-          format: 'image/png',
-          extent: p.extent,
-          minZoom: p.minZoom,
-          maxZoom: p.maxZoom,
-          tileSize: 256,
-        };
-      });
+      return wmts(
+        req,
+        id,
+        previewTiles(req, id),
+        (layer) => new ApiError('CollectionNotFound', { identifier: layer }),
+        async () => {
+          const p = await req.app.tiles.preview(id, datetimeOf(req));
+          const base = `${req.app.publicUrl()}/previews/${encodeURIComponent(id)}`;
+          const dt = datetimeOf(req);
+          const query = dt ? `?datetime=${encodeURIComponent(dt)}` : '';
+          return {
+            id,
+            title: `${p.title} (preview)`,
+            abstract: p.legend,
+            endpoint: `${base}/wmts${query}`,
+            tileTemplate: `${base}/{TileMatrix}/{TileCol}/{TileRow}.png${query}`,
+            format: 'image/png',
+            extent: p.extent,
+            minZoom: p.minZoom,
+            maxZoom: p.maxZoom,
+            tileSize: 256,
+          };
+        },
+      );
     },
   },
   {

@@ -97,8 +97,8 @@ export class KeyRing {
     const stored = await this.repo.addOnce({
       kid,
       alg: TOKEN_ALG,
-      publicJwk: (await exportJWK(publicKey)),
-      privateJwk: (await exportJWK(privateKey)),
+      publicJwk: await exportJWK(publicKey),
+      privateJwk: await exportJWK(privateKey),
       notBefore: start,
       signsUntil: end,
       verifiesUntil: end + this.tokenTtlMs + this.skewMs,

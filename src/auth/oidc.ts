@@ -96,9 +96,7 @@ export class OidcVerifier {
       return existing;
     }
     // `~` never occurs in basic user names, so these ids cannot collide with them.
-    const id = /^[\w\-.]{1,64}$/.test(subject)
-      ? `${providerId}~${subject}`
-      : `${providerId}~${createHash('sha256').update(subject).digest('hex').slice(0, 24)}`;
+    const id = /^[\w\-.]{1,64}$/.test(subject) ? `${providerId}~${subject}` : `${providerId}~${createHash('sha256').update(subject).digest('hex').slice(0, 24)}`;
     const name = [claims.preferred_username, claims.name, claims.email].find((v): v is string => typeof v === 'string');
     try {
       return await this.store.users.create({

@@ -37,7 +37,10 @@ export async function compileSource(source: string, options: Record<string, unkn
   const result = await asc.compileString({ [file]: source }, options);
   if (result.error || !result.binary) {
     // asc colours its diagnostics where it believes a terminal reads them (CI=true, say): plain text here.
-    const text = result.stderr.toString().replace(/\u001b\[[0-9;]*m/g, '').trim();
+    const text = result.stderr
+      .toString()
+      .replace(/\u001b\[[0-9;]*m/g, '')
+      .trim();
     throw new Error(`asc failed: ${result.error?.message ?? 'no binary'}${text ? `\n${text.slice(0, 4000)}` : ''}`);
   }
   return result.binary;

@@ -39,5 +39,10 @@ export function runFused(cb: Callback, shape: ChildShape, inputs: Float32Array[]
   const fused = fusedFor(cb, shape, context);
   if (!fused) return null;
   const engine = cb.child.run?.engine;
-  return runProgram(fused.program, fused.slices.map((k) => inputs[k]), pixels, { tier: mode, tier1: engine?.tier1, helpers: engine?.kernelHelpers });
+  return runProgram(
+    fused.program,
+    fused.slices.map((k) => inputs[k]),
+    pixels,
+    { tier: mode, tier1: engine?.tier1, helpers: engine?.kernelHelpers },
+  );
 }

@@ -69,9 +69,22 @@ const LANE_UNARY = ['exp', 'ln', 'log10', 'log2', 'sin', 'cos', 'tan', 'asin', '
 const LANE_BINARY = ['pow', 'mod', 'atan2', 'log'] as const;
 
 const MATH_OF: Record<string, string> = {
-  exp: 'Math.exp', ln: 'Math.log', log10: 'Math.log10', log2: 'Math.log2', sin: 'host_sin', cos: 'host_cos', tan: 'host_tan',
-  asin: 'Math.asin', acos: 'Math.acos', atan: 'Math.atan', sinh: 'Math.sinh', cosh: 'Math.cosh', tanh: 'Math.tanh',
-  asinh: 'Math.asinh', acosh: 'Math.acosh', atanh: 'Math.atanh',
+  exp: 'Math.exp',
+  ln: 'Math.log',
+  log10: 'Math.log10',
+  log2: 'Math.log2',
+  sin: 'host_sin',
+  cos: 'host_cos',
+  tan: 'host_tan',
+  asin: 'Math.asin',
+  acos: 'Math.acos',
+  atan: 'Math.atan',
+  sinh: 'Math.sinh',
+  cosh: 'Math.cosh',
+  tanh: 'Math.tanh',
+  asinh: 'Math.asinh',
+  acosh: 'Math.acosh',
+  atanh: 'Math.atanh',
 };
 
 const INLINE = '// @ts-ignore: decorator\n@inline ';
@@ -123,10 +136,7 @@ function buildPrelude(): string {
     ].join('\n'),
   );
   fn('s_atan2(a: f32, b: f32): f32', '  return <f32>Math.atan2(<f64>a, <f64>b);');
-  fn(
-    's_log(a: f32, b: f32): f32',
-    '  return b == <f32>10.0 ? <f32>Math.log10(<f64>a) : b == <f32>2.0 ? <f32>Math.log2(<f64>a) : <f32>(Math.log(<f64>a) / Math.log(<f64>b));',
-  );
+  fn('s_log(a: f32, b: f32): f32', '  return b == <f32>10.0 ? <f32>Math.log10(<f64>a) : b == <f32>2.0 ? <f32>Math.log2(<f64>a) : <f32>(Math.log(<f64>a) / Math.log(<f64>b));');
   const cmp = (name: string, op: string) => fn(`s_${name}(a: f32, b: f32): f32`, `  return a != a || b != b ? <f32>NaN : a ${op} b ? <f32>1.0 : <f32>0.0;`);
   cmp('gt', '>');
   cmp('gte', '>=');
@@ -139,13 +149,7 @@ function buildPrelude(): string {
   fn('s_xor(a: f32, b: f32): f32', '  return a != a || b != b ? <f32>NaN : (a != <f32>0.0) != (b != <f32>0.0) ? <f32>1.0 : <f32>0.0;');
   // normdiff: float32 arithmetic where |a| and |b| are at most 2^126 (then a - b and a + b cannot
   // overflow), float64 as the process computes beyond (which keeps such results finite).
-  fn(
-    's_normdiff(a: f32, b: f32): f32',
-    [
-      '  if (max<f32>(abs<f32>(a), abs<f32>(b)) > <f32>8.507059173023462e37) return <f32>((<f64>a - <f64>b) / (<f64>a + <f64>b));',
-      '  return (a - b) / (a + b);',
-    ].join('\n'),
-  );
+  fn('s_normdiff(a: f32, b: f32): f32', ['  if (max<f32>(abs<f32>(a), abs<f32>(b)) > <f32>8.507059173023462e37) return <f32>((<f64>a - <f64>b) / (<f64>a + <f64>b));', '  return (a - b) / (a + b);'].join('\n'));
   fn('s_clip(a: f32, lo: f32, hi: f32): f32', '  return a < lo ? lo : a > hi ? hi : a;');
   fn(
     's_linscale(a: f32, cmin: f64, cmax: f64, inMin: f64, inRange: f64, outRange: f64, outLo: f64): f64',
@@ -165,10 +169,7 @@ function buildPrelude(): string {
   fn('v_ceil(a: v128): v128', `  return f32x4.add(f32x4.ceil(a), ${V('0.0')});`);
   fn('v_trunc(a: v128): v128', `  return f32x4.add(f32x4.trunc(a), ${V('0.0')});`);
   fn('v_round(a: v128): v128', `  return v128.bitselect(a, f32x4.add(f32x4.nearest(a), ${V('0.0')}), f32x4.eq(a, ${V('0.0')}));`);
-  fn(
-    'v_sgn(a: v128): v128',
-    `  const r = v128.or(v128.and(f32x4.gt(a, ${V('0.0')}), ${V('1.0')}), v128.and(f32x4.lt(a, ${V('0.0')}), ${V('(-1.0)')}));\n  return v128.bitselect(a, r, f32x4.ne(a, a));`,
-  );
+  fn('v_sgn(a: v128): v128', `  const r = v128.or(v128.and(f32x4.gt(a, ${V('0.0')}), ${V('1.0')}), v128.and(f32x4.lt(a, ${V('0.0')}), ${V('(-1.0)')}));\n  return v128.bitselect(a, r, f32x4.ne(a, a));`);
   fn('v_not(a: v128): v128', `  return v128.bitselect(a, v128.and(f32x4.eq(a, ${V('0.0')}), ${V('1.0')}), f32x4.ne(a, a));`);
   fn('v_isnodata(a: v128): v128', `  return v128.and(f32x4.ne(a, a), ${V('1.0')});`);
   fn('v_isvalid(a: v128): v128', `  return v128.and(f32x4.eq(f32x4.sub(a, a), ${V('0.0')}), ${V('1.0')});`);
@@ -178,8 +179,7 @@ function buildPrelude(): string {
   fn('v_mul(a: v128, b: v128): v128', '  return f32x4.mul(a, b);');
   fn('v_div(a: v128, b: v128): v128', '  return f32x4.div(a, b);');
   fn('v_nan2(a: v128, b: v128): v128', '  return v128.or(f32x4.ne(a, a), f32x4.ne(b, b));');
-  const vcmp = (name: string, op: string) =>
-    fn(`v_${name}(a: v128, b: v128): v128`, `  return v128.bitselect(${V('NaN')}, v128.and(f32x4.${op}(a, b), ${V('1.0')}), v_nan2(a, b));`);
+  const vcmp = (name: string, op: string) => fn(`v_${name}(a: v128, b: v128): v128`, `  return v128.bitselect(${V('NaN')}, v128.and(f32x4.${op}(a, b), ${V('1.0')}), v_nan2(a, b));`);
   vcmp('gt', 'gt');
   vcmp('gte', 'ge');
   vcmp('lt', 'lt');
@@ -187,18 +187,9 @@ function buildPrelude(): string {
   vcmp('eq', 'eq');
   vcmp('neq', 'ne');
   fn('v_truth(a: v128): v128', `  return v128.and(f32x4.ne(a, ${V('0.0')}), f32x4.eq(a, a));`);
-  fn(
-    'v_and(a: v128, b: v128): v128',
-    `  const zero = v128.or(f32x4.eq(a, ${V('0.0')}), f32x4.eq(b, ${V('0.0')}));\n  return v128.andnot(v128.bitselect(${V('NaN')}, ${V('1.0')}, v_nan2(a, b)), zero);`,
-  );
-  fn(
-    'v_or(a: v128, b: v128): v128',
-    `  const one = v128.or(v_truth(a), v_truth(b));\n  return v128.bitselect(${V('1.0')}, v128.and(v_nan2(a, b), ${V('NaN')}), one);`,
-  );
-  fn(
-    'v_xor(a: v128, b: v128): v128',
-    `  const x = v128.xor(f32x4.ne(a, ${V('0.0')}), f32x4.ne(b, ${V('0.0')}));\n  return v128.bitselect(${V('NaN')}, v128.and(x, ${V('1.0')}), v_nan2(a, b));`,
-  );
+  fn('v_and(a: v128, b: v128): v128', `  const zero = v128.or(f32x4.eq(a, ${V('0.0')}), f32x4.eq(b, ${V('0.0')}));\n  return v128.andnot(v128.bitselect(${V('NaN')}, ${V('1.0')}, v_nan2(a, b)), zero);`);
+  fn('v_or(a: v128, b: v128): v128', `  const one = v128.or(v_truth(a), v_truth(b));\n  return v128.bitselect(${V('1.0')}, v128.and(v_nan2(a, b), ${V('NaN')}), one);`);
+  fn('v_xor(a: v128, b: v128): v128', `  const x = v128.xor(f32x4.ne(a, ${V('0.0')}), f32x4.ne(b, ${V('0.0')}));\n  return v128.bitselect(${V('NaN')}, v128.and(x, ${V('1.0')}), v_nan2(a, b));`);
   fn('v_lo64(a: v128): v128', '  return f64x2.promote_low_f32x4(a);');
   fn('v_hi64(a: v128): v128', '  return f64x2.promote_low_f32x4(f32x4.shuffle(a, a, 2, 3, 2, 3));');
   fn('v_join64(lo: v128, hi: v128): v128', '  return f32x4.shuffle(f32x4.demote_f64x2_zero(lo), f32x4.demote_f64x2_zero(hi), 0, 1, 4, 5);');
@@ -237,10 +228,17 @@ function buildPrelude(): string {
   fn('v_key(a: v128): v128', '  return v128.bitselect(i32x4.splat(0x7fffffff), v128.xor(a, i32x4.shr_u(i32x4.shr_s(a, 31), 1)), f32x4.ne(a, a));');
   fn('v_unkey(k: v128): v128', '  return v128.xor(k, i32x4.shr_u(i32x4.shr_s(k, 31), 1));');
   // Lane by lane.
-  const lanes = (call: (k: number) => string) =>
-    [`  let r = f32x4.splat(${call(0)});`, ...[1, 2, 3].map((k) => `  r = f32x4.replace_lane(r, ${k}, ${call(k)});`), '  return r;'].join('\n');
-  for (const op of LANE_UNARY) fn(`v_${op}(a: v128): v128`, lanes((k) => `s_${op}(f32x4.extract_lane(a, ${k}))`));
-  for (const op of LANE_BINARY) fn(`v_${op}(a: v128, b: v128): v128`, lanes((k) => `s_${op}(f32x4.extract_lane(a, ${k}), f32x4.extract_lane(b, ${k}))`));
+  const lanes = (call: (k: number) => string) => [`  let r = f32x4.splat(${call(0)});`, ...[1, 2, 3].map((k) => `  r = f32x4.replace_lane(r, ${k}, ${call(k)});`), '  return r;'].join('\n');
+  for (const op of LANE_UNARY)
+    fn(
+      `v_${op}(a: v128): v128`,
+      lanes((k) => `s_${op}(f32x4.extract_lane(a, ${k}))`),
+    );
+  for (const op of LANE_BINARY)
+    fn(
+      `v_${op}(a: v128, b: v128): v128`,
+      lanes((k) => `s_${op}(f32x4.extract_lane(a, ${k}), f32x4.extract_lane(b, ${k}))`),
+    );
   return L.join('\n') + '\n';
 }
 
@@ -334,9 +332,7 @@ function sums(xs: string[], t: string, push: (s: string) => void): void {
   for (const x of xs) {
     push(`{ const ax = f32x4.abs(${x}); ${t}big = f32x4.pmax(${t}big, ax); ${t}small = i32x4.min_u(${t}small, i32x4.sub(ax, i32x4.splat(1))); }`);
   }
-  push(
-    `const ${t}exact = i32x4.le_s(i32x4.sub(i32x4.shr_u(${t}big, 23), i32x4.max_s(i32x4.shr_u(i32x4.add(${t}small, i32x4.splat(1)), 23), i32x4.splat(1))), i32x4.splat(${limit}));`,
-  );
+  push(`const ${t}exact = i32x4.le_s(i32x4.sub(i32x4.shr_u(${t}big, 23), i32x4.max_s(i32x4.shr_u(i32x4.add(${t}small, i32x4.splat(1)), 23), i32x4.splat(1))), i32x4.splat(${limit}));`);
   push(`let ${t}sum_lo = f64x2.splat(0.0);`);
   push(`let ${t}sum_hi = f64x2.splat(0.0);`);
   push(`if (i32x4.all_true(${t}exact)) {`);
@@ -422,13 +418,14 @@ function reducer(op: string, args: string[], dst: string, t: string, mode: Mode,
         args.forEach((a, j) => {
           push(`const ${t}ok${j} = f32x4.eq(${a}, ${a});`);
           push(`${t}n = i32x4.sub(${t}n, ${t}ok${j});`);
-          push(
-            op === 'product'
-              ? `const ${t}x${j} = v128.bitselect(${a}, f32x4.splat(<f32>1.0), ${t}ok${j});`
-              : `const ${t}x${j} = v128.and(${a}, ${t}ok${j});`,
-          );
+          push(op === 'product' ? `const ${t}x${j} = v128.bitselect(${a}, f32x4.splat(<f32>1.0), ${t}ok${j});` : `const ${t}x${j} = v128.and(${a}, ${t}ok${j});`);
         });
-        if (op !== 'product') sums(args.map((_, j) => `${t}x${j}`), t, push);
+        if (op !== 'product')
+          sums(
+            args.map((_, j) => `${t}x${j}`),
+            t,
+            push,
+          );
         const halves: string[] = [];
         for (const h of ['lo', 'hi'] as const) {
           const u = `${t}${h}`;

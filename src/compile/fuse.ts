@@ -226,8 +226,7 @@ class GraphLowering {
 
   private lowerOp(l: OpLowering, args: Record<string, unknown>, params: ProcessParameter[]): number {
     const booleans = l.booleans === true;
-    const pixels = (name: string) =>
-      name in args ? this.operand(args[name], booleans) : this.code.constant(pixelConstant(defaultOf(params.find((p) => p.name === name)), booleans));
+    const pixels = (name: string) => (name in args ? this.operand(args[name], booleans) : this.code.constant(pixelConstant(defaultOf(params.find((p) => p.name === name)), booleans)));
     const special = l.literal?.find((s) => args[s.argument] === s.equals);
     if (special) return this.code.emit(instructionOf(special.op, l.operands.filter((n) => n !== special.argument).map(pixels), {}));
     const immediates: Record<string, number> = {};

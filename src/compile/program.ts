@@ -27,9 +27,34 @@
 import { createHash } from 'node:crypto';
 
 export const UNARY = [
-  'abs', 'neg', 'sqrt', 'exp', 'ln', 'log10', 'log2', 'sin', 'cos', 'tan', 'asin', 'acos', 'atan',
-  'sinh', 'cosh', 'tanh', 'asinh', 'acosh', 'atanh', 'floor', 'ceil', 'trunc', 'round', 'sgn',
-  'not', 'isnodata', 'isvalid', 'isinf',
+  'abs',
+  'neg',
+  'sqrt',
+  'exp',
+  'ln',
+  'log10',
+  'log2',
+  'sin',
+  'cos',
+  'tan',
+  'asin',
+  'acos',
+  'atan',
+  'sinh',
+  'cosh',
+  'tanh',
+  'asinh',
+  'acosh',
+  'atanh',
+  'floor',
+  'ceil',
+  'trunc',
+  'round',
+  'sgn',
+  'not',
+  'isnodata',
+  'isvalid',
+  'isinf',
 ] as const;
 export const BINARY = ['add', 'sub', 'mul', 'div', 'pow', 'mod', 'atan2', 'log', 'gt', 'gte', 'lt', 'lte', 'eq', 'neq', 'and', 'or', 'xor', 'normdiff'] as const;
 export const REDUCERS = ['mean', 'sum', 'product', 'min', 'max', 'median', 'sd', 'variance', 'count', 'first', 'last'] as const;
@@ -136,5 +161,8 @@ export function programText(p: Program): string {
 
 /** The cache key of a program: its canonical form, hashed. */
 export function programHash(p: Program): string {
-  return createHash('sha256').update(programText(canonical(p))).digest('hex').slice(0, 32);
+  return createHash('sha256')
+    .update(programText(canonical(p)))
+    .digest('hex')
+    .slice(0, 32);
 }

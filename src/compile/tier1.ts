@@ -213,7 +213,10 @@ export function codegenTag(): string {
   code.push({ op: 'clip', a: 0, min: -1, max: 1 }, { op: 'linscale', a: 0, inMin: 0, inMax: 2, outMin: 0, outMax: 255 }, { op: 'if', c: 0, t: 1, f: 2 });
   for (const op of REDUCERS) code.push({ op, args: [0, 1, 2] });
   const probe = generateFunction({ inputs: 3, code, output: 3 }, 'probe');
-  generatorTag = createHash('sha256').update(`${CODEGEN_VERSION}\n${JSON.stringify(ASC_OPTIONS)}\n${PRELUDE}\n${probe}`).digest('hex').slice(0, 16);
+  generatorTag = createHash('sha256')
+    .update(`${CODEGEN_VERSION}\n${JSON.stringify(ASC_OPTIONS)}\n${PRELUDE}\n${probe}`)
+    .digest('hex')
+    .slice(0, 16);
   return generatorTag;
 }
 
@@ -473,7 +476,10 @@ export class KernelCache implements Tier1 {
     const t = performance.now();
     try {
       const bytes = await this.compiler(PRELUDE + '\n' + functions.join('\n'));
-      checkModule(bytes, ok.map(([, n]) => n));
+      checkModule(
+        bytes,
+        ok.map(([, n]) => n),
+      );
       const module = new WA.Module(bytes);
       for (const [hash, name] of ok) this.lru.set(hash, kernelOf(module, name));
       this.counters.compiles++;

@@ -165,7 +165,7 @@ export class ComputePool {
   /** Hands waiting tasks to threads, oldest first (slotFor). */
   private pump(): void {
     let otherWaits = false;
-    for (let i = 0; i < this.waiting.length; ) {
+    for (let i = 0; i < this.waiting.length;) {
       const t = this.waiting[i];
       const slot = this.slotFor(t.req, otherWaits);
       if (!slot) {
@@ -187,7 +187,13 @@ export class ComputePool {
 
   private runAny(req: ExecuteRequest, signal?: AbortSignal): Promise<ExecuteResult> {
     // Shed when it would wait and the queue is full.
-    if (this.waiting.length >= this.opts.queue && !this.slotFor(req, this.waiting.some((w) => !isTile(w)))) {
+    if (
+      this.waiting.length >= this.opts.queue &&
+      !this.slotFor(
+        req,
+        this.waiting.some((w) => !isTile(w)),
+      )
+    ) {
       poolTasks.inc(SHED);
       const e = new ApiError('InfrastructureBusy');
       e.headers = { 'Retry-After': '2' };

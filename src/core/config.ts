@@ -335,11 +335,17 @@ function s3Of(v: Pick<SettingValues, 's3AccessKeyId' | 's3SecretAccessKey' | 's3
   return { accessKeyId: v.s3AccessKeyId, secretAccessKey: v.s3SecretAccessKey, sessionToken: v.s3SessionToken, region: v.s3Region, endpoint: v.s3Endpoint, requesterPays: v.s3RequesterPays };
 }
 
-
 /** The S3 endpoint, region and credentials: of the s3 signer, of s3:// hrefs of imports, and of the blob store. */
 export function s3Settings(env: Env = process.env): SignerConfig['s3'] {
   const read = <K extends 's3AccessKeyId' | 's3SecretAccessKey' | 's3SessionToken' | 's3Region' | 's3Endpoint' | 's3RequesterPays'>(k: K) => SETTINGS[k].parse(env[SETTINGS[k].name], env) as SettingValues[K];
-  return s3Of({ s3AccessKeyId: read('s3AccessKeyId'), s3SecretAccessKey: read('s3SecretAccessKey'), s3SessionToken: read('s3SessionToken'), s3Region: read('s3Region'), s3Endpoint: read('s3Endpoint'), s3RequesterPays: read('s3RequesterPays') });
+  return s3Of({
+    s3AccessKeyId: read('s3AccessKeyId'),
+    s3SecretAccessKey: read('s3SecretAccessKey'),
+    s3SessionToken: read('s3SessionToken'),
+    s3Region: read('s3Region'),
+    s3Endpoint: read('s3Endpoint'),
+    s3RequesterPays: read('s3RequesterPays'),
+  });
 }
 
 /** The brand word in header form: `Xeo` -> `Xeo`, `openeo` -> `OpenEO`, as openEO clients expect. */

@@ -211,5 +211,3 @@ export function errorFromData(d: ErrorData): ApiError {
   if (d.stacktrace) e.stacktrace = d.stacktrace;
   return e;
 }
-
-

@@ -276,10 +276,14 @@ const TILE_RESULTS = ['hit', 'miss', 'shared', 'empty', 'shed', 'failed'] as con
 export type TileResult = (typeof TILE_RESULTS)[number];
 
 /** Tiles answered, by layer kind and cache result. */
-export const tileAnswers = new CounterGrid('xeo_tiles_total', 'Map tiles asked for, by layer (a service or a collection preview) and result: hit (from the cache), miss (rendered), shared (joined a render in flight), empty (outside the data, not rendered), shed (refused: compute full), failed.', {
-  layer: ['service', 'preview'],
-  result: TILE_RESULTS,
-});
+export const tileAnswers = new CounterGrid(
+  'xeo_tiles_total',
+  'Map tiles asked for, by layer (a service or a collection preview) and result: hit (from the cache), miss (rendered), shared (joined a render in flight), empty (outside the data, not rendered), shed (refused: compute full), failed.',
+  {
+    layer: ['service', 'preview'],
+    result: TILE_RESULTS,
+  },
+);
 /** Slots of tileAnswers, by layer then result, for the tile path. */
 export const TILE_SLOTS = {
   service: Object.fromEntries(TILE_RESULTS.map((r) => [r, tileAnswers.slot({ layer: 'service', result: r })])) as Record<TileResult, number>,
@@ -293,18 +297,31 @@ export const TILE_STAGE_SLOTS = RENDER_STAGES.map((stage) => tileStages.slot({ s
 const POOLS = ['compute', 'jobs'] as const;
 const TASK_OUTCOMES = ['ok', 'failed', 'canceled', 'shed'] as const;
 /** Tasks of the thread pools: graphs of /result and tiles on the compute threads, jobs and chunks on the job threads. */
-export const poolTasks = new CounterGrid('xeo_thread_tasks_total', 'Tasks of the thread pools by outcome; shed: refused at once because every thread and the queue were full.', { pool: POOLS, outcome: TASK_OUTCOMES });
+export const poolTasks = new CounterGrid('xeo_thread_tasks_total', 'Tasks of the thread pools by outcome; shed: refused at once because every thread and the queue were full.', {
+  pool: POOLS,
+  outcome: TASK_OUTCOMES,
+});
 export const poolTaskSlot = (pool: (typeof POOLS)[number], outcome: (typeof TASK_OUTCOMES)[number]) => poolTasks.slot({ pool, outcome });
 
 export const JOB_STATUSES = ['queued', 'running', 'finished', 'error', 'canceled', 'created'] as const;
-export const jobTransitions = new CounterGrid('xeo_job_transitions_total', 'Batch jobs reaching a status, as recorded by this process (created: back to created after a cancel or a stop).', { status: JOB_STATUSES });
+export const jobTransitions = new CounterGrid('xeo_job_transitions_total', 'Batch jobs reaching a status, as recorded by this process (created: back to created after a cancel or a stop).', {
+  status: JOB_STATUSES,
+});
 export const jobChunksDone = new CounterGrid('xeo_job_chunks_done_total', 'Chunks of batch jobs computed by this process (its job threads).');
 
 /** Outbound requests for remote data: requests and bytes by host, kind and outcome. */
-export const outbound = new KeyedCounters('xeo_outbound', 'Outbound HTTP requests for remote data', ['host', 'kind', 'outcome'], [
-  { suffix: '_requests_total', help: 'Outbound HTTP requests for remote data (kind: read = ranges of remote files, search = STAC API item searches, document = STAC documents, token = asset signing), by host and outcome (ok, http_error, failed, refused).' },
-  { suffix: '_bytes_total', help: 'Body bytes brought by outbound HTTP requests, by host, kind and outcome.' },
-]);
+export const outbound = new KeyedCounters(
+  'xeo_outbound',
+  'Outbound HTTP requests for remote data',
+  ['host', 'kind', 'outcome'],
+  [
+    {
+      suffix: '_requests_total',
+      help: 'Outbound HTTP requests for remote data (kind: read = ranges of remote files, search = STAC API item searches, document = STAC documents, token = asset signing), by host and outcome (ok, http_error, failed, refused).',
+    },
+    { suffix: '_bytes_total', help: 'Body bytes brought by outbound HTTP requests, by host, kind and outcome.' },
+  ],
+);
 export const OUTBOUND_KINDS = ['read', 'search', 'document', 'token'] as const;
 export type OutboundKind = (typeof OUTBOUND_KINDS)[number];
 export const outboundSeconds = new HistogramGrid('xeo_outbound_request_seconds', 'Time of outbound HTTP requests for remote data (retries included), by kind.', { kind: OUTBOUND_KINDS });
@@ -313,7 +330,10 @@ export const OUTBOUND_SLOTS = Object.fromEntries(OUTBOUND_KINDS.map((k) => [k, o
 export const COMPONENTS = ['records', 'queue', 'object_store'] as const;
 export type ComponentName = (typeof COMPONENTS)[number];
 /** Calls to the servers a node depends on: PostgreSQL or SQLite, Redis, the S3-compatible store. */
-export const componentCalls = new CounterGrid('xeo_component_calls_total', 'Calls to the record store (statements), the job queue (Redis commands of Xeo) and the object store (S3 requests), by outcome.', { component: COMPONENTS, outcome: ['ok', 'error'] });
+export const componentCalls = new CounterGrid('xeo_component_calls_total', 'Calls to the record store (statements), the job queue (Redis commands of Xeo) and the object store (S3 requests), by outcome.', {
+  component: COMPONENTS,
+  outcome: ['ok', 'error'],
+});
 export const componentSeconds = new HistogramGrid('xeo_component_call_seconds', 'Time of calls to the record store, the job queue and the object store.', { component: COMPONENTS });
 const COMPONENT_SLOTS = Object.fromEntries(
   COMPONENTS.map((c) => [c, { ok: componentCalls.slot({ component: c, outcome: 'ok' }), error: componentCalls.slot({ component: c, outcome: 'error' }), seconds: componentSeconds.slot({ component: c }) }]),
@@ -342,10 +362,15 @@ export function timedCall<T>(component: ComponentName, work: Promise<T>): Promis
 }
 
 /** UDF calls, by runtime and outcome (fed by the UDF runtimes). */
-export const udfCalls = new KeyedCounters('xeo_udf', 'User-defined function calls', ['runtime', 'outcome'], [
-  { suffix: '_calls_total', help: 'Calls of user-defined functions, by runtime and outcome (ok, error, timeout, canceled).' },
-  { suffix: '_seconds_total', help: 'Seconds spent in user-defined functions, by runtime and outcome.' },
-]);
+export const udfCalls = new KeyedCounters(
+  'xeo_udf',
+  'User-defined function calls',
+  ['runtime', 'outcome'],
+  [
+    { suffix: '_calls_total', help: 'Calls of user-defined functions, by runtime and outcome (ok, error, timeout, canceled).' },
+    { suffix: '_seconds_total', help: 'Seconds spent in user-defined functions, by runtime and outcome.' },
+  ],
+);
 export const udfSeconds = new HistogramGrid('xeo_udf_call_seconds', 'Time of one call of a user-defined function (all runtimes).', {});
 
 /** Counts one UDF call: its runtime (e.g. Python), how it ended and how long it took (seconds). */

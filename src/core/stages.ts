@@ -57,7 +57,19 @@ export function addStage(stage: Stage, ms: number): void {
 export function stageTimes(total: number): StageTimes {
   const c = runs.getStore();
   if (!c) return { read: 0, warp: 0, kernel: 0, encode: 0, udf: 0, udfCode: 0, udfData: 0, model: 0, total, requests: 0, bytes: 0 };
-  return { read: Math.max(0, c.load - c.warp), warp: c.warp, kernel: c.kernel, encode: c.encode, udf: c.udf, udfCode: c.udfCode, udfData: c.udfData, model: c.model, total, requests: c.requests, bytes: c.bytes };
+  return {
+    read: Math.max(0, c.load - c.warp),
+    warp: c.warp,
+    kernel: c.kernel,
+    encode: c.encode,
+    udf: c.udf,
+    udfCode: c.udfCode,
+    udfData: c.udfData,
+    model: c.model,
+    total,
+    requests: c.requests,
+    bytes: c.bytes,
+  };
 }
 
 /** The Server-Timing header value of a computation. */

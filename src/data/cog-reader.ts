@@ -155,7 +155,7 @@ const memoryRasters = new LRUCache<string, ArrayBuffer>({ maxSize: 1024 * 1024 *
 /** Registers the bytes of a GeoTIFF under a `mem:` href (kept for ten minutes, 1 GiB per thread at most). */
 export function registerMemoryRaster(href: string, bytes: Uint8Array): void {
   if (!href.startsWith('mem:')) throw new Error('memory rasters have mem: hrefs');
-  memoryRasters.set(href, bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? (bytes.buffer as ArrayBuffer) : (bytes.slice().buffer));
+  memoryRasters.set(href, bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? (bytes.buffer as ArrayBuffer) : bytes.slice().buffer);
 }
 
 export const hasMemoryRaster = (href: string): boolean => memoryRasters.has(href);
@@ -254,10 +254,7 @@ export class CogReader {
     const blocks = await Promise.all(
       images.map(async (im) => {
         const tiled = im.fileDirectory.hasTag('TileOffsets');
-        const [offsets, counts] = await Promise.all([
-          im.fileDirectory.loadValue(tiled ? 'TileOffsets' : 'StripOffsets'),
-          im.fileDirectory.loadValue(tiled ? 'TileByteCounts' : 'StripByteCounts'),
-        ]);
+        const [offsets, counts] = await Promise.all([im.fileDirectory.loadValue(tiled ? 'TileOffsets' : 'StripOffsets'), im.fileDirectory.loadValue(tiled ? 'TileByteCounts' : 'StripByteCounts')]);
         return { offsets: offsets as ArrayLike<number>, counts: counts as ArrayLike<number> };
       }),
     );

@@ -43,9 +43,7 @@ export async function itemOfGeoTiff(href: string, opts: ItemOptions, blocks: Blo
   const info = r.info;
   const names =
     opts.bands ??
-    (info.descriptions.every((d) => d && /^[\w.-]+$/.test(d)) && new Set(info.descriptions).size === info.bands
-      ? (info.descriptions as string[])
-      : Array.from({ length: info.bands }, (_, i) => `B${i + 1}`));
+    (info.descriptions.every((d) => d && /^[\w.-]+$/.test(d)) && new Set(info.descriptions).size === info.bands ? (info.descriptions as string[]) : Array.from({ length: info.bands }, (_, i) => `B${i + 1}`));
   if (names.length !== info.bands) throw new ImportError(`${href} has ${info.bands} bands but ${names.length} band names were given`);
   const base = path.basename(href.split('?')[0]);
   const date = opts.date ? normaliseDate(opts.date) : (info.datetime ?? dateFromName(base));

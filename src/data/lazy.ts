@@ -54,7 +54,10 @@ export class LazyCube {
       const n = items.reduce((a, it) => [Math.min(a[0], it.bbox[0]), Math.min(a[1], it.bbox[1]), Math.max(a[2], it.bbox[2]), Math.max(a[3], it.bbox[3])], [Infinity, Infinity, -Infinity, -Infinity]);
       return { west: n[0], south: n[1], east: n[2], north: n[3], crs: epsg };
     }
-    const b = items.reduce((a, it) => [Math.min(a[0], it.bbox4326[0]), Math.min(a[1], it.bbox4326[1]), Math.max(a[2], it.bbox4326[2]), Math.max(a[3], it.bbox4326[3])], [Infinity, Infinity, -Infinity, -Infinity]);
+    const b = items.reduce(
+      (a, it) => [Math.min(a[0], it.bbox4326[0]), Math.min(a[1], it.bbox4326[1]), Math.max(a[2], it.bbox4326[2]), Math.max(a[3], it.bbox4326[3])],
+      [Infinity, Infinity, -Infinity, -Infinity],
+    );
     return { west: b[0], south: b[1], east: b[2], north: b[3], crs: 4326 };
   }
 
@@ -85,22 +88,30 @@ export class LazyCube {
     // A dry run ends here: its answer is this plan, and nothing is read.
     if (run.dryRun) return run.dryRun({ collection: this.spec.collection, grid: plan.grid, times: plan.times, bands: plan.bands.map((b) => b.name), values: plan.values });
     if (plan.values > run.maxValues) {
-      throw new ApiError('ProcessGraphComplexity', {}, `The graph loads ${plan.grid.width} x ${plan.grid.height} pixels x ${plan.times.length} dates x ${plan.bands.length} bands (${plan.values} values), more than the ${run.maxValues} allowed here. ${run.limitAdvice}`);
+      throw new ApiError(
+        'ProcessGraphComplexity',
+        {},
+        `The graph loads ${plan.grid.width} x ${plan.grid.height} pixels x ${plan.times.length} dates x ${plan.bands.length} bands (${plan.values} values), more than the ${run.maxValues} allowed here. ${run.limitAdvice}`,
+      );
     }
     if (run.stats.values + plan.values > (run.budgetValues ?? Infinity)) {
       throw new ApiError('PaymentRequired', {}, `The graph reads ${run.stats.values + plan.values} raster values; the budget of the request pays for ${Math.floor(run.budgetValues!)}.`);
     }
     if (run.reserve) await run.reserve(plan.values);
     run.log('info', `loading ${this.spec.collection}: ${plan.grid.width}x${plan.grid.height} px, ${plan.times.length} dates, ${plan.bands.length} bands`);
-    const chunk = await loadChunk(this.spec.source, {
-      collection: this.spec.collection,
-      extent: plan.extent,
-      temporal: this.spec.temporal,
-      bands: this.spec.bands,
-      target: this.spec.target,
-      resampling: this.spec.resampling,
-      ...(this.spec.region ? { grid: this.spec.region, times: plan.times } : {}),
-    }, run.engine);
+    const chunk = await loadChunk(
+      this.spec.source,
+      {
+        collection: this.spec.collection,
+        extent: plan.extent,
+        temporal: this.spec.temporal,
+        bands: this.spec.bands,
+        target: this.spec.target,
+        resampling: this.spec.resampling,
+        ...(this.spec.region ? { grid: this.spec.region, times: plan.times } : {}),
+      },
+      run.engine,
+    );
     run.stats.values += chunk.data.length;
     for (const geoms of this.spec.mask ?? []) {
       const inside = rasterizeMask(geoms, chunk.grid);

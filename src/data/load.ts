@@ -305,15 +305,7 @@ function sourceResolution(dst: Grid, srcEpsg: number): number {
   return Math.min(Math.hypot(bx - ax, by - ay), Math.hypot(qx - ax, qy - ay));
 }
 
-async function readInto(
-  reader: CogReader,
-  level: number,
-  sample: number,
-  src: Grid,
-  dst: Grid,
-  method: Resampling,
-  into?: Float32Array,
-): Promise<Float32Array | null> {
+async function readInto(reader: CogReader, level: number, sample: number, src: Grid, dst: Grid, method: Resampling, into?: Float32Array): Promise<Float32Array | null> {
   const st = src.transform;
   const dt = dst.transform;
   // Aligned: same CRS and pixel size, integer offset: the window is the answer, no warp.

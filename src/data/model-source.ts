@@ -175,12 +175,10 @@ export function modelAssetOf(doc: unknown, shown: string, r: ModelRequest): { it
   if (!exts.some((e) => MODEL_EXTENSIONS.some((m) => m.test(e)))) {
     throw invalid(r, `the STAC Item ${shown} does not implement the ml-model extension nor STAC MLM, so it names no model`);
   }
-  const models = Object.entries(d.assets).filter(
-    ([, a]) => a && typeof a === 'object' && typeof a.href === 'string' && Array.isArray(a.roles) && a.roles.some((role) => MODEL_ROLES.includes(role)),
-  );
+  const models = Object.entries(d.assets).filter(([, a]) => a && typeof a === 'object' && typeof a.href === 'string' && Array.isArray(a.roles) && a.roles.some((role) => MODEL_ROLES.includes(role)));
   if (!models.length) throw invalid(r, `the STAC Item ${shown} has no model asset (an asset with the role ${MODEL_ROLES.join(' or ')})`);
   const [key, asset] = models.find(([k, a]) => r.prefer?.(a, k)) ?? models[0];
-  return { item: { ...(d as ModelItem), stac_extensions: exts, properties: (d.properties ?? {}) }, key, asset };
+  return { item: { ...(d as ModelItem), stac_extensions: exts, properties: d.properties ?? {} }, key, asset };
 }
 
 /**

@@ -120,7 +120,10 @@ export type AllowEntry = { host: string; port: number | null } | { prefix: Uint8
  */
 export function parseAllowList(raw: string | undefined): AllowEntry[] {
   const out: AllowEntry[] = [];
-  for (const part of (raw ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const part of (raw ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     let body = part;
     let port: number | null = null;
     const bracket = /^\[([^\]]+)\](?::(\d+))?$/.exec(part);
@@ -162,9 +165,7 @@ const bare = (hostname: string) => hostname.replace(/^\[(.*)\]$/, '$1');
 const defaultPort = (protocol: string) => (protocol === 'https:' ? 443 : 80);
 
 function refusal(url: string, kind: string): OutboundRefused {
-  return new OutboundRefused(
-    `${url} is refused: it leads to a ${kind} address, which the server does not reach for users (an administrator may list it in XEO_OUTBOUND_ALLOW)`,
-  );
+  return new OutboundRefused(`${url} is refused: it leads to a ${kind} address, which the server does not reach for users (an administrator may list it in XEO_OUTBOUND_ALLOW)`);
 }
 
 /**

@@ -86,8 +86,7 @@ function searchEndpoint(landing: any, base: string, conformsTo: string[]): ApiIn
   return null;
 }
 
-export const filterSupport = (conformsTo: string[]): 'cql2' | 'query' | null =>
-  conformsTo.some((c) => CONF_FILTER.test(c)) ? 'cql2' : conformsTo.some((c) => CONF_QUERY.test(c)) ? 'query' : null;
+export const filterSupport = (conformsTo: string[]): 'cql2' | 'query' | null => (conformsTo.some((c) => CONF_FILTER.test(c)) ? 'cql2' : conformsTo.some((c) => CONF_QUERY.test(c)) ? 'query' : null);
 
 // --- bands of a remote collection ---------------------------------------------------------------
 
@@ -265,7 +264,8 @@ export async function itemOf(
   }
   if (!first) return null;
   let epsg = epsgOf(first['proj:epsg'] ?? first['proj:code'] ?? props['proj:epsg'] ?? props['proj:code']);
-  let bbox = epsg !== null ? (projBox(first) ?? projBox(props) ?? (Array.isArray(props['proj:bbox']) && props['proj:bbox'].length === 4 ? (props['proj:bbox'] as [number, number, number, number]) : null)) : null;
+  let bbox =
+    epsg !== null ? (projBox(first) ?? projBox(props) ?? (Array.isArray(props['proj:bbox']) && props['proj:bbox'].length === 4 ? (props['proj:bbox'] as [number, number, number, number]) : null)) : null;
   if (epsg === null || !bbox) {
     // Without the projection extension, the header of one asset tells.
     const info = await header(Object.values(assets)[0].href, policy);

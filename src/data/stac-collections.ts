@@ -87,7 +87,11 @@ export async function describeStacCollection(apiUrl: string, remoteId: string, o
 
 /** The answer for a STAC API that cannot be used now: not a server fault, and not the client's either. */
 export function unavailable(meta: CollectionMeta, reason: string): ApiError {
-  const e = new ApiError('CollectionUnavailable', { identifier: meta.id }, `Collection '${meta.id}' is served by the STAC API ${meta.remote?.api}, which cannot be used at the moment: ${reason}. Try again later.`);
+  const e = new ApiError(
+    'CollectionUnavailable',
+    { identifier: meta.id },
+    `Collection '${meta.id}' is served by the STAC API ${meta.remote?.api}, which cannot be used at the moment: ${reason}. Try again later.`,
+  );
   e.headers = { 'Retry-After': '30' };
   return e;
 }
@@ -234,7 +238,18 @@ export class StacCollections {
     const signer = this.signer(meta);
     const base = r.search?.href ?? `${r.api}/search`;
     try {
-      const items = await Promise.all(features.map((f) => itemOf(f, base, r.bandAssets, (h) => signer.sign(h), (href, p) => this.header(href, p), policy)));
+      const items = await Promise.all(
+        features.map((f) =>
+          itemOf(
+            f,
+            base,
+            r.bandAssets,
+            (h) => signer.sign(h),
+            (href, p) => this.header(href, p),
+            policy,
+          ),
+        ),
+      );
       return items.filter((x): x is ItemMeta => x !== null);
     } catch (e) {
       // A signer that cannot sign, or an item without projection metadata whose header cannot be read.

@@ -150,7 +150,10 @@ class S3Signer implements Signer {
   private target(href: string): { url: URL; region: string } | null {
     const s3 = /^s3:\/\/([^/]+)\/(.+)$/.exec(href);
     if (s3) {
-      const key = s3[2].split('/').map((s) => rfc3986(s)).join('/');
+      const key = s3[2]
+        .split('/')
+        .map((s) => rfc3986(s))
+        .join('/');
       const url = this.c.endpoint ? new URL(`${this.c.endpoint.replace(/\/+$/, '')}/${s3[1]}/${key}`) : new URL(`https://${s3[1]}.s3.${this.c.region}.amazonaws.com/${key}`);
       return { url, region: this.c.region };
     }
@@ -173,7 +176,10 @@ class S3Signer implements Signer {
       throw new SignerError('the s3 signer has no credentials: set XEO_S3_ACCESS_KEY_ID and XEO_S3_SECRET_ACCESS_KEY (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)');
     }
     const window = Math.floor(Date.now() / 1000 / S3_WINDOW_S) * S3_WINDOW_S;
-    const amzDate = new Date(window * 1000).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+    const amzDate = new Date(window * 1000)
+      .toISOString()
+      .replace(/[-:]/g, '')
+      .replace(/\.\d{3}/, '');
     return presignS3({
       url: t.url,
       region: t.region,

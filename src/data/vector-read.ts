@@ -29,9 +29,14 @@ const unsuitable = (format: string, reason: string) => new ProcessException('For
 /** Options of the CSV reader, by GDAL's open-option names (case does not matter). */
 function csvOptions(options: Record<string, unknown>, ctx: ReadContext) {
   const o = Object.fromEntries(Object.entries(options).map(([k, v]) => [k.toUpperCase(), v]));
-  const names = (k: string, d: string) => String(o[k] ?? d).split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
+  const names = (k: string, d: string) =>
+    String(o[k] ?? d)
+      .split(',')
+      .map((s) => s.trim().toLowerCase())
+      .filter(Boolean);
   const crs = o.CRS ?? 4326;
-  if (typeof crs !== 'number' || !Number.isInteger(crs)) throw new ApiError('ProcessParameterInvalid', { process: ctx.processId, parameter: 'options', reason: 'CSV option crs must be an EPSG code (an integer)' });
+  if (typeof crs !== 'number' || !Number.isInteger(crs))
+    throw new ApiError('ProcessParameterInvalid', { process: ctx.processId, parameter: 'options', reason: 'CSV option crs must be an EPSG code (an integer)' });
   return {
     geom: names('GEOM_POSSIBLE_NAMES', 'WKT,geometry,geom,the_geom'),
     x: names('X_POSSIBLE_NAMES', 'x,lon,long,longitude,lng,easting'),
@@ -312,7 +317,10 @@ async function readCsv(bytes: Uint8Array, o: ReturnType<typeof csvOptions>, limi
   const xi = gi < 0 ? find(o.x) : -1;
   const yi = gi < 0 ? find(o.y) : -1;
   if (gi < 0 && (xi < 0 || yi < 0)) {
-    throw unsuitable('CSV', `no geometry column: neither a WKT column (${o.geom.join(', ')}) nor x and y columns (${o.x.join(', ')} / ${o.y.join(', ')}); name them with the options GEOM_POSSIBLE_NAMES or X_POSSIBLE_NAMES and Y_POSSIBLE_NAMES`);
+    throw unsuitable(
+      'CSV',
+      `no geometry column: neither a WKT column (${o.geom.join(', ')}) nor x and y columns (${o.x.join(', ')} / ${o.y.join(', ')}); name them with the options GEOM_POSSIBLE_NAMES or X_POSSIBLE_NAMES and Y_POSSIBLE_NAMES`,
+    );
   }
   const b = new GeometryBuilder(checkCrs(o.crs, 'CSV'), limits);
   const geomCols = new Set(gi >= 0 ? [gi] : [xi, yi]);

@@ -145,8 +145,7 @@ function plan(dst: Grid, srcGrid: Grid, opts: WarpOptions, fn: (l: Lattice) => v
   }
   const srcW = srcGrid.width;
   const srcH = srcGrid.height;
-  const outside = (c: number, r: number, side: number): boolean =>
-    side === 0 ? c < -OUTSIDE_MARGIN : side === 1 ? c > srcW + OUTSIDE_MARGIN : side === 2 ? r < -OUTSIDE_MARGIN : r > srcH + OUTSIDE_MARGIN;
+  const outside = (c: number, r: number, side: number): boolean => (side === 0 ? c < -OUTSIDE_MARGIN : side === 1 ? c > srcW + OUTSIDE_MARGIN : side === 2 ? r < -OUTSIDE_MARGIN : r > srcH + OUTSIDE_MARGIN);
   const done = (l: Omit<Lattice, 'outside'>): void => {
     const n = l.nx * l.ny * 2;
     let out = false;
@@ -246,8 +245,14 @@ function plan(dst: Grid, srcGrid: Grid, opts: WarpOptions, fn: (l: Lattice) => v
               const xm = (x0 + x1) / 2;
               const ym = (y0 + y1) / 2;
               // Edge midpoints and centre, against the bilinear interpolation of the corners.
-              const ac = nodes[a], ar = nodes[a + 1], bc = nodes[b], br = nodes[b + 1];
-              const cc = nodes[c], cr = nodes[c + 1], dc = nodes[d], dr = nodes[d + 1];
+              const ac = nodes[a],
+                ar = nodes[a + 1],
+                bc = nodes[b],
+                br = nodes[b + 1];
+              const cc = nodes[c],
+                cr = nodes[c + 1],
+                dc = nodes[d],
+                dr = nodes[d + 1];
               const wide = x1 > x0;
               const tall = y1 > y0;
               const bad =
@@ -260,7 +265,13 @@ function plan(dst: Grid, srcGrid: Grid, opts: WarpOptions, fn: (l: Lattice) => v
               // Too far off, unless everything lies well outside the source on one side (then so does
               // every interpolated point, a convex combination of the corners).
               const points = [ac, ar, bc, br, cc, cr, dc, dr];
-              for (const [px, py] of [[xm, y0], [xm, y1], [x0, ym], [x1, ym], [xm, ym]]) {
+              for (const [px, py] of [
+                [xm, y0],
+                [xm, y1],
+                [x0, ym],
+                [x1, ym],
+                [xm, ym],
+              ]) {
                 const at = exact(px, py);
                 points.push(cache[at], cache[at + 1]);
               }
@@ -426,7 +437,13 @@ export function sourceWindow(dst: Grid, srcGrid: Grid, margin = 1): PixelWindow 
   const w = dst.width;
   const h = dst.height;
   if (dst.epsg === srcGrid.epsg) {
-    for (const [px, py] of [[0, 0], [w, 0], [0, h], [w, h]]) add(px, py);
+    for (const [px, py] of [
+      [0, 0],
+      [w, 0],
+      [0, h],
+      [w, h],
+    ])
+      add(px, py);
   } else {
     const ex = Math.min(w, 256);
     const ey = Math.min(h, 256);

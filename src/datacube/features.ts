@@ -115,6 +115,11 @@ export class VectorFeatures {
     }
     const b = new GeometryBuilder(epsg);
     for (const p of parts) for (let g = 0; g < p.length; g++) b.copyFrom(p.geometries, g);
-    return new VectorFeatures(b.finish(), PropertyTable.fromRows(rows), anyIds ? ids : null, parts.every((p) => p.validated));
+    return new VectorFeatures(
+      b.finish(),
+      PropertyTable.fromRows(rows),
+      anyIds ? ids : null,
+      parts.every((p) => p.validated),
+    );
   }
 }

@@ -128,7 +128,11 @@ export function collect(processId: string, at: (i: number) => unknown, pixels: n
 /** The plain value of pixel i of a value (for processes that cannot be lifted synchronously). */
 export function plainAt(v: unknown, i: number): unknown {
   if (v instanceof Float32Array) return toPlain(v[i]);
-  if (v instanceof PixelArray) return withLabels(v.items.map((x) => toPlain(x[i])), v.labels ? [...v.labels] : null);
+  if (v instanceof PixelArray)
+    return withLabels(
+      v.items.map((x) => toPlain(x[i])),
+      v.labels ? [...v.labels] : null,
+    );
   if (Array.isArray(v) && pixelCount(v) >= 0) return v.map((x) => plainAt(x, i));
   return v;
 }

@@ -75,7 +75,10 @@ export function spansOf(col: GeometryColumn, grid: Grid, select?: ArrayLike<numb
     let r = 0;
     let p = 0;
     rings[0] = 0;
-    const ix = t[5] / det, iy = -t[2] / det, jx = -t[4] / det, jy = t[1] / det;
+    const ix = t[5] / det,
+      iy = -t[2] / det,
+      jx = -t[4] / det,
+      jy = t[1] / det;
     for (let q = 0; q < n; q++) {
       const g = at(q);
       for (let part = c.geomParts[g]; part < c.geomParts[g + 1]; part++) {

@@ -195,11 +195,7 @@ async function dryRun(req: ExecuteRequest, run: RunContext, logs: RunLog[], star
 
 /** Evaluates the graph and shapes its answer, of the kind asked. */
 async function evaluateAndAnswer(req: ExecuteRequest, run: RunContext, logs: RunLog[], started: number): Promise<ExecuteResult> {
-  const value = await evaluateGraph(
-    req.graph,
-    { predefined: (id) => predefined.get(id), userProcess: (id, ns) => calledProcess(req.userProcesses, id, ns), run },
-    rootScope(req.parameters ?? {}),
-  );
+  const value = await evaluateGraph(req.graph, { predefined: (id) => predefined.get(id), userProcess: (id, ns) => calledProcess(req.userProcesses, id, ns), run }, rootScope(req.parameters ?? {}));
   // With save_result the saved data is the answer; without, the graph's value, as JSON.
   const saved = run.results[run.results.length - 1];
   const value0 = saved ? saved.data : value;

@@ -27,7 +27,11 @@ const Y0 = 5300000;
 const GRAPH: Graph = {
   l: { process_id: 'load_collection', arguments: { id: ID, spatial_extent: null, temporal_extent: null, bands: ['red', 'nir'] } },
   n: { process_id: 'ndvi', arguments: { data: { from_node: 'l' } } },
-  r: { process_id: 'reduce_dimension', arguments: { data: { from_node: 'n' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } }, result: true },
+  r: {
+    process_id: 'reduce_dimension',
+    arguments: { data: { from_node: 'n' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } },
+    result: true,
+  },
 };
 
 export async function warmUp(engine: Engine): Promise<void> {

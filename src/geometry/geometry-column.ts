@@ -90,7 +90,10 @@ export class GeometryColumn {
       const v0 = this.ringStarts[this.partRings[this.geomParts[g]]];
       const v1 = this.ringStarts[this.partRings[this.geomParts[g + 1]]];
       if (v0 === v1) continue;
-      let a = Infinity, b = Infinity, c = -Infinity, d = -Infinity;
+      let a = Infinity,
+        b = Infinity,
+        c = -Infinity,
+        d = -Infinity;
       for (let v = v0; v < v1; v++) {
         const x = this.xy[2 * v];
         const y = this.xy[2 * v + 1];
@@ -294,8 +297,10 @@ export class GeometryBuilder {
     const n = end - start;
     if (n === 0) return;
     if (this.kind === PartKind.Polygon) {
-      const x0 = this.xy.get(2 * start), y0 = this.xy.get(2 * start + 1);
-      const x1 = this.xy.get(2 * end - 2), y1 = this.xy.get(2 * end - 1);
+      const x0 = this.xy.get(2 * start),
+        y0 = this.xy.get(2 * start + 1);
+      const x1 = this.xy.get(2 * end - 2),
+        y1 = this.xy.get(2 * end - 1);
       if (x0 !== x1 || y0 !== y1) this.fail('a ring of the polygon is not closed (its first and last positions differ)');
       if (n < 4) this.fail(`a ring of the polygon has ${n} positions; a ring needs at least four (the first repeated at the end)`);
     } else if (this.kind === PartKind.Line && n < 2) this.fail('a line has fewer than two positions');

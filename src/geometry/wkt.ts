@@ -218,7 +218,12 @@ export function writeWkt(c: GeometryColumn, g: number): string {
     case GeomType.Polygon:
       return ps.length ? `POLYGON ${rings(p0)}` : 'POLYGON EMPTY';
     case GeomType.MultiPoint:
-      return ps.length ? `MULTIPOINT (${ps.flatMap(pointsOf).map((x) => `(${x})`).join(', ')})` : 'MULTIPOINT EMPTY';
+      return ps.length
+        ? `MULTIPOINT (${ps
+            .flatMap(pointsOf)
+            .map((x) => `(${x})`)
+            .join(', ')})`
+        : 'MULTIPOINT EMPTY';
     case GeomType.MultiLineString:
       return ps.length ? `MULTILINESTRING (${ps.map((p) => ring(c.partRings[p])).join(', ')})` : 'MULTILINESTRING EMPTY';
     case GeomType.MultiPolygon:

@@ -221,7 +221,7 @@ function withDefaults(def: ProcessDef, values: Record<string, unknown>): Record<
 function bindArgs(def: ProcessDef, values: Record<string, unknown>, scope: Scope, env: EvalEnv): ProcessArgs {
   const params = checkedParams(def, values);
   return {
-    get: <T>(name: string) => (name in values ? values[name] : params.get(name)?.default ?? null) as T,
+    get: <T>(name: string) => (name in values ? values[name] : (params.get(name)?.default ?? null)) as T,
     has: (name) => name in values,
     callback: (name): Callback | null => bindChild(values[name], (params.get(name)?.schema as { parameters?: ProcessParameter[] } | undefined)?.parameters, scope, env),
     callbackFor: (value): Callback | null => bindChild(value, undefined, scope, env),
@@ -251,12 +251,7 @@ function bindChild(v: unknown, declared: ProcessParameter[] | undefined, scope: 
   return cb;
 }
 
-async function callUserProcess(
-  id: string,
-  udp: UserProcess,
-  values: Record<string, unknown>,
-  env: EvalEnv,
-): Promise<unknown> {
+async function callUserProcess(id: string, udp: UserProcess, values: Record<string, unknown>, env: EvalEnv): Promise<unknown> {
   const depth = (env.depth ?? 0) + 1;
   if (depth > MAX_UDP_DEPTH) throw new ApiError('ProcessGraphInvalid', { reason: `user-defined processes call each other more than ${MAX_UDP_DEPTH} deep (recursion?)` });
   const declared = new Set((udp.parameters ?? []).map((p) => p.name));

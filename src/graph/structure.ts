@@ -77,15 +77,7 @@ function checkGraph(graph: unknown, where: string, depth: number, opts: Structur
   if (cycle) out.push({ where: where || 'process_graph', reason: `the nodes form a cycle: ${cycle.join(' -> ')}` });
 }
 
-function checkValue(
-  value: unknown,
-  where: string,
-  depth: number,
-  graph: Record<string, unknown>,
-  deps: string[],
-  opts: StructureOptions,
-  out: StructureProblem[],
-): void {
+function checkValue(value: unknown, where: string, depth: number, graph: Record<string, unknown>, deps: string[], opts: StructureOptions, out: StructureProblem[]): void {
   if (depth > (opts.maxDepth ?? 100)) {
     out.push({ where, reason: 'the value is nested too deeply' });
     return;

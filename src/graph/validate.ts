@@ -42,7 +42,6 @@ function validatorFor(schema: unknown): ValidateFunction | null {
   return v;
 }
 
-
 /** Whether a value holds a reference or child process anywhere (then JSON Schema cannot judge it). */
 function holdsReference(v: unknown): boolean {
   let found = false;
@@ -132,7 +131,13 @@ export function shapeProblems(graph: unknown, env: ValidationEnv): ApiError[] {
   if (env.limits) {
     const size = graphSize(graph);
     if (size.nodes > env.limits.nodes) {
-      return [new ApiError('ProcessGraphComplexity', {}, `The process has ${size.nodes} nodes (child processes included), more than the ${env.limits.nodes} accepted here. Split it into stored processes or simplify it.`)];
+      return [
+        new ApiError(
+          'ProcessGraphComplexity',
+          {},
+          `The process has ${size.nodes} nodes (child processes included), more than the ${env.limits.nodes} accepted here. Split it into stored processes or simplify it.`,
+        ),
+      ];
     }
     if (size.depth > env.limits.depth) {
       return [new ApiError('ProcessGraphComplexity', {}, `The process nests child processes ${size.depth} levels deep, more than the ${env.limits.depth} accepted here.`)];

@@ -129,7 +129,7 @@ function landscape(): Landscape {
         const cx = Math.floor((x + 17 * Math.sin(y / 150)) / cw);
         const cy = Math.floor(y / ch);
         const id = cx * 7919 + cy * 104729;
-        const localX = (x + 17 * Math.sin(y / 150)) - cx * cw;
+        const localX = x + 17 * Math.sin(y / 150) - cx * cw;
         const localY = y - cy * ch;
         const margin = localX < 2 || localY < 2;
         parcel[i] = id >>> 0;
@@ -230,7 +230,7 @@ function scene(land: Landscape, dateIndex: number): Scene {
         const ndvi = Math.min(0.92, ndviOf(cover, doy, shift) + 0.04 * grain);
         const soilBright = 1 + 0.25 * land.soil[i];
         const veg = Math.max(0, Math.min(1, (ndvi - 0.15) / 0.7));
-        nir = (2300 * soilBright) * (1 - veg) + (cover === Cover.Forest ? 3100 : 4100) * veg;
+        nir = 2300 * soilBright * (1 - veg) + (cover === Cover.Forest ? 3100 : 4100) * veg;
         red = (nir * (1 - ndvi)) / (1 + ndvi);
         green = red * (1 - veg) * 0.82 + (red * 1.9 + 250) * veg;
         blue = red * 0.62 + 120;

@@ -59,6 +59,9 @@ export async function importFiles(store: Store, inputs: string[], opts: ImportOp
     meta.license = opts.license ?? meta.license;
   }
   await store.collections.put(meta);
-  await store.collections.putItems(meta.id, parsed.map((p) => p.item));
+  await store.collections.putItems(
+    meta.id,
+    parsed.map((p) => p.item),
+  );
   return { collection: meta, items: parsed.length };
 }

@@ -57,7 +57,10 @@ export async function migrateInstallation(fromDataDir: string, config: Config, s
     say('files and results stay on this disk (no XEO_S3_BUCKET): copy the files/ and jobs/ folders of the data dir to every node that serves them');
     return summary;
   }
-  for (const [use, folder, tmp] of [['files', 'files', 'tmp'], ['results', 'jobs', 'jobs-tmp']] as const) {
+  for (const [use, folder, tmp] of [
+    ['files', 'files', 'tmp'],
+    ['results', 'jobs', 'jobs-tmp'],
+  ] as const) {
     const source = new LocalBlobStore(path.join(fromDataDir, folder), path.join(fromDataDir, tmp));
     const target = await openBlobStore(config, use);
     let tops: string[];

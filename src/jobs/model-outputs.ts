@@ -21,8 +21,24 @@ export async function modelOutputs(dir: string, jobId: string, models: { nodeId:
     const itemName = `${base}_metadata.json`;
     await writeFile(path.join(dir, itemName), item, { flag: 'wx' });
     out.push(
-      { name, file: path.join(dir, name), type: MODEL_MEDIA_TYPE, bytes: bytes.length, title: `Random forest (${m.model.kind}, node ${m.nodeId})`, roles: MODEL_ROLES, fields: { 'file:size': bytes.length, 'file:checksum': `1220${sha}` } },
-      { name: itemName, file: path.join(dir, itemName), type: 'application/geo+json', bytes: item.length, title: 'STAC Item of the model (ml-model extension)', roles: ['metadata'], fields: { 'file:size': item.length } },
+      {
+        name,
+        file: path.join(dir, name),
+        type: MODEL_MEDIA_TYPE,
+        bytes: bytes.length,
+        title: `Random forest (${m.model.kind}, node ${m.nodeId})`,
+        roles: MODEL_ROLES,
+        fields: { 'file:size': bytes.length, 'file:checksum': `1220${sha}` },
+      },
+      {
+        name: itemName,
+        file: path.join(dir, itemName),
+        type: 'application/geo+json',
+        bytes: item.length,
+        title: 'STAC Item of the model (ml-model extension)',
+        roles: ['metadata'],
+        fields: { 'file:size': item.length },
+      },
     );
   }
   return out;

@@ -149,7 +149,10 @@ export async function cogSink(dir: string, name: string, grid: Grid, names: stri
         if (written.has(key(w))) continue;
         empty ??= new Float32Array(all[0].width * all[0].height).fill(NaN);
         const plane = empty.subarray(0, w.width * w.height);
-        await writer.writeWindow(w, names.map(() => plane));
+        await writer.writeWindow(
+          w,
+          names.map(() => plane),
+        );
       }
       const { bytes } = await writer.finish();
       const total = grid.width * grid.height;
@@ -195,5 +198,19 @@ export function footprint(grid: Grid): { bbox: [number, number, number, number];
   const b = transformBox(gridBox(grid), grid.epsg, 4326);
   const bbox = b.map((v) => Math.round(v * 1e7) / 1e7) as [number, number, number, number];
   const [w, s, e, n] = bbox;
-  return { bbox, geometry: { type: 'Polygon', coordinates: [[[w, s], [e, s], [e, n], [w, n], [w, s]]] } };
+  return {
+    bbox,
+    geometry: {
+      type: 'Polygon',
+      coordinates: [
+        [
+          [w, s],
+          [e, s],
+          [e, n],
+          [w, n],
+          [w, s],
+        ],
+      ],
+    },
+  };
 }

@@ -28,7 +28,18 @@ export const jobLogOwner = (id: string) => `job:${id}`;
 
 /** What a job thread needs of the configuration (on an API node and on a worker alike). */
 export function jobThreadInit(config: Config): JobThreadInit {
-  return { dataDir: config.dataDir, databaseUrl: config.databaseUrl, database: config.database, blockCacheBytes: config.jobBlockCacheBytes, outboundAllow: config.outboundAllow, arenaKeepBytes: config.kernelArenaKeepBytes, kernelThreads: config.kernelThreads, vector: config.vector, models: config.models, ml: config.ml };
+  return {
+    dataDir: config.dataDir,
+    databaseUrl: config.databaseUrl,
+    database: config.database,
+    blockCacheBytes: config.jobBlockCacheBytes,
+    outboundAllow: config.outboundAllow,
+    arenaKeepBytes: config.kernelArenaKeepBytes,
+    kernelThreads: config.kernelThreads,
+    vector: config.vector,
+    models: config.models,
+    ml: config.ml,
+  };
 }
 
 /** A run of a job, as the records know it. */
@@ -113,7 +124,10 @@ export class RunRecords {
   async fail(a: RunRef, e: ErrorData, path: PathEntry[], from: 'running' | 'canceled' = 'running'): Promise<boolean> {
     if (!(await this.store.jobs.transition(a.jobId, [from], 'error'))) return false;
     log.info(`run ${a.run} ended in error (${e.code})`, { job: a.jobId });
-    void this.log({ id: a.jobId, logLevel: a.logLevel }, { level: 'error', code: e.code, message: messageOf(errorFromData(e), 'en').text, ...(path.length ? { path } : {}), ...(e.stacktrace ? { stacktrace: e.stacktrace } : {}) });
+    void this.log(
+      { id: a.jobId, logLevel: a.logLevel },
+      { level: 'error', code: e.code, message: messageOf(errorFromData(e), 'en').text, ...(path.length ? { path } : {}), ...(e.stacktrace ? { stacktrace: e.stacktrace } : {}) },
+    );
     return true;
   }
 
@@ -154,9 +168,12 @@ export class RunRecords {
     const bytes = Object.values(assets).reduce((s, x) => s + x.bytes, 0);
     const u = outcome.usage;
     log.info(`run ${a.run} ${outcome.partial ? 'left a partial result' : 'finished'}: ${bytes} bytes in ${u.duration.value} s`, { job: a.jobId });
-    void this.log({ id: a.jobId, logLevel: a.logLevel }, {
-      level: 'info',
-      message: `${outcome.partial ? 'The partial result is written' : 'Finished'}: ${Object.keys(assets).join(', ')} (${bytes} bytes) in ${u.duration.value} s, ${u.cpu.value} CPU seconds, ${u.pixels.value} pixels, ${values} values read.`,
-    });
+    void this.log(
+      { id: a.jobId, logLevel: a.logLevel },
+      {
+        level: 'info',
+        message: `${outcome.partial ? 'The partial result is written' : 'Finished'}: ${Object.keys(assets).join(', ')} (${bytes} bytes) in ${u.duration.value} s, ${u.cpu.value} CPU seconds, ${u.pixels.value} pixels, ${values} values read.`,
+      },
+    );
   }
 }

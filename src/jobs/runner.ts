@@ -133,7 +133,10 @@ const VECTOR_FORMATS = new Set(['CSV', 'GeoJSON', 'Parquet', 'netCDF', 'JSON']);
 /** The file of a zonal job: its parts joined in geometry order, encoded in the saved format. */
 export async function writeZonal(dir: string, plan: ChunkPlan, parts: DataCube[], indices: number[]): Promise<OutputFile> {
   const z = plan.zonal!;
-  const cube = joinVectorParts(parts, indices.map((i) => z.groups[i].members));
+  const cube = joinVectorParts(
+    parts,
+    indices.map((i) => z.groups[i].members),
+  );
   const enc = await encodeResult(cube, outputFormat(z.format, plan.options));
   return bytesOutput(dir, enc.body, enc.mediaType, enc.extension);
 }
@@ -156,7 +159,15 @@ export const forwarder =
     for (const l of logs) sink.log({ level: demote ? 'debug' : l.level, message: l.message, ...(l.data === undefined ? {} : { data: l.data }), ...(l.stacktrace ? { stacktrace: l.stacktrace } : {}) });
   };
 
-const baseOf = (spec: JobSpec) => ({ graph: spec.graph, userProcesses: spec.userProcesses, maxValues: spec.maxValues, limitAdvice: LIMIT_ADVICE, mode: 'job' as const, user: spec.user, udfTimeoutMs: spec.udfTimeoutMs });
+const baseOf = (spec: JobSpec) => ({
+  graph: spec.graph,
+  userProcesses: spec.userProcesses,
+  maxValues: spec.maxValues,
+  limitAdvice: LIMIT_ADVICE,
+  mode: 'job' as const,
+  user: spec.user,
+  udfTimeoutMs: spec.udfTimeoutMs,
+});
 
 export async function runJob(spec: JobSpec, engine: Engine, sink: JobSink, signal: AbortSignal): Promise<JobOutcome> {
   const started = Date.now();
@@ -220,9 +231,26 @@ export async function planJob(spec: JobSpec, engine: Engine, sink: JobSink, sign
       const groups = groupGeometries(features, g, spec.chunkSize);
       const box = featuresBox(features, 4326);
       const place4326 = box.every(Number.isFinite)
-        ? { bbox: box.map((v) => Math.round(v * 1e7) / 1e7) as [number, number, number, number], geometry: { type: 'Polygon', coordinates: [[[box[0], box[1]], [box[2], box[1]], [box[2], box[3]], [box[0], box[3]], [box[0], box[1]]]] } }
+        ? {
+            bbox: box.map((v) => Math.round(v * 1e7) / 1e7) as [number, number, number, number],
+            geometry: {
+              type: 'Polygon',
+              coordinates: [
+                [
+                  [box[0], box[1]],
+                  [box[2], box[1]],
+                  [box[2], box[3]],
+                  [box[0], box[3]],
+                  [box[0], box[1]],
+                ],
+              ],
+            },
+          }
         : place;
-      sink.log({ level: 'info', message: `The job aggregates ${features.length} geometries: it runs as ${groups.length} chunk${groups.length === 1 ? '' : 's'}, each the geometries of one ${spec.chunkSize} x ${spec.chunkSize} pixel cell of the output grid, read only around them.` });
+      sink.log({
+        level: 'info',
+        message: `The job aggregates ${features.length} geometries: it runs as ${groups.length} chunk${groups.length === 1 ? '' : 's'}, each the geometries of one ${spec.chunkSize} x ${spec.chunkSize} pixel cell of the output grid, read only around them.`,
+      });
       return { kind: 'chunked', chunks: { grid: g, size: spec.chunkSize, count: groups.length, times: plan.times, ...place4326, options: savedOptions(spec.graph), zonal: { groups, format: vectorFormat } } };
     }
   }
@@ -251,7 +279,11 @@ export async function planJob(spec: JobSpec, engine: Engine, sink: JobSink, sign
       const writer = await cogSink(spec.outDir, 'result.tif', grid, names, options);
       const windows = chunkWindows(grid.width, grid.height, alignedChunk(spec.chunkSize, options));
       try {
-        for (const w of windows) await writer.write(w, planes.map((p) => cut(p, grid.width, w)));
+        for (const w of windows)
+          await writer.write(
+            w,
+            planes.map((p) => cut(p, grid.width, w)),
+          );
         const file = await writer.finish(windows);
         sink.progress(1, 1, out.values);
         const done = finish([file], grid.width * grid.height, out.values);
@@ -286,7 +318,12 @@ export async function computeChunk(spec: JobSpec, plan: ChunkPlan, index: number
   const zonal = plan.zonal?.groups[index];
   return withArena(async () => {
     const r = await execute(
-      { ...baseOf(spec), region: windowGrid(plan.grid, w), ...(zonal ? { zonal: { members: zonal.members }, answer: { kind: 'kept' } } : { answer: { kind: 'planes' } }), budgetValues: budgetValues ?? undefined },
+      {
+        ...baseOf(spec),
+        region: windowGrid(plan.grid, w),
+        ...(zonal ? { zonal: { members: zonal.members }, answer: { kind: 'kept' } } : { answer: { kind: 'planes' } }),
+        budgetValues: budgetValues ?? undefined,
+      },
       engine,
       signal,
     );

@@ -28,7 +28,9 @@ export class LinkSigner {
    * of the document, partial results), so that it cannot be changed either.
    */
   sign(jobId: string, asset: string | null, expires: number, variant = ''): string {
-    return createHmac('sha256', this.key).update(`xeo-result-link\n${jobId}\n${asset ?? ''}\n${expires}${variant ? `\n${variant}` : ''}`).digest('base64url');
+    return createHmac('sha256', this.key)
+      .update(`xeo-result-link\n${jobId}\n${asset ?? ''}\n${expires}${variant ? `\n${variant}` : ''}`)
+      .digest('base64url');
   }
 
   verify(jobId: string, asset: string | null, expires: number, signature: string, variant = ''): boolean {

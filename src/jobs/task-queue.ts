@@ -128,7 +128,14 @@ export class TaskQueue {
   }
 
   async tally(jobId: string, run: number): Promise<RunTally> {
-    const [[, done], [, t]] = (await timedCall('queue', this.redis.multi().scard(this.key(jobId, run, 'done')).hgetall(this.key(jobId, run, 'tally')).exec())) as [[null, number], [null, Record<string, string>]];
+    const [[, done], [, t]] = (await timedCall(
+      'queue',
+      this.redis
+        .multi()
+        .scard(this.key(jobId, run, 'done'))
+        .hgetall(this.key(jobId, run, 'tally'))
+        .exec(),
+    )) as [[null, number], [null, Record<string, string>]];
     return { done, values: Number(t.values ?? 0), cpu: Number(t.cpu ?? 0) };
   }
 

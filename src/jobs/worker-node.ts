@@ -177,7 +177,7 @@ export class JobWorker {
         const what = task.name === 'chunk' ? `chunk ${task.data.index! + 1}` : task.name === 'plan' ? 'planning the job' : 'writing the result';
         // The cause stays in the worker's log: users are told what failed, not the operator's addresses.
         if (!(e instanceof ApiError)) log.error(`${what} failed (try ${tries}): ${(e as Error).message}`, { worker: this.node, job: jobId });
-        const reason = e instanceof ApiError ? messageOf(e, 'en').text : 'The job\'s storage or records could not be reached.';
+        const reason = e instanceof ApiError ? messageOf(e, 'en').text : "The job's storage or records could not be reached.";
         try {
           await this.logTry(task, ref, what, reason, last ? 'error' : 'warning');
           if (last && (await this.records.fail(ref, errorToData(new ApiError('StorageFailure')), [], job.status === 'canceled' ? 'canceled' : 'running'))) await this.tasks.stop(jobId, run, 'error');
@@ -310,7 +310,13 @@ export class JobWorker {
       const finishMs = clock() - t;
       const c = plan.chunks;
       const tally = await this.tasks.tally(jobId, run);
-      void this.records.log({ id: jobId, logLevel: ref.logLevel }, { level: 'debug', message: `Assembled on worker ${this.node}: ${written.size} chunks read in ${Math.round(ms.read)} ms and written in ${Math.round(ms.write)} ms; the file finished in ${Math.round(finishMs)} ms.` });
+      void this.records.log(
+        { id: jobId, logLevel: ref.logLevel },
+        {
+          level: 'debug',
+          message: `Assembled on worker ${this.node}: ${written.size} chunks read in ${Math.round(ms.read)} ms and written in ${Math.round(ms.write)} ms; the file finished in ${Math.round(finishMs)} ms.`,
+        },
+      );
       t = clock();
       await this.records.keep(ref, { outputs: [file], partial, bbox: c.bbox, geometry: c.geometry, times: c.times, usage: usageOf(plan.started, tally.cpu, c.grid.width * c.grid.height, tally.values) });
       void this.records.log({ id: jobId, logLevel: ref.logLevel }, { level: 'debug', message: `The result was stored in ${Math.round(clock() - t)} ms.` });
@@ -449,4 +455,3 @@ function threadTicket(task: Task): string {
 async function* oneBuffer(bytes: Uint8Array): AsyncIterable<Buffer> {
   yield Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
-

@@ -48,7 +48,7 @@ export function zonalShape(graph: unknown, env: ChunkingEnv): ZonalShape | null 
   const agg = Object.entries(g).filter(([, n]) => isObject(n) && n.process_id === 'aggregate_spatial' && (n.namespace ?? null) !== 'user' && !env.userProcess('aggregate_spatial'));
   if (agg.length !== 1) return null;
   const [node, n] = agg[0];
-  const args = (n.arguments ?? {});
+  const args = n.arguments ?? {};
   const data = args.data as { from_node?: unknown } | undefined;
   if (!isObject(data) || typeof data.from_node !== 'string' || !g[data.from_node]) return null;
   const upstream = ancestors(g, data.from_node);
@@ -68,7 +68,7 @@ export function zonalShape(graph: unknown, env: ChunkingEnv): ZonalShape | null 
   for (const [id, other] of Object.entries(g)) {
     if (id === node || upstream.has(id) || geomNodes.has(id)) continue;
     if (!isObject(other) || !PER_GEOMETRY.has(other.process_id) || env.userProcess(other.process_id)) return null;
-    const a = (other.arguments ?? {});
+    const a = other.arguments ?? {};
     if (DIMENSION_ARGS.some((k) => a[k] === 'geometry' || (a[k] !== undefined && a[k] !== null && typeof a[k] !== 'string'))) return null;
     // a following process must not reach back into the raster pipeline or the geometries
     let back = false;
@@ -104,8 +104,10 @@ export function groupGeometries(features: VectorFeatures, grid: Grid, cell: numb
       outside.push(g);
       continue;
     }
-    const ca = (b[0] - t[0]) / t[1], cb = (b[2] - t[0]) / t[1];
-    const ra = (b[3] - t[3]) / t[5], rb = (b[1] - t[3]) / t[5];
+    const ca = (b[0] - t[0]) / t[1],
+      cb = (b[2] - t[0]) / t[1];
+    const ra = (b[3] - t[3]) / t[5],
+      rb = (b[1] - t[3]) / t[5];
     const c0 = Math.max(0, Math.floor(Math.min(ca, cb)) - 1);
     const c1 = Math.min(grid.width - 1, Math.ceil(Math.max(ca, cb)) + 1);
     const r0 = Math.max(0, Math.floor(Math.min(ra, rb)) - 1);

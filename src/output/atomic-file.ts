@@ -12,7 +12,7 @@ export function tempPathFor(file: string, suffix: string, dir = path.dirname(fil
 /** Writes all buffers from `position` on, coping with partial writes and iovec limits; returns the end. */
 export async function writeAll(fh: FileHandle, parts: readonly Buffer[], position: number): Promise<number> {
   const BATCH = 512; // well under IOV_MAX (1024 on Linux)
-  for (let i = 0; i < parts.length; ) {
+  for (let i = 0; i < parts.length;) {
     let batch = parts.slice(i, i + BATCH);
     i += batch.length;
     let left = batch.reduce((s, b) => s + b.length, 0);

@@ -16,9 +16,7 @@ import * as T from './tiff-tags.js';
 /** GDAL's ghost area: the size line counts the bytes after it, trailing space included. */
 function ghostArea(): Buffer {
   // The trailing space lets GDAL flip "NO\n " to "YES\n" in place if the file is later edited.
-  const body =
-    'LAYOUT=IFDS_BEFORE_DATA\nBLOCK_ORDER=ROW_MAJOR\nBLOCK_LEADER=SIZE_AS_UINT4\n' +
-    'BLOCK_TRAILER=LAST_4_BYTES_REPEATED\nKNOWN_INCOMPATIBLE_EDITION=NO\n ';
+  const body = 'LAYOUT=IFDS_BEFORE_DATA\nBLOCK_ORDER=ROW_MAJOR\nBLOCK_LEADER=SIZE_AS_UINT4\n' + 'BLOCK_TRAILER=LAST_4_BYTES_REPEATED\nKNOWN_INCOMPATIBLE_EDITION=NO\n ';
   const head = `GDAL_STRUCTURAL_METADATA_SIZE=${String(body.length).padStart(6, '0')} bytes\n`;
   return Buffer.from(head + body, 'ascii');
 }
@@ -35,9 +33,7 @@ function escapeXml(s: string): string {
  * twice, so a singly escaped "&amp;" would come back as a cut-off string.
  */
 function gdalMetadata(descriptions: readonly string[]): string | null {
-  const items = descriptions
-    .map((d, i) => (d ? `  <Item name="DESCRIPTION" sample="${i}" role="description">${escapeXml(escapeXml(d))}</Item>\n` : ''))
-    .join('');
+  const items = descriptions.map((d, i) => (d ? `  <Item name="DESCRIPTION" sample="${i}" role="description">${escapeXml(escapeXml(d))}</Item>\n` : '')).join('');
   return items ? `<GDALMetadata>\n${items}</GDALMetadata>\n` : null;
 }
 
@@ -148,7 +144,16 @@ function buildHead(ghost: Buffer, layout: Layout, ifds: T.IfdEntry[][]): Buffer 
 function layoutFor(plan: Plan, sizes: readonly Size[], counts: readonly (readonly number[])[]): { ghost: Buffer; layout: Layout } {
   const ghost = ghostArea();
   // IFD sizes do not depend on the offsets' values, so placeholders will do to plan the layout.
-  const sizing = sizes.map((s, li) => ({ entries: ifdEntries(plan, li, s, counts[li].map(() => 0), counts[li]), byteCounts: counts[li] }));
+  const sizing = sizes.map((s, li) => ({
+    entries: ifdEntries(
+      plan,
+      li,
+      s,
+      counts[li].map(() => 0),
+      counts[li],
+    ),
+    byteCounts: counts[li],
+  }));
   return { ghost, layout: planLayout(ghost.length, sizing) };
 }
 

@@ -113,7 +113,14 @@ export function planCog(meta: CogMeta, spp: number, type: SampleType, fail: (mes
   const sample = SAMPLE_INFO[type];
   const nodata = checkNodata(sample, meta.nodata, fail);
   return {
-    width, height, spp, sample, tileSize, deflateLevel, resampling, nodata,
+    width,
+    height,
+    spp,
+    sample,
+    tileSize,
+    deflateLevel,
+    resampling,
+    nodata,
     nodataText: nodata === null ? null : nodataText(meta.nodata!),
     pad: nodata ?? 0,
     epsg,
@@ -150,7 +157,7 @@ export interface Size {
 /** Full resolution, then halved (rounding up) until a level fits in one tile. */
 export function levelSizes(plan: Plan): Size[] {
   const sizes: Size[] = [{ width: plan.width, height: plan.height }];
-  for (let s = sizes[0]; s.width > plan.tileSize || s.height > plan.tileSize; ) {
+  for (let s = sizes[0]; s.width > plan.tileSize || s.height > plan.tileSize;) {
     s = { width: Math.ceil(s.width / 2), height: Math.ceil(s.height / 2) };
     sizes.push(s);
   }

@@ -69,7 +69,7 @@ export class TileSpill {
     const buf = Buffer.allocUnsafe(COPY_BYTES);
     let fill = 0;
     for (const [start, length] of this.runs()) {
-      for (let src = start, left = length; left > 0; ) {
+      for (let src = start, left = length; left > 0;) {
         if (fill === buf.length) {
           position = await writeAll(out, [buf], position);
           fill = 0;

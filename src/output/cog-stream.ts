@@ -170,11 +170,19 @@ export class CogStreamWriter {
     const plan = planCog(opts, opts.bandCount, opts.sampleType, fail);
     const encoder = new TileEncoder(plan);
     const out: EncodedWindow = { win, tiles: [], pieces: [] };
-    await putLevels(plan, levelSizes(plan), 0, win.col, win.row, { width: win.width, height: win.height, bands }, {
-      tile: (level, index, r, x0, y0, w, h) => encoder.submit(r, x0, y0, w, h, async (data) => void out.tiles.push({ level, index, data })),
-      piece: async (level, x, y, raster) => void out.pieces.push({ level, x, y, raster }),
-      hold: () => {},
-    });
+    await putLevels(
+      plan,
+      levelSizes(plan),
+      0,
+      win.col,
+      win.row,
+      { width: win.width, height: win.height, bands },
+      {
+        tile: (level, index, r, x0, y0, w, h) => encoder.submit(r, x0, y0, w, h, async (data) => void out.tiles.push({ level, index, data })),
+        piece: async (level, x, y, raster) => void out.pieces.push({ level, x, y, raster }),
+        hold: () => {},
+      },
+    );
     await encoder.drain();
     return out;
   }

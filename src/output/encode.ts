@@ -114,7 +114,8 @@ export async function encodeResult(value: unknown, f: OutputFormat & { options: 
         throw unsuitable(f.name, 'a vector data cube is written as CSV, GeoJSON, Parquet, netCDF or JSON');
     }
   }
-  if (f.name === 'CSV' || f.name === 'GeoJSON' || f.name === 'Parquet') throw unsuitable(f.name, 'this format holds vector data cubes (from aggregate_spatial or load_geojson, say); write raster cubes as GTiff or netCDF');
+  if (f.name === 'CSV' || f.name === 'GeoJSON' || f.name === 'Parquet')
+    throw unsuitable(f.name, 'this format holds vector data cubes (from aggregate_spatial or load_geojson, say); write raster cubes as GTiff or netCDF');
   if (data.size === 0) throw new ProcessException('DataCubeEmpty', 'the data cube holds no values');
   const grid = data.grid;
   switch (f.name) {

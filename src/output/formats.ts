@@ -86,7 +86,12 @@ export const OUTPUT_FORMATS: OutputFormat[] = [
     extension: 'csv',
     gis_data_types: ['vector', 'table'],
     parameters: {
-      geometry: { type: 'string', description: "Write each feature's geometry as well: 'none' (the default) or 'WKT' (a column named WKT, as GDAL's CSV driver writes and reads it).", enum: ['none', 'WKT'], default: 'none' },
+      geometry: {
+        type: 'string',
+        description: "Write each feature's geometry as well: 'none' (the default) or 'WKT' (a column named WKT, as GDAL's CSV driver writes and reads it).",
+        enum: ['none', 'WKT'],
+        default: 'none',
+      },
     },
     allowsEmpty: true,
   },
@@ -123,7 +128,8 @@ export const OUTPUT_FORMATS: OutputFormat[] = [
     parameters: {
       non_finite: {
         type: 'string',
-        description: "How NaN and infinite numbers are written: 'null' (strict JSON, which every parser reads) or 'tokens' (bare NaN, Infinity and -Infinity, as Python's json module and the Python client read them; strict JSON parsers refuse such text).",
+        description:
+          "How NaN and infinite numbers are written: 'null' (strict JSON, which every parser reads) or 'tokens' (bare NaN, Infinity and -Infinity, as Python's json module and the Python client read them; strict JSON parsers refuse such text).",
         enum: ['null', 'tokens'],
         default: 'null',
       },
@@ -145,7 +151,8 @@ export const INPUT_FORMATS: InputFormat[] = [
   {
     name: 'GTiff',
     title: 'GeoTIFF',
-    description: 'GeoTIFF and Cloud-Optimized GeoTIFF, local or over HTTP(S) range requests (imports, load_stac), or uploaded (load_uploaded_files: each file one date, from its TIFF DateTime or the date in its name): 8/16/32-bit integers and 32/64-bit floats, any EPSG CRS, tiled or stripped.',
+    description:
+      'GeoTIFF and Cloud-Optimized GeoTIFF, local or over HTTP(S) range requests (imports, load_stac), or uploaded (load_uploaded_files: each file one date, from its TIFF DateTime or the date in its name): 8/16/32-bit integers and 32/64-bit floats, any EPSG CRS, tiled or stripped.',
     gis_data_types: ['raster'],
     parameters: {},
   },
@@ -173,7 +180,8 @@ export const INPUT_FORMATS: InputFormat[] = [
   {
     name: 'CSV',
     title: 'Comma-separated values',
-    description: 'CSV (comma, semicolon, tab or pipe separated, detected from the header) with the geometry as WKT in one column or as x and y columns (points). The other columns become feature properties. load_url, load_uploaded_files.',
+    description:
+      'CSV (comma, semicolon, tab or pipe separated, detected from the header) with the geometry as WKT in one column or as x and y columns (points). The other columns become feature properties. load_url, load_uploaded_files.',
     gis_data_types: ['vector', 'table'],
     parameters: {
       GEOM_POSSIBLE_NAMES: { type: 'string', description: 'Comma-separated names the WKT column may have (first found wins, any case).', default: 'WKT,geometry,geom,the_geom' },

@@ -33,7 +33,10 @@ const RESERVED = new Set(['t', 'feature', 'feature_names', 'lat', 'lon', 'x', 'y
 
 /** A netCDF variable name from a label: invalid characters become _, clashes get a suffix. */
 function varName(label: string, taken: Set<string>): string {
-  let n = label.normalize('NFC').replace(/[\u0000-\u001f\u007f/]/g, '_').replace(/\s+$/, '');
+  let n = label
+    .normalize('NFC')
+    .replace(/[\u0000-\u001f\u007f/]/g, '_')
+    .replace(/\s+$/, '');
   if (!/^[A-Za-z0-9_\u0080-\u{10ffff}]/u.test(n)) n = `_${n}`;
   let out = n;
   for (let k = 2; taken.has(out); k++) out = `${n}_${k}`;
@@ -91,7 +94,13 @@ export function encodeVectorNetcdf(cube: DataCube): Buffer {
       vars.push({
         name: 't',
         dims: [tDim],
-        attrs: [['standard_name', 'time'], ['long_name', 'time'], ['units', `${days ? 'days' : 'seconds'} since 1970-01-01T00:00:00Z`], ['calendar', 'standard'], ['axis', 'T']],
+        attrs: [
+          ['standard_name', 'time'],
+          ['long_name', 'time'],
+          ['units', `${days ? 'days' : 'seconds'} since 1970-01-01T00:00:00Z`],
+          ['calendar', 'standard'],
+          ['axis', 'T'],
+        ],
         type: NC_DOUBLE,
         bytes: 8 * nt,
         write: doubles(ms.map((v) => (days ? v / DAY_MS : v / 1000))),
@@ -105,7 +114,17 @@ export function encodeVectorNetcdf(cube: DataCube): Buffer {
   const labels = cube.dims.find((d) => d.type === 'geometry')!.labels;
   const names = charMatrix(labels.map((l, g) => String(f.ids?.[g] ?? l)));
   const nameDim = dims.push(['name_strlen', names.width]) - 1;
-  vars.push({ name: 'feature_names', dims: [0, nameDim], attrs: [['long_name', 'feature identifier'], ['cf_role', 'timeseries_id']], type: NC_CHAR, bytes: names.bytes.length, write: chars(names.bytes) });
+  vars.push({
+    name: 'feature_names',
+    dims: [0, nameDim],
+    attrs: [
+      ['long_name', 'feature identifier'],
+      ['cf_role', 'timeseries_id'],
+    ],
+    type: NC_CHAR,
+    bytes: names.bytes.length,
+    write: chars(names.bytes),
+  });
 
   // A point per feature inside it (as shapely's representative_point): lat and lon.
   const lat = new Float64Array(n).fill(NaN);
@@ -118,11 +137,38 @@ export function encodeVectorNetcdf(cube: DataCube): Buffer {
       lat[g] = p.y;
     }
   }
-  vars.push({ name: 'lat', dims: [0], attrs: [['standard_name', 'latitude'], ['long_name', 'latitude'], ['units', 'degrees_north'], ['_FillValue', { type: NC_DOUBLE, values: [NaN] }]], type: NC_DOUBLE, bytes: 8 * n, write: doubles(lat) });
-  vars.push({ name: 'lon', dims: [0], attrs: [['standard_name', 'longitude'], ['long_name', 'longitude'], ['units', 'degrees_east'], ['_FillValue', { type: NC_DOUBLE, values: [NaN] }]], type: NC_DOUBLE, bytes: 8 * n, write: doubles(lon) });
+  vars.push({
+    name: 'lat',
+    dims: [0],
+    attrs: [
+      ['standard_name', 'latitude'],
+      ['long_name', 'latitude'],
+      ['units', 'degrees_north'],
+      ['_FillValue', { type: NC_DOUBLE, values: [NaN] }],
+    ],
+    type: NC_DOUBLE,
+    bytes: 8 * n,
+    write: doubles(lat),
+  });
+  vars.push({
+    name: 'lon',
+    dims: [0],
+    attrs: [
+      ['standard_name', 'longitude'],
+      ['long_name', 'longitude'],
+      ['units', 'degrees_east'],
+      ['_FillValue', { type: NC_DOUBLE, values: [NaN] }],
+    ],
+    type: NC_DOUBLE,
+    bytes: 8 * n,
+    write: doubles(lon),
+  });
 
   const kind = cfKind(geoms);
-  const dataAttrs: [string, AttrValue][] = [['coordinates', 'lat lon feature_names'], ['grid_mapping', 'crs']];
+  const dataAttrs: [string, AttrValue][] = [
+    ['coordinates', 'lat lon feature_names'],
+    ['grid_mapping', 'crs'],
+  ];
   if (kind) {
     // CF simple geometries: nodes of all features, counts per feature, parts and holes.
     const nodeX: number[] = [];
@@ -168,12 +214,40 @@ export function encodeVectorNetcdf(cube: DataCube): Buffer {
       nodeY.push(NaN);
     }
     const multi = kind !== 'point' && partNodes.length > n;
-    const containerAttrs: [string, AttrValue][] = [['geometry_type', kind], ['node_count', 'node_count'], ['node_coordinates', 'x y'], ['grid_mapping', 'crs'], ['coordinates', 'lat lon']];
+    const containerAttrs: [string, AttrValue][] = [
+      ['geometry_type', kind],
+      ['node_count', 'node_count'],
+      ['node_coordinates', 'x y'],
+      ['grid_mapping', 'crs'],
+      ['coordinates', 'lat lon'],
+    ];
     if (multi) containerAttrs.push(['part_node_count', 'part_node_count']);
     if (kind === 'polygon' && interior.some((x) => x === 1)) containerAttrs.push(['interior_ring', 'interior_ring']);
     vars.push({ name: 'geometry_container', dims: [], attrs: containerAttrs, type: NC_INT, bytes: 4, write: ints([0]) });
-    vars.push({ name: 'x', dims: [nodeDim], attrs: [['units', 'degrees_east'], ['standard_name', 'longitude'], ['axis', 'X']], type: NC_DOUBLE, bytes: 8 * nodeX.length, write: doubles(nodeX) });
-    vars.push({ name: 'y', dims: [nodeDim], attrs: [['units', 'degrees_north'], ['standard_name', 'latitude'], ['axis', 'Y']], type: NC_DOUBLE, bytes: 8 * nodeY.length, write: doubles(nodeY) });
+    vars.push({
+      name: 'x',
+      dims: [nodeDim],
+      attrs: [
+        ['units', 'degrees_east'],
+        ['standard_name', 'longitude'],
+        ['axis', 'X'],
+      ],
+      type: NC_DOUBLE,
+      bytes: 8 * nodeX.length,
+      write: doubles(nodeX),
+    });
+    vars.push({
+      name: 'y',
+      dims: [nodeDim],
+      attrs: [
+        ['units', 'degrees_north'],
+        ['standard_name', 'latitude'],
+        ['axis', 'Y'],
+      ],
+      type: NC_DOUBLE,
+      bytes: 8 * nodeY.length,
+      write: doubles(nodeY),
+    });
     vars.push({ name: 'node_count', dims: [0], attrs: [['long_name', 'count of coordinates in each instance geometry']], type: NC_INT, bytes: 4 * n, write: ints(nodeCount) });
     if (multi) {
       const partDim = dims.push(['part', partNodes.length]) - 1;
@@ -184,7 +258,18 @@ export function encodeVectorNetcdf(cube: DataCube): Buffer {
     }
     dataAttrs.push(['geometry', 'geometry_container']);
   }
-  vars.push({ name: 'crs', dims: [], attrs: [['grid_mapping_name', 'latitude_longitude'], ['crs_wkt', crsWkt(4326)], ['spatial_ref', crsWkt(4326)]], type: NC_INT, bytes: 4, write: ints([0]) });
+  vars.push({
+    name: 'crs',
+    dims: [],
+    attrs: [
+      ['grid_mapping_name', 'latitude_longitude'],
+      ['crs_wkt', crsWkt(4326)],
+      ['spatial_ref', crsWkt(4326)],
+    ],
+    type: NC_INT,
+    bytes: 4,
+    write: ints([0]),
+  });
 
   // Feature properties: numbers as doubles over feature, text as characters.
   f.properties.names.forEach((pname, i) => {
@@ -193,7 +278,17 @@ export function encodeVectorNetcdf(cube: DataCube): Buffer {
     const name = varName(pname, taken);
     if (present.length && present.every((v) => typeof v === 'number' || typeof v === 'boolean')) {
       const vals = col.map((v) => (typeof v === 'number' ? v : typeof v === 'boolean' ? Number(v) : NaN));
-      vars.push({ name, dims: [0], attrs: [['long_name', pname], ['_FillValue', { type: NC_DOUBLE, values: [NaN] }]], type: NC_DOUBLE, bytes: 8 * n, write: doubles(vals) });
+      vars.push({
+        name,
+        dims: [0],
+        attrs: [
+          ['long_name', pname],
+          ['_FillValue', { type: NC_DOUBLE, values: [NaN] }],
+        ],
+        type: NC_DOUBLE,
+        bytes: 8 * n,
+        write: doubles(vals),
+      });
     } else {
       const m = charMatrix(col.map((v) => (v === null || v === undefined ? '' : typeof v === 'string' ? v : JSON.stringify(v))));
       const d = dims.push([`${name}_strlen`, m.width]) - 1;

@@ -220,13 +220,17 @@ function buildModel(input: NetcdfInput): Model {
   const axisAttrs = (axis: 'X' | 'Y'): [string, AttrValue][] => {
     const a: [string, AttrValue][] = geographic
       ? axis === 'X'
-        ? [['standard_name', 'longitude'], ['long_name', 'longitude'], ['units', 'degrees_east']]
-        : [['standard_name', 'latitude'], ['long_name', 'latitude'], ['units', 'degrees_north']]
-      : [
-          ['standard_name', `projection_${axis.toLowerCase()}_coordinate`],
-          ['long_name', `${axis.toLowerCase()} coordinate of projection`],
-          ...(units ? [['units', units] as [string, AttrValue]] : []),
-        ];
+        ? [
+            ['standard_name', 'longitude'],
+            ['long_name', 'longitude'],
+            ['units', 'degrees_east'],
+          ]
+        : [
+            ['standard_name', 'latitude'],
+            ['long_name', 'latitude'],
+            ['units', 'degrees_north'],
+          ]
+      : [['standard_name', `projection_${axis.toLowerCase()}_coordinate`], ['long_name', `${axis.toLowerCase()} coordinate of projection`], ...(units ? [['units', units] as [string, AttrValue]] : [])];
     a.push(['axis', axis]);
     return a;
   };
@@ -393,7 +397,10 @@ function layout(input: NetcdfInput): Layout {
 
 function layoutOf(model: Model): Layout {
   // Offsets are fixed-width, so the header's size does not depend on their values.
-  let at = encodeHeader(model, model.vars.map(() => 0)).length;
+  let at = encodeHeader(
+    model,
+    model.vars.map(() => 0),
+  ).length;
   const begins: number[] = [];
   for (const v of model.vars) {
     begins.push(at);

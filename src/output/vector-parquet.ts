@@ -40,16 +40,21 @@ export function encodeVectorParquet(cube: DataCube): Buffer {
   const geoms = inCrs(f.geometries, 4326);
   const columns: Column[] = [];
   const index = labels.every((l) => typeof l === 'number' && Number.isInteger(l) && Math.abs(l) < 2 ** 31);
-  columns.push(index ? { name: 'feature_index', data: Int32Array.from({ length: rows }, (_, i) => Number(labels[Math.floor(i / per)])), type: 'INT32', nullable: false } : { name: 'feature_index', data: Array.from({ length: rows }, (_, i) => String(labels[Math.floor(i / per)])), type: 'STRING' });
+  columns.push(
+    index
+      ? { name: 'feature_index', data: Int32Array.from({ length: rows }, (_, i) => Number(labels[Math.floor(i / per)])), type: 'INT32', nullable: false }
+      : { name: 'feature_index', data: Array.from({ length: rows }, (_, i) => String(labels[Math.floor(i / per)])), type: 'STRING' },
+  );
   const props = propertyColumns(t, ['feature_index', 'geometry', ...(t.rowName ? [t.rowName] : [])]);
   f.properties.columns.forEach((c, i) => columns.push(propertyColumn(props[i], c, per)));
   if (t.rowName) columns.push({ name: t.rowName, data: Array.from({ length: rows }, (_, i) => t.rows[i % per]), type: 'STRING' });
   t.columns.forEach((name, c) => {
     const data = new Array<number | null>(rows);
-    for (let g = 0; g < n; g++) for (let r = 0; r < per; r++) {
-      const v = t.value(g, r, c);
-      data[g * per + r] = v === v ? v : null;
-    }
+    for (let g = 0; g < n; g++)
+      for (let r = 0; r < per; r++) {
+        const v = t.value(g, r, c);
+        data[g * per + r] = v === v ? v : null;
+      }
     columns.push({ name, data, type: 'FLOAT' });
   });
   const wkb: (Uint8Array | null)[] = [];

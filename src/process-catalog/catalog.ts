@@ -103,4 +103,33 @@ export class ProcessCatalog {
   }
 }
 
-export const processCatalog = new ProcessCatalog([math, logic, arrays, statistics, texts, load, filters, apply, dimensions, combine, aggregate, resample, climate, inspect, polygon, udf, zonal, vectorLoad, vectorProcesses, curves, spatialReduce, flatten, ml], ACCEPTS, LOWERINGS, OMITTABLE);
+export const processCatalog = new ProcessCatalog(
+  [
+    math,
+    logic,
+    arrays,
+    statistics,
+    texts,
+    load,
+    filters,
+    apply,
+    dimensions,
+    combine,
+    aggregate,
+    resample,
+    climate,
+    inspect,
+    polygon,
+    udf,
+    zonal,
+    vectorLoad,
+    vectorProcesses,
+    curves,
+    spatialReduce,
+    flatten,
+    ml,
+  ],
+  ACCEPTS,
+  LOWERINGS,
+  OMITTABLE,
+);

@@ -94,7 +94,15 @@ export const LOWERINGS: Record<string, Lowering> = {
   sqrt: unary('sqrt'),
   exp: { kind: 'op', op: 'exp', operands: ['p'] },
   ln: unary('ln'),
-  log: { kind: 'op', op: 'log', operands: ['x', 'base'], literal: [{ argument: 'base', equals: 10, op: 'log10' }, { argument: 'base', equals: 2, op: 'log2' }] },
+  log: {
+    kind: 'op',
+    op: 'log',
+    operands: ['x', 'base'],
+    literal: [
+      { argument: 'base', equals: 10, op: 'log10' },
+      { argument: 'base', equals: 2, op: 'log2' },
+    ],
+  },
   sin: unary('sin'),
   cos: unary('cos'),
   tan: unary('tan'),

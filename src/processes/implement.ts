@@ -5,9 +5,7 @@
 // cube pixels without a promise per value.
 import type { ProcessArgs, ProcessContext, ProcessDef, ProcessSpec } from '../core/process.js';
 
-export type ProcessImpl =
-  | { id: string; run: (args: ProcessArgs, ctx: ProcessContext) => unknown; scalar?: undefined }
-  | { id: string; scalar: (a: Record<string, any>) => unknown; run?: undefined };
+export type ProcessImpl = { id: string; run: (args: ProcessArgs, ctx: ProcessContext) => unknown; scalar?: undefined } | { id: string; scalar: (a: Record<string, any>) => unknown; run?: undefined };
 
 /** A process evaluated on plain values (may be async, may call child processes). */
 export function implement(id: string, run: (args: ProcessArgs, ctx: ProcessContext) => unknown): ProcessImpl {

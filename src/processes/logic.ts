@@ -79,163 +79,115 @@ function and3(x: boolean | null, y: boolean | null): boolean | null {
 }
 
 export const processes: ProcessImpl[] = [
-  implementScalar(
-    'and',
-    (a) => {
-      const x = truth(a.x, 'and', 'x');
-      if (x === false) return false;
-      const y = truth(a.y, 'and', 'y');
-      if (y === false) return false;
-      return x === null || y === null ? null : true;
-    },
-  ),
+  implementScalar('and', (a) => {
+    const x = truth(a.x, 'and', 'x');
+    if (x === false) return false;
+    const y = truth(a.y, 'and', 'y');
+    if (y === false) return false;
+    return x === null || y === null ? null : true;
+  }),
 
-  implementScalar(
-    'or',
-    (a) => {
-      const x = truth(a.x, 'or', 'x');
-      if (x === true) return true;
-      const y = truth(a.y, 'or', 'y');
-      if (y === true) return true;
-      return x === null || y === null ? null : false;
-    },
-  ),
+  implementScalar('or', (a) => {
+    const x = truth(a.x, 'or', 'x');
+    if (x === true) return true;
+    const y = truth(a.y, 'or', 'y');
+    if (y === true) return true;
+    return x === null || y === null ? null : false;
+  }),
 
-  implementScalar(
-    'xor',
-    (a) => {
-      const x = truth(a.x, 'xor', 'x');
-      const y = truth(a.y, 'xor', 'y');
-      return x === null || y === null ? null : x !== y;
-    },
-  ),
+  implementScalar('xor', (a) => {
+    const x = truth(a.x, 'xor', 'x');
+    const y = truth(a.y, 'xor', 'y');
+    return x === null || y === null ? null : x !== y;
+  }),
 
-  implementScalar(
-    'not',
-    (a) => {
-      const x = truth(a.x, 'not', 'x');
-      return x === null ? null : !x;
-    },
-  ),
+  implementScalar('not', (a) => {
+    const x = truth(a.x, 'not', 'x');
+    return x === null ? null : !x;
+  }),
 
-  implementScalar(
-    'if',
-    (a) => {
-      const v = a.value;
-      return v === true || (typeof v === 'number' && v !== 0 && v === v) ? a.accept : a.reject;
-    },
-  ),
+  implementScalar('if', (a) => {
+    const v = a.value;
+    return v === true || (typeof v === 'number' && v !== 0 && v === v) ? a.accept : a.reject;
+  }),
 
-  implementScalar(
-    'between',
-    (a) => {
-      const x = a.x;
-      const min = a.min;
-      const max = a.max;
-      if (x === null || x === undefined) return null;
-      if (typeof x === 'number' && typeof min === 'number' && typeof max === 'number') {
-        if (min > max) return false;
-        return x >= min && (a.exclude_max === true ? x < max : x <= max);
-      }
-      if (typeof min === 'number' && typeof max === 'number' && min > max) return false;
-      return and3(greaterOrEqual(x, min), a.exclude_max === true ? less(x, max) : lessOrEqual(x, max));
-    },
-  ),
+  implementScalar('between', (a) => {
+    const x = a.x;
+    const min = a.min;
+    const max = a.max;
+    if (x === null || x === undefined) return null;
+    if (typeof x === 'number' && typeof min === 'number' && typeof max === 'number') {
+      if (min > max) return false;
+      return x >= min && (a.exclude_max === true ? x < max : x <= max);
+    }
+    if (typeof min === 'number' && typeof max === 'number' && min > max) return false;
+    return and3(greaterOrEqual(x, min), a.exclude_max === true ? less(x, max) : lessOrEqual(x, max));
+  }),
 
-  implementScalar(
-    'eq',
-    (a) => {
-      const x = a.x;
-      const y = a.y;
-      if (typeof x === 'number' && typeof y === 'number' && a.delta === null) return x === y;
-      checkOperands('eq', x, y);
-      return equal(x, y, a.delta, a.case_sensitive);
-    },
-  ),
+  implementScalar('eq', (a) => {
+    const x = a.x;
+    const y = a.y;
+    if (typeof x === 'number' && typeof y === 'number' && a.delta === null) return x === y;
+    checkOperands('eq', x, y);
+    return equal(x, y, a.delta, a.case_sensitive);
+  }),
 
-  implementScalar(
-    'neq',
-    (a) => {
-      const x = a.x;
-      const y = a.y;
-      if (typeof x === 'number' && typeof y === 'number' && a.delta === null) return x !== y;
-      checkOperands('neq', x, y);
-      const e = equal(x, y, a.delta, a.case_sensitive);
-      return e === null ? null : !e;
-    },
-  ),
+  implementScalar('neq', (a) => {
+    const x = a.x;
+    const y = a.y;
+    if (typeof x === 'number' && typeof y === 'number' && a.delta === null) return x !== y;
+    checkOperands('neq', x, y);
+    const e = equal(x, y, a.delta, a.case_sensitive);
+    return e === null ? null : !e;
+  }),
 
-  implementScalar(
-    'gt',
-    (a) => {
-      const x = a.x;
-      const y = a.y;
-      if (typeof x === 'number' && typeof y === 'number') return x > y;
-      checkOperands('gt', x, y);
-      return greater(x, y);
-    },
-  ),
+  implementScalar('gt', (a) => {
+    const x = a.x;
+    const y = a.y;
+    if (typeof x === 'number' && typeof y === 'number') return x > y;
+    checkOperands('gt', x, y);
+    return greater(x, y);
+  }),
 
-  implementScalar(
-    'gte',
-    (a) => {
-      const x = a.x;
-      const y = a.y;
-      if (typeof x === 'number' && typeof y === 'number') return x >= y;
-      checkOperands('gte', x, y);
-      return greaterOrEqual(x, y);
-    },
-  ),
+  implementScalar('gte', (a) => {
+    const x = a.x;
+    const y = a.y;
+    if (typeof x === 'number' && typeof y === 'number') return x >= y;
+    checkOperands('gte', x, y);
+    return greaterOrEqual(x, y);
+  }),
 
-  implementScalar(
-    'lt',
-    (a) => {
-      const x = a.x;
-      const y = a.y;
-      if (typeof x === 'number' && typeof y === 'number') return x < y;
-      checkOperands('lt', x, y);
-      return less(x, y);
-    },
-  ),
+  implementScalar('lt', (a) => {
+    const x = a.x;
+    const y = a.y;
+    if (typeof x === 'number' && typeof y === 'number') return x < y;
+    checkOperands('lt', x, y);
+    return less(x, y);
+  }),
 
-  implementScalar(
-    'lte',
-    (a) => {
-      const x = a.x;
-      const y = a.y;
-      if (typeof x === 'number' && typeof y === 'number') return x <= y;
-      checkOperands('lte', x, y);
-      return lessOrEqual(x, y);
-    },
-  ),
+  implementScalar('lte', (a) => {
+    const x = a.x;
+    const y = a.y;
+    if (typeof x === 'number' && typeof y === 'number') return x <= y;
+    checkOperands('lte', x, y);
+    return lessOrEqual(x, y);
+  }),
 
-  implementScalar(
-    'is_nan',
-    (a) => {
-      const x = a.x;
-      return typeof x === 'number' && x !== x;
-    },
-  ),
+  implementScalar('is_nan', (a) => {
+    const x = a.x;
+    return typeof x === 'number' && x !== x;
+  }),
 
-  implementScalar(
-    'is_nodata',
-    (a) => a.x === null || a.x === undefined,
-  ),
+  implementScalar('is_nodata', (a) => a.x === null || a.x === undefined),
 
-  implementScalar(
-    'is_valid',
-    (a) => {
-      const x = a.x;
-      if (typeof x === 'number') return x - x === 0; // false for NaN and both infinities
-      return x !== null && x !== undefined;
-    },
-  ),
+  implementScalar('is_valid', (a) => {
+    const x = a.x;
+    if (typeof x === 'number') return x - x === 0; // false for NaN and both infinities
+    return x !== null && x !== undefined;
+  }),
 
-  implementScalar(
-    'is_infinite',
-    (a) => {
-      const x = a.x;
-      return x === Infinity || x === -Infinity;
-    },
-  ),
+  implementScalar('is_infinite', (a) => {
+    const x = a.x;
+    return x === Infinity || x === -Infinity;
+  }),
 ];

@@ -114,290 +114,182 @@ const LSR_ARGS = ['x', 'inputMin', 'inputMax', 'outputMin', 'outputMax'] as cons
 
 export const processes: ProcessImpl[] = [
   // --- arithmetic ---------------------------------------------------------------------------
-  implementScalar(
-    'absolute',
-    (a) => {
-      const x = a.x;
-      return typeof x === 'number' ? Math.abs(x) : noData('absolute', a, X);
-    },
-  ),
-  implementScalar(
-    'add',
-    (a) => {
-      const x = a.x;
-      const y = a.y;
-      return typeof x === 'number' && typeof y === 'number' ? x + y : noData('add', a, XY);
-    },
-  ),
-  implementScalar(
-    'subtract',
-    (a) => {
-      const x = a.x;
-      const y = a.y;
-      return typeof x === 'number' && typeof y === 'number' ? x - y : noData('subtract', a, XY);
-    },
-  ),
-  implementScalar(
-    'multiply',
-    (a) => {
-      const x = a.x;
-      const y = a.y;
-      return typeof x === 'number' && typeof y === 'number' ? x * y : noData('multiply', a, XY);
-    },
-  ),
-  implementScalar(
-    'divide',
-    (a) => {
-      const x = a.x;
-      const y = a.y;
-      return typeof x === 'number' && typeof y === 'number' ? x / y : noData('divide', a, XY);
-    },
-  ),
-  implementScalar(
-    'mod',
-    (a) => {
-      const x = a.x;
-      const y = a.y;
-      if (typeof x !== 'number' || typeof y !== 'number') return noData('mod', a, XY);
-      if (y === 0) return x > 0 ? Infinity : x < 0 ? -Infinity : NaN;
-      let r = x % y;
-      if (r !== 0 && r < 0 !== y < 0) r += y;
-      return r === 0 ? 0 : r;
-    },
-  ),
-  implementScalar(
-    'normalized_difference',
-    (a) => {
-      const x = a.x;
-      const y = a.y;
-      return typeof x === 'number' && typeof y === 'number' ? (x - y) / (x + y) : noData('normalized_difference', a, XY);
-    },
-  ),
-  implementScalar(
-    'clip',
-    (a) => {
-      const x = a.x;
-      const min = a.min;
-      const max = a.max;
-      if (typeof min !== 'number' || typeof max !== 'number') return boundsNoData('clip', a, CLIP_ARGS);
-      if (min > max) throw new ProcessException('MinMaxSwapped', `the lower limit ${min} is greater than the upper limit ${max}`);
-      if (typeof x !== 'number') return noData('clip', a, X);
-      return x < min ? min : x > max ? max : x;
-    },
-  ),
-  implementScalar(
-    'linear_scale_range',
-    (a) => {
-      const x = a.x;
-      const lo = a.inputMin;
-      const hi = a.inputMax;
-      const outLo = a.outputMin;
-      const outHi = a.outputMax;
-      if (typeof x !== 'number' || typeof lo !== 'number' || typeof hi !== 'number' || typeof outLo !== 'number' || typeof outHi !== 'number') {
-        return boundsNoData('linear_scale_range', a, LSR_ARGS);
-      }
-      let c = x;
-      if (lo <= hi) c = c < lo ? lo : c > hi ? hi : c;
-      else c = c < hi ? hi : c > lo ? lo : c;
-      return ((c - lo) / (hi - lo)) * (outHi - outLo) + outLo;
-    },
-  ),
+  implementScalar('absolute', (a) => {
+    const x = a.x;
+    return typeof x === 'number' ? Math.abs(x) : noData('absolute', a, X);
+  }),
+  implementScalar('add', (a) => {
+    const x = a.x;
+    const y = a.y;
+    return typeof x === 'number' && typeof y === 'number' ? x + y : noData('add', a, XY);
+  }),
+  implementScalar('subtract', (a) => {
+    const x = a.x;
+    const y = a.y;
+    return typeof x === 'number' && typeof y === 'number' ? x - y : noData('subtract', a, XY);
+  }),
+  implementScalar('multiply', (a) => {
+    const x = a.x;
+    const y = a.y;
+    return typeof x === 'number' && typeof y === 'number' ? x * y : noData('multiply', a, XY);
+  }),
+  implementScalar('divide', (a) => {
+    const x = a.x;
+    const y = a.y;
+    return typeof x === 'number' && typeof y === 'number' ? x / y : noData('divide', a, XY);
+  }),
+  implementScalar('mod', (a) => {
+    const x = a.x;
+    const y = a.y;
+    if (typeof x !== 'number' || typeof y !== 'number') return noData('mod', a, XY);
+    if (y === 0) return x > 0 ? Infinity : x < 0 ? -Infinity : NaN;
+    let r = x % y;
+    if (r !== 0 && r < 0 !== y < 0) r += y;
+    return r === 0 ? 0 : r;
+  }),
+  implementScalar('normalized_difference', (a) => {
+    const x = a.x;
+    const y = a.y;
+    return typeof x === 'number' && typeof y === 'number' ? (x - y) / (x + y) : noData('normalized_difference', a, XY);
+  }),
+  implementScalar('clip', (a) => {
+    const x = a.x;
+    const min = a.min;
+    const max = a.max;
+    if (typeof min !== 'number' || typeof max !== 'number') return boundsNoData('clip', a, CLIP_ARGS);
+    if (min > max) throw new ProcessException('MinMaxSwapped', `the lower limit ${min} is greater than the upper limit ${max}`);
+    if (typeof x !== 'number') return noData('clip', a, X);
+    return x < min ? min : x > max ? max : x;
+  }),
+  implementScalar('linear_scale_range', (a) => {
+    const x = a.x;
+    const lo = a.inputMin;
+    const hi = a.inputMax;
+    const outLo = a.outputMin;
+    const outHi = a.outputMax;
+    if (typeof x !== 'number' || typeof lo !== 'number' || typeof hi !== 'number' || typeof outLo !== 'number' || typeof outHi !== 'number') {
+      return boundsNoData('linear_scale_range', a, LSR_ARGS);
+    }
+    let c = x;
+    if (lo <= hi) c = c < lo ? lo : c > hi ? hi : c;
+    else c = c < hi ? hi : c > lo ? lo : c;
+    return ((c - lo) / (hi - lo)) * (outHi - outLo) + outLo;
+  }),
 
   // --- rounding -------------------------------------------------------------------------------
-  implementScalar(
-    'ceil',
-    (a) => {
-      const x = a.x;
-      return typeof x === 'number' ? Math.ceil(x) + 0 : noData('ceil', a, X);
-    },
-  ),
-  implementScalar(
-    'floor',
-    (a) => {
-      const x = a.x;
-      return typeof x === 'number' ? Math.floor(x) + 0 : noData('floor', a, X);
-    },
-  ),
-  implementScalar(
-    'int',
-    (a) => {
-      const x = a.x;
-      return typeof x === 'number' ? Math.trunc(x) + 0 : noData('int', a, X);
-    },
-  ),
-  implementScalar(
-    'round',
-    (a) => {
-      const x = a.x;
-      const p = a.p;
-      if (typeof p !== 'number' || !Number.isInteger(p)) throw invalid('round', 'p', p, 'an integer');
-      return typeof x === 'number' ? roundTo(x, p) : noData('round', a, X);
-    },
-  ),
-  implementScalar(
-    'sgn',
-    (a) => {
-      const x = a.x;
-      if (typeof x !== 'number') return noData('sgn', a, X);
-      return x > 0 ? 1 : x < 0 ? -1 : x === 0 ? 0 : NaN;
-    },
-  ),
+  implementScalar('ceil', (a) => {
+    const x = a.x;
+    return typeof x === 'number' ? Math.ceil(x) + 0 : noData('ceil', a, X);
+  }),
+  implementScalar('floor', (a) => {
+    const x = a.x;
+    return typeof x === 'number' ? Math.floor(x) + 0 : noData('floor', a, X);
+  }),
+  implementScalar('int', (a) => {
+    const x = a.x;
+    return typeof x === 'number' ? Math.trunc(x) + 0 : noData('int', a, X);
+  }),
+  implementScalar('round', (a) => {
+    const x = a.x;
+    const p = a.p;
+    if (typeof p !== 'number' || !Number.isInteger(p)) throw invalid('round', 'p', p, 'an integer');
+    return typeof x === 'number' ? roundTo(x, p) : noData('round', a, X);
+  }),
+  implementScalar('sgn', (a) => {
+    const x = a.x;
+    if (typeof x !== 'number') return noData('sgn', a, X);
+    return x > 0 ? 1 : x < 0 ? -1 : x === 0 ? 0 : NaN;
+  }),
 
   // --- exponential and logarithmic ------------------------------------------------------------
-  implementScalar(
-    'exp',
-    (a) => {
-      const p = a.p;
-      return typeof p === 'number' ? Math.exp(p) : noData('exp', a, P);
-    },
-  ),
-  implementScalar(
-    'ln',
-    (a) => {
-      const x = a.x;
-      return typeof x === 'number' ? Math.log(x) : noData('ln', a, X);
-    },
-  ),
-  implementScalar(
-    'log',
-    (a) => {
-      const x = a.x;
-      const base = a.base;
-      if (typeof x !== 'number' || typeof base !== 'number') return noData('log', a, X_BASE);
-      if (base === 10) return Math.log10(x);
-      if (base === 2) return Math.log2(x);
-      return Math.log(x) / Math.log(base);
-    },
-  ),
-  implementScalar(
-    'power',
-    (a) => {
-      const base = a.base;
-      const p = a.p;
-      if (typeof base !== 'number' || typeof p !== 'number') return noData('power', a, BASE_P);
-      const r = Math.pow(base, p);
-      // JS gives NaN where IEEE 754 pow gives 1: pow(1, NaN | ±Infinity), pow(-1, ±Infinity).
-      if (r !== r && (base === 1 || (base === -1 && (p === Infinity || p === -Infinity)))) return 1;
-      return r;
-    },
-  ),
-  implementScalar(
-    'sqrt',
-    (a) => {
-      const x = a.x;
-      return typeof x === 'number' ? Math.sqrt(x) : noData('sqrt', a, X);
-    },
-  ),
+  implementScalar('exp', (a) => {
+    const p = a.p;
+    return typeof p === 'number' ? Math.exp(p) : noData('exp', a, P);
+  }),
+  implementScalar('ln', (a) => {
+    const x = a.x;
+    return typeof x === 'number' ? Math.log(x) : noData('ln', a, X);
+  }),
+  implementScalar('log', (a) => {
+    const x = a.x;
+    const base = a.base;
+    if (typeof x !== 'number' || typeof base !== 'number') return noData('log', a, X_BASE);
+    if (base === 10) return Math.log10(x);
+    if (base === 2) return Math.log2(x);
+    return Math.log(x) / Math.log(base);
+  }),
+  implementScalar('power', (a) => {
+    const base = a.base;
+    const p = a.p;
+    if (typeof base !== 'number' || typeof p !== 'number') return noData('power', a, BASE_P);
+    const r = Math.pow(base, p);
+    // JS gives NaN where IEEE 754 pow gives 1: pow(1, NaN | ±Infinity), pow(-1, ±Infinity).
+    if (r !== r && (base === 1 || (base === -1 && (p === Infinity || p === -Infinity)))) return 1;
+    return r;
+  }),
+  implementScalar('sqrt', (a) => {
+    const x = a.x;
+    return typeof x === 'number' ? Math.sqrt(x) : noData('sqrt', a, X);
+  }),
 
   // --- trigonometric --------------------------------------------------------------------------
-  implementScalar(
-    'sin',
-    (a) => {
-      const x = a.x;
-      return typeof x === 'number' ? Math.sin(x) : noData('sin', a, X);
-    },
-  ),
-  implementScalar(
-    'cos',
-    (a) => {
-      const x = a.x;
-      return typeof x === 'number' ? Math.cos(x) : noData('cos', a, X);
-    },
-  ),
-  implementScalar(
-    'tan',
-    (a) => {
-      const x = a.x;
-      return typeof x === 'number' ? Math.tan(x) : noData('tan', a, X);
-    },
-  ),
-  implementScalar(
-    'arcsin',
-    (a) => {
-      const x = a.x;
-      return typeof x === 'number' ? Math.asin(x) : noData('arcsin', a, X);
-    },
-  ),
-  implementScalar(
-    'arccos',
-    (a) => {
-      const x = a.x;
-      return typeof x === 'number' ? Math.acos(x) : noData('arccos', a, X);
-    },
-  ),
-  implementScalar(
-    'arctan',
-    (a) => {
-      const x = a.x;
-      return typeof x === 'number' ? Math.atan(x) : noData('arctan', a, X);
-    },
-  ),
-  implementScalar(
-    'arctan2',
-    (a) => {
-      const y = a.y;
-      const x = a.x;
-      return typeof x === 'number' && typeof y === 'number' ? Math.atan2(y, x) : noData('arctan2', a, Y_X);
-    },
-  ),
-  implementScalar(
-    'sinh',
-    (a) => {
-      const x = a.x;
-      return typeof x === 'number' ? Math.sinh(x) : noData('sinh', a, X);
-    },
-  ),
-  implementScalar(
-    'cosh',
-    (a) => {
-      const x = a.x;
-      return typeof x === 'number' ? Math.cosh(x) : noData('cosh', a, X);
-    },
-  ),
-  implementScalar(
-    'tanh',
-    (a) => {
-      const x = a.x;
-      return typeof x === 'number' ? Math.tanh(x) : noData('tanh', a, X);
-    },
-  ),
-  implementScalar(
-    'arsinh',
-    (a) => {
-      const x = a.x;
-      return typeof x === 'number' ? Math.asinh(x) : noData('arsinh', a, X);
-    },
-  ),
-  implementScalar(
-    'arcosh',
-    (a) => {
-      const x = a.x;
-      return typeof x === 'number' ? Math.acosh(x) : noData('arcosh', a, X);
-    },
-  ),
-  implementScalar(
-    'artanh',
-    (a) => {
-      const x = a.x;
-      return typeof x === 'number' ? Math.atanh(x) : noData('artanh', a, X);
-    },
-  ),
+  implementScalar('sin', (a) => {
+    const x = a.x;
+    return typeof x === 'number' ? Math.sin(x) : noData('sin', a, X);
+  }),
+  implementScalar('cos', (a) => {
+    const x = a.x;
+    return typeof x === 'number' ? Math.cos(x) : noData('cos', a, X);
+  }),
+  implementScalar('tan', (a) => {
+    const x = a.x;
+    return typeof x === 'number' ? Math.tan(x) : noData('tan', a, X);
+  }),
+  implementScalar('arcsin', (a) => {
+    const x = a.x;
+    return typeof x === 'number' ? Math.asin(x) : noData('arcsin', a, X);
+  }),
+  implementScalar('arccos', (a) => {
+    const x = a.x;
+    return typeof x === 'number' ? Math.acos(x) : noData('arccos', a, X);
+  }),
+  implementScalar('arctan', (a) => {
+    const x = a.x;
+    return typeof x === 'number' ? Math.atan(x) : noData('arctan', a, X);
+  }),
+  implementScalar('arctan2', (a) => {
+    const y = a.y;
+    const x = a.x;
+    return typeof x === 'number' && typeof y === 'number' ? Math.atan2(y, x) : noData('arctan2', a, Y_X);
+  }),
+  implementScalar('sinh', (a) => {
+    const x = a.x;
+    return typeof x === 'number' ? Math.sinh(x) : noData('sinh', a, X);
+  }),
+  implementScalar('cosh', (a) => {
+    const x = a.x;
+    return typeof x === 'number' ? Math.cosh(x) : noData('cosh', a, X);
+  }),
+  implementScalar('tanh', (a) => {
+    const x = a.x;
+    return typeof x === 'number' ? Math.tanh(x) : noData('tanh', a, X);
+  }),
+  implementScalar('arsinh', (a) => {
+    const x = a.x;
+    return typeof x === 'number' ? Math.asinh(x) : noData('arsinh', a, X);
+  }),
+  implementScalar('arcosh', (a) => {
+    const x = a.x;
+    return typeof x === 'number' ? Math.acosh(x) : noData('arcosh', a, X);
+  }),
+  implementScalar('artanh', (a) => {
+    const x = a.x;
+    return typeof x === 'number' ? Math.atanh(x) : noData('artanh', a, X);
+  }),
 
   // --- constants ------------------------------------------------------------------------------
-  implementScalar(
-    'constant',
-    (a) => a.x,
-  ),
-  implementScalar(
-    'e',
-    () => Math.E,
-  ),
-  implementScalar(
-    'pi',
-    () => Math.PI,
-  ),
-  implementScalar(
-    'nan',
-    () => NaN,
-  ),
+  implementScalar('constant', (a) => a.x),
+  implementScalar('e', () => Math.E),
+  implementScalar('pi', () => Math.PI),
+  implementScalar('nan', () => NaN),
 ];

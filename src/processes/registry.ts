@@ -58,6 +58,31 @@ export class Registry {
 }
 
 /** Every implementation, by group. */
-export const implementations: ProcessImpl[] = [...math, ...logic, ...arrays, ...statistics, ...texts, ...load, ...filters, ...apply, ...dimensions, ...combine, ...aggregate, ...resample, ...climate, ...inspect, ...polygon, ...udf, ...zonal, ...vectorLoad, ...vectorProcesses, ...curves, ...spatialReduce, ...flatten, ...predictOnnx, ...forests];
+export const implementations: ProcessImpl[] = [
+  ...math,
+  ...logic,
+  ...arrays,
+  ...statistics,
+  ...texts,
+  ...load,
+  ...filters,
+  ...apply,
+  ...dimensions,
+  ...combine,
+  ...aggregate,
+  ...resample,
+  ...climate,
+  ...inspect,
+  ...polygon,
+  ...udf,
+  ...zonal,
+  ...vectorLoad,
+  ...vectorProcesses,
+  ...curves,
+  ...spatialReduce,
+  ...flatten,
+  ...predictOnnx,
+  ...forests,
+];
 
 export const predefined = new Registry(processCatalog, implementations);

@@ -320,63 +320,21 @@ function cumulative(kind: number, data: Data, skip: boolean): (number | null)[] 
 // ---------------------------------------------------------------------------------------------
 
 export const processes: ProcessImpl[] = [
-  implementScalar(
-    'max',
-    (a) => maxOf(dataOf('max', a.data), skipsNodata(a.ignore_nodata)),
-  ),
-  implementScalar(
-    'min',
-    (a) => minOf(dataOf('min', a.data), skipsNodata(a.ignore_nodata)),
-  ),
-  implementScalar(
-    'extrema',
-    (a) => extremaOf(dataOf('extrema', a.data), skipsNodata(a.ignore_nodata)),
-  ),
-  implementScalar(
-    'sum',
-    (a) => moments(SUM, 'sum', dataOf('sum', a.data), skipsNodata(a.ignore_nodata)),
-  ),
-  implementScalar(
-    'product',
-    (a) => productOf(dataOf('product', a.data), skipsNodata(a.ignore_nodata)),
-  ),
-  implementScalar(
-    'mean',
-    (a) => moments(MEAN, 'mean', dataOf('mean', a.data), skipsNodata(a.ignore_nodata)),
-  ),
-  implementScalar(
-    'median',
-    (a) => medianOf(dataOf('median', a.data), skipsNodata(a.ignore_nodata)),
-  ),
-  implementScalar(
-    'variance',
-    (a) => moments(VARIANCE, 'variance', dataOf('variance', a.data), skipsNodata(a.ignore_nodata)),
-  ),
-  implementScalar(
-    'sd',
-    (a) => {
-      const v = moments(VARIANCE, 'sd', dataOf('sd', a.data), skipsNodata(a.ignore_nodata));
-      return v === null ? null : Math.sqrt(v);
-    },
-  ),
-  implementScalar(
-    'quantiles',
-    quantilesOf,
-  ),
-  implementScalar(
-    'cummax',
-    (a) => cumulative(CUMMAX, dataOf('cummax', a.data), skipsNodata(a.ignore_nodata)),
-  ),
-  implementScalar(
-    'cummin',
-    (a) => cumulative(CUMMIN, dataOf('cummin', a.data), skipsNodata(a.ignore_nodata)),
-  ),
-  implementScalar(
-    'cumsum',
-    (a) => cumulative(CUMSUM, dataOf('cumsum', a.data), skipsNodata(a.ignore_nodata)),
-  ),
-  implementScalar(
-    'cumproduct',
-    (a) => cumulative(CUMPRODUCT, dataOf('cumproduct', a.data), skipsNodata(a.ignore_nodata)),
-  ),
+  implementScalar('max', (a) => maxOf(dataOf('max', a.data), skipsNodata(a.ignore_nodata))),
+  implementScalar('min', (a) => minOf(dataOf('min', a.data), skipsNodata(a.ignore_nodata))),
+  implementScalar('extrema', (a) => extremaOf(dataOf('extrema', a.data), skipsNodata(a.ignore_nodata))),
+  implementScalar('sum', (a) => moments(SUM, 'sum', dataOf('sum', a.data), skipsNodata(a.ignore_nodata))),
+  implementScalar('product', (a) => productOf(dataOf('product', a.data), skipsNodata(a.ignore_nodata))),
+  implementScalar('mean', (a) => moments(MEAN, 'mean', dataOf('mean', a.data), skipsNodata(a.ignore_nodata))),
+  implementScalar('median', (a) => medianOf(dataOf('median', a.data), skipsNodata(a.ignore_nodata))),
+  implementScalar('variance', (a) => moments(VARIANCE, 'variance', dataOf('variance', a.data), skipsNodata(a.ignore_nodata))),
+  implementScalar('sd', (a) => {
+    const v = moments(VARIANCE, 'sd', dataOf('sd', a.data), skipsNodata(a.ignore_nodata));
+    return v === null ? null : Math.sqrt(v);
+  }),
+  implementScalar('quantiles', quantilesOf),
+  implementScalar('cummax', (a) => cumulative(CUMMAX, dataOf('cummax', a.data), skipsNodata(a.ignore_nodata))),
+  implementScalar('cummin', (a) => cumulative(CUMMIN, dataOf('cummin', a.data), skipsNodata(a.ignore_nodata))),
+  implementScalar('cumsum', (a) => cumulative(CUMSUM, dataOf('cumsum', a.data), skipsNodata(a.ignore_nodata))),
+  implementScalar('cumproduct', (a) => cumulative(CUMPRODUCT, dataOf('cumproduct', a.data), skipsNodata(a.ignore_nodata))),
 ];

@@ -374,47 +374,23 @@ function asText(v: unknown, parameter: string): string {
 }
 
 export const processes: ProcessImpl[] = [
-  implementScalar(
-    'text_begins',
-    (a) => (textArgs('text_begins', a.data, a.pattern) ? (a.case_sensitive === false ? fold(a.data).startsWith(fold(a.pattern)) : (a.data as string).startsWith(a.pattern)) : null),
-  ),
-  implementScalar(
-    'text_ends',
-    (a) => (textArgs('text_ends', a.data, a.pattern) ? (a.case_sensitive === false ? fold(a.data).endsWith(fold(a.pattern)) : (a.data as string).endsWith(a.pattern)) : null),
-  ),
-  implementScalar(
-    'text_contains',
-    (a) => (textArgs('text_contains', a.data, a.pattern) ? (a.case_sensitive === false ? fold(a.data).includes(fold(a.pattern)) : (a.data as string).includes(a.pattern)) : null),
-  ),
-  implementScalar(
-    'text_find',
-    (a) => {
-      if (!textArgs('text_find', a.data, a.pattern)) return null;
-      const i = findText(a.data, a.pattern, a.case_sensitive !== false);
-      return i < 0 ? null : i;
-    },
-  ),
-  implementScalar(
-    'text_concat',
-    (a) => {
-      const data: unknown = a.data;
-      if (!Array.isArray(data)) throw invalid('text_concat', 'data', 'an array is expected');
-      const sep = asText(a.separator, 'separator');
-      let out = '';
-      for (let i = 0; i < data.length; i++) out += i === 0 ? asText(data[i], 'data') : sep + asText(data[i], 'data');
-      return out;
-    },
-  ),
-  implementScalar(
-    'date_between',
-    dateBetween,
-  ),
-  implementScalar(
-    'date_difference',
-    dateDifference,
-  ),
-  implementScalar(
-    'date_shift',
-    dateShift,
-  ),
+  implementScalar('text_begins', (a) => (textArgs('text_begins', a.data, a.pattern) ? (a.case_sensitive === false ? fold(a.data).startsWith(fold(a.pattern)) : (a.data as string).startsWith(a.pattern)) : null)),
+  implementScalar('text_ends', (a) => (textArgs('text_ends', a.data, a.pattern) ? (a.case_sensitive === false ? fold(a.data).endsWith(fold(a.pattern)) : (a.data as string).endsWith(a.pattern)) : null)),
+  implementScalar('text_contains', (a) => (textArgs('text_contains', a.data, a.pattern) ? (a.case_sensitive === false ? fold(a.data).includes(fold(a.pattern)) : (a.data as string).includes(a.pattern)) : null)),
+  implementScalar('text_find', (a) => {
+    if (!textArgs('text_find', a.data, a.pattern)) return null;
+    const i = findText(a.data, a.pattern, a.case_sensitive !== false);
+    return i < 0 ? null : i;
+  }),
+  implementScalar('text_concat', (a) => {
+    const data: unknown = a.data;
+    if (!Array.isArray(data)) throw invalid('text_concat', 'data', 'an array is expected');
+    const sep = asText(a.separator, 'separator');
+    let out = '';
+    for (let i = 0; i < data.length; i++) out += i === 0 ? asText(data[i], 'data') : sep + asText(data[i], 'data');
+    return out;
+  }),
+  implementScalar('date_between', dateBetween),
+  implementScalar('date_difference', dateDifference),
+  implementScalar('date_shift', dateShift),
 ];

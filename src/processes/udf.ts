@@ -88,21 +88,18 @@ export async function runUdfChild(call: UdfCall, ctx: ProcessContext, mode: UdfM
 }
 
 export const processes: ProcessImpl[] = [
-  implement(
-    'run_udf',
-    async (a, ctx) => {
-      const runtime = runtimeOf(a.get('runtime'), a.get('version'));
-      const u = udfContext(ctx, a.get('version'));
-      const code = await udfCode(a.get('udf'), ctx.run?.files, ctx.run?.engine.outbound ?? usersPolicy(undefined), u.signal);
-      const data = a.get('data');
-      const context = a.get('context');
-      if (isCube(data)) {
-        const cube = await cubeOf(data, ctx.run, 'run_udf');
-        if (runtime === 'Python') return pythonOnCube(u, code, 'run', cube, { context });
-        return assemblyScriptOnCube(u, code, 'apply', cube, { context });
-      }
-      if (runtime === 'Python') return pythonOnJson(u, code, data, context);
-      return assemblyScriptOnValues(u, code, data, context);
-    },
-  ),
+  implement('run_udf', async (a, ctx) => {
+    const runtime = runtimeOf(a.get('runtime'), a.get('version'));
+    const u = udfContext(ctx, a.get('version'));
+    const code = await udfCode(a.get('udf'), ctx.run?.files, ctx.run?.engine.outbound ?? usersPolicy(undefined), u.signal);
+    const data = a.get('data');
+    const context = a.get('context');
+    if (isCube(data)) {
+      const cube = await cubeOf(data, ctx.run, 'run_udf');
+      if (runtime === 'Python') return pythonOnCube(u, code, 'run', cube, { context });
+      return assemblyScriptOnCube(u, code, 'apply', cube, { context });
+    }
+    if (runtime === 'Python') return pythonOnJson(u, code, data, context);
+    return assemblyScriptOnValues(u, code, data, context);
+  }),
 ];

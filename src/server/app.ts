@@ -211,6 +211,9 @@ class Dispatcher {
  */
 export function clientAddress(remote: string, forwarded: string | undefined, trusted: number): string {
   if (trusted <= 0 || !forwarded) return remote;
-  const hops = forwarded.split(',').map((h) => h.trim()).filter(Boolean);
+  const hops = forwarded
+    .split(',')
+    .map((h) => h.trim())
+    .filter(Boolean);
   return hops[Math.max(0, hops.length - trusted)] ?? remote;
 }

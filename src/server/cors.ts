@@ -32,7 +32,12 @@ export function createCors(brandWord: string): Cors {
     preflight(methods, requestedHeaders) {
       // Allow what the browser asks for on top of our fixed list: harmless, and clients that add
       // their own headers (tracing, caching) keep working.
-      const extra = requestedHeaders ? requestedHeaders.split(',').map((h) => h.trim()).filter((h) => /^[\w-]+$/.test(h)) : [];
+      const extra = requestedHeaders
+        ? requestedHeaders
+            .split(',')
+            .map((h) => h.trim())
+            .filter((h) => /^[\w-]+$/.test(h))
+        : [];
       const known = new Set(allowHeaders.toLowerCase().split(', '));
       const all = [allowHeaders, ...extra.filter((h) => !known.has(h.toLowerCase()))].join(', ');
       return [

@@ -9,7 +9,10 @@ const encodedLists = new WeakMap<HeaderList, EncodedList>();
  * written from bytes made once.
  */
 export function fixedHeaders(list: HeaderList): HeaderList {
-  encodedLists.set(list, list.map(([k, v]) => [Buffer.from(k, 'latin1'), Buffer.from(v, 'utf8')] as const));
+  encodedLists.set(
+    list,
+    list.map(([k, v]) => [Buffer.from(k, 'latin1'), Buffer.from(v, 'utf8')] as const),
+  );
   return list;
 }
 /** Whether a list was marked with fixedHeaders. */

@@ -61,11 +61,15 @@ export function familyIndex(routePath: string): number {
 }
 
 /** Requests answered, with their time: labels in this order make the slot arithmetic below. */
-const requests = new HistogramGrid('xeo_http_request_duration_seconds', 'Time from a request arriving to its answer handed to the socket (streamed bodies: to their last byte), by route family, method and status class.', {
-  family: FAMILIES,
-  method: METHODS,
-  status_class: CLASSES,
-});
+const requests = new HistogramGrid(
+  'xeo_http_request_duration_seconds',
+  'Time from a request arriving to its answer handed to the socket (streamed bodies: to their last byte), by route family, method and status class.',
+  {
+    family: FAMILIES,
+    method: METHODS,
+    status_class: CLASSES,
+  },
+);
 
 function methodIndex(method: string): number {
   switch (method) {

@@ -86,13 +86,7 @@ function writeHead(res: HttpResponse, state: ResponseState, status: number, base
  * (no promise: on the cached tile path every allocation counts); a streamed one returns a promise
  * that resolves when its last byte was handed to uWS.
  */
-export function sendReply(
-  res: HttpResponse,
-  state: ResponseState,
-  reply: Reply,
-  base: HeaderList,
-  opts: { headOnly?: boolean; closeConnection?: boolean } = NO_OPTIONS,
-): void | Promise<void> {
+export function sendReply(res: HttpResponse, state: ResponseState, reply: Reply, base: HeaderList, opts: { headOnly?: boolean; closeConnection?: boolean } = NO_OPTIONS): void | Promise<void> {
   if (state.aborted) {
     reply.stream?.destroy();
     return;

@@ -61,10 +61,6 @@ export function loadUws(): UwsModule {
     return require(binary) as UwsModule;
   } catch (e) {
     const why = uwsObstacle();
-    throw new Error(
-      `the native uWebSockets.js binary did not load (${binary}): ${why ?? (e as Error).message}\n` +
-        'Xeo does not run without its native server.',
-      { cause: e },
-    );
+    throw new Error(`the native uWebSockets.js binary did not load (${binary}): ${why ?? (e as Error).message}\n` + 'Xeo does not run without its native server.', { cause: e });
   }
 }

@@ -61,6 +61,9 @@ export class SqlFailureLedger implements FailureLedger {
   }
 
   async blocked(now: number, limit: number): Promise<{ key: string; until: number }[]> {
-    return (await this.db.all<{ key: string; until: number | string }>('SELECT key, until FROM auth_blocks WHERE until > ? ORDER BY until DESC LIMIT ?', now, limit)).map((r) => ({ key: r.key, until: Number(r.until) }));
+    return (await this.db.all<{ key: string; until: number | string }>('SELECT key, until FROM auth_blocks WHERE until > ? ORDER BY until DESC LIMIT ?', now, limit)).map((r) => ({
+      key: r.key,
+      until: Number(r.until),
+    }));
   }
 }

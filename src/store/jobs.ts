@@ -101,8 +101,7 @@ const TIMELINE: Record<JobStatus, string> = {
 
 /** The last 20 finished jobs that read anything: enough to follow the machine, few enough to adapt. */
 function recentSql(db: SqlDb): string {
-  const field = (path: string) =>
-    db.dialect === 'postgres' ? `(usage::jsonb #>> '{${path.replace('.', ',')}}')::double precision` : `json_extract(usage, '$.${path}')`;
+  const field = (path: string) => (db.dialect === 'postgres' ? `(usage::jsonb #>> '{${path.replace('.', ',')}}')::double precision` : `json_extract(usage, '$.${path}')`);
   return `SELECT SUM(v) AS "values", SUM(s) AS seconds, COUNT(*) AS jobs FROM (
     SELECT ${field('values_read.value')} AS v, ${field('duration.value')} AS s
     FROM jobs WHERE status = 'finished' AND ${field('values_read.value')} > 0
@@ -186,7 +185,9 @@ export class SqlJobs implements JobRepo {
   }
 
   async unpublishedBefore(time: string): Promise<JobRecord[]> {
-    return (await this.db.all<Row>('SELECT * FROM jobs WHERE unpublished IS NOT NULL AND unpublished < ? AND EXISTS (SELECT 1 FROM job_results r WHERE r.job_id = jobs.id) ORDER BY unpublished', time)).map(toRecord);
+    return (await this.db.all<Row>('SELECT * FROM jobs WHERE unpublished IS NOT NULL AND unpublished < ? AND EXISTS (SELECT 1 FROM job_results r WHERE r.job_id = jobs.id) ORDER BY unpublished', time)).map(
+      toRecord,
+    );
   }
 
   async throughput(): Promise<{ values: number; seconds: number; jobs: number }> {
@@ -216,22 +217,24 @@ export class SqlJobQueue implements JobQueue {
 
   enqueue(id: string, facts: JobFacts = {}): Promise<boolean> {
     const t = now();
-    return this.db.transaction(async (tx) => {
-      const moved = await tx.run(
-        `UPDATE jobs SET status = 'queued', updated = ?, queued = ?, started = NULL, unpublished = NULL, queue_seq = (SELECT COALESCE(MAX(queue_seq), 0) + 1 FROM jobs)
+    return this.db
+      .transaction(async (tx) => {
+        const moved = await tx.run(
+          `UPDATE jobs SET status = 'queued', updated = ?, queued = ?, started = NULL, unpublished = NULL, queue_seq = (SELECT COALESCE(MAX(queue_seq), 0) + 1 FROM jobs)
          WHERE id = ? AND status IN ('created', 'canceled', 'finished', 'error')`,
-        t,
-        t,
-        id,
-      );
-      if (moved === 0) return false;
-      const [sets, values] = assignments(facts, FACT_COLUMNS);
-      if (sets.length) await tx.run(`UPDATE jobs SET ${sets.join(', ')} WHERE id = ?`, ...values, id);
-      return true;
-    }).then((queued) => {
-      if (queued) countJob('queued');
-      return queued;
-    });
+          t,
+          t,
+          id,
+        );
+        if (moved === 0) return false;
+        const [sets, values] = assignments(facts, FACT_COLUMNS);
+        if (sets.length) await tx.run(`UPDATE jobs SET ${sets.join(', ')} WHERE id = ?`, ...values, id);
+        return true;
+      })
+      .then((queued) => {
+        if (queued) countJob('queued');
+        return queued;
+      });
   }
 
   async withdraw(id: string): Promise<boolean> {

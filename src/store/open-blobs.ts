@@ -12,7 +12,8 @@ import { LocalBlobStore, type BlobStore } from './blobs.js';
  */
 export async function openBlobStore(config: Config, use: 'files' | 'results'): Promise<BlobStore> {
   if (!config.s3Bucket) {
-    const local = use === 'files' ? new LocalBlobStore(path.join(config.dataDir, 'files'), path.join(config.dataDir, 'tmp')) : new LocalBlobStore(path.join(config.dataDir, 'jobs'), path.join(config.dataDir, 'jobs-tmp'));
+    const local =
+      use === 'files' ? new LocalBlobStore(path.join(config.dataDir, 'files'), path.join(config.dataDir, 'tmp')) : new LocalBlobStore(path.join(config.dataDir, 'jobs'), path.join(config.dataDir, 'jobs-tmp'));
     await local.init();
     return local;
   }

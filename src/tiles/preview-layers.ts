@@ -101,7 +101,17 @@ export class PreviewLayers {
     const st = await this.previewState(collection, datetime, await this.newestOf(collection, datetime));
     const meta = st.meta;
     const temporal: [string | null, string | null] = meta.remote ? meta.remote.extent.interval : [st.itemDates[0] ?? null, st.itemDates[st.itemDates.length - 1] ?? null];
-    return { title: meta.title || meta.id, extent: st.extent, minZoom: st.config.min_zoom, maxZoom: st.config.max_zoom, legend: st.style.legend, colormap: st.style.colormap, dates: st.dates, itemDates: st.itemDates, temporal };
+    return {
+      title: meta.title || meta.id,
+      extent: st.extent,
+      minZoom: st.config.min_zoom,
+      maxZoom: st.config.max_zoom,
+      legend: st.style.legend,
+      colormap: st.style.colormap,
+      dates: st.dates,
+      itemDates: st.itemDates,
+      temporal,
+    };
   }
 
   /**

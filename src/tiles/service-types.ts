@@ -39,9 +39,15 @@ const tileConfiguration: Record<string, ConfigParameter> = {
   min_zoom: { type: 'integer', description: 'Smallest zoom level served.', minimum: 0, maximum: MAX_ZOOM, default: 0 },
   max_zoom: { type: 'integer', description: 'Largest zoom level served.', minimum: 0, maximum: MAX_ZOOM, default: 22 },
   format: { type: 'string', description: 'Image format of the tiles.', enum: ['png', 'jpeg'], default: 'png' },
-  colormap: { type: 'string', description: 'Colour map for one-band results (three-band results are drawn as red, green and blue). `classes` is categorical, for classified maps (a random forest\'s classes): each whole value 0 to 254 in its own colour, never stretched; `min` and `max` then name the classes the legend lists.', enum: [...COLOR_MAPS], default: 'viridis' },
-  min: { type: ['number', 'null'], description: 'Value drawn with the first colour. By default the 2nd percentile of the service\'s result over its whole extent, estimated once.', default: null },
-  max: { type: ['number', 'null'], description: 'Value drawn with the last colour. By default the 98th percentile of the service\'s result over its whole extent, estimated once.', default: null },
+  colormap: {
+    type: 'string',
+    description:
+      "Colour map for one-band results (three-band results are drawn as red, green and blue). `classes` is categorical, for classified maps (a random forest's classes): each whole value 0 to 254 in its own colour, never stretched; `min` and `max` then name the classes the legend lists.",
+    enum: [...COLOR_MAPS],
+    default: 'viridis',
+  },
+  min: { type: ['number', 'null'], description: "Value drawn with the first colour. By default the 2nd percentile of the service's result over its whole extent, estimated once.", default: null },
+  max: { type: ['number', 'null'], description: "Value drawn with the last colour. By default the 98th percentile of the service's result over its whole extent, estimated once.", default: null },
 };
 
 const tileParameters: ServiceType['process_parameters'] = [
@@ -87,8 +93,7 @@ export function serviceTypeName(type: unknown): string {
   return name;
 }
 
-const typeMatches = (t: string, v: unknown) =>
-  t === 'null' ? v === null : t === 'integer' ? Number.isInteger(v) : t === 'number' ? typeof v === 'number' && Number.isFinite(v) : typeof v === t;
+const typeMatches = (t: string, v: unknown) => (t === 'null' ? v === null : t === 'integer' ? Number.isInteger(v) : t === 'number' ? typeof v === 'number' && Number.isFinite(v) : typeof v === t);
 
 /** Checks a configuration against the type and returns it with every parameter given (defaults filled in). */
 export function checkConfiguration(type: string, config: unknown): Record<string, unknown> {

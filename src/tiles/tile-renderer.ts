@@ -40,7 +40,10 @@ export class TileRenderer {
     if (!validTile(coord)) throw new ApiError('TileInvalid', { tile: tileName, reason: `at zoom ${coord.z} x and y run from 0 to ${2 ** Math.min(coord.z, 30) - 1}` });
     const cfg = st.config;
     if (coord.z < cfg.min_zoom || coord.z > cfg.max_zoom) {
-      const what = 'collection' in st ? `this preview draws zoom levels ${cfg.min_zoom} to ${cfg.max_zoom} (coarser tiles would read more than the data's coarsest overview)` : `this service draws zoom levels ${cfg.min_zoom} to ${cfg.max_zoom}`;
+      const what =
+        'collection' in st
+          ? `this preview draws zoom levels ${cfg.min_zoom} to ${cfg.max_zoom} (coarser tiles would read more than the data's coarsest overview)`
+          : `this service draws zoom levels ${cfg.min_zoom} to ${cfg.max_zoom}`;
       throw new ApiError('TileInvalid', { tile: tileName, reason: what });
     }
   }
@@ -80,7 +83,12 @@ export class TileRenderer {
     tileAnswers.inc(this.cache.rendering(key) ? counts.shared : counts.miss);
     const signal = abortable?.();
     return this.cache
-      .render(key, (s) => this.render(st, activityId, coord, fmt, s, drawing), signal, () => activityId && this.activity.joined(activityId))
+      .render(
+        key,
+        (s) => this.render(st, activityId, coord, fmt, s, drawing),
+        signal,
+        () => activityId && this.activity.joined(activityId),
+      )
       .then((t) => this.answer(t, ifNoneMatch, true, st.cacheControl))
       .catch((e) => {
         if (!signal?.aborted) {
@@ -170,9 +178,7 @@ export class TileRenderer {
     let t = this.empties.get(k);
     if (!t) {
       const body =
-        fmt === 'png'
-          ? encodePng({ width: size, height: size, channels: 4, data: new Uint8Array(size * size * 4) })
-          : encodeJpeg({ width: size, height: size, data: new Uint8Array(size * size * 4).fill(255) });
+        fmt === 'png' ? encodePng({ width: size, height: size, channels: 4, data: new Uint8Array(size * size * 4) }) : encodeJpeg({ width: size, height: size, data: new Uint8Array(size * size * 4).fill(255) });
       this.empties.set(k, (t = { body, contentType: fmt === 'png' ? 'image/png' : 'image/jpeg', etag: etagOf(body) }));
     }
     return t;

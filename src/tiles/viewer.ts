@@ -74,7 +74,11 @@ export interface Page {
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 // JSON inside <script>: no "</script>" or HTML comment can close it early.
-const scriptJson = (v: unknown) => JSON.stringify(v).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+const scriptJson = (v: unknown) =>
+  JSON.stringify(v)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 /** A URL as a CSP source, or 'self' when it holds what a policy cannot (the page then still works on our origin). */
 const cspSource = (url: string) => (/^https?:\/\/[^\s;,'"]+$/.test(url) ? url : "'self'");
 

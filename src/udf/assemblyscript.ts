@@ -265,7 +265,8 @@ export async function assemblyScriptOnCube(ctx: UdfRunContext, source: string, k
     return cube.with({ data: out });
   }
   const d = cube.index(opts.dimension ?? '');
-  if (d < 0) throw new ApiError('ProcessParameterInvalid', { process: kind === 'reduce' ? 'reduce_dimension' : 'apply_dimension', parameter: 'dimension', reason: `the data cube has no dimension '${opts.dimension}'` });
+  if (d < 0)
+    throw new ApiError('ProcessParameterInvalid', { process: kind === 'reduce' ? 'reduce_dimension' : 'apply_dimension', parameter: 'dimension', reason: `the data cube has no dimension '${opts.dimension}'` });
   const { data, rest } = cube.outermost(d);
   const m = cube.shape[d];
   const inputs = Array.from({ length: m }, (_, k) => data.subarray(k * rest, (k + 1) * rest));
@@ -276,18 +277,33 @@ export async function assemblyScriptOnCube(ctx: UdfRunContext, source: string, k
     return cube.with({ dims, data: out, grid: cube.dims[d].type === 'spatial' ? null : cube.grid });
   }
   const joined = plane(m * rest);
-  run(inputs, Array.from({ length: m }, (_, k) => joined.subarray(k * rest, (k + 1) * rest)), rest);
+  run(
+    inputs,
+    Array.from({ length: m }, (_, k) => joined.subarray(k * rest, (k + 1) * rest)),
+    rest,
+  );
   return cube.with({ data: DataCube.fromOutermost(joined, cube.shape, d) });
 }
 
 /** Runs an AssemblyScript UDF on plain numbers (run_udf outside a cube): apply on a number, reduce on an array. */
 export async function assemblyScriptOnValues(ctx: UdfRunContext, source: string, data: unknown, context: unknown): Promise<unknown> {
   const array = Array.isArray(data);
-  if (!array && typeof data !== 'number' && data !== null) throw new ApiError('ProcessParameterInvalid', { process: 'run_udf', parameter: 'data', reason: 'the AssemblyScript runtime takes a number, an array of numbers or a data cube' });
+  if (!array && typeof data !== 'number' && data !== null)
+    throw new ApiError('ProcessParameterInvalid', { process: 'run_udf', parameter: 'data', reason: 'the AssemblyScript runtime takes a number, an array of numbers or a data cube' });
   const values = (array ? data : [data]).map((v) => (typeof v === 'number' ? v : NaN));
   const kind: AsKind = array ? 'reduce' : 'apply';
   const { module, key } = await moduleFor(ctx, source, kind);
   const out = new Float32Array(1);
-  guarded(() => runChunks(module, key, ctx, values.map((v) => Float32Array.of(v)), [out], 1, contextNumbers(context)));
+  guarded(() =>
+    runChunks(
+      module,
+      key,
+      ctx,
+      values.map((v) => Float32Array.of(v)),
+      [out],
+      1,
+      contextNumbers(context),
+    ),
+  );
   return Number.isNaN(out[0]) ? null : out[0];
 }

@@ -139,7 +139,7 @@ async function writeValues(file: string, values: Float32Array): Promise<void> {
   if (bytes.length <= SYNC_BYTES) {
     const fd = openSync(file, flags, 0o644);
     try {
-      for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off, bytes.length - off, off);
+      for (let off = 0; off < bytes.length;) off += writeSync(fd, bytes, off, bytes.length - off, off);
       ftruncateSync(fd, bytes.length);
     } finally {
       closeSync(fd);
@@ -149,7 +149,7 @@ async function writeValues(file: string, values: Float32Array): Promise<void> {
   const fh = await open(file, flags, 0o644);
   try {
     await inParts(bytes.length, async (start, len) => {
-      for (let off = start; off < start + len; ) off += (await fh.write(bytes, off, start + len - off, off)).bytesWritten;
+      for (let off = start; off < start + len;) off += (await fh.write(bytes, off, start + len - off, off)).bytesWritten;
     });
     await fh.truncate(bytes.length);
   } finally {
@@ -165,7 +165,7 @@ async function readValues(file: string, n: number): Promise<Float32Array> {
   if (bytes.length <= SYNC_BYTES) {
     const fd = openSync(file, 'r');
     try {
-      for (let off = 0; off < bytes.length; ) {
+      for (let off = 0; off < bytes.length;) {
         const k = readSync(fd, bytes, off, bytes.length - off, off);
         if (k === 0) throw short();
         off += k;
@@ -178,7 +178,7 @@ async function readValues(file: string, n: number): Promise<Float32Array> {
   const fh = await open(file, 'r');
   try {
     await inParts(bytes.length, async (start, len) => {
-      for (let off = start; off < start + len; ) {
+      for (let off = start; off < start + len;) {
         const { bytesRead } = await fh.read(bytes, off, start + len - off, off);
         if (bytesRead === 0) throw short();
         off += bytesRead;

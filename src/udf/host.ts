@@ -146,4 +146,3 @@ function makeReadable(dir: string): void {
     else chmodSync(p, 0o644);
   }
 }
-

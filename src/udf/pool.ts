@@ -274,7 +274,7 @@ export class SandboxPool {
   /** Gives waiting leases interpreters, in order of arrival. */
   private pump(): void {
     if (this.closed) return;
-    for (let k = 0; k < this.waiting.length; ) {
+    for (let k = 0; k < this.waiting.length;) {
       const w = this.waiting[k];
       const interp = this.pick(w.lease.user);
       if (interp === 'wait') {
@@ -326,7 +326,7 @@ export class SandboxPool {
         for (const f of ['in.bin', 'out.bin']) void truncate(path.join(i.sb.dir, f), 0).catch(() => {});
       }
     }
-    for (let k = 0; k < this.waiting.length; ) {
+    for (let k = 0; k < this.waiting.length;) {
       const w = this.waiting[k];
       if (now - w.since > w.lease.timeoutMs) {
         this.waiting.splice(k, 1);

@@ -77,7 +77,7 @@ function cubeOfReply(cube: DataCube, reply: RunnerReply, values: Float32Array, m
     const n = shape[i];
     const src = cube.dim(name);
     const given = labels[i];
-    const answered = Array.isArray(given) && given.length === n && given.every((l) => typeof l === 'string' || typeof l === 'number') ? (given) : null;
+    const answered = Array.isArray(given) && given.length === n && given.every((l) => typeof l === 'string' || typeof l === 'number') ? given : null;
     if (src && src.type === 'spatial' && (src.axis === 'x' || src.axis === 'y')) {
       if (n !== src.labels.length) throw bad(`the UDF answered ${n} values along '${name}' for ${src.labels.length}: it must keep the pixels of x and y`);
       return src;

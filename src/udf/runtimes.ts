@@ -24,7 +24,7 @@ export function runtimesDocument(info: RuntimeInfo): Record<string, unknown> {
   out.AssemblyScript = {
     title: 'AssemblyScript',
     description:
-      'AssemblyScript functions over pixel values, compiled to WebAssembly by the compiler of the built-in kernels and run on the cube in the kernel engine: apply(x: f64): f64 in apply, reduce(values: Float64Array): f64 in reduce_dimension, apply_dimension(values: Float64Array, out: Float64Array): void in apply_dimension. The numbers of context are read with contextValue(i) and contextLength(). No imports but the standard library\'s math.',
+      "AssemblyScript functions over pixel values, compiled to WebAssembly by the compiler of the built-in kernels and run on the cube in the kernel engine: apply(x: f64): f64 in apply, reduce(values: Float64Array): f64 in reduce_dimension, apply_dimension(values: Float64Array, out: Float64Array): void in apply_dimension. The numbers of context are read with contextValue(i) and contextLength(). No imports but the standard library's math.",
     type: 'language',
     default: asv,
     versions: { [asv]: { libraries: { assemblyscript: { version: info.assemblyscript.version } } } },

@@ -88,7 +88,22 @@ export interface KernelExports {
    * probabilities (width planes). Nodes are 8-byte records with a leaf index per node, roots and
    * depths i32 per tree; see src/compile/forest-kernel.ts.
    */
-  forestRun(table: number, p: number, n: number, nodes: number, leafOf: number, roots: number, depths: number, nTrees: number, leaves: number, width: number, classes: number, mode: number, out: number, scratch: number): void;
+  forestRun(
+    table: number,
+    p: number,
+    n: number,
+    nodes: number,
+    leafOf: number,
+    roots: number,
+    depths: number,
+    nTrees: number,
+    leaves: number,
+    width: number,
+    classes: number,
+    mode: number,
+    out: number,
+    scratch: number,
+  ): void;
   forestScratchBytes(p: number, width: number): number;
   /** A band of a split prediction (kernels/forest.ts forestBand): parameters at `params`, scratch by `slot`. */
   forestBand(table: number, out: number, n: number, params: number, slot: number): void;

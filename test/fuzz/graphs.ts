@@ -32,47 +32,126 @@ const NAMESPACES = ['null', '"backend"', '"user"', '"foo"', '"https://example.or
 /** Pathological graphs that are fixed shapes (sizes vary). */
 function pathologies(w: GraphWorld): fc.Arbitrary<J>[] {
   const coll = w.collections[0] ?? 'NOPE';
-  const add = (x: J, y: J, extra: [string, J][] = []) => node('add', [['x', x], ['y', y]], extra);
-  const applyTo = (inner: J) => node('apply', [['data', raw('[1,2,3]')], ['process', child(inner)]], [result]);
+  const add = (x: J, y: J, extra: [string, J][] = []) =>
+    node(
+      'add',
+      [
+        ['x', x],
+        ['y', y],
+      ],
+      extra,
+    );
+  const applyTo = (inner: J) =>
+    node(
+      'apply',
+      [
+        ['data', raw('[1,2,3]')],
+        ['process', child(inner)],
+      ],
+      [result],
+    );
   return [
     // cycles and self references
-    fc.constant(graphOf([['a', add(ref('b'), raw('1'), [result])], ['b', add(ref('a'), raw('1'))]])),
+    fc.constant(
+      graphOf([
+        ['a', add(ref('b'), raw('1'), [result])],
+        ['b', add(ref('a'), raw('1'))],
+      ]),
+    ),
     fc.constant(graphOf([['a', add(ref('a'), raw('1'), [result])]])),
     fc.constantFrom('zz', '', 'constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf').map((id) => graphOf([['a', add(ref(id), raw('1'), [result])]])),
     // parameters nobody declares, at the root and in child processes; a child referring to its parent's nodes
     fc.constantFrom(...PARAM_NAMES).map((p) => graphOf([['a', add(param(p), raw('1'), [result])]])),
     fc.constantFrom(...PARAM_NAMES).map((p) => graphOf([['a', applyTo(graphOf([['b', add(param('x'), param(p), [result])]]))]])),
-    fc.constant(graphOf([['a', add(raw('1'), raw('2'))], ['r', node('apply', [['data', raw('[1]')], ['process', child(graphOf([['b', add(ref('a'), param('x'), [result])]]))]], [result])]])),
-    // unknown processes and namespaces, stored processes that call themselves
-    fc.tuple(fc.constantFrom('nope', 'ADD', 'add ', 'constructor', '__proto__', 'x'.repeat(2000), ...w.stored), fc.constantFrom(...NAMESPACES)).map(([id, ns]) =>
-      graphOf([['a', node(id, [['x', raw('1')]], [result, ['namespace', raw(ns)]])]]),
+    fc.constant(
+      graphOf([
+        ['a', add(raw('1'), raw('2'))],
+        [
+          'r',
+          node(
+            'apply',
+            [
+              ['data', raw('[1]')],
+              ['process', child(graphOf([['b', add(ref('a'), param('x'), [result])]]))],
+            ],
+            [result],
+          ),
+        ],
+      ]),
     ),
+    // unknown processes and namespaces, stored processes that call themselves
+    fc
+      .tuple(fc.constantFrom('nope', 'ADD', 'add ', 'constructor', '__proto__', 'x'.repeat(2000), ...w.stored), fc.constantFrom(...NAMESPACES))
+      .map(([id, ns]) => graphOf([['a', node(id, [['x', raw('1')]], [result, ['namespace', raw(ns)]])]])),
     // deep nesting of child processes
     fc.constantFrom(20, 60, 150, 1000).map((depth) => {
       let g = graphOf([['b', add(param('x'), raw('1'), [result])]]);
-      for (let i = 0; i < depth; i++) g = graphOf([['n', node('apply', [['data', param('x')], ['process', child(g)]], [result])]]);
-      return graphOf([['a', node('apply', [['data', raw('[1,2]')], ['process', child(g)]], [result])]]);
+      for (let i = 0; i < depth; i++)
+        g = graphOf([
+          [
+            'n',
+            node(
+              'apply',
+              [
+                ['data', param('x')],
+                ['process', child(g)],
+              ],
+              [result],
+            ),
+          ],
+        ]);
+      return graphOf([
+        [
+          'a',
+          node(
+            'apply',
+            [
+              ['data', raw('[1,2]')],
+              ['process', child(g)],
+            ],
+            [result],
+          ),
+        ],
+      ]);
     }),
     // thousands of nodes: a long chain, a wide fan-in
-    fc.constantFrom(500, 3000, 10_000).map((n) =>
-      graphOf(Array.from({ length: n }, (_, i): [string, J] => [`n${i}`, add(i ? ref(`n${i - 1}`) : raw('1'), raw('1'), i === n - 1 ? [result] : [])])),
-    ),
-    fc.constantFrom(1000, 5000).map((n) =>
-      graphOf([
-        ...Array.from({ length: n }, (_, i): [string, J] => [`n${i}`, add(raw(String(i)), raw('1'))]),
-        ['sum', node('sum', [['data', arr(Array.from({ length: n }, (_, i) => ref(`n${i}`)))]], [result])],
-      ]),
-    ),
+    fc.constantFrom(500, 3000, 10_000).map((n) => graphOf(Array.from({ length: n }, (_, i): [string, J] => [`n${i}`, add(i ? ref(`n${i - 1}`) : raw('1'), raw('1'), i === n - 1 ? [result] : [])]))),
+    fc
+      .constantFrom(1000, 5000)
+      .map((n) =>
+        graphOf([
+          ...Array.from({ length: n }, (_, i): [string, J] => [`n${i}`, add(raw(String(i)), raw('1'))]),
+          ['sum', node('sum', [['data', arr(Array.from({ length: n }, (_, i) => ref(`n${i}`)))]], [result])],
+        ]),
+      ),
     // huge literal arrays
     fc.constantFrom(10_000, 200_000).map((n) => graphOf([['a', node('sum', [['data', giantArray(n, '1.5')]], [result])]])),
-    fc.constantFrom(10_000, 100_000).map((n) => graphOf([['a', node('array_element', [['data', giantArray(n)], ['index', raw(String(n - 1))]], [result])]])),
+    fc.constantFrom(10_000, 100_000).map((n) =>
+      graphOf([
+        [
+          'a',
+          node(
+            'array_element',
+            [
+              ['data', giantArray(n)],
+              ['index', raw(String(n - 1))],
+            ],
+            [result],
+          ),
+        ],
+      ]),
+    ),
     // loads with absurd extents, resolutions and outputs
     fc
       .record({
         ext: fc.oneof(
           fc.constantFrom('null', '{}', '[]', '"x"', '{"west":1e308,"east":-1e308,"south":1e308,"north":-1e308}', '{"west":-180,"east":180,"south":-90,"north":90}'),
           fc.constantFrom('{"west":16.7,"east":16.75,"south":47.9,"north":47.95}', '{"west":16.7,"east":16.7,"south":47.9,"north":47.9}', '{"west":1e-300,"east":2e-300,"south":0,"north":1e-300,"crs":3857}'),
-          fc.constantFrom('{"west":16.7,"east":16.8,"south":47.9,"north":48,"crs":"EPSG:999999"}', '{"west":16.7,"east":16.8,"south":47.9,"north":48,"crs":"foo"}', '{"west":"a","east":{},"south":[],"north":null}'),
+          fc.constantFrom(
+            '{"west":16.7,"east":16.8,"south":47.9,"north":48,"crs":"EPSG:999999"}',
+            '{"west":16.7,"east":16.8,"south":47.9,"north":48,"crs":"foo"}',
+            '{"west":"a","east":{},"south":[],"north":null}',
+          ),
         ),
         time: fc.constantFrom('null', '["2024-06-01","2024-07-01"]', '["2024-07-01","2024-06-01"]', '[null,null]', '["2024-13-45",null]', '["0000-01-01","9999-12-31T23:59:59Z"]', '"2024"', '[]'),
         bands: fc.constantFrom('null', '["B04"]', '["B04","B08"]', '[]', '["NOPE"]', '[1]', '"B04"', '["B04","B04"]'),
@@ -83,12 +162,56 @@ function pathologies(w: GraphWorld): fc.Arbitrary<J>[] {
         options: fc.constantFrom('{}', '{"colormap":"nope"}', '{"compress":1e309}', '{"__proto__":{"x":1}}', '[]', 'null', '{"datatype":"int128"}'),
       })
       .map((r) => {
-        const nodes: [string, J][] = [['load', node('load_collection', [['id', of(r.id)], ['spatial_extent', raw(r.ext)], ['temporal_extent', raw(r.time)], ['bands', raw(r.bands)]])]];
+        const nodes: [string, J][] = [
+          [
+            'load',
+            node('load_collection', [
+              ['id', of(r.id)],
+              ['spatial_extent', raw(r.ext)],
+              ['temporal_extent', raw(r.time)],
+              ['bands', raw(r.bands)],
+            ]),
+          ],
+        ];
         const last = (n: J): [string, J] => ['out', n];
-        if (r.then === 'resample') nodes.push(last(node('resample_spatial', [['data', ref('load')], ['resolution', raw(r.resolution)]])));
-        else if (r.then === 'reduce') nodes.push(last(node('reduce_dimension', [['data', ref('load')], ['dimension', of('t')], ['reducer', child(graphOf([['m', node('median', [['data', param('data')]], [result])]]))]])));
-        else if (r.then === 'filter') nodes.push(last(node('filter_bbox', [['data', ref('load')], ['extent', raw(r.ext)]])));
-        else nodes.push(last(node('save_result', [['data', ref('load')], ['format', raw(r.format)], ['options', raw(r.options)]])));
+        if (r.then === 'resample')
+          nodes.push(
+            last(
+              node('resample_spatial', [
+                ['data', ref('load')],
+                ['resolution', raw(r.resolution)],
+              ]),
+            ),
+          );
+        else if (r.then === 'reduce')
+          nodes.push(
+            last(
+              node('reduce_dimension', [
+                ['data', ref('load')],
+                ['dimension', of('t')],
+                ['reducer', child(graphOf([['m', node('median', [['data', param('data')]], [result])]]))],
+              ]),
+            ),
+          );
+        else if (r.then === 'filter')
+          nodes.push(
+            last(
+              node('filter_bbox', [
+                ['data', ref('load')],
+                ['extent', raw(r.ext)],
+              ]),
+            ),
+          );
+        else
+          nodes.push(
+            last(
+              node('save_result', [
+                ['data', ref('load')],
+                ['format', raw(r.format)],
+                ['options', raw(r.options)],
+              ]),
+            ),
+          );
         nodes[nodes.length - 1] = [nodes[nodes.length - 1][0], obj([...(nodes[nodes.length - 1][1] as { o: [string, J][] }).o, result])];
         return graphOf(nodes);
       }),
@@ -148,7 +271,16 @@ export function graphBody(graph: J, form: number, extra: [string, J][]): J {
     case 1:
       return obj([['process_graph', graph], ...extra]);
     case 2:
-      return obj([['process', obj([['process_graph', graph], ['parameters', of([{ name: 'x', schema: {} }])]])], ...extra]);
+      return obj([
+        [
+          'process',
+          obj([
+            ['process_graph', graph],
+            ['parameters', of([{ name: 'x', schema: {} }])],
+          ]),
+        ],
+        ...extra,
+      ]);
     default:
       return obj([['process_graph', graph], ['parameters', of([{ name: 'x', schema: {}, default: 1 }])], ['type', of('XYZ')], ...extra]);
   }

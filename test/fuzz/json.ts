@@ -77,14 +77,74 @@ export function replaceAt(j: J, path: number[], by: J | undefined): J {
 // --- adversarial leaves ------------------------------------------------------------------------
 
 const NUMBER_TEXTS = [
-  '0', '-0', '1', '-1', '1.5', '1e309', '-1e309', '1e-400', '4.9e-324', '1.7976931348623157e308', '-1.7976931348623157e308',
-  '9007199254740993', '123456789012345678901234567890', '0.1', '2147483648', '-2147483649', '4294967296', '1E2', '256', '512', '22', '31',
+  '0',
+  '-0',
+  '1',
+  '-1',
+  '1.5',
+  '1e309',
+  '-1e309',
+  '1e-400',
+  '4.9e-324',
+  '1.7976931348623157e308',
+  '-1.7976931348623157e308',
+  '9007199254740993',
+  '123456789012345678901234567890',
+  '0.1',
+  '2147483648',
+  '-2147483649',
+  '4294967296',
+  '1E2',
+  '256',
+  '512',
+  '22',
+  '31',
 ];
 const STRING_VALUES = [
-  '', ' ', 'NaN', 'Infinity', '-Infinity', 'null', 'true', '__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty',
-  'XYZ', 'xyz', 'WMTS', 'GTiff', 'PNG', 'JSON', 'netCDF', 'free', 'debug', 'error', 'EPSG:4326', 'EPSG:999999', '../../etc/passwd',
-  '2024-06-01', '2024-13-45T99:99:99Z', '0000-01-01', 'P1D', 'DEMO_S2_L2A', 'B04', 't', 'x', 'y', 'bands', '${x}', '{x}', '%s%n',
-  'é', '日本語', '\u202e', '\u0000', '\ufeff', '\ud83d\ude00',
+  '',
+  ' ',
+  'NaN',
+  'Infinity',
+  '-Infinity',
+  'null',
+  'true',
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'hasOwnProperty',
+  'XYZ',
+  'xyz',
+  'WMTS',
+  'GTiff',
+  'PNG',
+  'JSON',
+  'netCDF',
+  'free',
+  'debug',
+  'error',
+  'EPSG:4326',
+  'EPSG:999999',
+  '../../etc/passwd',
+  '2024-06-01',
+  '2024-13-45T99:99:99Z',
+  '0000-01-01',
+  'P1D',
+  'DEMO_S2_L2A',
+  'B04',
+  't',
+  'x',
+  'y',
+  'bands',
+  '${x}',
+  '{x}',
+  '%s%n',
+  'é',
+  '日本語',
+  '\u202e',
+  '\u0000',
+  '\ufeff',
+  '\ud83d\ude00',
 ];
 /** JSON texts JSON.stringify would never write: lone surrogates, escaped NUL. */
 const STRING_TEXTS = ['"\\ud800"', '"\\udfff\\ud800"', '"\\u0000"', '"a\\u0000b"'];
@@ -111,21 +171,52 @@ export const leaf: fc.Arbitrary<J> = fc.oneof(
 
 /** Object keys worth trying: members of our bodies, reserved graph keys, prototype names. */
 export const KEYS = [
-  'process', 'process_graph', 'process_id', 'arguments', 'result', 'namespace', 'from_node', 'from_parameter', 'parameters',
-  'title', 'description', 'summary', 'type', 'configuration', 'enabled', 'plan', 'budget', 'log_level', 'id', 'returns',
-  'categories', 'examples', 'links', 'exceptions', 'deprecated', 'experimental', 'data', 'x', 'y', 'format', 'options',
-  '__proto__', 'constructor', 'prototype', 'toString', '', ' ', 'é', 'a.b', 'a/b',
+  'process',
+  'process_graph',
+  'process_id',
+  'arguments',
+  'result',
+  'namespace',
+  'from_node',
+  'from_parameter',
+  'parameters',
+  'title',
+  'description',
+  'summary',
+  'type',
+  'configuration',
+  'enabled',
+  'plan',
+  'budget',
+  'log_level',
+  'id',
+  'returns',
+  'categories',
+  'examples',
+  'links',
+  'exceptions',
+  'deprecated',
+  'experimental',
+  'data',
+  'x',
+  'y',
+  'format',
+  'options',
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  '',
+  ' ',
+  'é',
+  'a.b',
+  'a/b',
 ];
 export const key = fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...KEYS) }, { weight: 1, arbitrary: fc.string({ maxLength: 12 }) });
 
 /** Random JSON of modest size, any shape. */
 export const anyJson: fc.Arbitrary<J> = fc.letrec<{ j: J }>((tie) => ({
-  j: fc.oneof(
-    { depthSize: 'small', withCrossShrink: true },
-    leaf,
-    fc.array(tie('j'), { maxLength: 5 }).map(arr),
-    fc.array(fc.tuple(key, tie('j')), { maxLength: 5 }).map(obj),
-  ),
+  j: fc.oneof({ depthSize: 'small', withCrossShrink: true }, leaf, fc.array(tie('j'), { maxLength: 5 }).map(arr), fc.array(fc.tuple(key, tie('j')), { maxLength: 5 }).map(obj)),
 })).j;
 
 /** Big structures, built on demand (kept out of the shrinker: they are values, not generated trees). */
@@ -148,10 +239,22 @@ export const adversarialValue: fc.Arbitrary<J> = fc.oneof(
   { weight: 1, arbitrary: bigValue },
   {
     weight: 2,
-    arbitrary: fc.constantFrom(
-      '{}', '[]', '{"from_node":"a"}', '{"from_node":"constructor"}', '{"from_parameter":"x"}', '{"from_parameter":"__proto__"}',
-      '{"process_graph":{}}', '{"process_graph":null}', '{"__proto__":{"polluted":1}}', '{"a":1,"a":2}', '[null]', '[[]]',
-    ).map(raw),
+    arbitrary: fc
+      .constantFrom(
+        '{}',
+        '[]',
+        '{"from_node":"a"}',
+        '{"from_node":"constructor"}',
+        '{"from_parameter":"x"}',
+        '{"from_parameter":"__proto__"}',
+        '{"process_graph":{}}',
+        '{"process_graph":null}',
+        '{"__proto__":{"polluted":1}}',
+        '{"a":1,"a":2}',
+        '[null]',
+        '[[]]',
+      )
+      .map(raw),
   },
 );
 
@@ -185,11 +288,7 @@ export function mutate(base: J, muts: Mutation[]): J {
 
 /** How a JSON text goes on the wire: as is, broken, with invalid UTF-8, or framed in odd ways. */
 export type Encoding =
-  | { kind: 'plain' }
-  | { kind: 'truncate'; at: number }
-  | { kind: 'garbage'; bytes: number[] }
-  | { kind: 'badUtf8'; at: number; seq: number[] }
-  | { kind: 'wrap'; before: string; after: string };
+  { kind: 'plain' } | { kind: 'truncate'; at: number } | { kind: 'garbage'; bytes: number[] } | { kind: 'badUtf8'; at: number; seq: number[] } | { kind: 'wrap'; before: string; after: string };
 
 const BAD_UTF8 = [[0xff], [0xfe, 0xff], [0xc3, 0x28], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0x80], [0xe2, 0x82]];
 
@@ -201,7 +300,7 @@ export const encoding: fc.Arbitrary<Encoding> = fc.oneof(
   {
     weight: 1,
     arbitrary: fc
-      .tuple(fc.constantFrom('', '\ufeff', ' \n\t', '//c\n', '[', ')]}\'\n'), fc.constantFrom('', ',', ' ', '}', '\u0000', 'garbage', ',{}'))
+      .tuple(fc.constantFrom('', '\ufeff', ' \n\t', '//c\n', '[', ")]}'\n"), fc.constantFrom('', ',', ' ', '}', '\u0000', 'garbage', ',{}'))
       .map(([before, after]) => ({ kind: 'wrap' as const, before, after })),
   },
 );

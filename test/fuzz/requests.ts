@@ -37,9 +37,49 @@ const utf8AsLatin1 = (s: string) => Buffer.from(s, 'utf8').toString('latin1');
 
 /** Path segments that try to escape, confuse a decoder, or simply be too much. */
 const SEGMENTS = [
-  '%00', '%2e%2e', '..', '.', '%2e', '%2F', '%2f..%2f', '%ff', '%c0%af', '%e0%80%af', '%', '%zz', '%u002e', '~', '-', '_', 'null', 'undefined',
-  '__proto__', 'constructor', 'prototype', '%20', '+', ';', ',', '*', "'", '%22', '%5c', '@', ':', 'a'.repeat(256), 'a'.repeat(5000),
-  utf8AsLatin1('é'), utf8AsLatin1('日本語'), utf8AsLatin1('\u202e'), '\xff\xfe', '\xc0\xaf', 'CON', 'aux.txt', '.hidden', 'a.', 'x'.repeat(30_000),
+  '%00',
+  '%2e%2e',
+  '..',
+  '.',
+  '%2e',
+  '%2F',
+  '%2f..%2f',
+  '%ff',
+  '%c0%af',
+  '%e0%80%af',
+  '%',
+  '%zz',
+  '%u002e',
+  '~',
+  '-',
+  '_',
+  'null',
+  'undefined',
+  '__proto__',
+  'constructor',
+  'prototype',
+  '%20',
+  '+',
+  ';',
+  ',',
+  '*',
+  "'",
+  '%22',
+  '%5c',
+  '@',
+  ':',
+  'a'.repeat(256),
+  'a'.repeat(5000),
+  utf8AsLatin1('é'),
+  utf8AsLatin1('日本語'),
+  utf8AsLatin1('\u202e'),
+  '\xff\xfe',
+  '\xc0\xaf',
+  'CON',
+  'aux.txt',
+  '.hidden',
+  'a.',
+  'x'.repeat(30_000),
 ];
 const TILE_NUMBERS = ['0', '1', '2', '13', '22', '30', '31', '-1', '01', '1e3', '0x1', 'abc', '', '4294967296', '99999999999', '9'.repeat(40), '1.5', '%201', '%31'];
 const TILE_ENDINGS = ['', '.png', '.jpg', '.jpeg', '.PNG', '.gif', '.png.png', '.', '.%00', '.png?x', '.webp'];
@@ -59,17 +99,72 @@ function paramValue(world: World, name: string): fc.Arbitrary<string> {
   return fc.oneof(...choices);
 }
 
-const QUERY_KEYS = ['limit', 'offset', 'after', 'level', 'partial', 'expires', 'signature', 'service', 'request', 'REQUEST', 'layer', 'tilematrix', 'tilecol', 'tilerow', 'format', 'v', 'limit[]', '__proto__', ''];
+const QUERY_KEYS = [
+  'limit',
+  'offset',
+  'after',
+  'level',
+  'partial',
+  'expires',
+  'signature',
+  'service',
+  'request',
+  'REQUEST',
+  'layer',
+  'tilematrix',
+  'tilecol',
+  'tilerow',
+  'format',
+  'v',
+  'limit[]',
+  '__proto__',
+  '',
+];
 const QUERY_VALUES = [
-  '', '0', '-1', '1', '2', '1e309', 'abc', '999999999999999999999', '1.5', '%201', '+1', '0x10', '1e3', '%00', '%', '%zz', '%ff', 'NaN', 'Infinity',
-  'debug', 'info', 'warning', 'error', 'DEBUG', 'true', 'false', 'GetTile', 'GetCapabilities', 'gettile', 'image/jpeg', 'a'.repeat(10_000), '&', '==', '9'.repeat(400),
+  '',
+  '0',
+  '-1',
+  '1',
+  '2',
+  '1e309',
+  'abc',
+  '999999999999999999999',
+  '1.5',
+  '%201',
+  '+1',
+  '0x10',
+  '1e3',
+  '%00',
+  '%',
+  '%zz',
+  '%ff',
+  'NaN',
+  'Infinity',
+  'debug',
+  'info',
+  'warning',
+  'error',
+  'DEBUG',
+  'true',
+  'false',
+  'GetTile',
+  'GetCapabilities',
+  'gettile',
+  'image/jpeg',
+  'a'.repeat(10_000),
+  '&',
+  '==',
+  '9'.repeat(400),
 ];
 const queryString: fc.Arbitrary<string> = fc.oneof(
   { weight: 3, arbitrary: fc.constant('') },
   {
     weight: 6,
     arbitrary: fc
-      .array(fc.tuple(fc.oneof(fc.constantFrom(...QUERY_KEYS), fc.string({ maxLength: 6 }).map(encodeURIComponent)), fc.oneof(fc.constantFrom(...QUERY_VALUES), fc.string({ maxLength: 10 }).map(encodeURIComponent))), { minLength: 1, maxLength: 5 })
+      .array(
+        fc.tuple(fc.oneof(fc.constantFrom(...QUERY_KEYS), fc.string({ maxLength: 6 }).map(encodeURIComponent)), fc.oneof(fc.constantFrom(...QUERY_VALUES), fc.string({ maxLength: 10 }).map(encodeURIComponent))),
+        { minLength: 1, maxLength: 5 },
+      )
       .map((pairs) => `?${pairs.map(([k, v]) => `${k}=${v}`).join('&')}`),
   },
   { weight: 1, arbitrary: fc.constantFrom('?', '??', '?&&&', '?=', '?limit', '?limit&limit=1', '?limit=1&limit=abc', '?%', `?${utf8AsLatin1('ü=ü')}`, '?\xff=\xfe') },
@@ -100,11 +195,37 @@ function target(world: World, ep: Endpoint): fc.Arbitrary<string> {
 }
 
 const MALFORMED_AUTH = [
-  'Bearer', 'Bearer ', 'Bearer basic//', 'Bearer basic/', 'Bearer basic//x', 'Bearer oidc//x', 'Bearer oidc/x/y', 'Bearer foo//x', 'Bearer nonsense',
-  'Basic !!!', 'Basic', 'Basic Og==', 'Basic YWxpY2U6cGE=', 'Digest x', 'bearer basic//x', 'Bearer basic//x/y/z', `Bearer basic//${'a'.repeat(10_000)}`,
-  'Bearer \xff\xfe', `Bearer ${utf8AsLatin1('basic//é')}`, 'Bearer basic//%00', 'Bearer  basic//x', 'Bearer oidc/__proto__/x', 'Bearer oidc/constructor/x',
+  'Bearer',
+  'Bearer ',
+  'Bearer basic//',
+  'Bearer basic/',
+  'Bearer basic//x',
+  'Bearer oidc//x',
+  'Bearer oidc/x/y',
+  'Bearer foo//x',
+  'Bearer nonsense',
+  'Basic !!!',
+  'Basic',
+  'Basic Og==',
+  'Basic YWxpY2U6cGE=',
+  'Digest x',
+  'bearer basic//x',
+  'Bearer basic//x/y/z',
+  `Bearer basic//${'a'.repeat(10_000)}`,
+  'Bearer \xff\xfe',
+  `Bearer ${utf8AsLatin1('basic//é')}`,
+  'Bearer basic//%00',
+  'Bearer  basic//x',
+  'Bearer oidc/__proto__/x',
+  'Bearer oidc/constructor/x',
   // JWT-shaped: the raw form of API 1.3.0
-  'Bearer a.b.c', 'Bearer ..', 'Bearer e30.e30.', 'Bearer eyJhbGciOiJub25lIn0.e30.', `Bearer ${'eyJ'.repeat(1000)}.e30.x`, 'Bearer e30.bm90IGpzb24.x', 'Bearer basic//a.b.c',
+  'Bearer a.b.c',
+  'Bearer ..',
+  'Bearer e30.e30.',
+  'Bearer eyJhbGciOiJub25lIn0.e30.',
+  `Bearer ${'eyJ'.repeat(1000)}.e30.x`,
+  'Bearer e30.bm90IGpzb24.x',
+  'Bearer basic//a.b.c',
 ];
 
 function authorization(world: World): fc.Arbitrary<{ who: Who; header?: string }> {
@@ -117,7 +238,13 @@ function authorization(world: World): fc.Arbitrary<{ who: Who; header?: string }
     {
       weight: 1,
       arbitrary: fc
-        .constantFrom((t: string) => t.toLowerCase(), (t: string) => `Bearer ${t}`, (t: string) => `${t}x`, (t: string) => t.slice(0, -1), (t: string) => `${t}, ${t}`)
+        .constantFrom(
+          (t: string) => t.toLowerCase(),
+          (t: string) => `Bearer ${t}`,
+          (t: string) => `${t}x`,
+          (t: string) => t.slice(0, -1),
+          (t: string) => `${t}, ${t}`,
+        )
         .map((f) => ({ who: 'malformed', header: f(world.alice.token) })),
     },
     // Padding around a header value is not part of it (RFC 9110 5.5): still Alice.
@@ -128,7 +255,18 @@ function authorization(world: World): fc.Arbitrary<{ who: Who; header?: string }
   );
 }
 
-const CONTENT_TYPES = ['application/json', 'application/json; charset=utf-8', 'application/json; charset=latin1', 'text/plain', 'application/octet-stream', 'multipart/form-data; boundary=x', 'application/x-www-form-urlencoded', '', ';;;', 'a'.repeat(3000)];
+const CONTENT_TYPES = [
+  'application/json',
+  'application/json; charset=utf-8',
+  'application/json; charset=latin1',
+  'text/plain',
+  'application/octet-stream',
+  'multipart/form-data; boundary=x',
+  'application/x-www-form-urlencoded',
+  '',
+  ';;;',
+  'a'.repeat(3000),
+];
 const LANGUAGES = ['de', 'de-AT;q=0.8, en;q=0.5', ';;;', '*;q=-1', 'de;q=abc', 'en;q=0.5,de;q=1e309', 'x'.repeat(5000), 'de-DE-u-co-phonebk', '*', ',,,', 'q=1', utf8AsLatin1('日本語')];
 const ORIGINS = ['https://editor.openeo.org', 'null', '*', 'http://evil.example', 'x'.repeat(2000), utf8AsLatin1('https://é.example')];
 
@@ -139,7 +277,21 @@ const extraHeaders: fc.Arbitrary<[string, string][]> = fc
     language: fc.option(fc.constantFrom(...LANGUAGES), { freq: 4 }),
     origin: fc.option(fc.constantFrom(...ORIGINS), { freq: 3 }),
     preflight: fc.option(fc.tuple(fc.constantFrom('GET', 'PUT', 'FOO', ''), fc.constantFrom('authorization,content-type', 'x-a,,x-b', ' , ', 'a'.repeat(3000), '\xff')), { freq: 4 }),
-    conditional: fc.option(fc.constantFrom<[string, string]>(['If-None-Match', '"x"'], ['If-None-Match', '*'], ['If-None-Match', 'W/"' + 'a'.repeat(1000) + '"'], ['If-Modified-Since', 'yesterday'], ['Range', 'bytes=0-1'], ['Range', 'bytes=99999999999999999999-'], ['Range', 'bytes=-0'], ['Range', 'lines=1-2'], ['Accept', 'application/geo+json'], ['Accept', '*/*;q=abc']), { freq: 3 }),
+    conditional: fc.option(
+      fc.constantFrom<[string, string]>(
+        ['If-None-Match', '"x"'],
+        ['If-None-Match', '*'],
+        ['If-None-Match', 'W/"' + 'a'.repeat(1000) + '"'],
+        ['If-Modified-Since', 'yesterday'],
+        ['Range', 'bytes=0-1'],
+        ['Range', 'bytes=99999999999999999999-'],
+        ['Range', 'bytes=-0'],
+        ['Range', 'lines=1-2'],
+        ['Accept', 'application/geo+json'],
+        ['Accept', '*/*;q=abc'],
+      ),
+      { freq: 3 },
+    ),
     long: fc.option(fc.integer({ min: 1000, max: 16_000 }), { freq: 8 }),
     many: fc.option(fc.integer({ min: 5, max: 35 }), { freq: 8 }),
   })
@@ -240,7 +392,10 @@ export function graphRequests(world: World, limit: number): fc.Arbitrary<FuzzReq
       ep: fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...hot) }, { weight: 1, arbitrary: fc.constantFrom(...bodyEndpoints) }),
       graph: graphArbitrary(world.graphs),
       form: fc.nat(),
-      extra: fc.array(fc.tuple(fc.constantFrom('title', 'budget', 'plan', 'type', 'configuration', 'log_level', 'description'), fc.constantFrom('null', '1', '0.000001', '1e309', '"free"', '"XYZ"', '{}', '"debug"').map(raw)), { maxLength: 2 }),
+      extra: fc.array(
+        fc.tuple(fc.constantFrom('title', 'budget', 'plan', 'type', 'configuration', 'log_level', 'description'), fc.constantFrom('null', '1', '0.000001', '1e309', '"free"', '"XYZ"', '{}', '"debug"').map(raw)),
+        { maxLength: 2 },
+      ),
       auth: fc.oneof({ weight: 8, arbitrary: fc.constant({ who: 'alice', header: world.alice.token }) }, { weight: 1, arbitrary: authorization(world) }),
     })
     .chain((r) => target(world, r.ep).map((tgt) => ({ ...r, tgt })))
@@ -308,13 +463,53 @@ export function envelopeRequests(world: World, limit: number): fc.Arbitrary<Fuzz
       method: fc.constantFrom('GET', 'GET', 'HEAD', 'OPTIONS', 'DELETE'),
       auth: authorization(world),
       headers: extraHeaders,
-      raw: fc.option(fc.constantFrom('/%', '/%00', '/\xff', '/1.2.0/%', '/1.2.0/\xc0\xaf', '//', '/./1.2.0/', '/1.2.0/./me', '/1.2.0/me/..', '/1.2.0/me?x=1#frag', '/#', '/.well-known/', '/.well-known/XEO', '/xyz', '/xyz/', '/wmts', '/wmts/', '/viewer/', '/viewer?service', '/viewer?service=', `/viewer?service=${'a'.repeat(5000)}`), { freq: 6 }),
+      raw: fc.option(
+        fc.constantFrom(
+          '/%',
+          '/%00',
+          '/\xff',
+          '/1.2.0/%',
+          '/1.2.0/\xc0\xaf',
+          '//',
+          '/./1.2.0/',
+          '/1.2.0/./me',
+          '/1.2.0/me/..',
+          '/1.2.0/me?x=1#frag',
+          '/#',
+          '/.well-known/',
+          '/.well-known/XEO',
+          '/xyz',
+          '/xyz/',
+          '/wmts',
+          '/wmts/',
+          '/viewer/',
+          '/viewer?service',
+          '/viewer?service=',
+          `/viewer?service=${'a'.repeat(5000)}`,
+        ),
+        { freq: 6 },
+      ),
     })
     .chain((r) => target(world, r.ep).map((tgt) => ({ ...r, tgt })))
     .map((r) => assemble('envelope', r.method, r.raw ?? r.tgt, r.auth, r.headers, null, 'length', limit));
 }
 
-const RANGES = ['bytes=0-0', 'bytes=0-', 'bytes=5-', 'bytes=-5', 'bytes=-0', 'bytes=0-99999999999', 'bytes=99999999999-', 'bytes=1-0', 'bytes=0-1,2-3', 'bytes=abc', 'bytes=-', 'bytes=', 'lines=0-1', 'bytes=9007199254740993-'];
+const RANGES = [
+  'bytes=0-0',
+  'bytes=0-',
+  'bytes=5-',
+  'bytes=-5',
+  'bytes=-0',
+  'bytes=0-99999999999',
+  'bytes=99999999999-',
+  'bytes=1-0',
+  'bytes=0-1,2-3',
+  'bytes=abc',
+  'bytes=-',
+  'bytes=',
+  'lines=0-1',
+  'bytes=9007199254740993-',
+];
 
 /** Signed result links as handed out, and changed in every part: signature, expiry, asset, job. */
 function signedLinks(world: World): fc.Arbitrary<{ target: string; range: string | null }> | null {

@@ -74,7 +74,7 @@ export interface FuzzOptions {
 export function fuzzSuite(opts: FuzzOptions): void {
   const runs = (n: number) => scaled(n, opts.share ?? 1);
   let w: World;
-    let dir = '';
+  let dir = '';
   /** Requests of the endpoint family that got past routing, by `METHOD /prefix/template`. */
   const reached = new Map<string, number>();
   const stats = { sent: 0, resetOverLimit: 0, uwsHeadLimit: 0, byStatus: new Map<number, number>(), slowest: 0, slowestRequest: '' };
@@ -96,7 +96,9 @@ export function fuzzSuite(opts: FuzzOptions): void {
     if (!w) return;
     await w.server.stop();
     removeDir(w.server.dataDir);
-    console.log(`[fuzz] ${stats.sent} requests answered (+ ${stats.resetOverLimit} over the body limit reset before their 413 was read, ${stats.uwsHeadLimit} heads over uWS's limits answered 431 by uWS), slowest answer ${stats.slowest.toFixed(0)} ms, statuses ${JSON.stringify(Object.fromEntries([...stats.byStatus].sort((a, b) => a[0] - b[0])))}`);
+    console.log(
+      `[fuzz] ${stats.sent} requests answered (+ ${stats.resetOverLimit} over the body limit reset before their 413 was read, ${stats.uwsHeadLimit} heads over uWS's limits answered 431 by uWS), slowest answer ${stats.slowest.toFixed(0)} ms, statuses ${JSON.stringify(Object.fromEntries([...stats.byStatus].sort((a, b) => a[0] - b[0])))}`,
+    );
     console.log(`[fuzz] slowest: ${stats.slowestRequest}`);
   });
 
@@ -109,9 +111,7 @@ export function fuzzSuite(opts: FuzzOptions): void {
       const body = r.body.toString('latin1');
       // Tiles, WMTS and the map page show a service to whoever holds its id, and a signed link its
       // job's results to whoever holds the link (by design): Alice's titles may appear there.
-      const publicByKey =
-        (/^\/(xyz|wmts|viewer)/.test(req.target) && req.target.includes(w.ids.service_id?.alice ?? '\0')) ||
-        (/\/download\//.test(req.target) && req.target.includes(w.results?.jobId ?? '\0'));
+      const publicByKey = (/^\/(xyz|wmts|viewer)/.test(req.target) && req.target.includes(w.ids.service_id?.alice ?? '\0')) || (/\/download\//.test(req.target) && req.target.includes(w.results?.jobId ?? '\0'));
       if (!publicByKey && body.includes(w.alice.marker) && !req.target.includes(w.alice.marker)) out.push(`Alice's data in an answer to ${req.who}`);
       for (const param of w.serverIds) {
         const id = w.ids[param].alice;
@@ -192,7 +192,10 @@ export function fuzzSuite(opts: FuzzOptions): void {
         if (f.make === endpointRequests && SCALE >= 1) {
           // Each endpoint the server lists (jobs too, once there) must really have been exercised.
           const missed = w.endpoints.filter((e) => e.listed && e.prefix === '/1.2.0' && (reached.get(`${e.method} ${e.prefix}${e.path}`) ?? 0) < 5);
-          expect(missed.map((e) => `${e.method} ${e.path}`), 'endpoints reached fewer than 5 times').toEqual([]);
+          expect(
+            missed.map((e) => `${e.method} ${e.path}`),
+            'endpoints reached fewer than 5 times',
+          ).toEqual([]);
         }
       }, 600_000);
     }
@@ -269,7 +272,10 @@ export function fuzzSuite(opts: FuzzOptions): void {
 
     it('left the server alive, with no uncaught exception or server error in its output', async () => {
       await expectHealthy();
-      const alarms = w.server.output().split('\n').filter((l) => ALARMS.test(l));
+      const alarms = w.server
+        .output()
+        .split('\n')
+        .filter((l) => ALARMS.test(l));
       expect(alarms.slice(0, 10)).toEqual([]);
     });
   });

@@ -196,11 +196,15 @@ export async function buildWorld(env: Record<string, string>, dataDir?: string):
     parameters: p.parameters.map((x) => x.name),
   }));
   // Stored processes that call themselves and each other, for graphs to call.
-  const put = (id: string, graph: unknown) =>
-    http('PUT', `${server.base}/process_graphs/${id}`, { token: alice.token, body: JSON.stringify({ parameters: [{ name: 'x', schema: {} }], process_graph: graph }) });
+  const put = (id: string, graph: unknown) => http('PUT', `${server.base}/process_graphs/${id}`, { token: alice.token, body: JSON.stringify({ parameters: [{ name: 'x', schema: {} }], process_graph: graph }) });
   const call = (id: string) => ({ c: { process_id: id, arguments: { x: { from_parameter: 'x' } }, result: true } });
   const stored: string[] = [];
-  for (const [id, graph] of [['self_rec', call('self_rec')], ['mut_b', { c: { process_id: 'add', arguments: { x: 1, y: 2 }, result: true } }], ['mut_a', call('mut_b')], ['mut_b', call('mut_a')]] as const) {
+  for (const [id, graph] of [
+    ['self_rec', call('self_rec')],
+    ['mut_b', { c: { process_id: 'add', arguments: { x: 1, y: 2 }, result: true } }],
+    ['mut_a', call('mut_b')],
+    ['mut_b', call('mut_a')],
+  ] as const) {
     const r = await put(id, graph);
     if (r.status === 200 && !stored.includes(id)) stored.push(id);
   }

@@ -14,18 +14,22 @@ export interface Rung {
 
 /** Bottom to top; a file may import its own rung or any rung below. */
 export const RUNGS: readonly Rung[] = [
-  { name: 'core', holds: 'the words every layer shares: typed API errors and their catalogue, settings and config, grids, catalogue records, the run context (and EngineParts), the graph model, the logger, the metrics counters' },
+  {
+    name: 'core',
+    holds:
+      'the words every layer shares: typed API errors and their catalogue, settings and config, grids, catalogue records, the run context (and EngineParts), the graph model, the logger, the metrics counters',
+  },
   { name: 'process-catalog', holds: 'every offered process as data: its facts (schemas.json), our texts, what parameters accept, kernel lowerings; no implementation, so the main thread reads it' },
   { name: 'ml', holds: 'machine learning without I/O: random-forest training (CART on binned predictors), the forest and its file format, the per-thread model cache' },
   { name: 'geometry', holds: 'CRS (proj4), WKT and WKB, geometry columns: the floor of raster and vector data alike' },
-  { name: 'wasm', holds: 'the WebAssembly kernels\' runtime (build/kernels.wasm) and the arena of their memory, one per thread' },
+  { name: 'wasm', holds: "the WebAssembly kernels' runtime (build/kernels.wasm) and the arena of their memory, one per thread" },
   { name: 'store', holds: 'SQLite or PostgreSQL (one SQL surface, migrations, a repository per record kind, change feed, slots); blob stores: local disk or S3' },
-  { name: 'files', holds: 'user workspaces (paths, quota) on the blob store; the bridge of users\' files to engine threads' },
+  { name: 'files', holds: "user workspaces (paths, quota) on the blob store; the bridge of users' files to engine threads" },
   { name: 'datacube', holds: 'the data cube model: cubes, pixel vectors, features and their properties, geometry operations, vector limits' },
   { name: 'data', holds: 'reading: deferred loads (the dry run) -> load -> COG reader and block cache -> HTTP under the outbound rules -> warp; STAC documents, APIs and searches; vector files' },
   { name: 'compile', holds: 'fuse (child graph -> Program) -> executor -> tier 0 (block VM) or tier 1 (codegen -> asc -> kernel cache), kernel helper threads' },
   { name: 'output', holds: 'every writer and encoder: COG (whole and streaming), PNG, JPEG, netCDF, vector formats, JSON, colour maps' },
-  { name: 'udf', holds: 'user-defined functions: the host (sandboxes, Python interpreters, AssemblyScript compiler) and an engine\'s link to it' },
+  { name: 'udf', holds: "user-defined functions: the host (sandboxes, Python interpreters, AssemblyScript compiler) and an engine's link to it" },
   { name: 'graph', holds: 'validation (structure, schemas, limits), the evaluator, parameters, user and remote processes' },
   { name: 'processes', holds: 'the process library: definitions, our texts, implementations' },
   { name: 'auth', holds: 'basic (scrypt), tokens, OpenID Connect' },

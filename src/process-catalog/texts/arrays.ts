@@ -55,8 +55,7 @@ export const texts: Record<string, ProcessTexts> = {
   },
   array_create: {
     summary: 'Build a new array',
-    description:
-      'Returns a new unlabeled array holding the elements of `data`, repeated `repeat` times one after the other. Without arguments the array is empty.',
+    description: 'Returns a new unlabeled array holding the elements of `data`, repeated `repeat` times one after the other. Without arguments the array is empty.',
     parameters: {
       data: 'The elements of the new array (default: none).',
       repeat: 'How many times the elements are written in a row, at least 1.',
@@ -133,8 +132,7 @@ export const texts: Record<string, ProcessTexts> = {
   },
   first: {
     summary: 'First element of an array',
-    description:
-      'Returns the first element that is not null, or null if there is none (including for an empty array). With `ignore_nodata` false it returns the first element whatever it is.',
+    description: 'Returns the first element that is not null, or null if there is none (including for an empty array). With `ignore_nodata` false it returns the first element whatever it is.',
     parameters: {
       data: 'The array to read.',
       ignore_nodata: 'Skip null elements (default); false takes the first element as it is.',
@@ -143,8 +141,7 @@ export const texts: Record<string, ProcessTexts> = {
   },
   last: {
     summary: 'Last element of an array',
-    description:
-      'Returns the last element that is not null, or null if there is none (including for an empty array). With `ignore_nodata` false it returns the last element whatever it is.',
+    description: 'Returns the last element that is not null, or null if there is none (including for an empty array). With `ignore_nodata` false it returns the last element whatever it is.',
     parameters: {
       data: 'The array to read.',
       ignore_nodata: 'Skip null elements (default); false takes the last element as it is.',
@@ -205,8 +202,7 @@ export const texts: Record<string, ProcessTexts> = {
   },
   array_create_labeled: {
     summary: 'Build a labeled array',
-    description:
-      'Pairs the values of `data` with the labels of `labels`, position by position, into a labeled array. Both must have the same length (else ArrayLengthMismatch), and labels must be unique.',
+    description: 'Pairs the values of `data` with the labels of `labels`, position by position, into a labeled array. Both must have the same length (else ArrayLengthMismatch), and labels must be unique.',
     parameters: {
       data: 'The values of the new array.',
       labels: 'One unique label (number or string) per value.',

@@ -20,8 +20,7 @@ export const texts: Record<string, ProcessTexts> = {
   },
   xor: {
     summary: 'Logical exclusive OR',
-    description:
-      'True when exactly one of `x` and `y` is true, false when both are true or both are false. The outcome always depends on both operands, so no-data in either one gives no-data (`null`).',
+    description: 'True when exactly one of `x` and `y` is true, false when both are true or both are false. The outcome always depends on both operands, so no-data in either one gives no-data (`null`).',
     parameters: { x: 'First boolean operand, or no-data.', y: 'Second boolean operand, or no-data.' },
     returns: 'The exclusive disjunction of `x` and `y`, or `null` if an operand is no-data.',
   },
@@ -106,8 +105,7 @@ export const texts: Record<string, ProcessTexts> = {
   },
   is_nan: {
     summary: 'Test for NaN',
-    description:
-      'True only for the IEEE 754 value NaN (not a number). Every other value gives false: numbers, no-data (`null`), strings, booleans, arrays and objects.',
+    description: 'True only for the IEEE 754 value NaN (not a number). Every other value gives false: numbers, no-data (`null`), strings, booleans, arrays and objects.',
     parameters: { x: 'The value to test; any type.' },
     returns: 'Whether `x` is NaN.',
   },
@@ -120,8 +118,7 @@ export const texts: Record<string, ProcessTexts> = {
   },
   is_valid: {
     summary: 'Test for a usable value',
-    description:
-      'False for no-data (`null`), NaN and positive or negative infinity; true for every finite number and for any other value such as strings, booleans, arrays and objects, whatever they contain.',
+    description: 'False for no-data (`null`), NaN and positive or negative infinity; true for every finite number and for any other value such as strings, booleans, arrays and objects, whatever they contain.',
     parameters: { x: 'The value to test; any type.' },
     returns: 'Whether `x` is a valid value.',
   },

@@ -33,9 +33,7 @@ export const texts: Record<string, ProcessTexts> = {
   },
   divide: {
     summary: 'Quotient of two numbers',
-    description:
-      `Returns x / y. ${NODATA_ANY} Division by zero follows IEEE 754 and does not fail: ` +
-      '+Infinity for x > 0, -Infinity for x < 0 (the other way round for a divisor of -0) and NaN for x = 0.',
+    description: `Returns x / y. ${NODATA_ANY} Division by zero follows IEEE 754 and does not fail: ` + '+Infinity for x > 0, -Infinity for x < 0 (the other way round for a divisor of -0) and NaN for x = 0.',
     parameters: { x: 'The numerator.', y: 'The denominator.' },
     returns: 'x divided by y, or null.',
     exceptions: { DivisionByZero: 'Dividing by zero is not possible here.' },
@@ -53,16 +51,13 @@ export const texts: Record<string, ProcessTexts> = {
   normalized_difference: {
     summary: 'Normalized difference of two values',
     description:
-      'Returns (x - y) / (x + y), the ratio behind indices such as NDVI (x: near infrared, y: red). ' +
-      'A no-data (null) value in either gives null; x + y = 0 gives ±Infinity or, for x = y = 0, NaN.',
+      'Returns (x - y) / (x + y), the ratio behind indices such as NDVI (x: near infrared, y: red). ' + 'A no-data (null) value in either gives null; x + y = 0 gives ±Infinity or, for x = y = 0, NaN.',
     parameters: { x: 'Value of the first band.', y: 'Value of the second band.' },
     returns: 'The normalized difference, within [-1, 1] for non-negative inputs.',
   },
   clip: {
     summary: 'Limit a number to a range',
-    description:
-      `Returns min for x < min, max for x > max and x otherwise. ${NODATA} NaN stays NaN. ` +
-      'Fails with MinMaxSwapped when min is greater than max.',
+    description: `Returns min for x < min, max for x > max and x otherwise. ${NODATA} NaN stays NaN. ` + 'Fails with MinMaxSwapped when min is greater than max.',
     parameters: { x: 'The number to limit.', min: 'Lower limit of the range.', max: 'Upper limit of the range.' },
     returns: 'x limited to [min, max], or null.',
     exceptions: { MinMaxSwapped: 'The lower limit min must not be greater than the upper limit max.' },
@@ -91,17 +86,13 @@ export const texts: Record<string, ProcessTexts> = {
   },
   floor: {
     summary: 'Round down to an integer',
-    description:
-      `Returns the greatest integer not greater than x, e.g. 2 for 2.9 and -3 for -2.1 (unlike int, which drops the fraction). ` +
-      `${NODATA} NaN and ±Infinity are returned unchanged.`,
+    description: `Returns the greatest integer not greater than x, e.g. 2 for 2.9 and -3 for -2.1 (unlike int, which drops the fraction). ` + `${NODATA} NaN and ±Infinity are returned unchanged.`,
     parameters: { x: 'The number to round down.' },
     returns: 'The integer, or null.',
   },
   int: {
     summary: 'Integer part of a number',
-    description:
-      `Drops the fractional part of x, rounding toward zero: 2 for 2.9 and -2 for -2.9 (unlike floor). ` +
-      `${NODATA} NaN and ±Infinity are returned unchanged.`,
+    description: `Drops the fractional part of x, rounding toward zero: 2 for 2.9 and -2 for -2.9 (unlike floor). ` + `${NODATA} NaN and ±Infinity are returned unchanged.`,
     parameters: { x: 'The number to truncate.' },
     returns: 'The integer part, or null.',
   },
@@ -109,7 +100,7 @@ export const texts: Record<string, ProcessTexts> = {
     summary: 'Round to a number of decimals',
     description:
       'Rounds x to the nearest multiple of 10^-p; values exactly halfway go to the even neighbour ' +
-      '(banker\'s rounding: -2.5 gives -2, 0.35 with p = 1 gives 0.4). Halfway is judged on the decimal value of x, ' +
+      "(banker's rounding: -2.5 gives -2, 0.35 with p = 1 gives 0.4). Halfway is judged on the decimal value of x, " +
       `and negative p rounds to tens, hundreds, and so on. ${NODATA} NaN and ±Infinity are returned unchanged.`,
     parameters: {
       x: 'The number to round.',
@@ -145,9 +136,7 @@ export const texts: Record<string, ProcessTexts> = {
   },
   power: {
     summary: 'A base raised to a power',
-    description:
-      `Returns base raised to the power p; a negative base with a fractional exponent gives NaN. ${NODATA_ANY} ` +
-      'As in IEEE 754 pow, any base to the power 0 is 1 and 1 to any power is 1.',
+    description: `Returns base raised to the power p; a negative base with a fractional exponent gives NaN. ${NODATA_ANY} ` + 'As in IEEE 754 pow, any base to the power 0 is 1 and 1 to any power is 1.',
     parameters: { base: 'The base.', p: 'The exponent.' },
     returns: 'base^p, or null.',
   },
@@ -171,9 +160,7 @@ export const texts: Record<string, ProcessTexts> = {
   },
   tan: {
     summary: 'Tangent',
-    description:
-      `Returns the tangent (sine over cosine) of the angle x given in radians. ${NODATA} ` +
-      'Near odd multiples of π/2 the result becomes very large in magnitude.',
+    description: `Returns the tangent (sine over cosine) of the angle x given in radians. ${NODATA} ` + 'Near odd multiples of π/2 the result becomes very large in magnitude.',
     parameters: { x: 'Angle in radians.' },
     returns: 'The tangent, or null.',
   },
@@ -235,9 +222,7 @@ export const texts: Record<string, ProcessTexts> = {
   },
   artanh: {
     summary: 'Inverse hyperbolic tangent',
-    description:
-      `Returns the hyperbolic angle whose hyperbolic tangent is x. ${NODATA} ` +
-      'x = 1 gives +Infinity, x = -1 gives -Infinity and x outside [-1, 1] gives NaN.',
+    description: `Returns the hyperbolic angle whose hyperbolic tangent is x. ${NODATA} ` + 'x = 1 gives +Infinity, x = -1 gives -Infinity and x outside [-1, 1] gives NaN.',
     parameters: { x: 'A number between -1 and 1.' },
     returns: 'The hyperbolic angle, or null.',
   },

@@ -36,8 +36,7 @@ export const texts: Record<string, ProcessTexts> = {
   },
   product: {
     summary: 'Product of an array of numbers',
-    description:
-      'Multiplies the numbers in `data` together following IEEE 754. Nulls are skipped unless `ignore_nodata` is false, in which case any null gives null. An empty or all-null array gives null.',
+    description: 'Multiplies the numbers in `data` together following IEEE 754. Nulls are skipped unless `ignore_nodata` is false, in which case any null gives null. An empty or all-null array gives null.',
     parameters: { data: DATA, ignore_nodata: IGNORE },
     returns: 'The product, or null.',
   },

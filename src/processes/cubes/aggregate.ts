@@ -86,11 +86,27 @@ async function aggregateGroups(cube: DataCube, d: number, groups: Group[], cb: C
       empty ??= await reduceVectors(cb, [], [], rest, context, processId);
       out.push(empty);
     } else {
-      out.push(await reduceVectors(cb, g.positions.map((p) => slices[p]), g.positions.map((p) => labels[p]), rest, context, processId));
+      out.push(
+        await reduceVectors(
+          cb,
+          g.positions.map((p) => slices[p]),
+          g.positions.map((p) => labels[p]),
+          rest,
+          context,
+          processId,
+        ),
+      );
     }
   }
   const dims = cube.dims.map((x, i) => (i === d ? { ...x, labels: groups.map((g) => g.label) } : x));
-  return cube.with({ dims, data: DataCube.fromOutermost(joinSlices(out, rest), dims.map((x) => x.labels.length), d) });
+  return cube.with({
+    dims,
+    data: DataCube.fromOutermost(
+      joinSlices(out, rest),
+      dims.map((x) => x.labels.length),
+      d,
+    ),
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -249,39 +265,33 @@ function periodGroups(period: Period, instants: number[]): Group[] {
 }
 
 export const processes: ProcessImpl[] = [
-  implement(
-    'aggregate_temporal',
-    async (a, ctx) => {
-      const id = 'aggregate_temporal';
-      const cb = requireCallback(a.callback('reducer'), id, 'reducer');
-      const intervals = intervalsOf(a.get('intervals'), id);
-      const labels = intervalLabels(intervals, a.get<Labels | null>('labels') ?? [], id);
-      const name = a.get<string | null>('dimension');
-      let data = a.get<unknown>('data');
-      // A deferred load only needs the dates that some interval covers.
-      if (data instanceof LazyCube && (name === null || name === 't') && intervals.every((iv) => iv.start?.kind === 'instant' && iv.end?.kind === 'instant')) {
-        const lo = Math.min(...intervals.map((iv) => iv.start!.ms));
-        const hi = Math.max(...intervals.map((iv) => iv.end!.ms));
-        data = data.with({ temporal: intersectInterval(data.spec.temporal, [new Date(lo).toISOString(), new Date(hi).toISOString()]) });
-      }
-      const cube = await cubeOf(data, ctx.run, id);
-      const d = temporalDim(cube, name);
-      const instants = labelInstants(cube.dims[d], id);
-      const groups: Group[] = intervals.map((iv, k) => ({ label: labels[k], positions: instants.flatMap((t, i) => (iv.contains(t) ? [i] : [])) }));
-      return aggregateGroups(cube, d, groups, cb, a.get('context'), id, ctx);
-    },
-  ),
-  implement(
-    'aggregate_temporal_period',
-    async (a, ctx) => {
-      const id = 'aggregate_temporal_period';
-      const cb = requireCallback(a.callback('reducer'), id, 'reducer');
-      const period = a.get<string>('period') as Period;
-      if (!PERIODS.includes(period)) throw invalid(id, 'period', `'${String(period)}' is not one of ${PERIODS.join(', ')}`);
-      const cube = await cubeOf(a.get('data'), ctx.run, id);
-      const d = temporalDim(cube, a.get<string | null>('dimension'));
-      const groups = periodGroups(period, labelInstants(cube.dims[d], id));
-      return aggregateGroups(cube, d, groups, cb, a.get('context'), id, ctx);
-    },
-  ),
+  implement('aggregate_temporal', async (a, ctx) => {
+    const id = 'aggregate_temporal';
+    const cb = requireCallback(a.callback('reducer'), id, 'reducer');
+    const intervals = intervalsOf(a.get('intervals'), id);
+    const labels = intervalLabels(intervals, a.get<Labels | null>('labels') ?? [], id);
+    const name = a.get<string | null>('dimension');
+    let data = a.get<unknown>('data');
+    // A deferred load only needs the dates that some interval covers.
+    if (data instanceof LazyCube && (name === null || name === 't') && intervals.every((iv) => iv.start?.kind === 'instant' && iv.end?.kind === 'instant')) {
+      const lo = Math.min(...intervals.map((iv) => iv.start!.ms));
+      const hi = Math.max(...intervals.map((iv) => iv.end!.ms));
+      data = data.with({ temporal: intersectInterval(data.spec.temporal, [new Date(lo).toISOString(), new Date(hi).toISOString()]) });
+    }
+    const cube = await cubeOf(data, ctx.run, id);
+    const d = temporalDim(cube, name);
+    const instants = labelInstants(cube.dims[d], id);
+    const groups: Group[] = intervals.map((iv, k) => ({ label: labels[k], positions: instants.flatMap((t, i) => (iv.contains(t) ? [i] : [])) }));
+    return aggregateGroups(cube, d, groups, cb, a.get('context'), id, ctx);
+  }),
+  implement('aggregate_temporal_period', async (a, ctx) => {
+    const id = 'aggregate_temporal_period';
+    const cb = requireCallback(a.callback('reducer'), id, 'reducer');
+    const period = a.get<string>('period') as Period;
+    if (!PERIODS.includes(period)) throw invalid(id, 'period', `'${String(period)}' is not one of ${PERIODS.join(', ')}`);
+    const cube = await cubeOf(a.get('data'), ctx.run, id);
+    const d = temporalDim(cube, a.get<string | null>('dimension'));
+    const groups = periodGroups(period, labelInstants(cube.dims[d], id));
+    return aggregateGroups(cube, d, groups, cb, a.get('context'), id, ctx);
+  }),
 ];

@@ -55,7 +55,11 @@ async function intoExisting(cube: DataCube, d: number, e: number, cb: Callback, 
   const dims: Dimension[] = cube.dims.filter((_, i) => i !== d).map((x) => (x === target ? { ...x, labels: onePerLabel ? x.labels : answers.map((_, i) => i) } : x));
   const at = dims.findIndex((x) => x.name === target.name);
   const rest = cube.size / Math.max(1, cube.shape[d] * cube.shape[e]);
-  const data = DataCube.fromOutermost(joinSlices(answers, rest), dims.map((x) => x.labels.length), at);
+  const data = DataCube.fromOutermost(
+    joinSlices(answers, rest),
+    dims.map((x) => x.labels.length),
+    at,
+  );
   return cube.with({
     dims,
     data,
@@ -97,110 +101,113 @@ function forestAlong(cube: DataCube, d: number, fc: ForestChild, reduce: boolean
   if (!fc.probabilities && reduce) return withoutDimension(cube, d, planes[0]);
   const dims: Dimension[] = cube.dims.map((x, i) => (i === d ? { ...x, labels: fc.probabilities ? f.classes.map(String) : [0] } : x));
   const joined = planes.length === 1 ? planes[0] : joinSlices(planes, rest);
-  return cube.with({ dims, data: DataCube.fromOutermost(joined, dims.map((x) => x.labels.length), d), bandInfo: {} });
+  return cube.with({
+    dims,
+    data: DataCube.fromOutermost(
+      joined,
+      dims.map((x) => x.labels.length),
+      d,
+    ),
+    bandInfo: {},
+  });
 }
 
 /** ndvi's computation as a kernel program: (nir - red) / (nir + red). */
 const NDVI: Program = { inputs: 2, code: [{ op: 'normdiff', a: 0, b: 1 }], output: 2 };
 
 export const processes: ProcessImpl[] = [
-  implement(
-    'apply',
-    async (a, ctx) => {
-      const cube = await cubeOf(a.get('data'), ctx.run, 'apply');
-      const cb = requireCallback(a.callback('process'), 'apply', 'process');
-      // A UDF gets the whole cube and must answer one of the same shape.
-      const udf = udfChild(cb, 'x', a.get('context'));
-      if (udf) return runUdfChild(udf, ctx, 'apply', cube);
-      const out = await applyVector(cb, cube.data, a.get('context'), 'apply');
-      return cube.with({ data: out === cube.data ? out.slice() : out });
-    },
-  ),
-  implement(
-    'reduce_dimension',
-    async (a, ctx) => {
-      const cube = await cubeOf(a.get('data'), ctx.run, 'reduce_dimension');
-      const cb = requireCallback(a.callback('reducer'), 'reduce_dimension', 'reducer');
-      const d = dimIndex(cube, a.get<string>('dimension'));
-      // A UDF gets the whole cube and must answer it without the dimension.
-      const udf = udfChild(cb, 'data', a.get('context'));
-      if (udf) return runUdfChild(udf, ctx, 'reduce', cube, cube.dims[d].name);
-      const forest = forestChild(cb, 'data', a.get('context'));
-      if (forest) return forestAlong(cube, d, forest, true, 'reduce_dimension', ctx.run?.engine.kernelHelpers);
-      const { data, rest } = cube.outermost(d);
-      const out = await reduceVectors(cb, slicesOf(data, cube.shape[d], rest), cube.dims[d].labels, rest, a.get('context'), 'reduce_dimension');
-      return withoutDimension(cube, d, out);
-    },
-  ),
-  implement(
-    'apply_dimension',
-    async (a, ctx) => {
-      const cube = await cubeOf(a.get('data'), ctx.run, 'apply_dimension');
-      const cb = requireCallback(a.callback('process'), 'apply_dimension', 'process');
-      const d = dimIndex(cube, a.get<string>('dimension'));
-      const target = a.get<string | null>('target_dimension');
-      const e = target === null ? -1 : cube.index(target);
-      if (e >= 0 && e !== d) return intoExisting(cube, d, e, cb, a.get('context'));
-      const udf = udfChild(cb, 'data', a.get('context'));
-      if (udf) return retarget(await runUdfChild(udf, ctx, 'apply_dimension', cube, cube.dims[d].name), cube.dims[d].name, target);
-      const forest = forestChild(cb, 'data', a.get('context'));
-      if (forest) return retarget(forestAlong(cube, d, forest, false, 'apply_dimension', ctx.run?.engine.kernelHelpers), cube.dims[d].name, target);
-      const { data, rest } = cube.outermost(d);
-      const n = cube.shape[d];
-      const v = await cb({ data: new PixelArray(slicesOf(data, n, rest), cube.dims[d].labels, rest), context: a.get('context') });
-      const b = broadcast(v, rest, 'apply_dimension');
-      const items = b instanceof PixelArray ? b.items : [b];
-      if (items.length === 0) throw new ProcessException('DimensionNotAvailable', 'the child process answered an empty array');
-      const source = cube.dims[d];
-      const keep = (target === null || target === source.name) && items.length === n;
-      const labels = keep ? source.labels : items.map((_, i) => i);
-      const joined = joinSlices(items, rest);
-      if (target === null || target === source.name) {
-        const dims: Dimension[] = cube.dims.map((x, i) => (i === d ? { ...x, labels } : x));
-        const shape = dims.map((x) => x.labels.length);
-        return cube.with({ dims, data: DataCube.fromOutermost(joined, shape, d) });
-      }
-      // The source dimension goes, the target takes its place in the order.
-      const dims: Dimension[] = cube.dims.map((x, i) => (i === d ? { name: target, type: 'other', labels } : x));
+  implement('apply', async (a, ctx) => {
+    const cube = await cubeOf(a.get('data'), ctx.run, 'apply');
+    const cb = requireCallback(a.callback('process'), 'apply', 'process');
+    // A UDF gets the whole cube and must answer one of the same shape.
+    const udf = udfChild(cb, 'x', a.get('context'));
+    if (udf) return runUdfChild(udf, ctx, 'apply', cube);
+    const out = await applyVector(cb, cube.data, a.get('context'), 'apply');
+    return cube.with({ data: out === cube.data ? out.slice() : out });
+  }),
+  implement('reduce_dimension', async (a, ctx) => {
+    const cube = await cubeOf(a.get('data'), ctx.run, 'reduce_dimension');
+    const cb = requireCallback(a.callback('reducer'), 'reduce_dimension', 'reducer');
+    const d = dimIndex(cube, a.get<string>('dimension'));
+    // A UDF gets the whole cube and must answer it without the dimension.
+    const udf = udfChild(cb, 'data', a.get('context'));
+    if (udf) return runUdfChild(udf, ctx, 'reduce', cube, cube.dims[d].name);
+    const forest = forestChild(cb, 'data', a.get('context'));
+    if (forest) return forestAlong(cube, d, forest, true, 'reduce_dimension', ctx.run?.engine.kernelHelpers);
+    const { data, rest } = cube.outermost(d);
+    const out = await reduceVectors(cb, slicesOf(data, cube.shape[d], rest), cube.dims[d].labels, rest, a.get('context'), 'reduce_dimension');
+    return withoutDimension(cube, d, out);
+  }),
+  implement('apply_dimension', async (a, ctx) => {
+    const cube = await cubeOf(a.get('data'), ctx.run, 'apply_dimension');
+    const cb = requireCallback(a.callback('process'), 'apply_dimension', 'process');
+    const d = dimIndex(cube, a.get<string>('dimension'));
+    const target = a.get<string | null>('target_dimension');
+    const e = target === null ? -1 : cube.index(target);
+    if (e >= 0 && e !== d) return intoExisting(cube, d, e, cb, a.get('context'));
+    const udf = udfChild(cb, 'data', a.get('context'));
+    if (udf) return retarget(await runUdfChild(udf, ctx, 'apply_dimension', cube, cube.dims[d].name), cube.dims[d].name, target);
+    const forest = forestChild(cb, 'data', a.get('context'));
+    if (forest) return retarget(forestAlong(cube, d, forest, false, 'apply_dimension', ctx.run?.engine.kernelHelpers), cube.dims[d].name, target);
+    const { data, rest } = cube.outermost(d);
+    const n = cube.shape[d];
+    const v = await cb({ data: new PixelArray(slicesOf(data, n, rest), cube.dims[d].labels, rest), context: a.get('context') });
+    const b = broadcast(v, rest, 'apply_dimension');
+    const items = b instanceof PixelArray ? b.items : [b];
+    if (items.length === 0) throw new ProcessException('DimensionNotAvailable', 'the child process answered an empty array');
+    const source = cube.dims[d];
+    const keep = (target === null || target === source.name) && items.length === n;
+    const labels = keep ? source.labels : items.map((_, i) => i);
+    const joined = joinSlices(items, rest);
+    if (target === null || target === source.name) {
+      const dims: Dimension[] = cube.dims.map((x, i) => (i === d ? { ...x, labels } : x));
       const shape = dims.map((x) => x.labels.length);
-      return cube.with({ dims, data: DataCube.fromOutermost(joined, shape, d), grid: source.type === 'spatial' ? null : cube.grid });
-    },
-  ),
-  implement(
-    'ndvi',
-    async (a, ctx) => {
-      const cube = await cubeOf(a.get('data'), ctx.run, 'ndvi');
-      const bandDims = cube.dims.map((x, i) => [x, i] as const).filter(([x]) => x.type === 'bands');
-      if (bandDims.length !== 1) throw new ProcessException('DimensionAmbiguous', 'the data cube needs exactly one dimension of type bands');
-      const [dim, d] = bandDims[0];
-      const find = (want: string, code: 'NirBandAmbiguous' | 'RedBandAmbiguous') => {
-        let k = dim.labels.indexOf(want);
-        if (k < 0) {
-          const byCommon = dim.labels.map((l, i) => [l, i] as const).filter(([l]) => cube.bandInfo[String(l)]?.common_name === want);
-          if (byCommon.length === 1) k = byCommon[0][1];
-        }
-        if (k < 0) throw new ProcessException(code, `no single band '${want}' in the cube (bands: ${dim.labels.join(', ')})`);
-        return k;
-      };
-      const nir = find(a.get<string>('nir'), 'NirBandAmbiguous');
-      const red = find(a.get<string>('red'), 'RedBandAmbiguous');
-      const { data, rest } = cube.outermost(d);
-      const N = data.subarray(nir * rest, (nir + 1) * rest);
-      const R = data.subarray(red * rest, (red + 1) * rest);
-      const mode = ctx.run?.kernels ?? 'auto';
-      let out: Float32Array;
-      if (mode === 'off') {
-        out = new Float32Array(rest);
-        for (let i = 0; i < rest; i++) out[i] = (N[i] - R[i]) / (N[i] + R[i]);
-      } else out = runProgram(NDVI, [N, R], rest, { tier: mode, tier1: ctx.run?.engine.tier1, helpers: ctx.run?.engine.kernelHelpers });
-      const target = a.get<string | null>('target_band');
-      if (target === null) return withoutDimension(cube, d, out);
-      if (dim.labels.includes(target)) throw new ProcessException('BandExists', `the cube has a band '${target}' already`);
-      const joined = new Float32Array(data.length + rest);
-      joined.set(data);
-      joined.set(out, data.length);
-      const dims = cube.dims.map((x, i) => (i === d ? { ...x, labels: [...x.labels, target] } : x));
-      return cube.with({ dims, data: DataCube.fromOutermost(joined, dims.map((x) => x.labels.length), d) });
-    },
-  ),
+      return cube.with({ dims, data: DataCube.fromOutermost(joined, shape, d) });
+    }
+    // The source dimension goes, the target takes its place in the order.
+    const dims: Dimension[] = cube.dims.map((x, i) => (i === d ? { name: target, type: 'other', labels } : x));
+    const shape = dims.map((x) => x.labels.length);
+    return cube.with({ dims, data: DataCube.fromOutermost(joined, shape, d), grid: source.type === 'spatial' ? null : cube.grid });
+  }),
+  implement('ndvi', async (a, ctx) => {
+    const cube = await cubeOf(a.get('data'), ctx.run, 'ndvi');
+    const bandDims = cube.dims.map((x, i) => [x, i] as const).filter(([x]) => x.type === 'bands');
+    if (bandDims.length !== 1) throw new ProcessException('DimensionAmbiguous', 'the data cube needs exactly one dimension of type bands');
+    const [dim, d] = bandDims[0];
+    const find = (want: string, code: 'NirBandAmbiguous' | 'RedBandAmbiguous') => {
+      let k = dim.labels.indexOf(want);
+      if (k < 0) {
+        const byCommon = dim.labels.map((l, i) => [l, i] as const).filter(([l]) => cube.bandInfo[String(l)]?.common_name === want);
+        if (byCommon.length === 1) k = byCommon[0][1];
+      }
+      if (k < 0) throw new ProcessException(code, `no single band '${want}' in the cube (bands: ${dim.labels.join(', ')})`);
+      return k;
+    };
+    const nir = find(a.get<string>('nir'), 'NirBandAmbiguous');
+    const red = find(a.get<string>('red'), 'RedBandAmbiguous');
+    const { data, rest } = cube.outermost(d);
+    const N = data.subarray(nir * rest, (nir + 1) * rest);
+    const R = data.subarray(red * rest, (red + 1) * rest);
+    const mode = ctx.run?.kernels ?? 'auto';
+    let out: Float32Array;
+    if (mode === 'off') {
+      out = new Float32Array(rest);
+      for (let i = 0; i < rest; i++) out[i] = (N[i] - R[i]) / (N[i] + R[i]);
+    } else out = runProgram(NDVI, [N, R], rest, { tier: mode, tier1: ctx.run?.engine.tier1, helpers: ctx.run?.engine.kernelHelpers });
+    const target = a.get<string | null>('target_band');
+    if (target === null) return withoutDimension(cube, d, out);
+    if (dim.labels.includes(target)) throw new ProcessException('BandExists', `the cube has a band '${target}' already`);
+    const joined = new Float32Array(data.length + rest);
+    joined.set(data);
+    joined.set(out, data.length);
+    const dims = cube.dims.map((x, i) => (i === d ? { ...x, labels: [...x.labels, target] } : x));
+    return cube.with({
+      dims,
+      data: DataCube.fromOutermost(
+        joined,
+        dims.map((x) => x.labels.length),
+        d,
+      ),
+    });
+  }),
 ];

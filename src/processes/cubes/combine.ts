@@ -230,305 +230,315 @@ function sameDims(a: DataCube, b: DataCube): boolean {
 }
 
 export const processes: ProcessImpl[] = [
-  implement(
-    'merge_cubes',
-    async (a, ctx) => {
-      const P = 'merge_cubes';
-      const c1 = await cubeOf(a.get('cube1'), ctx.run, P, 'cube1');
-      const c2 = await cubeOf(a.get('cube2'), ctx.run, P, 'cube2');
-      const vector1 = c1.dims.some((d) => d.type === 'geometry');
-      const vector2 = c2.dims.some((d) => d.type === 'geometry');
-      if (vector1 !== vector2 || !!c1.grid !== !!c2.grid) throw invalid(P, 'cube2', 'a raster and a vector data cube (or a cube without raster grid) cannot be merged');
-      if (c1.grid && c2.grid && !sameGrid(c1.grid, c2.grid)) {
-        throw invalid(P, 'cube2', 'the cubes lie on different raster grids (CRS, resolution or extent); align cube2 to cube1 with resample_cube_spatial first');
+  implement('merge_cubes', async (a, ctx) => {
+    const P = 'merge_cubes';
+    const c1 = await cubeOf(a.get('cube1'), ctx.run, P, 'cube1');
+    const c2 = await cubeOf(a.get('cube2'), ctx.run, P, 'cube2');
+    const vector1 = c1.dims.some((d) => d.type === 'geometry');
+    const vector2 = c2.dims.some((d) => d.type === 'geometry');
+    if (vector1 !== vector2 || !!c1.grid !== !!c2.grid) throw invalid(P, 'cube2', 'a raster and a vector data cube (or a cube without raster grid) cannot be merged');
+    if (c1.grid && c2.grid && !sameGrid(c1.grid, c2.grid)) {
+      throw invalid(P, 'cube2', 'the cubes lie on different raster grids (CRS, resolution or extent); align cube2 to cube1 with resample_cube_spatial first');
+    }
+    if (vector1 && vector2) {
+      const kinds = new Set<string>();
+      baseTypes(c1.features, kinds);
+      baseTypes(c2.features, kinds);
+      if (kinds.size > 1) throw new ProcessException('IncompatibleGeometryTypes', `the cubes hold geometries of different kinds (${[...kinds].join(', ')})`);
+    }
+    for (const d of c1.dims) {
+      const e = c2.dim(d.name);
+      if (e && (e.type !== d.type || e.axis !== d.axis)) throw invalid(P, 'cube2', `the dimension '${d.name}' is of type ${d.type} in cube1 but ${e.type} in cube2`);
+    }
+    const in1 = c2.dims.every((d) => c1.has(d.name));
+    const in2 = c1.dims.every((d) => c2.has(d.name));
+    if (!in1 && !in2) {
+      throw invalid(P, 'cube2', `the dimensions of one cube must all be dimensions of the other (cube1: ${c1.dims.map((d) => d.name).join(', ')}; cube2: ${c2.dims.map((d) => d.name).join(', ')})`);
+    }
+    // The output dimensions, in the order of the cube that has them all, with united labels.
+    const order = in1 ? c1.dims : c2.dims;
+    // Where each geometry label's feature is: [cube (0 or 1), position].
+    const geomOf = new Map<string, [number, number]>();
+    const dims: Dimension[] = order.map((dim) => {
+      const x = c1.dim(dim.name);
+      const y = c2.dim(dim.name);
+      if (!x || !y) return dim;
+      const keys = new Set(x.labels.map((l) => labelKey(dim.type, l)));
+      const extra = y.labels.filter((l) => !keys.has(labelKey(dim.type, l)));
+      if (dim.type === 'spatial' && (extra.length || x.labels.length !== y.labels.length)) {
+        throw invalid(P, 'cube2', `the cubes have different labels along '${dim.name}'; align cube2 to cube1 with resample_cube_spatial first`);
       }
-      if (vector1 && vector2) {
-        const kinds = new Set<string>();
-        baseTypes(c1.features, kinds);
-        baseTypes(c2.features, kinds);
-        if (kinds.size > 1) throw new ProcessException('IncompatibleGeometryTypes', `the cubes hold geometries of different kinds (${[...kinds].join(', ')})`);
+      let labels: Labels = [...x.labels, ...extra];
+      if (dim.type === 'temporal' && extra.length) {
+        // In time order when every label is a time; text labels (weeks, names) keep cube1's order, then cube2's.
+        const starts = labels.map(labelStart);
+        if (!starts.some(Number.isNaN))
+          labels = labels
+            .map((l, i) => [l, starts[i]] as const)
+            .sort((p, q) => p[1] - q[1])
+            .map((p) => p[0]);
       }
-      for (const d of c1.dims) {
-        const e = c2.dim(d.name);
-        if (e && (e.type !== d.type || e.axis !== d.axis)) throw invalid(P, 'cube2', `the dimension '${d.name}' is of type ${d.type} in cube1 but ${e.type} in cube2`);
+      if (dim.type === 'geometry') {
+        x.labels.forEach((l, i) => c1.features && geomOf.set(labelKey('geometry', l), [0, i]));
+        y.labels.forEach((l, i) => c2.features && !geomOf.has(labelKey('geometry', l)) && geomOf.set(labelKey('geometry', l), [1, i]));
       }
-      const in1 = c2.dims.every((d) => c1.has(d.name));
-      const in2 = c1.dims.every((d) => c2.has(d.name));
-      if (!in1 && !in2) {
-        throw invalid(P, 'cube2', `the dimensions of one cube must all be dimensions of the other (cube1: ${c1.dims.map((d) => d.name).join(', ')}; cube2: ${c2.dims.map((d) => d.name).join(', ')})`);
+      return { ...x, labels };
+    });
+    const inputs = [c1, c2].map((cube) => ({ cube, map: dims.map((d) => labelMap(cube, d, d.labels)) }));
+    const m = sharedSuffix(dims, inputs);
+    const K = dims.length - m;
+    const B = product(dims.slice(K).map((d) => d.labels.length));
+    const total = product(dims.map((d) => d.labels.length));
+    if (ctx.run && total > ctx.run.maxValues) {
+      throw new ApiError('ProcessGraphComplexity', {}, `merge_cubes would make a cube of ${total} values, more than the ${ctx.run.maxValues} allowed here. ${ctx.run.limitAdvice}`);
+    }
+    const out = new Float32Array(total).fill(NaN);
+    const overlap: number[] = [];
+    walkBlocks(dims, K, inputs, B, (cell, [o1, o2]) => {
+      if (o1 >= 0 && o2 >= 0) overlap.push(cell, o1, o2);
+      else if (o1 >= 0) out.set(c1.data.subarray(o1 * B, (o1 + 1) * B), cell * B);
+      else if (o2 >= 0) out.set(c2.data.subarray(o2 * B, (o2 + 1) * B), cell * B);
+    });
+    if (overlap.length) {
+      const cb = a.callback('overlap_resolver');
+      if (!cb) throw new ProcessException('OverlapResolverMissing', 'the cubes have values for the same labels; give an overlap_resolver to combine them');
+      const n = overlap.length / 3;
+      const x = new Float32Array(n * B);
+      const y = new Float32Array(n * B);
+      for (let k = 0; k < n; k++) {
+        x.set(c1.data.subarray(overlap[3 * k + 1] * B, (overlap[3 * k + 1] + 1) * B), k * B);
+        y.set(c2.data.subarray(overlap[3 * k + 2] * B, (overlap[3 * k + 2] + 1) * B), k * B);
       }
-      // The output dimensions, in the order of the cube that has them all, with united labels.
-      const order = in1 ? c1.dims : c2.dims;
-      // Where each geometry label's feature is: [cube (0 or 1), position].
-      const geomOf = new Map<string, [number, number]>();
-      const dims: Dimension[] = order.map((dim) => {
-        const x = c1.dim(dim.name);
-        const y = c2.dim(dim.name);
-        if (!x || !y) return dim;
-        const keys = new Set(x.labels.map((l) => labelKey(dim.type, l)));
-        const extra = y.labels.filter((l) => !keys.has(labelKey(dim.type, l)));
-        if (dim.type === 'spatial' && (extra.length || x.labels.length !== y.labels.length)) {
-          throw invalid(P, 'cube2', `the cubes have different labels along '${dim.name}'; align cube2 to cube1 with resample_cube_spatial first`);
-        }
-        let labels: Labels = [...x.labels, ...extra];
-        if (dim.type === 'temporal' && extra.length) {
-          // In time order when every label is a time; text labels (weeks, names) keep cube1's order, then cube2's.
-          const starts = labels.map(labelStart);
-          if (!starts.some(Number.isNaN)) labels = labels.map((l, i) => [l, starts[i]] as const).sort((p, q) => p[1] - q[1]).map((p) => p[0]);
-        }
-        if (dim.type === 'geometry') {
-          x.labels.forEach((l, i) => c1.features && geomOf.set(labelKey('geometry', l), [0, i]));
-          y.labels.forEach((l, i) => c2.features && !geomOf.has(labelKey('geometry', l)) && geomOf.set(labelKey('geometry', l), [1, i]));
-        }
-        return { ...x, labels };
-      });
-      const inputs = [c1, c2].map((cube) => ({ cube, map: dims.map((d) => labelMap(cube, d, d.labels)) }));
-      const m = sharedSuffix(dims, inputs);
-      const K = dims.length - m;
-      const B = product(dims.slice(K).map((d) => d.labels.length));
-      const total = product(dims.map((d) => d.labels.length));
-      if (ctx.run && total > ctx.run.maxValues) {
-        throw new ApiError('ProcessGraphComplexity', {}, `merge_cubes would make a cube of ${total} values, more than the ${ctx.run.maxValues} allowed here. ${ctx.run.limitAdvice}`);
-      }
-      const out = new Float32Array(total).fill(NaN);
-      const overlap: number[] = [];
-      walkBlocks(dims, K, inputs, B, (cell, [o1, o2]) => {
-        if (o1 >= 0 && o2 >= 0) overlap.push(cell, o1, o2);
-        else if (o1 >= 0) out.set(c1.data.subarray(o1 * B, (o1 + 1) * B), cell * B);
-        else if (o2 >= 0) out.set(c2.data.subarray(o2 * B, (o2 + 1) * B), cell * B);
-      });
-      if (overlap.length) {
-        const cb = a.callback('overlap_resolver');
-        if (!cb) throw new ProcessException('OverlapResolverMissing', 'the cubes have values for the same labels; give an overlap_resolver to combine them');
-        const n = overlap.length / 3;
-        const x = new Float32Array(n * B);
-        const y = new Float32Array(n * B);
-        for (let k = 0; k < n; k++) {
-          x.set(c1.data.subarray(overlap[3 * k + 1] * B, (overlap[3 * k + 1] + 1) * B), k * B);
-          y.set(c2.data.subarray(overlap[3 * k + 2] * B, (overlap[3 * k + 2] + 1) * B), k * B);
-        }
-        const r = broadcast(await cb({ x, y, context: a.get('context') }), n * B, P);
-        if (r instanceof PixelArray) throw invalid(P, 'overlap_resolver', 'the overlap resolver must answer a single value per pixel');
-        for (let k = 0; k < n; k++) out.set(r.subarray(k * B, (k + 1) * B), overlap[3 * k] * B);
-      }
-      const gdim = dims.find((d) => d.type === 'geometry');
-      let features: VectorFeatures | null = null;
-      if (gdim && c1.features && c2.features) {
-        const f2 = c2.features.epsg === c1.features.epsg ? c2.features : c2.features.reproject(c1.features.epsg);
-        const both = VectorFeatures.concat([c1.features, f2]);
-        features = both.select(gdim.labels.map((l) => {
+      const r = broadcast(await cb({ x, y, context: a.get('context') }), n * B, P);
+      if (r instanceof PixelArray) throw invalid(P, 'overlap_resolver', 'the overlap resolver must answer a single value per pixel');
+      for (let k = 0; k < n; k++) out.set(r.subarray(k * B, (k + 1) * B), overlap[3 * k] * B);
+    }
+    const gdim = dims.find((d) => d.type === 'geometry');
+    let features: VectorFeatures | null = null;
+    if (gdim && c1.features && c2.features) {
+      const f2 = c2.features.epsg === c1.features.epsg ? c2.features : c2.features.reproject(c1.features.epsg);
+      const both = VectorFeatures.concat([c1.features, f2]);
+      features = both.select(
+        gdim.labels.map((l) => {
           const [c, i] = geomOf.get(labelKey('geometry', l))!;
           return c === 0 ? i : c1.features!.length + i;
-        }));
+        }),
+      );
+    }
+    return new DataCube({
+      dims,
+      data: out,
+      grid: c1.grid,
+      features,
+      bandInfo: { ...c2.bandInfo, ...c1.bandInfo },
+    });
+  }),
+  implement('mask', async (a, ctx) => {
+    const P = 'mask';
+    const cube = await cubeOf(a.get('data'), ctx.run, P, 'data');
+    const mask = await cubeOf(a.get('mask'), ctx.run, P, 'mask');
+    const rep = replacementOf(a.get('replacement'), P);
+    if (!cube.grid) throw invalid(P, 'data', 'a raster data cube (with x and y) is expected');
+    if (!mask.grid) throw new ProcessException('IncompatibleDataCubes', 'the mask must be a raster data cube with x and y');
+    if (!sameGrid(cube.grid, mask.grid)) {
+      throw new ProcessException('IncompatibleDataCubes', 'the mask lies on another raster grid (CRS, resolution or extent) than the data; align it with resample_cube_spatial first');
+    }
+    for (const d of mask.dims) {
+      const e = cube.dim(d.name);
+      if (!e || e.type !== d.type) throw new ProcessException('IncompatibleDataCubes', `the mask has a dimension '${d.name}' (${d.type}) that the data cube ${e ? `has as ${e.type}` : 'lacks'}`);
+    }
+    const map = cube.dims.map((d) => {
+      const idx = labelMap(mask, d, d.labels);
+      const missing = idx ? d.labels.findIndex((_, i) => idx[i] < 0) : -1;
+      if (missing >= 0) throw new ProcessException('IncompatibleDataCubes', `the mask has no label '${d.labels[missing]}' in '${d.name}'`);
+      return idx;
+    });
+    const identity = cube.dims.map((_, k) => Int32Array.from(cube.dims[k].labels, (_l, i) => i));
+    const inputs = [
+      { cube, map: identity },
+      { cube: mask, map },
+    ];
+    const m = sharedSuffix(cube.dims, inputs);
+    const K = cube.dims.length - m;
+    const B = product(cube.shape.slice(K));
+    const out = cube.data.slice();
+    const md = mask.data;
+    walkBlocks(cube.dims, K, inputs, B, (cell, offsets) => {
+      const o = cell * B;
+      const mo = offsets[1] * B;
+      for (let i = 0; i < B; i++) {
+        const v = md[mo + i];
+        if (v !== 0 && v === v) out[o + i] = rep;
       }
-      return new DataCube({
-        dims,
-        data: out,
-        grid: c1.grid,
-        features,
-        bandInfo: { ...c2.bandInfo, ...c1.bandInfo },
-      });
-    },
-  ),
-  implement(
-    'mask',
-    async (a, ctx) => {
-      const P = 'mask';
-      const cube = await cubeOf(a.get('data'), ctx.run, P, 'data');
-      const mask = await cubeOf(a.get('mask'), ctx.run, P, 'mask');
-      const rep = replacementOf(a.get('replacement'), P);
-      if (!cube.grid) throw invalid(P, 'data', 'a raster data cube (with x and y) is expected');
-      if (!mask.grid) throw new ProcessException('IncompatibleDataCubes', 'the mask must be a raster data cube with x and y');
-      if (!sameGrid(cube.grid, mask.grid)) {
-        throw new ProcessException('IncompatibleDataCubes', 'the mask lies on another raster grid (CRS, resolution or extent) than the data; align it with resample_cube_spatial first');
-      }
-      for (const d of mask.dims) {
-        const e = cube.dim(d.name);
-        if (!e || e.type !== d.type) throw new ProcessException('IncompatibleDataCubes', `the mask has a dimension '${d.name}' (${d.type}) that the data cube ${e ? `has as ${e.type}` : 'lacks'}`);
-      }
-      const map = cube.dims.map((d) => {
-        const idx = labelMap(mask, d, d.labels);
-        const missing = idx ? d.labels.findIndex((_, i) => idx[i] < 0) : -1;
-        if (missing >= 0) throw new ProcessException('IncompatibleDataCubes', `the mask has no label '${d.labels[missing]}' in '${d.name}'`);
-        return idx;
-      });
-      const identity = cube.dims.map((_, k) => Int32Array.from(cube.dims[k].labels, (_l, i) => i));
-      const inputs = [
-        { cube, map: identity },
-        { cube: mask, map },
-      ];
-      const m = sharedSuffix(cube.dims, inputs);
-      const K = cube.dims.length - m;
-      const B = product(cube.shape.slice(K));
-      const out = cube.data.slice();
-      const md = mask.data;
-      walkBlocks(cube.dims, K, inputs, B, (cell, offsets) => {
-        const o = cell * B;
-        const mo = offsets[1] * B;
-        for (let i = 0; i < B; i++) {
-          const v = md[mo + i];
-          if (v !== 0 && v === v) out[o + i] = rep;
-        }
-      });
-      return cube.with({ data: out });
-    },
-  ),
-  implement(
-    'mask_polygon',
-    async (a, ctx) => {
-      const P = 'mask_polygon';
-      const geoms = await geometriesArg(a.get('mask'), P, vectorLimits(ctx.run), 'mask');
-      const cols = geoms.geometries;
-      for (let g = 0; g < cols.length; g++) {
-        const t = cols.typeName(g);
-        if (t !== null && t !== 'Polygon' && t !== 'MultiPolygon') throw invalid(P, 'mask', `only polygons can mask, not a ${t} (feature ${g})`);
-      }
-      const keep = Array.from({ length: cols.length }, (_, g) => g).filter((g) => !cols.isEmpty(g));
-      if (!keep.length) throw invalid(P, 'mask', 'there is no (non-empty) polygon');
-      const polygons = keep.length === cols.length ? geoms : geoms.select(keep);
-      const rep = replacementOf(a.get('replacement'), P);
-      const inside = a.get<boolean>('inside') === true;
-      const data = a.get<unknown>('data');
-      // Outside masked to no-data is what a load's own mask does: no pixel outside gets read.
-      if (data instanceof LazyCube && !inside && Number.isNaN(rep)) return data.with({ mask: [...(data.spec.mask ?? []), polygons] });
-      const cube = await cubeOf(data, ctx.run, P, 'data');
-      if (!cube.grid) throw invalid(P, 'data', 'a raster data cube (with x and y) is expected');
-      const hit = rasterizeMask(polygons, cube.grid);
-      const plane = hit.length;
-      const masked = inside ? 1 : 0;
-      const out = cube.data.slice();
-      for (let o = 0; o < out.length; o += plane) {
-        for (let i = 0; i < plane; i++) if (hit[i] === masked && out[o + i] === out[o + i]) out[o + i] = rep;
-      }
-      return cube.with({ data: out });
-    },
-  ),
-  implement(
-    'apply_kernel',
-    async (a, ctx) => {
-      const P = 'apply_kernel';
-      const kernel = a.get<unknown>('kernel');
-      if (!Array.isArray(kernel) || !kernel.every((row) => Array.isArray(row) && row.every((w) => typeof w === 'number' && Number.isFinite(w)))) {
-        throw invalid(P, 'kernel', 'a two-dimensional array of numbers is expected');
-      }
-      const rows = kernel as number[][];
-      const kw = rows.length ? rows[0].length : 0;
-      if (rows.some((r) => r.length !== kw)) throw invalid(P, 'kernel', 'all rows of the kernel must have the same length');
-      if (rows.length % 2 === 0 || kw % 2 === 0) throw new ProcessException('KernelDimensionsUneven', `the kernel is ${rows.length} x ${kw}; both counts must be odd`);
-      const factor = a.get<number>('factor');
-      const replace = a.get<number>('replace_invalid');
-      const border = a.get<Border>('border');
-      if (typeof border !== 'number' && !['replicate', 'reflect', 'reflect_pixel', 'wrap'].includes(border)) throw invalid(P, 'border', `unknown border mode '${String(border)}'`);
-      const cube = await cubeOf(a.get('data'), ctx.run, P, 'data');
-      if (!cube.grid) throw invalid(P, 'data', 'a raster data cube (with x and y) is expected');
-      const W = cube.grid.width;
-      const H = cube.grid.height;
-      const ry = (rows.length - 1) / 2;
-      const rx = (kw - 1) / 2;
-      const PW = W + 2 * rx;
-      const PH = H + 2 * ry;
-      const rowSrc = Int32Array.from({ length: PH }, (_, r) => borderIndex(r - ry, H, border));
-      const colSrc = Int32Array.from({ length: PW }, (_, c) => borderIndex(c - rx, W, border));
-      const constant = typeof border === 'number' ? (Number.isFinite(border) ? border : replace) : 0;
-      // Non-zero weights as offsets into the padded plane.
-      const taps: number[] = [];
-      const weights: number[] = [];
-      rows.forEach((row, i) => row.forEach((w, j) => w !== 0 && (taps.push(i * PW + j), weights.push(w))));
-      const padded = new Float64Array(PH * PW);
-      const out = new Float32Array(cube.size);
-      const plane = W * H;
-      for (let base = 0; base < cube.size; base += plane) {
-        for (let pr = 0; pr < PH; pr++) {
-          const sr = rowSrc[pr];
-          for (let pc = 0; pc < PW; pc++) {
-            const sc = colSrc[pc];
-            let v = sr < 0 || sc < 0 ? constant : cube.data[base + sr * W + sc];
-            if (!Number.isFinite(v)) v = replace;
-            padded[pr * PW + pc] = v;
-          }
-        }
-        for (let r = 0; r < H; r++) {
-          for (let c = 0; c < W; c++) {
-            const o = r * PW + c;
-            let sum = 0;
-            for (let t = 0; t < taps.length; t++) sum += weights[t] * padded[o + taps[t]];
-            out[base + r * W + c] = sum * factor;
-          }
+    });
+    return cube.with({ data: out });
+  }),
+  implement('mask_polygon', async (a, ctx) => {
+    const P = 'mask_polygon';
+    const geoms = await geometriesArg(a.get('mask'), P, vectorLimits(ctx.run), 'mask');
+    const cols = geoms.geometries;
+    for (let g = 0; g < cols.length; g++) {
+      const t = cols.typeName(g);
+      if (t !== null && t !== 'Polygon' && t !== 'MultiPolygon') throw invalid(P, 'mask', `only polygons can mask, not a ${t} (feature ${g})`);
+    }
+    const keep = Array.from({ length: cols.length }, (_, g) => g).filter((g) => !cols.isEmpty(g));
+    if (!keep.length) throw invalid(P, 'mask', 'there is no (non-empty) polygon');
+    const polygons = keep.length === cols.length ? geoms : geoms.select(keep);
+    const rep = replacementOf(a.get('replacement'), P);
+    const inside = a.get<boolean>('inside') === true;
+    const data = a.get<unknown>('data');
+    // Outside masked to no-data is what a load's own mask does: no pixel outside gets read.
+    if (data instanceof LazyCube && !inside && Number.isNaN(rep)) return data.with({ mask: [...(data.spec.mask ?? []), polygons] });
+    const cube = await cubeOf(data, ctx.run, P, 'data');
+    if (!cube.grid) throw invalid(P, 'data', 'a raster data cube (with x and y) is expected');
+    const hit = rasterizeMask(polygons, cube.grid);
+    const plane = hit.length;
+    const masked = inside ? 1 : 0;
+    const out = cube.data.slice();
+    for (let o = 0; o < out.length; o += plane) {
+      for (let i = 0; i < plane; i++) if (hit[i] === masked && out[o + i] === out[o + i]) out[o + i] = rep;
+    }
+    return cube.with({ data: out });
+  }),
+  implement('apply_kernel', async (a, ctx) => {
+    const P = 'apply_kernel';
+    const kernel = a.get<unknown>('kernel');
+    if (!Array.isArray(kernel) || !kernel.every((row) => Array.isArray(row) && row.every((w) => typeof w === 'number' && Number.isFinite(w)))) {
+      throw invalid(P, 'kernel', 'a two-dimensional array of numbers is expected');
+    }
+    const rows = kernel as number[][];
+    const kw = rows.length ? rows[0].length : 0;
+    if (rows.some((r) => r.length !== kw)) throw invalid(P, 'kernel', 'all rows of the kernel must have the same length');
+    if (rows.length % 2 === 0 || kw % 2 === 0) throw new ProcessException('KernelDimensionsUneven', `the kernel is ${rows.length} x ${kw}; both counts must be odd`);
+    const factor = a.get<number>('factor');
+    const replace = a.get<number>('replace_invalid');
+    const border = a.get<Border>('border');
+    if (typeof border !== 'number' && !['replicate', 'reflect', 'reflect_pixel', 'wrap'].includes(border)) throw invalid(P, 'border', `unknown border mode '${String(border)}'`);
+    const cube = await cubeOf(a.get('data'), ctx.run, P, 'data');
+    if (!cube.grid) throw invalid(P, 'data', 'a raster data cube (with x and y) is expected');
+    const W = cube.grid.width;
+    const H = cube.grid.height;
+    const ry = (rows.length - 1) / 2;
+    const rx = (kw - 1) / 2;
+    const PW = W + 2 * rx;
+    const PH = H + 2 * ry;
+    const rowSrc = Int32Array.from({ length: PH }, (_, r) => borderIndex(r - ry, H, border));
+    const colSrc = Int32Array.from({ length: PW }, (_, c) => borderIndex(c - rx, W, border));
+    const constant = typeof border === 'number' ? (Number.isFinite(border) ? border : replace) : 0;
+    // Non-zero weights as offsets into the padded plane.
+    const taps: number[] = [];
+    const weights: number[] = [];
+    rows.forEach((row, i) => row.forEach((w, j) => w !== 0 && (taps.push(i * PW + j), weights.push(w))));
+    const padded = new Float64Array(PH * PW);
+    const out = new Float32Array(cube.size);
+    const plane = W * H;
+    for (let base = 0; base < cube.size; base += plane) {
+      for (let pr = 0; pr < PH; pr++) {
+        const sr = rowSrc[pr];
+        for (let pc = 0; pc < PW; pc++) {
+          const sc = colSrc[pc];
+          let v = sr < 0 || sc < 0 ? constant : cube.data[base + sr * W + sc];
+          if (!Number.isFinite(v)) v = replace;
+          padded[pr * PW + pc] = v;
         }
       }
-      return cube.with({ data: out });
-    },
-  ),
-  implement(
-    'apply_neighborhood',
-    async (a, ctx) => {
-      const P = 'apply_neighborhood';
-      const cube = await cubeOf(a.get('data'), ctx.run, P, 'data');
-      const cb = requireCallback(a.callback('process'), P, 'process');
-      const context = a.get('context');
-      if (!cube.grid) throw invalid(P, 'data', 'a raster data cube (with x and y) is expected');
-      // A UDF gets each block as a cube (never the per-pixel arrays of the shortcut below).
-      const udf = udfChild(cb, 'data', context);
-      const sizes = chunkSizes(a.get('size'), cube, 'size');
-      const overlaps = chunkSizes(a.get('overlap'), cube, 'overlap');
-      const n = cube.dims.length;
-      const shape = cube.shape;
-      if (cube.size === 0) return cube;
-      const size = shape.map((s, d) => Math.min(s, sizes.get(d) ?? s));
-      const ov = shape.map((s, d) => (size[d] === s && !sizes.has(d) ? 0 : ((overlaps.get(d) as number | undefined) ?? 0)));
-      const grid = cube.grid;
-      const isGrid = cube.dims.map((d) => d.type === 'spatial' && (d.axis === 'x' || d.axis === 'y'));
+      for (let r = 0; r < H; r++) {
+        for (let c = 0; c < W; c++) {
+          const o = r * PW + c;
+          let sum = 0;
+          for (let t = 0; t < taps.length; t++) sum += weights[t] * padded[o + taps[t]];
+          out[base + r * W + c] = sum * factor;
+        }
+      }
+    }
+    return cube.with({ data: out });
+  }),
+  implement('apply_neighborhood', async (a, ctx) => {
+    const P = 'apply_neighborhood';
+    const cube = await cubeOf(a.get('data'), ctx.run, P, 'data');
+    const cb = requireCallback(a.callback('process'), P, 'process');
+    const context = a.get('context');
+    if (!cube.grid) throw invalid(P, 'data', 'a raster data cube (with x and y) is expected');
+    // A UDF gets each block as a cube (never the per-pixel arrays of the shortcut below).
+    const udf = udfChild(cb, 'data', context);
+    const sizes = chunkSizes(a.get('size'), cube, 'size');
+    const overlaps = chunkSizes(a.get('overlap'), cube, 'overlap');
+    const n = cube.dims.length;
+    const shape = cube.shape;
+    if (cube.size === 0) return cube;
+    const size = shape.map((s, d) => Math.min(s, sizes.get(d) ?? s));
+    const ov = shape.map((s, d) => (size[d] === s && !sizes.has(d) ? 0 : ((overlaps.get(d) as number | undefined) ?? 0)));
+    const grid = cube.grid;
+    const isGrid = cube.dims.map((d) => d.type === 'spatial' && (d.axis === 'x' || d.axis === 'y'));
 
-      // One dimension whole and blocks of one label along all others: an array per pixel, all pixels at once.
-      const wide = shape.map((_, d) => size[d] + 2 * ov[d]).map((l, d) => (l > 1 ? d : -1)).filter((d) => d >= 0);
-      if (!udf && wide.length === 1 && size[wide[0]] === shape[wide[0]] && ov[wide[0]] === 0) {
-        const d = wide[0];
-        const { data, rest } = cube.outermost(d);
-        const v = await cb({ data: new PixelArray(slicesOf(data, shape[d], rest), cube.dims[d].labels, rest), context });
-        const r = broadcast(v, rest, P);
-        const items = r instanceof PixelArray ? r.items : [r];
-        if (items.length !== shape[d]) {
-          throw new ProcessException('DataCubePropertiesImmutable', `the child process answered ${items.length} values per pixel for the ${shape[d]} labels of '${cube.dims[d].name}'`);
-        }
-        return cube.with({ data: DataCube.fromOutermost(joinSlices(items, rest), shape, d) });
+    // One dimension whole and blocks of one label along all others: an array per pixel, all pixels at once.
+    const wide = shape
+      .map((_, d) => size[d] + 2 * ov[d])
+      .map((l, d) => (l > 1 ? d : -1))
+      .filter((d) => d >= 0);
+    if (!udf && wide.length === 1 && size[wide[0]] === shape[wide[0]] && ov[wide[0]] === 0) {
+      const d = wide[0];
+      const { data, rest } = cube.outermost(d);
+      const v = await cb({ data: new PixelArray(slicesOf(data, shape[d], rest), cube.dims[d].labels, rest), context });
+      const r = broadcast(v, rest, P);
+      const items = r instanceof PixelArray ? r.items : [r];
+      if (items.length !== shape[d]) {
+        throw new ProcessException('DataCubePropertiesImmutable', `the child process answered ${items.length} values per pixel for the ${shape[d]} labels of '${cube.dims[d].name}'`);
       }
+      return cube.with({ data: DataCube.fromOutermost(joinSlices(items, rest), shape, d) });
+    }
 
-      const counts = shape.map((s, d) => Math.ceil(s / size[d]));
-      const blocks = product(counts);
-      if (blocks > MAX_NEIGHBORHOODS) {
-        throw invalid(P, 'size', `the sizes make ${blocks} neighbourhoods, more than the ${MAX_NEIGHBORHOODS} this back-end runs the child process for; choose larger sizes`);
+    const counts = shape.map((s, d) => Math.ceil(s / size[d]));
+    const blocks = product(counts);
+    if (blocks > MAX_NEIGHBORHOODS) {
+      throw invalid(P, 'size', `the sizes make ${blocks} neighbourhoods, more than the ${MAX_NEIGHBORHOODS} this back-end runs the child process for; choose larger sizes`);
+    }
+    const out = new Float32Array(cube.size).fill(NaN);
+    const b = new Int32Array(n);
+    for (let k = 0; k < blocks; k++) {
+      const start = shape.map((_, d) => b[d] * size[d]);
+      const core = shape.map((s, d) => Math.min(size[d], s - start[d]));
+      // The block widened by the overlap: past the raster edge for x and y, clipped elsewhere.
+      const lo = shape.map((_, d) => (isGrid[d] ? start[d] - ov[d] : Math.max(0, start[d] - ov[d])));
+      const hi = shape.map((s, d) => (isGrid[d] ? start[d] + core[d] + ov[d] : Math.min(s, start[d] + core[d] + ov[d])));
+      const len = shape.map((_, d) => hi[d] - lo[d]);
+      const sub = new Float32Array(product(len)).fill(NaN);
+      const inLo = lo.map((l) => Math.max(0, l));
+      const inHi = hi.map((h, d) => Math.min(shape[d], h));
+      copyBox(
+        cube.data,
+        shape,
+        inLo,
+        sub,
+        len,
+        inLo.map((l, d) => l - lo[d]),
+        inLo.map((l, d) => inHi[d] - l),
+      );
+      const xi = cube.dims.findIndex((d) => d.type === 'spatial' && d.axis === 'x');
+      const yi = cube.dims.findIndex((d) => d.type === 'spatial' && d.axis === 'y');
+      const t = grid.transform;
+      const subGrid: Grid = { epsg: grid.epsg, transform: [t[0] + lo[xi] * t[1], t[1], 0, t[3] + lo[yi] * t[5], 0, t[5]], width: len[xi], height: len[yi] };
+      const [ydim, xdim] = spatialDims(subGrid);
+      const dims = cube.dims.map((dim, d) => (d === xi ? { ...dim, labels: xdim.labels } : d === yi ? { ...dim, labels: ydim.labels } : { ...dim, labels: dim.labels.slice(lo[d], hi[d]) }));
+      const block = cube.with({ dims, data: sub, grid: subGrid });
+      const answer = udf ? await runUdfChild(udf, ctx, 'neighborhood', block) : await cb({ data: block, context });
+      if (!(answer instanceof DataCube) || !sameDims(answer, block)) {
+        throw new ProcessException('DataCubePropertiesImmutable', 'the child process must answer a data cube with the dimensions and labels of the block it got');
       }
-      const out = new Float32Array(cube.size).fill(NaN);
-      const b = new Int32Array(n);
-      for (let k = 0; k < blocks; k++) {
-        const start = shape.map((_, d) => b[d] * size[d]);
-        const core = shape.map((s, d) => Math.min(size[d], s - start[d]));
-        // The block widened by the overlap: past the raster edge for x and y, clipped elsewhere.
-        const lo = shape.map((_, d) => (isGrid[d] ? start[d] - ov[d] : Math.max(0, start[d] - ov[d])));
-        const hi = shape.map((s, d) => (isGrid[d] ? start[d] + core[d] + ov[d] : Math.min(s, start[d] + core[d] + ov[d])));
-        const len = shape.map((_, d) => hi[d] - lo[d]);
-        const sub = new Float32Array(product(len)).fill(NaN);
-        const inLo = lo.map((l) => Math.max(0, l));
-        const inHi = hi.map((h, d) => Math.min(shape[d], h));
-        copyBox(cube.data, shape, inLo, sub, len, inLo.map((l, d) => l - lo[d]), inLo.map((l, d) => inHi[d] - l));
-        const xi = cube.dims.findIndex((d) => d.type === 'spatial' && d.axis === 'x');
-        const yi = cube.dims.findIndex((d) => d.type === 'spatial' && d.axis === 'y');
-        const t = grid.transform;
-        const subGrid: Grid = { epsg: grid.epsg, transform: [t[0] + lo[xi] * t[1], t[1], 0, t[3] + lo[yi] * t[5], 0, t[5]], width: len[xi], height: len[yi] };
-        const [ydim, xdim] = spatialDims(subGrid);
-        const dims = cube.dims.map((dim, d) => (d === xi ? { ...dim, labels: xdim.labels } : d === yi ? { ...dim, labels: ydim.labels } : { ...dim, labels: dim.labels.slice(lo[d], hi[d]) }));
-        const block = cube.with({ dims, data: sub, grid: subGrid });
-        const answer = udf ? await runUdfChild(udf, ctx, 'neighborhood', block) : await cb({ data: block, context });
-        if (!(answer instanceof DataCube) || !sameDims(answer, block)) {
-          throw new ProcessException('DataCubePropertiesImmutable', 'the child process must answer a data cube with the dimensions and labels of the block it got');
-        }
-        copyBox(answer.data, len, start.map((s, d) => s - lo[d]), out, shape, start, core);
-        for (let d = n - 1; d >= 0; d--) {
-          if (++b[d] < counts[d]) break;
-          b[d] = 0;
-        }
+      copyBox(
+        answer.data,
+        len,
+        start.map((s, d) => s - lo[d]),
+        out,
+        shape,
+        start,
+        core,
+      );
+      for (let d = n - 1; d >= 0; d--) {
+        if (++b[d] < counts[d]) break;
+        b[d] = 0;
       }
-      return cube.with({ data: out });
-    },
-  ),
+    }
+    return cube.with({ data: out });
+  }),
 ];

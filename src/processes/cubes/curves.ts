@@ -193,49 +193,61 @@ function solve(A0: Float64Array, b0: Float64Array, m: number): Float64Array | nu
 }
 
 export const processes: ProcessImpl[] = [
-  implement(
-    'fit_curve',
-    async (a) => {
-      const P = 'fit_curve';
-      const fn = requireCallback(a.callback('function'), P, 'function');
-      const guess = a.get<number[]>('parameters');
-      if (!Array.isArray(guess) || !guess.length || !guess.every((v) => typeof v === 'number' && Number.isFinite(v))) throw invalid(P, 'parameters', 'an array of at least one finite number is expected');
-      const data = a.get<unknown>('data');
-      const ignore = a.get<boolean>('ignore_nodata') !== false;
-      if (data instanceof PixelArray) {
-        const labels = data.labels ?? data.items.map((_, i) => i);
-        const xs = labels.map((l) => xOf(l, P));
-        const p = await fitPixels(fn, xs, data.items, guess, data.pixels, ignore);
-        return new PixelArray(p.map((q) => Float32Array.from(q)), null, data.pixels);
-      }
-      if (!Array.isArray(data)) throw invalid(P, 'data', 'a labeled array is expected');
-      const labels: Labels = labelsOf(data) ?? data.map((_, i) => i);
-      const ys = data.map((v) => Float32Array.of(typeof v === 'number' ? v : NaN));
-      const p = await fitPixels(fn, labels.map((l) => xOf(l, P)), ys, guess, 1, ignore);
-      return p.map((q) => (Number.isNaN(q[0]) ? null : q[0]));
-    },
-  ),
-  implement(
-    'predict_curve',
-    async (a, ctx) => {
-      const P = 'predict_curve';
-      const fn = requireCallback(a.callback('function'), P, 'function');
-      const cube = await cubeOf(a.get('parameters'), ctx.run, P, 'parameters');
-      const name = a.get<string>('dimension');
-      const labels = a.get<(string | number)[] | null>('labels');
-      if (!labels || !labels.length) throw invalid(P, 'labels', 'give the labels to predict for');
-      const d = dimIndex(cube, name);
-      const m = cube.shape[d];
-      const { data, rest } = cube.outermost(d);
-      const params = Array.from({ length: m }, (_, j) => Float64Array.from(data.subarray(j * rest, (j + 1) * rest)));
-      const out = new Float32Array(labels.length * rest);
-      const items = paramPlanes(m, rest);
-      for (const [k, l] of labels.entries()) {
-        const v = await model(fn, xOf(l, P), params, rest, items);
-        for (let i = 0; i < rest; i++) out[k * rest + i] = v[i];
-      }
-      const dims = cube.dims.map((x, i) => (i === d ? { ...x, labels: [...labels] } : x));
-      return cube.with({ dims, data: DataCube.fromOutermost(out, dims.map((x) => x.labels.length), d) });
-    },
-  ),
+  implement('fit_curve', async (a) => {
+    const P = 'fit_curve';
+    const fn = requireCallback(a.callback('function'), P, 'function');
+    const guess = a.get<number[]>('parameters');
+    if (!Array.isArray(guess) || !guess.length || !guess.every((v) => typeof v === 'number' && Number.isFinite(v))) throw invalid(P, 'parameters', 'an array of at least one finite number is expected');
+    const data = a.get<unknown>('data');
+    const ignore = a.get<boolean>('ignore_nodata') !== false;
+    if (data instanceof PixelArray) {
+      const labels = data.labels ?? data.items.map((_, i) => i);
+      const xs = labels.map((l) => xOf(l, P));
+      const p = await fitPixels(fn, xs, data.items, guess, data.pixels, ignore);
+      return new PixelArray(
+        p.map((q) => Float32Array.from(q)),
+        null,
+        data.pixels,
+      );
+    }
+    if (!Array.isArray(data)) throw invalid(P, 'data', 'a labeled array is expected');
+    const labels: Labels = labelsOf(data) ?? data.map((_, i) => i);
+    const ys = data.map((v) => Float32Array.of(typeof v === 'number' ? v : NaN));
+    const p = await fitPixels(
+      fn,
+      labels.map((l) => xOf(l, P)),
+      ys,
+      guess,
+      1,
+      ignore,
+    );
+    return p.map((q) => (Number.isNaN(q[0]) ? null : q[0]));
+  }),
+  implement('predict_curve', async (a, ctx) => {
+    const P = 'predict_curve';
+    const fn = requireCallback(a.callback('function'), P, 'function');
+    const cube = await cubeOf(a.get('parameters'), ctx.run, P, 'parameters');
+    const name = a.get<string>('dimension');
+    const labels = a.get<(string | number)[] | null>('labels');
+    if (!labels || !labels.length) throw invalid(P, 'labels', 'give the labels to predict for');
+    const d = dimIndex(cube, name);
+    const m = cube.shape[d];
+    const { data, rest } = cube.outermost(d);
+    const params = Array.from({ length: m }, (_, j) => Float64Array.from(data.subarray(j * rest, (j + 1) * rest)));
+    const out = new Float32Array(labels.length * rest);
+    const items = paramPlanes(m, rest);
+    for (const [k, l] of labels.entries()) {
+      const v = await model(fn, xOf(l, P), params, rest, items);
+      for (let i = 0; i < rest; i++) out[k * rest + i] = v[i];
+    }
+    const dims = cube.dims.map((x, i) => (i === d ? { ...x, labels: [...labels] } : x));
+    return cube.with({
+      dims,
+      data: DataCube.fromOutermost(
+        out,
+        dims.map((x) => x.labels.length),
+        d,
+      ),
+    });
+  }),
 ];

@@ -128,21 +128,18 @@ export function summarize(v: unknown, depth = 0): unknown {
 const logged = new WeakSet<ProcessContext>();
 
 export const processes: ProcessImpl[] = [
-  implement(
-    'inspect',
-    (a, ctx) => {
-      const data = a.get<unknown>('data');
-      const level = a.get<LogLevel>('level');
-      if (!LEVELS.includes(level)) throw new ApiError('ProcessParameterInvalid', { process: 'inspect', parameter: 'level', reason: `'${String(level)}' is not one of ${LEVELS.join(', ')}` });
-      const message = a.get<unknown>('message');
-      const code = a.get<unknown>('code');
-      if (typeof message !== 'string') throw new ApiError('ProcessParameterInvalid', { process: 'inspect', parameter: 'message', reason: 'a string is expected' });
-      if (typeof code !== 'string') throw new ApiError('ProcessParameterInvalid', { process: 'inspect', parameter: 'code', reason: 'a string is expected' });
-      const run = ctx.run;
-      if (!run || logged.has(ctx)) return data;
-      logged.add(ctx);
-      run.log(level, message || `inspect (node ${ctx.nodeId})`, { code, data: summarize(data) });
-      return data;
-    },
-  ),
+  implement('inspect', (a, ctx) => {
+    const data = a.get<unknown>('data');
+    const level = a.get<LogLevel>('level');
+    if (!LEVELS.includes(level)) throw new ApiError('ProcessParameterInvalid', { process: 'inspect', parameter: 'level', reason: `'${String(level)}' is not one of ${LEVELS.join(', ')}` });
+    const message = a.get<unknown>('message');
+    const code = a.get<unknown>('code');
+    if (typeof message !== 'string') throw new ApiError('ProcessParameterInvalid', { process: 'inspect', parameter: 'message', reason: 'a string is expected' });
+    if (typeof code !== 'string') throw new ApiError('ProcessParameterInvalid', { process: 'inspect', parameter: 'code', reason: 'a string is expected' });
+    const run = ctx.run;
+    if (!run || logged.has(ctx)) return data;
+    logged.add(ctx);
+    run.log(level, message || `inspect (node ${ctx.nodeId})`, { code, data: summarize(data) });
+    return data;
+  }),
 ];

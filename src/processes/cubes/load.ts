@@ -75,31 +75,22 @@ async function deferredLoad(source: CatalogSource, id: string, a: ProcessArgs, p
 }
 
 export const processes: ProcessImpl[] = [
-  implement(
-    'load_collection',
-    async (a, ctx) => {
-      const run = ctx.run;
-      if (!run) throw new ApiError('ProcessUnsupported', { process: 'load_collection', namespace: 'backend' });
-      return deferredLoad(run.catalog, a.get<string>('id'), a, 'load_collection', run);
-    },
-  ),
-  implement(
-    'load_stac',
-    async (a, ctx) => {
-      if (!ctx.run) throw new ApiError('ProcessUnsupported', { process: 'load_stac', namespace: 'backend' });
-      const { source, id } = await stacCatalog(a.get<string>('url'), ctx.run.engine, ctx.run.catalog.search);
-      return deferredLoad(source, id, a, 'load_stac', ctx.run);
-    },
-  ),
-  implement(
-    'save_result',
-    (a, ctx) => {
-      const data = a.get<unknown>('data');
-      const format = outputFormat(a.get<string>('format'), a.get<Record<string, unknown>>('options') ?? {});
-      if (!isCube(data)) throw new ProcessException('FormatUnsuitable', `${format.name} stores data cubes; this value is not one`);
-      if (data instanceof DataCube && data.size === 0 && !format.allowsEmpty) throw new ProcessException('DataCubeEmpty', 'the data cube holds no values');
-      ctx.run?.results.push({ nodeId: ctx.nodeId, data, format: format.name, options: format.options });
-      return true;
-    },
-  ),
+  implement('load_collection', async (a, ctx) => {
+    const run = ctx.run;
+    if (!run) throw new ApiError('ProcessUnsupported', { process: 'load_collection', namespace: 'backend' });
+    return deferredLoad(run.catalog, a.get<string>('id'), a, 'load_collection', run);
+  }),
+  implement('load_stac', async (a, ctx) => {
+    if (!ctx.run) throw new ApiError('ProcessUnsupported', { process: 'load_stac', namespace: 'backend' });
+    const { source, id } = await stacCatalog(a.get<string>('url'), ctx.run.engine, ctx.run.catalog.search);
+    return deferredLoad(source, id, a, 'load_stac', ctx.run);
+  }),
+  implement('save_result', (a, ctx) => {
+    const data = a.get<unknown>('data');
+    const format = outputFormat(a.get<string>('format'), a.get<Record<string, unknown>>('options') ?? {});
+    if (!isCube(data)) throw new ProcessException('FormatUnsuitable', `${format.name} stores data cubes; this value is not one`);
+    if (data instanceof DataCube && data.size === 0 && !format.allowsEmpty) throw new ProcessException('DataCubeEmpty', 'the data cube holds no values');
+    ctx.run?.results.push({ nodeId: ctx.nodeId, data, format: format.name, options: format.options });
+    return true;
+  }),
 ];

@@ -65,56 +65,56 @@ function ownersOf(polygons: VectorFeatures, grid: Grid): { owner: Int32Array; pa
 }
 
 export const processes: ProcessImpl[] = [
-  implement(
-    'apply_polygon',
-    async (a, ctx) => {
-      const cb = requireCallback(a.callback('process'), P, 'process');
-      const geoms = await geometriesArg(a.get('geometries'), P, vectorLimits(ctx.run));
-      const cols = geoms.geometries;
-      for (let g = 0; g < cols.length; g++) {
-        const t = cols.typeName(g);
-        if (t !== null && t !== 'Polygon' && t !== 'MultiPolygon') throw invalid('geometries', `only polygons and multi-polygons are allowed, not a ${t} (feature ${g})`);
-      }
-      const keep = Array.from({ length: cols.length }, (_, g) => g).filter((g) => !cols.isEmpty(g));
-      if (!keep.length) throw invalid('geometries', 'there is no (non-empty) polygon');
-      const polygons = geoms.select(keep);
-      const fill = maskValueOf(a.get('mask_value'));
-      const context = a.get('context');
-      const cube = await cubeOf(a.get('data'), ctx.run, P, 'data');
-      const grid = cube.grid;
-      if (!grid) throw invalid('data', 'a raster data cube (with x and y) is expected');
-      const { owner, parts } = ownersOf(polygons, grid);
-      const W = grid.width;
-      const plane = W * grid.height;
-      const planes = cube.size / plane;
-      const out = new Float32Array(cube.size).fill(fill);
-      for (const part of parts) {
-        const w = part.c1 - part.c0 + 1;
-        const h = part.r1 - part.r0 + 1;
-        const sub = cropCube(cube, part.c0, part.c1, part.r0, part.r1);
-        const subData = sub.data;
-        for (let r = 0; r < h; r++) {
-          for (let c = 0; c < w; c++) {
-            if (owner[(part.r0 + r) * W + part.c0 + c] === part.id) continue;
-            for (let p = 0; p < planes; p++) subData[(p * h + r) * w + c] = fill;
-          }
-        }
-        const answer = await cb({ data: sub, context });
-        if (!(answer instanceof DataCube)) throw invalid('process', 'the child process must answer a data cube');
-        const same = answer.dims.length === sub.dims.length && answer.dims.every((d, i) => d.name === sub.dims[i].name && d.type === sub.dims[i].type && d.labels.length === sub.shape[i]);
-        if (!same) {
-          throw invalid('process', `the child process must answer a cube with the dimensions of the cut-out (${sub.dims.map((d, i) => `${d.name}: ${sub.shape[i]}`).join(', ')}), in that order and with as many labels`);
-        }
-        const res = answer.data;
-        for (let r = 0; r < h; r++) {
-          const row = (part.r0 + r) * W + part.c0;
-          for (let c = 0; c < w; c++) {
-            if (owner[row + c] !== part.id) continue;
-            for (let p = 0; p < planes; p++) out[p * plane + row + c] = res[(p * h + r) * w + c];
-          }
+  implement('apply_polygon', async (a, ctx) => {
+    const cb = requireCallback(a.callback('process'), P, 'process');
+    const geoms = await geometriesArg(a.get('geometries'), P, vectorLimits(ctx.run));
+    const cols = geoms.geometries;
+    for (let g = 0; g < cols.length; g++) {
+      const t = cols.typeName(g);
+      if (t !== null && t !== 'Polygon' && t !== 'MultiPolygon') throw invalid('geometries', `only polygons and multi-polygons are allowed, not a ${t} (feature ${g})`);
+    }
+    const keep = Array.from({ length: cols.length }, (_, g) => g).filter((g) => !cols.isEmpty(g));
+    if (!keep.length) throw invalid('geometries', 'there is no (non-empty) polygon');
+    const polygons = geoms.select(keep);
+    const fill = maskValueOf(a.get('mask_value'));
+    const context = a.get('context');
+    const cube = await cubeOf(a.get('data'), ctx.run, P, 'data');
+    const grid = cube.grid;
+    if (!grid) throw invalid('data', 'a raster data cube (with x and y) is expected');
+    const { owner, parts } = ownersOf(polygons, grid);
+    const W = grid.width;
+    const plane = W * grid.height;
+    const planes = cube.size / plane;
+    const out = new Float32Array(cube.size).fill(fill);
+    for (const part of parts) {
+      const w = part.c1 - part.c0 + 1;
+      const h = part.r1 - part.r0 + 1;
+      const sub = cropCube(cube, part.c0, part.c1, part.r0, part.r1);
+      const subData = sub.data;
+      for (let r = 0; r < h; r++) {
+        for (let c = 0; c < w; c++) {
+          if (owner[(part.r0 + r) * W + part.c0 + c] === part.id) continue;
+          for (let p = 0; p < planes; p++) subData[(p * h + r) * w + c] = fill;
         }
       }
-      return cube.with({ data: out });
-    },
-  ),
+      const answer = await cb({ data: sub, context });
+      if (!(answer instanceof DataCube)) throw invalid('process', 'the child process must answer a data cube');
+      const same = answer.dims.length === sub.dims.length && answer.dims.every((d, i) => d.name === sub.dims[i].name && d.type === sub.dims[i].type && d.labels.length === sub.shape[i]);
+      if (!same) {
+        throw invalid(
+          'process',
+          `the child process must answer a cube with the dimensions of the cut-out (${sub.dims.map((d, i) => `${d.name}: ${sub.shape[i]}`).join(', ')}), in that order and with as many labels`,
+        );
+      }
+      const res = answer.data;
+      for (let r = 0; r < h; r++) {
+        const row = (part.r0 + r) * W + part.c0;
+        for (let c = 0; c < w; c++) {
+          if (owner[row + c] !== part.id) continue;
+          for (let p = 0; p < planes; p++) out[p * plane + row + c] = res[(p * h + r) * w + c];
+        }
+      }
+    }
+    return cube.with({ data: out });
+  }),
 ];

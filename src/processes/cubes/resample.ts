@@ -181,50 +181,44 @@ function gridOf(v: unknown, processId: string, parameter: string): Grid {
 }
 
 export const processes: ProcessImpl[] = [
-  implement(
-    'resample_spatial',
-    async (a, ctx) => {
-      const id = 'resample_spatial';
-      const [rx, ry] = resolutionOf(a.get('resolution'), id);
-      const projection = a.get<unknown>('projection');
-      const epsg = projection === null || projection === undefined ? null : epsgOf(projection, id, 'projection');
-      const method = methodOf(a.get('method'), id);
-      const align = a.get<Align>('align');
-      let data = a.get<unknown>('data');
-      if (data instanceof LazyCube) {
-        const cur = data.spec.target;
-        const native = cur.epsg ?? collectionOf(data.spec.source, data.spec.collection).epsg;
-        const to = epsg ?? native;
-        const kept = to === native ? cur.resolution : undefined;
-        if (rx === ry) return data.with({ target: { epsg: to, resolution: rx > 0 ? rx : kept }, resampling: loadResampling(method) });
-        // Different x and y sizes: load at the finer one, then resample in memory.
-        const finer = Math.min(...[rx, ry].filter((r) => r > 0));
-        data = data.with({ target: { epsg: to, resolution: rx > 0 && ry > 0 ? finer : kept }, resampling: loadResampling(method) });
-      }
-      if (epsg === null && rx === 0 && ry === 0) return data;
-      const cube = await cubeOf(data, ctx.run, id);
-      const src = requireGrid(cube, id);
-      return resampleCube(cube, targetGrid(src, epsg ?? src.epsg, rx, ry, align), method, id);
-    },
-  ),
-  implement(
-    'resample_cube_spatial',
-    async (a, ctx) => {
-      const id = 'resample_cube_spatial';
-      let method = methodOf(a.get('method'), id);
-      const dst = gridOf(a.get('target'), id, 'target');
-      let data = a.get<unknown>('data');
-      if (data instanceof LazyCube) {
-        const res = Math.min(Math.abs(dst.transform[1]), Math.abs(dst.transform[5]));
-        // One target pixel of margin, so bilinear has neighbours at the edges.
-        const b = gridBox(dst);
-        const box: Box = [b[0] - res, b[1] - res, b[2] + res, b[3] + res];
-        data = data.with({ extent: narrowExtent(data.spec.extent, box, dst.epsg), target: { epsg: dst.epsg, resolution: res }, resampling: loadResampling(method) });
-        // The load has averaged already (overviews); what is left is fitting the grid.
-        if (method === 'average') method = 'near';
-      }
-      const cube = await cubeOf(data, ctx.run, id);
-      return resampleCube(cube, dst, method, id);
-    },
-  ),
+  implement('resample_spatial', async (a, ctx) => {
+    const id = 'resample_spatial';
+    const [rx, ry] = resolutionOf(a.get('resolution'), id);
+    const projection = a.get<unknown>('projection');
+    const epsg = projection === null || projection === undefined ? null : epsgOf(projection, id, 'projection');
+    const method = methodOf(a.get('method'), id);
+    const align = a.get<Align>('align');
+    let data = a.get<unknown>('data');
+    if (data instanceof LazyCube) {
+      const cur = data.spec.target;
+      const native = cur.epsg ?? collectionOf(data.spec.source, data.spec.collection).epsg;
+      const to = epsg ?? native;
+      const kept = to === native ? cur.resolution : undefined;
+      if (rx === ry) return data.with({ target: { epsg: to, resolution: rx > 0 ? rx : kept }, resampling: loadResampling(method) });
+      // Different x and y sizes: load at the finer one, then resample in memory.
+      const finer = Math.min(...[rx, ry].filter((r) => r > 0));
+      data = data.with({ target: { epsg: to, resolution: rx > 0 && ry > 0 ? finer : kept }, resampling: loadResampling(method) });
+    }
+    if (epsg === null && rx === 0 && ry === 0) return data;
+    const cube = await cubeOf(data, ctx.run, id);
+    const src = requireGrid(cube, id);
+    return resampleCube(cube, targetGrid(src, epsg ?? src.epsg, rx, ry, align), method, id);
+  }),
+  implement('resample_cube_spatial', async (a, ctx) => {
+    const id = 'resample_cube_spatial';
+    let method = methodOf(a.get('method'), id);
+    const dst = gridOf(a.get('target'), id, 'target');
+    let data = a.get<unknown>('data');
+    if (data instanceof LazyCube) {
+      const res = Math.min(Math.abs(dst.transform[1]), Math.abs(dst.transform[5]));
+      // One target pixel of margin, so bilinear has neighbours at the edges.
+      const b = gridBox(dst);
+      const box: Box = [b[0] - res, b[1] - res, b[2] + res, b[3] + res];
+      data = data.with({ extent: narrowExtent(data.spec.extent, box, dst.epsg), target: { epsg: dst.epsg, resolution: res }, resampling: loadResampling(method) });
+      // The load has averaged already (overviews); what is left is fitting the grid.
+      if (method === 'average') method = 'near';
+    }
+    const cube = await cubeOf(data, ctx.run, id);
+    return resampleCube(cube, dst, method, id);
+  }),
 ];

@@ -120,7 +120,10 @@ export async function searchedSource(
     if (ok) kept.push(it);
   }
   // Stable by day; within a day, the API's order (first valid pixel wins).
-  const ordered = kept.map((it, i) => [it, i] as const).sort((a, b) => (a[0].datetime < b[0].datetime ? -1 : a[0].datetime > b[0].datetime ? 1 : a[1] - b[1])).map(([it]) => it);
+  const ordered = kept
+    .map((it, i) => [it, i] as const)
+    .sort((a, b) => (a[0].datetime < b[0].datetime ? -1 : a[0].datetime > b[0].datetime ? 1 : a[1] - b[1]))
+    .map(([it]) => it);
   // A STAC API collection spans many CRSs (UTM zones): a load is native in the CRS most of its items have.
   const counts = new Map<number, number>();
   for (const it of ordered) counts.set(it.epsg, (counts.get(it.epsg) ?? 0) + 1);

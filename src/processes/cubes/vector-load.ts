@@ -112,50 +112,49 @@ async function uploadedRasters(paths: unknown[], files: UserFiles, max: number, 
 }
 
 export const processes: ProcessImpl[] = [
-  implement(
-    'load_geojson',
-    async (a, ctx) => {
-      const P = 'load_geojson';
-      const f = await checkedFeatures(featuresFromGeoJson(a.get('data'), { processId: P, parameter: 'data', limits: vectorLimits(ctx.run).geometry }), P, 'data');
-      const props = a.get<string[] | null>('properties') ?? [];
-      return props.length ? propertiesCube(f, props) : vectorCube(f);
-    },
-  ),
-  implement(
-    'load_url',
-    async (a, ctx) => {
-      const P = 'load_url';
-      const url = a.get<string>('url');
-      const f = formatArg(a.get('format'), a.get('options'), P);
-      if (!vectorFormat(f.name)) throw new ProcessException('FormatUnsuitable', `${f.name}: load_url reads vector files (GeoJSON, FlatGeobuf, Parquet, CSV); load GeoTIFFs with load_stac`);
-      const key = `url\u0000${f.name}\u0000${JSON.stringify(f.options)}\u0000${url}`;
-      const features = await cachedInput(key, async () => await checkedFeatures(await readVector(await fetchBytes(url, P, ctx.run), f.name, f.options, { processId: P, parameter: 'url', limits: vectorLimits(ctx.run).geometry }), P, 'url'));
-      return vectorCube(features);
-    },
-  ),
-  implement(
-    'load_uploaded_files',
-    async (a, ctx) => {
-      const P = 'load_uploaded_files';
-      const paths = a.get<unknown[]>('paths');
-      if (!Array.isArray(paths) || paths.length === 0) throw invalid(P, 'paths', 'give at least one path');
-      const f = formatArg(a.get('format'), a.get('options'), P);
-      const files = ctx.run?.files;
-      if (!files) throw new ApiError('ProcessUnsupported', { process: P, namespace: 'backend' }, 'load_uploaded_files reads the files of the signed-in user; this run has none (a web service, say).');
-      const max = vectorLimits(ctx.run).maxBytes;
-      if (f.name === 'GTiff') return uploadedRasters(paths, files, max, ctx.run!);
-      if (!vectorFormat(f.name)) throw new ProcessException('FormatUnsuitable', `${f.name}: load_uploaded_files reads GeoTIFF and vector files (GeoJSON, FlatGeobuf, Parquet, CSV)`);
-      const parts: VectorFeatures[] = [];
-      for (const raw of paths) {
-        const path = workspacePath(raw);
-        const st = await files.stat(path);
-        if (!st) throw new ApiError('FileNotFound', { file: path });
-        if (st.size > max) throw invalid(P, 'paths', `the file ${path} has ${st.size} bytes; vector files are read up to ${max} bytes here`);
-        const key = `file\u0000${files.owner}\u0000${f.name}\u0000${JSON.stringify(f.options)}\u0000${path}\u0000${st.modified}\u0000${st.size}`;
-        parts.push(await cachedInput(key, async () => await checkedFeatures(await readVector(await files.read(path, max), f.name, f.options, { processId: P, parameter: 'paths', limits: vectorLimits(ctx.run).geometry }), P, 'paths')));
-      }
-      const epsg = parts[0].epsg;
-      return vectorCube(VectorFeatures.concat(parts.map((p) => (p.epsg === epsg ? p : p.reproject(epsg)))));
-    },
-  ),
+  implement('load_geojson', async (a, ctx) => {
+    const P = 'load_geojson';
+    const f = await checkedFeatures(featuresFromGeoJson(a.get('data'), { processId: P, parameter: 'data', limits: vectorLimits(ctx.run).geometry }), P, 'data');
+    const props = a.get<string[] | null>('properties') ?? [];
+    return props.length ? propertiesCube(f, props) : vectorCube(f);
+  }),
+  implement('load_url', async (a, ctx) => {
+    const P = 'load_url';
+    const url = a.get<string>('url');
+    const f = formatArg(a.get('format'), a.get('options'), P);
+    if (!vectorFormat(f.name)) throw new ProcessException('FormatUnsuitable', `${f.name}: load_url reads vector files (GeoJSON, FlatGeobuf, Parquet, CSV); load GeoTIFFs with load_stac`);
+    const key = `url\u0000${f.name}\u0000${JSON.stringify(f.options)}\u0000${url}`;
+    const features = await cachedInput(
+      key,
+      async () => await checkedFeatures(await readVector(await fetchBytes(url, P, ctx.run), f.name, f.options, { processId: P, parameter: 'url', limits: vectorLimits(ctx.run).geometry }), P, 'url'),
+    );
+    return vectorCube(features);
+  }),
+  implement('load_uploaded_files', async (a, ctx) => {
+    const P = 'load_uploaded_files';
+    const paths = a.get<unknown[]>('paths');
+    if (!Array.isArray(paths) || paths.length === 0) throw invalid(P, 'paths', 'give at least one path');
+    const f = formatArg(a.get('format'), a.get('options'), P);
+    const files = ctx.run?.files;
+    if (!files) throw new ApiError('ProcessUnsupported', { process: P, namespace: 'backend' }, 'load_uploaded_files reads the files of the signed-in user; this run has none (a web service, say).');
+    const max = vectorLimits(ctx.run).maxBytes;
+    if (f.name === 'GTiff') return uploadedRasters(paths, files, max, ctx.run!);
+    if (!vectorFormat(f.name)) throw new ProcessException('FormatUnsuitable', `${f.name}: load_uploaded_files reads GeoTIFF and vector files (GeoJSON, FlatGeobuf, Parquet, CSV)`);
+    const parts: VectorFeatures[] = [];
+    for (const raw of paths) {
+      const path = workspacePath(raw);
+      const st = await files.stat(path);
+      if (!st) throw new ApiError('FileNotFound', { file: path });
+      if (st.size > max) throw invalid(P, 'paths', `the file ${path} has ${st.size} bytes; vector files are read up to ${max} bytes here`);
+      const key = `file\u0000${files.owner}\u0000${f.name}\u0000${JSON.stringify(f.options)}\u0000${path}\u0000${st.modified}\u0000${st.size}`;
+      parts.push(
+        await cachedInput(
+          key,
+          async () => await checkedFeatures(await readVector(await files.read(path, max), f.name, f.options, { processId: P, parameter: 'paths', limits: vectorLimits(ctx.run).geometry }), P, 'paths'),
+        ),
+      );
+    }
+    const epsg = parts[0].epsg;
+    return vectorCube(VectorFeatures.concat(parts.map((p) => (p.epsg === epsg ? p : p.reproject(epsg)))));
+  }),
 ];

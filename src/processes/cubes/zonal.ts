@@ -38,7 +38,7 @@ export function zonalStatOf(cb: Callback): { stat: ZonalStat; ignoreNodata: bool
   const n = nodes[0];
   const pid = n.process_id as ZonalStat;
   if (!ZONAL_STATS.has(pid) || (n.namespace !== undefined && n.namespace !== null && n.namespace !== 'backend') || child.shadowed(pid)) return null;
-  const args = (n.arguments ?? {});
+  const args = n.arguments ?? {};
   const d = args.data as { from_parameter?: unknown } | undefined;
   if (!isObject(d) || d.from_parameter !== 'data' || Object.keys(d).length !== 1) return null;
   let ignoreNodata = true;
@@ -74,73 +74,70 @@ function checkSize(geometries: number, rest: number, ctx: ProcessContext): void 
 }
 
 export const processes: ProcessImpl[] = [
-  implement(
-    'aggregate_spatial',
-    async (a, ctx) => {
-      const cb = requireCallback(a.callback('reducer'), P, 'reducer');
-      const given = a.get<unknown>('geometries');
-      const all = await geometriesArg(given, P, vectorLimits(ctx.run));
-      const gdim = given instanceof DataCube ? given.dims.find((d) => d.type === 'geometry') : undefined;
-      let labels: Labels = gdim ? [...gdim.labels] : geometryDimension(all.length).labels;
-      // A chunk of a batch job computes its share of the geometries only.
-      const members = ctx.run?.zonal?.members ?? null;
-      const features = members ? all.select(members) : all;
-      if (members) labels = members.map((m) => labels[m]);
-      const target = a.get<string | null>('target_dimension');
-      let data = a.get<unknown>('data');
-      // Narrowed by all geometries (not the chunk's): every chunk reads the same dates.
-      if (data instanceof LazyCube) data = narrowToGeometries(data, all);
-      const cube = await cubeOf(data, ctx.run, P);
-      const grid = cube.grid;
-      if (!grid) throw new ApiError('ProcessParameterInvalid', { process: P, parameter: 'data', reason: 'a raster data cube (with x and y) is expected' });
-      const others = cube.dims.slice(0, -2);
-      if (target !== null && (target === 'geometry' || others.some((x) => x.name === target))) {
-        throw new ProcessException('TargetDimensionExists', `the result already has a dimension '${target}'`);
-      }
-      const plane = grid.width * grid.height;
-      const planes = plane === 0 ? 0 : cube.size / plane;
-      const stats = target === null ? 1 : 3;
-      checkSize(features.length, planes * stats, ctx);
-      const spans = spansOf(features.geometries, grid);
-      const n = features.length;
-      const out = new Float32Array(n * planes * stats);
-      const kernel = zonalStatOf(cb);
-      let total: Float64Array;
-      let valid: Float64Array;
-      if (kernel) {
-        const r = zonalStats(cube.data, grid.width, grid.height, planes, spans, kernel.stat, kernel.ignoreNodata);
-        total = r.total;
-        valid = r.valid;
-        // A geometry without pixels gets no value at all (count included): no-data, total_count 0.
-        for (let i = 0; i < n * planes; i++) out[i * stats] = total[Math.floor(i / Math.max(1, planes))] > 0 ? r.values[i] : NaN;
-      } else {
-        const context = a.get('context');
-        const zv = zonalValues(cube.data, grid.width, grid.height, planes, spans);
-        total = zv.counts;
-        valid = new Float64Array(n * planes);
-        for (let g = 0; g < n; g++) {
-          const items = zv.values(g);
-          // A geometry without pixels: the reducer is not called, the value is no-data.
-          const v = items.length ? await reduceVectors(cb, items, null, planes, context, P) : new Float32Array(planes).fill(NaN);
-          for (let p = 0; p < planes; p++) {
-            out[(g * planes + p) * stats] = v[p];
-            let nv = 0;
-            for (const it of items) if (it[p] === it[p]) nv++;
-            valid[g * planes + p] = nv;
-          }
+  implement('aggregate_spatial', async (a, ctx) => {
+    const cb = requireCallback(a.callback('reducer'), P, 'reducer');
+    const given = a.get<unknown>('geometries');
+    const all = await geometriesArg(given, P, vectorLimits(ctx.run));
+    const gdim = given instanceof DataCube ? given.dims.find((d) => d.type === 'geometry') : undefined;
+    let labels: Labels = gdim ? [...gdim.labels] : geometryDimension(all.length).labels;
+    // A chunk of a batch job computes its share of the geometries only.
+    const members = ctx.run?.zonal?.members ?? null;
+    const features = members ? all.select(members) : all;
+    if (members) labels = members.map((m) => labels[m]);
+    const target = a.get<string | null>('target_dimension');
+    let data = a.get<unknown>('data');
+    // Narrowed by all geometries (not the chunk's): every chunk reads the same dates.
+    if (data instanceof LazyCube) data = narrowToGeometries(data, all);
+    const cube = await cubeOf(data, ctx.run, P);
+    const grid = cube.grid;
+    if (!grid) throw new ApiError('ProcessParameterInvalid', { process: P, parameter: 'data', reason: 'a raster data cube (with x and y) is expected' });
+    const others = cube.dims.slice(0, -2);
+    if (target !== null && (target === 'geometry' || others.some((x) => x.name === target))) {
+      throw new ProcessException('TargetDimensionExists', `the result already has a dimension '${target}'`);
+    }
+    const plane = grid.width * grid.height;
+    const planes = plane === 0 ? 0 : cube.size / plane;
+    const stats = target === null ? 1 : 3;
+    checkSize(features.length, planes * stats, ctx);
+    const spans = spansOf(features.geometries, grid);
+    const n = features.length;
+    const out = new Float32Array(n * planes * stats);
+    const kernel = zonalStatOf(cb);
+    let total: Float64Array;
+    let valid: Float64Array;
+    if (kernel) {
+      const r = zonalStats(cube.data, grid.width, grid.height, planes, spans, kernel.stat, kernel.ignoreNodata);
+      total = r.total;
+      valid = r.valid;
+      // A geometry without pixels gets no value at all (count included): no-data, total_count 0.
+      for (let i = 0; i < n * planes; i++) out[i * stats] = total[Math.floor(i / Math.max(1, planes))] > 0 ? r.values[i] : NaN;
+    } else {
+      const context = a.get('context');
+      const zv = zonalValues(cube.data, grid.width, grid.height, planes, spans);
+      total = zv.counts;
+      valid = new Float64Array(n * planes);
+      for (let g = 0; g < n; g++) {
+        const items = zv.values(g);
+        // A geometry without pixels: the reducer is not called, the value is no-data.
+        const v = items.length ? await reduceVectors(cb, items, null, planes, context, P) : new Float32Array(planes).fill(NaN);
+        for (let p = 0; p < planes; p++) {
+          out[(g * planes + p) * stats] = v[p];
+          let nv = 0;
+          for (const it of items) if (it[p] === it[p]) nv++;
+          valid[g * planes + p] = nv;
         }
       }
-      if (stats === 3) {
-        for (let g = 0; g < n; g++) {
-          for (let p = 0; p < planes; p++) {
-            out[(g * planes + p) * 3 + 1] = total[g];
-            out[(g * planes + p) * 3 + 2] = valid[g * planes + p];
-          }
+    }
+    if (stats === 3) {
+      for (let g = 0; g < n; g++) {
+        for (let p = 0; p < planes; p++) {
+          out[(g * planes + p) * 3 + 1] = total[g];
+          out[(g * planes + p) * 3 + 2] = valid[g * planes + p];
         }
       }
-      const dims: Dimension[] = [{ ...geometryDimension(n), labels }, ...others];
-      if (target !== null) dims.push({ name: target, type: 'other', labels: [...STATS_LABELS] });
-      return new DataCube({ dims, data: out, features, bandInfo: cube.bandInfo });
-    },
-  ),
+    }
+    const dims: Dimension[] = [{ ...geometryDimension(n), labels }, ...others];
+    if (target !== null) dims.push({ name: target, type: 'other', labels: [...STATS_LABELS] });
+    return new DataCube({ dims, data: out, features, bandInfo: cube.bandInfo });
+  }),
 ];

@@ -233,28 +233,25 @@ function resultCube(cube: DataCube, l: Layout, out: Float32Array, k: number, lab
 }
 
 export const processes: ProcessImpl[] = [
-  implement(
-    'predict_onnx',
-    async (a, ctx) => {
-      const cube = await cubeOf(a.get('data'), ctx.run, P, 'data');
-      if (!cube.grid || cube.dims.length < 2) throw invalid('data', 'a raster data cube (with x and y) is expected');
-      const src = await modelSource(a.get('model'), { processId: P, parameter: 'model', run: ctx.run, prefer: isOnnxAsset });
-      const t0 = performance.now();
-      // A graph evaluated without an engine (no run) gets sessions of its own, released with it.
-      const sessions = ctx.run?.engine.onnx ?? new OnnxSessions(1);
-      const ort = await sessions.runtime();
-      const answer = await sessions.use(src, { processId: P, parameter: 'model' }, async (m) => {
-        const l = layout(cube);
-        const { out, k } = m.kind === 'pixel' ? await perPixel(ort, m, l, ctx.run) : await perPatch(ort, m, l, cube, ctx.run);
-        let labels = m.labels ?? labelsOfItem(src.item?.properties);
-        if (labels && labels.length !== k) {
-          ctx.run?.log('warning', `predict_onnx: the model names ${labels.length} output labels but answers ${k} values per pixel; the bands are named class_0 to class_${k - 1}`);
-          labels = null;
-        }
-        return resultCube(cube, l, out, k, labels ?? Array.from({ length: k }, (_, i) => `class_${i}`));
-      });
-      addStage('model', performance.now() - t0);
-      return answer;
-    },
-  ),
+  implement('predict_onnx', async (a, ctx) => {
+    const cube = await cubeOf(a.get('data'), ctx.run, P, 'data');
+    if (!cube.grid || cube.dims.length < 2) throw invalid('data', 'a raster data cube (with x and y) is expected');
+    const src = await modelSource(a.get('model'), { processId: P, parameter: 'model', run: ctx.run, prefer: isOnnxAsset });
+    const t0 = performance.now();
+    // A graph evaluated without an engine (no run) gets sessions of its own, released with it.
+    const sessions = ctx.run?.engine.onnx ?? new OnnxSessions(1);
+    const ort = await sessions.runtime();
+    const answer = await sessions.use(src, { processId: P, parameter: 'model' }, async (m) => {
+      const l = layout(cube);
+      const { out, k } = m.kind === 'pixel' ? await perPixel(ort, m, l, ctx.run) : await perPatch(ort, m, l, cube, ctx.run);
+      let labels = m.labels ?? labelsOfItem(src.item?.properties);
+      if (labels && labels.length !== k) {
+        ctx.run?.log('warning', `predict_onnx: the model names ${labels.length} output labels but answers ${k} values per pixel; the bands are named class_0 to class_${k - 1}`);
+        labels = null;
+      }
+      return resultCube(cube, l, out, k, labels ?? Array.from({ length: k }, (_, i) => `class_${i}`));
+    });
+    addStage('model', performance.now() - t0);
+    return answer;
+  }),
 ];

@@ -218,71 +218,52 @@ async function loadModel(id: string, ctx: ProcessContext): Promise<Forest> {
 }
 
 export const processes: ProcessImpl[] = [
-  implement(
-    'fit_class_random_forest',
-    (a, ctx) => fit('classification', a, ctx),
-  ),
-  implement(
-    'fit_regr_random_forest',
-    (a, ctx) => fit('regression', a, ctx),
-  ),
-  implement(
-    'predict_random_forest',
-    (a) => {
-      const f = forestArg(a.get('model'), 'predict_random_forest');
-      const data = a.get('data');
-      if (data instanceof PixelArray) {
-        checkPredictors(f, data.items.length, 'predict_random_forest');
-        const out = new Float32Array(data.pixels);
-        const x = new Float64Array(data.items.length);
-        for (let i = 0; i < data.pixels; i++) {
-          for (let k = 0; k < x.length; k++) x[k] = data.items[k][i];
-          out[i] = predictOne(f, x);
-        }
-        return out;
+  implement('fit_class_random_forest', (a, ctx) => fit('classification', a, ctx)),
+  implement('fit_regr_random_forest', (a, ctx) => fit('regression', a, ctx)),
+  implement('predict_random_forest', (a) => {
+    const f = forestArg(a.get('model'), 'predict_random_forest');
+    const data = a.get('data');
+    if (data instanceof PixelArray) {
+      checkPredictors(f, data.items.length, 'predict_random_forest');
+      const out = new Float32Array(data.pixels);
+      const x = new Float64Array(data.items.length);
+      for (let i = 0; i < data.pixels; i++) {
+        for (let k = 0; k < x.length; k++) x[k] = data.items[k][i];
+        out[i] = predictOne(f, x);
       }
-      if (!Array.isArray(data)) throw invalid('predict_random_forest', 'data', 'an array of numbers is expected');
-      checkPredictors(f, data.length, 'predict_random_forest');
-      const v = predictOne(f, data.map(plainNumber));
-      return Number.isNaN(v) ? null : v;
-    },
-  ),
-  implement(
-    'predict_probabilities',
-    (a) => {
-      const f = forestArg(a.get('model'), 'predict_probabilities');
-      if (f.kind !== 'classification') throw invalid('predict_probabilities', 'model', 'the model predicts values, not classes: it has no class probabilities');
-      const data = a.get('data');
-      const w = leafWidth(f);
-      if (data instanceof PixelArray) {
-        checkPredictors(f, data.items.length, 'predict_probabilities');
-        const outs = Array.from({ length: w }, () => new Float32Array(data.pixels));
-        const x = new Float64Array(data.items.length);
-        for (let i = 0; i < data.pixels; i++) {
-          for (let k = 0; k < x.length; k++) x[k] = data.items[k][i];
-          probabilitiesOne(f, x).forEach((v, c) => (outs[c][i] = v));
-        }
-        return new PixelArray(outs, f.classes.map(String), data.pixels);
+      return out;
+    }
+    if (!Array.isArray(data)) throw invalid('predict_random_forest', 'data', 'an array of numbers is expected');
+    checkPredictors(f, data.length, 'predict_random_forest');
+    const v = predictOne(f, data.map(plainNumber));
+    return Number.isNaN(v) ? null : v;
+  }),
+  implement('predict_probabilities', (a) => {
+    const f = forestArg(a.get('model'), 'predict_probabilities');
+    if (f.kind !== 'classification') throw invalid('predict_probabilities', 'model', 'the model predicts values, not classes: it has no class probabilities');
+    const data = a.get('data');
+    const w = leafWidth(f);
+    if (data instanceof PixelArray) {
+      checkPredictors(f, data.items.length, 'predict_probabilities');
+      const outs = Array.from({ length: w }, () => new Float32Array(data.pixels));
+      const x = new Float64Array(data.items.length);
+      for (let i = 0; i < data.pixels; i++) {
+        for (let k = 0; k < x.length; k++) x[k] = data.items[k][i];
+        probabilitiesOne(f, x).forEach((v, c) => (outs[c][i] = v));
       }
-      if (!Array.isArray(data)) throw invalid('predict_probabilities', 'data', 'an array of numbers is expected');
-      checkPredictors(f, data.length, 'predict_probabilities');
-      return probabilitiesOne(f, data.map(plainNumber)).map((v) => (Number.isNaN(v) ? null : v));
-    },
-  ),
-  implement(
-    'save_ml_model',
-    (a, ctx) => {
-      const f = forestArg(a.get('data'), 'save_ml_model', 'data');
-      const options = a.get<Record<string, unknown> | null>('options') ?? {};
-      if (Object.keys(options).length) throw invalid('save_ml_model', 'options', `no options are known (got ${Object.keys(options).join(', ')})`);
-      if (ctx.run?.mode !== 'job' || !ctx.run.models) throw invalid('save_ml_model', 'data', 'models are saved with the results of batch jobs; run the graph as a batch job (POST /jobs)');
-      ctx.run.models.push({ nodeId: ctx.nodeId, model: f });
-      return true;
-    },
-  ),
-  implement(
-    'load_ml_model',
-    (a, ctx) => loadModel(a.get<string>('id'), ctx),
-  ),
+      return new PixelArray(outs, f.classes.map(String), data.pixels);
+    }
+    if (!Array.isArray(data)) throw invalid('predict_probabilities', 'data', 'an array of numbers is expected');
+    checkPredictors(f, data.length, 'predict_probabilities');
+    return probabilitiesOne(f, data.map(plainNumber)).map((v) => (Number.isNaN(v) ? null : v));
+  }),
+  implement('save_ml_model', (a, ctx) => {
+    const f = forestArg(a.get('data'), 'save_ml_model', 'data');
+    const options = a.get<Record<string, unknown> | null>('options') ?? {};
+    if (Object.keys(options).length) throw invalid('save_ml_model', 'options', `no options are known (got ${Object.keys(options).join(', ')})`);
+    if (ctx.run?.mode !== 'job' || !ctx.run.models) throw invalid('save_ml_model', 'data', 'models are saved with the results of batch jobs; run the graph as a batch job (POST /jobs)');
+    ctx.run.models.push({ nodeId: ctx.nodeId, model: f });
+    return true;
+  }),
+  implement('load_ml_model', (a, ctx) => loadModel(a.get<string>('id'), ctx)),
 ];
-

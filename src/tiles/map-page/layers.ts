@@ -70,10 +70,7 @@ export function extentLayer(boxes: LonLatBox[]): VectorLayer<VectorSource> {
   const features = boxes.map((b) => new Feature(fromExtent(mercatorExtent(b))));
   return new VectorLayer({
     source: new VectorSource({ features }),
-    style: [
-      new Style({ stroke: new Stroke({ color: 'rgba(255, 255, 255, 0.9)', width: 3 }) }),
-      new Style({ stroke: new Stroke({ color: '#c0392b', width: 1.5, lineDash: [6, 4] }) }),
-    ],
+    style: [new Style({ stroke: new Stroke({ color: 'rgba(255, 255, 255, 0.9)', width: 3 }) }), new Style({ stroke: new Stroke({ color: '#c0392b', width: 1.5, lineDash: [6, 4] }) })],
   });
 }
 

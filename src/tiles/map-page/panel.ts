@@ -78,13 +78,7 @@ function dateControl(dates: MapDates, current: string, change: (datetime: string
 }
 
 /** Fills the panel; `dateChanged` hears each new `datetime=` of a preview (empty: the newest). */
-export function buildPanel(
-  panel: HTMLElement,
-  title: string,
-  layers: DataLayer[],
-  overlays: { id: string; label: string; layer: BaseLayer }[],
-  dateChanged: (layer: DataLayer, datetime: string) => void,
-): void {
+export function buildPanel(panel: HTMLElement, title: string, layers: DataLayer[], overlays: { id: string; label: string; layer: BaseLayer }[], dateChanged: (layer: DataLayer, datetime: string) => void): void {
   const list = el('div', { id: 'layers' });
   // The panel folds to its title, to see the map beneath it.
   const fold = el('button', { type: 'button', id: 'fold', title: 'Hide the layers', textContent: '−' });

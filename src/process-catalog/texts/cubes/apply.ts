@@ -4,7 +4,8 @@ import type { ProcessTexts } from '../../spec.js';
 export const texts: Record<string, ProcessTexts> = {
   apply: {
     summary: 'Run a process on every value',
-    description: 'Runs the child process once for each value of the data cube and puts its answer in place of the value. Dimensions, labels and no-data positions are kept unless the child process answers a value for no-data.',
+    description:
+      'Runs the child process once for each value of the data cube and puts its answer in place of the value. Dimensions, labels and no-data positions are kept unless the child process answers a value for no-data.',
     parameters: {
       data: 'The data cube to work on.',
       process: 'The child process: it gets one value `x` (and `context`) and answers one value.',

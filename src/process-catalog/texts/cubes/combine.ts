@@ -9,7 +9,8 @@ export const texts: Record<string, ProcessTexts> = {
     parameters: {
       cube1: 'The first data cube; its labels come first.',
       cube2: 'The second data cube.',
-      overlap_resolver: 'The child process for labels both cubes have: it gets the value of `cube1` as `x`, that of `cube2` as `y` (and `context`) and answers the merged value. Needed only when the cubes overlap.',
+      overlap_resolver:
+        'The child process for labels both cubes have: it gets the value of `cube1` as `x`, that of `cube2` as `y` (and `context`) and answers the merged value. Needed only when the cubes overlap.',
       context: 'Any data handed to the overlap resolver as its `context` parameter.',
     },
     returns: 'The merged data cube.',
@@ -33,7 +34,7 @@ export const texts: Record<string, ProcessTexts> = {
   mask_polygon: {
     summary: 'Replace the values outside (or inside) polygons',
     description:
-      'Puts `replacement` in place of the values of pixels whose centre lies in none of the polygons (inside or on the boundary), or with `inside` in at least one of them. No-data values stay no-data. Polygons in another CRS than the cube\'s are reprojected vertex by vertex; empty polygons are ignored.',
+      "Puts `replacement` in place of the values of pixels whose centre lies in none of the polygons (inside or on the boundary), or with `inside` in at least one of them. No-data values stay no-data. Polygons in another CRS than the cube's are reprojected vertex by vertex; empty polygons are ignored.",
     parameters: {
       data: 'A raster data cube.',
       mask: 'Polygons or multi-polygons: a vector data cube, or GeoJSON (the deprecated form; EPSG:4326).',
@@ -50,7 +51,8 @@ export const texts: Record<string, ProcessTexts> = {
       data: 'A raster data cube.',
       kernel: 'The weights: an array of rows (along y), each an array of numbers (along x); both counts must be odd.',
       factor: 'A number every result is multiplied by (1 by default).',
-      border: 'Values beyond the edges: a number (0 by default) for a constant, `replicate` (the edge pixel), `reflect` (mirrored at the edge), `reflect_pixel` (mirrored at the centre of the edge pixel) or `wrap` (from the opposite edge).',
+      border:
+        'Values beyond the edges: a number (0 by default) for a constant, `replicate` (the edge pixel), `reflect` (mirrored at the edge), `reflect_pixel` (mirrored at the centre of the edge pixel) or `wrap` (from the opposite edge).',
       replace_invalid: 'The value that no-data, NaN and infinite values count as (0 by default).',
     },
     returns: 'The data cube with the filtered values, dimensions and labels unchanged.',

@@ -5,7 +5,7 @@ export const texts: Record<string, ProcessTexts> = {
   fit_curve: {
     summary: 'Fit a model function by least squares',
     description:
-      'Finds the parameters of the model function that fit the array best in the least-squares sense (Levenberg-Marquardt from the initial guess, Jacobian by forward differences), with the labels as x and the values as y; a date label counts as its seconds since 1970-01-01T00:00:00Z. Used in apply_dimension it fits every pixel\'s values along the dimension at once. No-data values are left out (with ignore_nodata true); fewer valid values than parameters give no-data parameters.',
+      "Finds the parameters of the model function that fit the array best in the least-squares sense (Levenberg-Marquardt from the initial guess, Jacobian by forward differences), with the labels as x and the values as y; a date label counts as its seconds since 1970-01-01T00:00:00Z. Used in apply_dimension it fits every pixel's values along the dimension at once. No-data values are left out (with ignore_nodata true); fewer valid values than parameters give no-data parameters.",
     parameters: {
       data: 'The labeled array of values (y), e.g. along the temporal dimension; the labels are x.',
       parameters: 'The initial guess of the parameters; their number is the number fitted.',

@@ -40,7 +40,7 @@ export const texts: Record<string, ProcessTexts> = {
   filter_spatial: {
     summary: 'Crop and mask to geometries',
     description:
-      'Cuts the cube to the pixels of the geometries and sets the others inside that box to no-data: pixels whose centre lies inside or on the boundary of a polygon, pixels a line passes through, and the pixel holding each point are kept. Geometries in another CRS are reprojected to the cube\'s vertex by vertex.',
+      "Cuts the cube to the pixels of the geometries and sets the others inside that box to no-data: pixels whose centre lies inside or on the boundary of a polygon, pixels a line passes through, and the pixel holding each point are kept. Geometries in another CRS are reprojected to the cube's vertex by vertex.",
     parameters: { data: 'A raster data cube.', geometries: 'A vector data cube, or GeoJSON (the deprecated form) in EPSG:4326.' },
     returns: 'The cube cut to the geometries.',
   },

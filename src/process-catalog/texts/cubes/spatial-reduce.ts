@@ -16,7 +16,7 @@ export const texts: Record<string, ProcessTexts> = {
   aggregate_spatial_window: {
     summary: 'Reduce windows of pixels',
     description:
-      'Cuts the x/y planes into non-overlapping windows of `size` pixels (x, then y) and runs the reducer on each window\'s values, for every date, band and other label. Where the grid is not a multiple of the window size, `boundary` pads the windows at the edge with no-data (the reducer sees them) or trims the pixels that do not fill a window, at the edges away from the corner `align` names. The result is a raster cube on the coarser grid; the x and y labels are the window centres.',
+      "Cuts the x/y planes into non-overlapping windows of `size` pixels (x, then y) and runs the reducer on each window's values, for every date, band and other label. Where the grid is not a multiple of the window size, `boundary` pads the windows at the edge with no-data (the reducer sees them) or trims the pixels that do not fill a window, at the edges away from the corner `align` names. The result is a raster cube on the coarser grid; the x and y labels are the window centres.",
     parameters: {
       data: 'A raster data cube.',
       reducer: 'The reducer: it gets the array `data` of the values of one window (and `context`) and answers one value.',

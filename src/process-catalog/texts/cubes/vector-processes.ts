@@ -39,7 +39,7 @@ export const texts: Record<string, ProcessTexts> = {
   vector_to_regular_points: {
     summary: 'Sample points on a regular grid',
     description:
-      'Samples points from each geometry: for polygons the centres of the cells of a grid of `distance` metres starting at the upper left corner of the polygon\'s bounding box, those inside the polygon (or on its boundary); when none is, the polygon\'s first vertex. For lines a point at the start and then one every `distance` metres along the line. Points stay as they are. The geometries must be in a CRS in metres. Grouped, each geometry becomes a MultiPoint (empty ones stay empty, ids kept); otherwise each point is a feature of its own with the properties and values of its geometry.',
+      "Samples points from each geometry: for polygons the centres of the cells of a grid of `distance` metres starting at the upper left corner of the polygon's bounding box, those inside the polygon (or on its boundary); when none is, the polygon's first vertex. For lines a point at the start and then one every `distance` metres along the line. Points stay as they are. The geometries must be in a CRS in metres. Grouped, each geometry becomes a MultiPoint (empty ones stay empty, ids kept); otherwise each point is a feature of its own with the properties and values of its geometry.",
     parameters: {
       data: 'A vector data cube.',
       distance: 'The spacing in metres.',
