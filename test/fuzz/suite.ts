@@ -259,10 +259,11 @@ export function fuzzSuite(opts: FuzzOptions): void {
       const latencies = lines.map(Number).sort((a, b) => a - b);
       const p99 = latencies[Math.floor(latencies.length * 0.99)];
       console.log(`[fuzz] storm: ${latencies.length} discovery probes, median ${latencies[latencies.length >> 1].toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${latencies[latencies.length - 1].toFixed(1)} ms`);
-      // uWS closes idle connections after about 10 s; any answer they got must be well-formed too.
-      const answers = await Promise.race([Promise.all(stuck.map((s) => s.closed)), new Promise<null>((r) => setTimeout(() => r(null), 15_000))]);
+      // uWS (20.57) closes idle connections about 32 s after their last request (they were opened
+      // before the storm); any answer they got must be well-formed too.
+      const answers = await Promise.race([Promise.all(stuck.map((s) => s.closed)), new Promise<null>((r) => setTimeout(() => r(null), 45_000))]);
       stuck.forEach((s) => s.sock.destroy());
-      expect(answers, 'connections the parser refused were still open after 15 s').not.toBeNull();
+      expect(answers, 'connections the parser refused or answered were still open 45 s after the storm').not.toBeNull();
       // uWS answers HTTP/1.0 and absolute-form targets itself with 505; any other answer is a client error at worst.
       answers!.forEach((a, i) => {
         if (a) expect(a).toMatch(/HTTP\/1\.0|^GET http/.test(String(payloads[i])) ? /^HTTP\/1\.1 505 / : /^HTTP\/1\.1 [1-4]\d\d /);
