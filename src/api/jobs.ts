@@ -9,6 +9,7 @@ import type { JobEdit, JobRecord } from '../store/types.js';
 import type { LogLevel } from '../core/run-context.js';
 import { checkedProcessOf, ownMembers } from './processes.js';
 import { ignoredMembersMessage, processDefaults, requestOptions, resolveOptions } from '../core/processing-options.js';
+import { levelRank } from '../store/logs.js';
 import { logLevelMember, textMember } from './members.js';
 import { checkBilling } from './result.js';
 import { paginate, type Link } from './paging.js';
@@ -74,9 +75,9 @@ const EDITABLE = new Set(['title', 'description', 'process', 'process_graph', 'p
 /** Members of a job (the API's batch job) that no request changes; other unknown members are ignored. */
 const READ_ONLY = new Set(['id', 'status', 'progress', 'created', 'updated', 'costs', 'usage', 'links']);
 
-/** Names the members a request about job `id` gave and Xeo ignored, as a warning of the job's log. */
-async function warnIgnored(req: AppRequest, id: string, ignored: string[]): Promise<void> {
-  if (ignored.length) await req.app.store.logs.append(jobLogOwner(id), { level: 'warning', message: ignoredMembersMessage('job', ignored) });
+/** Names the members a request about job `id` gave and Xeo ignored, as a warning of the job's log (when its level keeps warnings). */
+async function warnIgnored(req: AppRequest, id: string, logLevel: LogLevel, ignored: string[]): Promise<void> {
+  if (ignored.length && levelRank('warning') <= levelRank(logLevel)) await req.app.store.logs.append(jobLogOwner(id), { level: 'warning', message: ignoredMembersMessage('job', ignored) });
 }
 
 export const routes: AppRoute[] = [
@@ -121,7 +122,7 @@ export const routes: AppRoute[] = [
       // 128 random bits: the id cannot be guessed.
       const id = `j-${randomBytes(16).toString('hex')}`;
       await req.app.jobs.create(id, req.me.id, fields);
-      await warnIgnored(req, id, ignored);
+      await warnIgnored(req, id, fields.logLevel, ignored);
       return empty(201, { Location: req.url(`/jobs/${id}`), [`${req.app.brandWord}-Identifier`]: id });
     },
   },
@@ -146,7 +147,7 @@ export const routes: AppRoute[] = [
       const { options, ignored } = requestOptions(req.app.processing.job, body, EDITABLE);
       // An update that changes nothing succeeds as a no-op, also on a job locked for edits.
       if (Object.keys(body).length === ignored.length) {
-        await warnIgnored(req, job.id, ignored);
+        await warnIgnored(req, job.id, job.logLevel, ignored);
         return empty(204);
       }
       if (job.status === 'queued' || job.status === 'running') throw new ApiError('JobLocked');
@@ -163,7 +164,7 @@ export const routes: AppRoute[] = [
       // The status does not change; results of an earlier run stay until the job is started again.
       // Started since it was read: locked after all.
       if (!(await req.app.store.jobs.edit(job.id, change))) throw new ApiError('JobLocked');
-      await warnIgnored(req, job.id, ignored);
+      await warnIgnored(req, job.id, change.logLevel ?? job.logLevel, ignored);
       return empty(204);
     },
   },

@@ -9,6 +9,7 @@ import { json, empty } from './reply.js';
 import { paginate } from './paging.js';
 import { checkedProcessOf, ownMembers } from './processes.js';
 import { ignoredMembersMessage, processDefaults, requestOptions, resolveOptions } from '../core/processing-options.js';
+import { levelRank } from '../store/logs.js';
 import type { LogLevel } from '../core/run-context.js';
 import { checkBilling } from './result.js';
 import { costsOf } from '../compute/costs.js';
@@ -25,9 +26,9 @@ const EDITABLE = new Set(['title', 'description', 'process', 'process_graph', 'e
 /** Members of a service (the API's secondary web service) that no request changes; other unknown members are ignored. */
 const READ_ONLY = new Set(['id', 'url', 'type', 'attributes', 'created', 'costs', 'usage', 'links']);
 
-/** Names the members a request about service `id` gave and Xeo ignored, as a warning of the service's log. */
-async function warnIgnored(req: AppRequest, id: string, ignored: string[]): Promise<void> {
-  if (ignored.length) await req.app.store.logs.append(serviceLogOwner(id), { level: 'warning', message: ignoredMembersMessage('service', ignored) });
+/** Names the members a request about service `id` gave and Xeo ignored, as a warning of the service's log (when its level keeps warnings). */
+async function warnIgnored(req: AppRequest, id: string, logLevel: LogLevel, ignored: string[]): Promise<void> {
+  if (ignored.length && levelRank('warning') <= levelRank(logLevel)) await req.app.store.logs.append(serviceLogOwner(id), { level: 'warning', message: ignoredMembersMessage('service', ignored) });
 }
 
 /** Members of a service request of its own; any other top-level member is a processing parameter or ignored. */
@@ -159,7 +160,7 @@ export const routes: AppRoute[] = [
       };
       await req.app.store.services.create(record);
       await req.app.store.logs.append(serviceLogOwner(record.id), { level: 'info', message: `${type} service created` });
-      await warnIgnored(req, record.id, ignored);
+      await warnIgnored(req, record.id, record.logLevel, ignored);
       req.app.tiles.prepare(record.id);
       return empty(201, { Location: req.url(`/services/${record.id}`), [`${req.app.brandWord}-Identifier`]: record.id });
     },
@@ -186,7 +187,7 @@ export const routes: AppRoute[] = [
       const keys = Object.keys(body).filter((k) => !ignored.includes(k));
       // An update that changes nothing succeeds as a no-op.
       if (keys.length === 0) {
-        await warnIgnored(req, current.id, ignored);
+        await warnIgnored(req, current.id, current.logLevel, ignored);
         return empty(204);
       }
       const next: ServiceRecord = { ...current, options: { ...current.options, ...given }, updated: new Date().toISOString() };
@@ -216,7 +217,7 @@ export const routes: AppRoute[] = [
       req.app.tiles.prepare(current.id);
       const changed = keys.join(', ');
       await req.app.store.logs.append(serviceLogOwner(current.id), { level: 'info', message: `service changed: ${changed}` });
-      await warnIgnored(req, current.id, ignored);
+      await warnIgnored(req, current.id, next.logLevel, ignored);
       return empty(204);
     },
   },
