@@ -14,7 +14,7 @@ import { featuresFromGeoJson } from '../../datacube/geojson-in.js';
 import { vectorLimits } from '../../datacube/vector-limits.js';
 import { isForest, leafWidth, predictOne, probabilitiesOne, type Forest, type ForestKind } from '../../ml/forest.js';
 import { resolveMaxVariables, trainForest } from '../../ml/train.js';
-import { DEFAULT_ML_LIMITS } from '../../ml/limits.js';
+import { mlLimits } from '../../ml/limits.js';
 import { contentHash, ModelFileError } from '../../ml/model-file.js';
 import { ModelCache } from '../../ml/model-cache.js';
 import { isModelUrl, modelLimits, modelSource } from '../../data/model-source.js';
@@ -132,7 +132,7 @@ async function fit(kind: ForestKind, a: ProcessArgs, ctx: ProcessContext): Promi
   const P = ctx.processId;
   const numTrees = a.get<number>('num_trees');
   const s = await samplesOf(a, ctx);
-  const limits = ctx.run?.engine.mlLimits ?? DEFAULT_ML_LIMITS;
+  const limits = mlLimits(ctx.run);
   // At least 100 samples and 10 predictors count: a tree costs its arrays and bootstrap however few
   // the samples (a handful cannot ask for millions of trees), and its nodes however few the
   // predictors (up to two per sample: a million samples of one predictor cannot ask for gigabytes).
@@ -184,7 +184,7 @@ const plainNumber = (v: unknown) => (typeof v === 'number' ? v : NaN);
 async function loadModel(id: string, ctx: ProcessContext): Promise<Forest> {
   const run = ctx.run;
   const maxBytes = modelLimits(run).maxBytes;
-  const maxDepth = (run?.engine.mlLimits ?? DEFAULT_ML_LIMITS).maxDepth;
+  const maxDepth = mlLimits(run).maxDepth;
   // A graph evaluated without an engine (no run) decodes its models afresh.
   const models = run?.engine.forests ?? new ModelCache();
   const decoded = (hash: string, bytes: Uint8Array) => {
