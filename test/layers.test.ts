@@ -30,7 +30,12 @@ function sources(dir: string): string[] {
 /** Relative imports of a file, as paths below src/ (`.js` specifiers name `.ts` sources). */
 function importsOf(file: string): string[] {
   const text = readFileSync(file, 'utf8');
-  const specs = [...text.matchAll(/^\s*(?:import|export)\b[^'"`;]*?from\s+'([^']+)'/gm), ...text.matchAll(/\bimport\(\s*'([^']+)'\s*\)/g)].map((m) => m[1]);
+  const specs = [
+    ...text.matchAll(/^\s*(?:import|export)\b[^'"`;]*?from\s+'([^']+)'/gm),
+    // Side-effect imports (`import './x.js';`) load a module as much as named ones do.
+    ...text.matchAll(/^\s*import\s+'([^']+)'/gm),
+    ...text.matchAll(/\bimport\(\s*'([^']+)'\s*\)/g),
+  ].map((m) => m[1]);
   return specs
     .filter((s) => s.startsWith('.'))
     .map((s) => path.relative(SRC, path.resolve(path.dirname(file), s)).replace(/\.js$/, '.ts'))
