@@ -168,6 +168,30 @@ describeWithTool(hasGdal && hasCogValidator, 'GDAL', 'job COGs read back with GD
     expect(check).toMatch(/is a valid cloud optimized GeoTIFF/);
   }, 120_000);
 
+  it('of an extent in degrees over the UTM scene equal /result up to its edge rows and columns', async () => {
+    // The grid of a 4326 extent snaps outward to the scene's pixels, so its edge pixels only partly
+    // overlap the extent: every chunk of the job must fill them as /result does.
+    const graph = {
+      l: {
+        process_id: 'load_collection',
+        arguments: { id: 'DEMO_S2_L2A', spatial_extent: { west: 16.72, south: 47.91, east: 16.74, north: 47.92 }, temporal_extent: ['2024-06-01', '2024-07-01'], bands: ['B04'] },
+      },
+      r: {
+        process_id: 'reduce_dimension',
+        arguments: { data: { from_node: 'l' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } },
+      },
+      s: { process_id: 'save_result', arguments: { data: { from_node: 'r' }, format: 'GTiff' }, result: true },
+    };
+    const job = await jobs.run(graph);
+    expect(job.status).toBe('finished');
+    const doc = (await jobs.call('GET', `/jobs/${job.id}/results`)).json;
+    const fromJob = gdalValues((await http('GET', doc.assets['result.tif'].href)).body);
+    const fromSync = gdalValues((await jobs.call('POST', '/result', { process: { process_graph: graph } })).body);
+    expect(fromJob.info.geoTransform).toEqual(fromSync.info.geoTransform);
+    expect(fromSync.values.some(Number.isNaN)).toBe(false);
+    expectSameValues(fromJob.values, fromSync.values);
+  }, 120_000);
+
   it('are read by GDAL straight from the signed link, with range requests', async () => {
     const job = await jobs.run(ndviGraph(pixels(0, 0, 1024, 1024)));
     const doc = (await jobs.call('GET', `/jobs/${job.id}/results`)).json;

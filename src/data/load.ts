@@ -200,11 +200,13 @@ async function loadOnGrid(store: CatalogSnapshot, meta: CollectionMeta, bands: C
   const e = req.extent;
   const inGrid = transformBox([e.west, e.south, e.east, e.north], e.crs ?? 4326, grid.epsg);
   const t = grid.transform;
-  // The window of the grid inside the extent, in whole pixels (a pixel counts when its centre is inside).
-  const col0 = Math.max(0, Math.round((inGrid[0] - t[0]) / t[1]));
-  const col1 = Math.min(grid.width, Math.round((inGrid[2] - t[0]) / t[1]));
-  const row0 = Math.max(0, Math.round((inGrid[3] - t[3]) / t[5]));
-  const row1 = Math.min(grid.height, Math.round((inGrid[1] - t[3]) / t[5]));
+  // The window of the grid inside the extent, in whole pixels: a pixel counts when it overlaps the
+  // extent, as planGrid counts them, so a batch job's chunks fill every pixel of the grid that the
+  // same load planned whole (and /result) fills.
+  const col0 = Math.max(0, Math.floor((inGrid[0] - t[0]) / t[1] + 1e-9));
+  const col1 = Math.min(grid.width, Math.ceil((inGrid[2] - t[0]) / t[1] - 1e-9));
+  const row0 = Math.max(0, Math.floor((inGrid[3] - t[3]) / t[5] + 1e-9));
+  const row1 = Math.min(grid.height, Math.ceil((inGrid[1] - t[3]) / t[5] - 1e-9));
   if (!inGrid.every(Number.isFinite) || col1 <= col0 || row1 <= row0 || !intersects(inGrid, box)) return empty();
   const sub: Grid = { epsg: grid.epsg, transform: [t[0] + col0 * t[1], t[1], 0, t[3] + row0 * t[5], 0, t[5]], width: col1 - col0, height: row1 - row0 };
   const subBox = gridBox(sub);
