@@ -7,7 +7,8 @@
 //     (load_collection + load_ml_model of the forest uploaded as a user file +
 //     reduce_dimension(predict_random_forest), saved as GTiff) in POST /result, with a kernel helper
 //     thread per further core (XEO_KERNEL_THREADS), against scikit-learn's predict on the same
-//     array (n_jobs=-1), each with its own forest of 100 trees trained on the same samples:
+//     array (n_jobs=-1), each with its own forest of 100 trees trained on the same samples, the
+//     two predicting in turn (medians of 5 each, 3 with --quick, after a warm-up of the server):
 //     sklearn_over_xeo_predict = scikit-learn's time / the whole /result (the client's wall time:
 //     reading the ten bands, the forest, the GTiff), and _kernel_stage over the forest kernel's
 //     share of it (Server-Timing `kernel`); the map is checked against the direct kernel's;
@@ -17,7 +18,8 @@
 //     predict_random_forest over four bands, categorical colours) against cold tiles of the NDVI
 //     map over the same tiles: classified_tile_over_ndvi_tile = p50 / p50.
 // scikit-learn comes from Debian's python3-sklearn (/usr/bin/python3).
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { writeFileSync } from 'node:fs';
 import { fromArrayBuffer } from 'geotiff';
 import { writeCog } from '../src/output/cog-writer.js';
@@ -65,11 +67,13 @@ function byPredictor(x: Float32Array, n: number): Float32Array {
   return out;
 }
 
+// Fits, says so (the median fit time), then predicts the cube once per line read from stdin,
+// answering each with its time, so that its predictions alternate with the server's.
 const SKLEARN = `
 import json, sys, time
 import numpy as np
 from sklearn.ensemble import RandomForestClassifier
-d = sys.argv[1]; n, p, trees, runs, pixels, predicts = (int(v) for v in sys.argv[2:8])
+d = sys.argv[1]; n, p, trees, runs, pixels = (int(v) for v in sys.argv[2:7])
 x = np.fromfile(d + '/x.f32', dtype=np.float32).reshape(n, p)
 y = np.fromfile(d + '/y.f64', dtype=np.float64)
 fits = []
@@ -77,11 +81,35 @@ for i in range(runs):
     m = RandomForestClassifier(n_estimators=trees, max_features='sqrt', n_jobs=-1, random_state=i)
     t = time.perf_counter(); m.fit(x, y); fits.append(time.perf_counter() - t)
 cube = np.fromfile(d + '/cube.f32', dtype=np.float32).reshape(pixels, p)
-times = []
-for i in range(predicts):
-    t = time.perf_counter(); pred = m.predict(cube); times.append(time.perf_counter() - t)
-print(json.dumps({'fit': sorted(fits)[len(fits) // 2], 'predict': sorted(times)[len(times) // 2], 'predicts': times, 'classes': np.bincount(pred.astype(int)).tolist()}))
+print(json.dumps({'fit': sorted(fits)[len(fits) // 2]}), flush=True)
+for line in sys.stdin:
+    t = time.perf_counter(); pred = m.predict(cube); s = time.perf_counter() - t
+    print(json.dumps({'predict': s, 'classes': np.bincount(pred.astype(int)).tolist()}), flush=True)
 `;
+
+/** scikit-learn in a Python process of its own: its fit time, and a prediction of the cube on each call. */
+async function sklearnPeer(dir: string, runs: number, pixels: number): Promise<{ fit: number; predict(): Promise<number>; close(): void }> {
+  const py = spawn(PYTHON, ['-c', SKLEARN, dir, String(N), String(P), String(TREES), String(runs), String(pixels)], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let err = '';
+  py.stderr.on('data', (d) => (err += d));
+  const lines = createInterface({ input: py.stdout })[Symbol.asyncIterator]();
+  const next = async () => {
+    const r = await lines.next();
+    if (r.done) throw new Error(`scikit-learn failed (is python3-sklearn installed?): ${err}`);
+    return JSON.parse(r.value) as { fit?: number; predict?: number };
+  };
+  const { fit } = await next();
+  return {
+    fit: fit!,
+    async predict() {
+      py.stdin.write('\n');
+      return (await next()).predict!;
+    },
+    close: () => {
+      py.stdin.end();
+    },
+  };
+}
 
 /** The bench's collection: the cube's ten bands as one GeoTIFF, imported into the server's catalogue. */
 const CUBE_COLLECTION = 'BENCH_FOREST_CUBE';
@@ -91,7 +119,8 @@ const predictorNames = () => Array.from({ length: P }, (_, f) => `b${f}`);
  * The cube predicted by a real server: the ten bands written as a GeoTIFF and imported as a
  * collection, the forest uploaded as a user file, and a graph of load_collection, load_ml_model and
  * reduce_dimension(predict_random_forest) saved as GTiff in POST /result, `runs` times after one
- * warm-up. Answers the client's wall times, the server's kernel stages and the last map.
+ * warm-up, each followed by the peer's prediction (so both meet the same noise). Answers the
+ * client's wall times, the server's kernel stages, the peer's times and the last map.
  */
 async function predictThroughServer(
   dir: string,
@@ -100,7 +129,8 @@ async function predictThroughServer(
   forest: Forest,
   helpers: number,
   runs: number,
-): Promise<{ wallS: number[]; kernelS: number[]; stages: Record<string, number[]>; map: Float32Array }> {
+  peer: () => Promise<number>,
+): Promise<{ wallS: number[]; kernelS: number[]; peerS: number[]; stages: Record<string, number[]>; map: Float32Array }> {
   const cleanup = new Cleanup();
   try {
     const pixels = side * side;
@@ -146,6 +176,7 @@ async function predictThroughServer(
     };
     const wallS: number[] = [];
     const kernelS: number[] = [];
+    const peerS: number[] = [];
     const stages: Record<string, number[]> = {};
     let body: ArrayBuffer | null = null;
     for (let i = 0; i <= runs; i++) {
@@ -159,10 +190,11 @@ async function predictThroughServer(
       wallS.push(wall);
       for (const m of (res.headers.get('server-timing') ?? '').matchAll(/(\w+);dur=([\d.]+)/g)) (stages[m[1]] ??= []).push(Number(m[2]));
       kernelS.push((stages.kernel?.at(-1) ?? NaN) / 1000);
+      peerS.push(await peer());
     }
     const tiff = await fromArrayBuffer(body!);
     const [map] = (await (await tiff.getImage()).readRasters({ interleave: false })) as unknown as Float32Array[];
-    return { wallS, kernelS, stages, map };
+    return { wallS, kernelS, peerS, stages, map };
   } finally {
     await cleanup.run();
   }
@@ -229,8 +261,15 @@ async function trainAndPredict(opts: BenchOptions, dir: string): Promise<{ figur
   console.log(
     `ml bench: xeo trains in ${round(xeoTrain, 3)} s (OOB accuracy ${round(forest!.info.oobScore! * 100, 2)} %, ${forest!.feature.length} nodes); the forest kernel alone predicts ${side}² px in ${round(kernelOne, 3)} s on one thread, ${round(kernelHelped, 3)} s with ${helpers} helper thread(s)`,
   );
-  // Through the engine: the same forest and array, a graph in POST /result of a real server.
-  const server = await predictThroughServer(dir, cube, side, forest!, helpers, predicts);
+  // scikit-learn fits (alone), then predicts in turn with the server.
+  const sklearn = await sklearnPeer(dir, runs, pixels);
+  let server;
+  try {
+    // Through the engine: the same forest and array, a graph in POST /result of a real server.
+    server = await predictThroughServer(dir, cube, side, forest!, helpers, predicts, () => sklearn.predict());
+  } finally {
+    sklearn.close();
+  }
   let differ = 0;
   for (let i = 0; i < pixels; i++) if (server.map[i] !== direct[i]) differ++;
   if (server.map.length !== pixels || differ) throw new Error(`the server's map differs from the forest kernel's in ${differ} of ${pixels} pixels`);
@@ -240,11 +279,8 @@ async function trainAndPredict(opts: BenchOptions, dir: string): Promise<{ figur
   console.log(
     `ml bench: through the server (POST /result, GTiff) ${side}² px × ${P} bands in ${server.wallS.map((t) => round(t, 3)).join(', ')} s (p50 ${round(xeoPredict, 3)}); server stages p50 ms: read ${st('read')}, warp ${st('warp')}, kernel ${st('kernel')}, encode ${st('encode')}, total ${st('total')}; the map equals the kernel's`,
   );
-
-  const py = spawnSync(PYTHON, ['-c', SKLEARN, dir, String(N), String(P), String(TREES), String(runs), String(pixels), String(predicts)], { encoding: 'utf8' });
-  if (py.status !== 0) throw new Error(`scikit-learn failed (is python3-sklearn installed?): ${py.stderr}`);
-  const sk = JSON.parse(py.stdout.trim().split('\n').pop()!) as { fit: number; predict: number; predicts: number[] };
-  console.log(`ml bench: scikit-learn (n_jobs=-1) trains in ${round(sk.fit, 3)} s, predicts in ${sk.predicts.map((t) => round(t, 3)).join(', ')} s (p50 ${round(sk.predict, 3)})`);
+  const sk = { fit: sklearn.fit, predict: median(server.peerS) };
+  console.log(`ml bench: scikit-learn (n_jobs=-1) trains in ${round(sk.fit, 3)} s, predicts in turn with the server in ${server.peerS.map((t) => round(t, 3)).join(', ')} s (p50 ${round(sk.predict, 3)})`);
   return {
     figures: {
       xeo_train_s: round(xeoTrain, 3),
