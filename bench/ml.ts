@@ -2,17 +2,29 @@
 //  1. training: 10,000 samples × 10 predictors × 100 trees, Xeo's trainer (what fit_class_random_forest
 //     runs on an engine thread) against scikit-learn's RandomForestClassifier with n_jobs=-1 (all
 //     cores) on the same samples: sklearn_over_xeo_train = scikit-learn's time / ours;
-//  2. prediction: a 2048² × 10-band cube (512² with --quick) through the forest kernel (what
-//     reduce_dimension with predict_random_forest runs) with a kernel helper thread per further
-//     core (XEO_KERNEL_THREADS), against scikit-learn's predict on the same array, each with its
-//     own forest of 100 trees trained on the same samples: sklearn_over_xeo_predict = scikit-learn's
-//     time / ours (and _one_thread without the helpers);
-//  3. map tiles: cold tiles of a classified map (load_ml_model of a training job's model,
+//  2. prediction through the engine: a 2048² × 10-band cube (512² with --quick), written here as a
+//     10-band GeoTIFF and imported as a collection of a real server, predicted by a graph
+//     (load_collection + load_ml_model of the forest uploaded as a user file +
+//     reduce_dimension(predict_random_forest), saved as GTiff) in POST /result, with a kernel helper
+//     thread per further core (XEO_KERNEL_THREADS), against scikit-learn's predict on the same
+//     array (n_jobs=-1), each with its own forest of 100 trees trained on the same samples, the
+//     two predicting in turn (medians of 5 each, 3 with --quick, after a warm-up of the server):
+//     sklearn_over_xeo_predict = scikit-learn's time / the whole /result (the client's wall time:
+//     reading the ten bands, the forest, the GTiff), and _kernel_stage over the forest kernel's
+//     share of it (Server-Timing `kernel`); the map is checked against the direct kernel's;
+//  3. the forest kernel alone on the same array in kernel memory (runForest, no server, no graph):
+//     sklearn_over_forest_kernel with the helper threads, _one_thread without;
+//  4. map tiles: cold tiles of a classified map (load_ml_model of a training job's model,
 //     predict_random_forest over four bands, categorical colours) against cold tiles of the NDVI
 //     map over the same tiles: classified_tile_over_ndvi_tile = p50 / p50.
 // scikit-learn comes from Debian's python3-sklearn (/usr/bin/python3).
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { writeFileSync } from 'node:fs';
+import { fromArrayBuffer } from 'geotiff';
+import { writeCog } from '../src/output/cog-writer.js';
+import { encodeForest } from '../src/ml/model-file.js';
+import type { Forest } from '../src/ml/forest.js';
 import path from 'node:path';
 import { CLI, Cleanup, median, removeDir, round, startXeo, table, tempDir } from './lib.js';
 import type { BenchOptions, BenchResult } from './run.js';
@@ -55,6 +67,8 @@ function byPredictor(x: Float32Array, n: number): Float32Array {
   return out;
 }
 
+// Fits, says so (the median fit time), then predicts the cube once per line read from stdin,
+// answering each with its time, so that its predictions alternate with the server's.
 const SKLEARN = `
 import json, sys, time
 import numpy as np
@@ -67,14 +81,130 @@ for i in range(runs):
     m = RandomForestClassifier(n_estimators=trees, max_features='sqrt', n_jobs=-1, random_state=i)
     t = time.perf_counter(); m.fit(x, y); fits.append(time.perf_counter() - t)
 cube = np.fromfile(d + '/cube.f32', dtype=np.float32).reshape(pixels, p)
-t = time.perf_counter(); pred = m.predict(cube); predict = time.perf_counter() - t
-print(json.dumps({'fit': sorted(fits)[len(fits) // 2], 'predict': predict, 'oob_free_train_accuracy': float((m.predict(x) == y).mean()), 'classes': np.bincount(pred.astype(int)).tolist()}))
+print(json.dumps({'fit': sorted(fits)[len(fits) // 2]}), flush=True)
+for line in sys.stdin:
+    t = time.perf_counter(); pred = m.predict(cube); s = time.perf_counter() - t
+    print(json.dumps({'predict': s, 'classes': np.bincount(pred.astype(int)).tolist()}), flush=True)
 `;
+
+/** scikit-learn in a Python process of its own: its fit time, and a prediction of the cube on each call. */
+async function sklearnPeer(dir: string, runs: number, pixels: number): Promise<{ fit: number; predict(): Promise<number>; close(): void }> {
+  const py = spawn(PYTHON, ['-c', SKLEARN, dir, String(N), String(P), String(TREES), String(runs), String(pixels)], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let err = '';
+  py.stderr.on('data', (d) => (err += d));
+  const lines = createInterface({ input: py.stdout })[Symbol.asyncIterator]();
+  const next = async () => {
+    const r = await lines.next();
+    if (r.done) throw new Error(`scikit-learn failed (is python3-sklearn installed?): ${err}`);
+    return JSON.parse(r.value) as { fit?: number; predict?: number };
+  };
+  const { fit } = await next();
+  return {
+    fit: fit!,
+    async predict() {
+      py.stdin.write('\n');
+      return (await next()).predict!;
+    },
+    close: () => {
+      py.stdin.end();
+    },
+  };
+}
+
+/** The bench's collection: the cube's ten bands as one GeoTIFF, imported into the server's catalogue. */
+const CUBE_COLLECTION = 'BENCH_FOREST_CUBE';
+const predictorNames = () => Array.from({ length: P }, (_, f) => `b${f}`);
+
+/**
+ * The cube predicted by a real server: the ten bands written as a GeoTIFF and imported as a
+ * collection, the forest uploaded as a user file, and a graph of load_collection, load_ml_model and
+ * reduce_dimension(predict_random_forest) saved as GTiff in POST /result, `runs` times after one
+ * warm-up, each followed by the peer's prediction (so both meet the same noise). Answers the
+ * client's wall times, the server's kernel stages, the peer's times and the last map.
+ */
+async function predictThroughServer(
+  dir: string,
+  cube: Float32Array,
+  side: number,
+  forest: Forest,
+  helpers: number,
+  runs: number,
+  peer: () => Promise<number>,
+): Promise<{ wallS: number[]; kernelS: number[]; peerS: number[]; stages: Record<string, number[]>; map: Float32Array }> {
+  const cleanup = new Cleanup();
+  try {
+    const pixels = side * side;
+    const bands = Array.from({ length: P }, (_, f) => {
+      const b = new Float32Array(pixels);
+      for (let i = 0; i < pixels; i++) b[i] = cube[i * P + f];
+      return b;
+    });
+    const file = path.join(dir, 'cube.tif');
+    await writeCog(file, { width: side, height: side, epsg: 32633, transform: [600000, 10, 0, 5300000, 0, -10], bands, nodata: null, descriptions: predictorNames(), level: 1 });
+    const xeo = await startXeo(
+      { XEO_COMPUTE_THREADS: '1', XEO_KERNEL_THREADS: String(helpers), XEO_SYNC_MAX_VALUES: String(P * pixels + 1024 * 1024), XEO_KERNEL_ARENA_KEEP_BYTES: String(1 << 30) },
+      [],
+      120_000,
+    );
+    cleanup.add(() => xeo.stop());
+    const env = { ...process.env, XEO_DATA_DIR: xeo.dataDir };
+    for (const args of [
+      ['import', file, '--collection', CUBE_COLLECTION, '--bands', predictorNames().join(','), '--date', '2024-06-21'],
+      ['users', 'add', 'bench', '--password', 'bench'],
+    ]) {
+      const r = spawnSync(process.execPath, [CLI, ...args], { env, encoding: 'utf8' });
+      if (r.status !== 0) throw new Error(`xeo ${args[0]} failed: ${r.stderr}`);
+    }
+    const basic = 'Basic ' + Buffer.from('bench:bench').toString('base64');
+    const token = ((await (await fetch(`${xeo.url}/1.2.0/credentials/basic`, { headers: { authorization: basic } })).json()) as { access_token: string }).access_token;
+    const auth = { authorization: `Bearer basic//${token}` };
+    const up = await fetch(`${xeo.url}/1.2.0/files/bench/forest.xrf`, { method: 'PUT', headers: { ...auth, 'content-type': 'application/octet-stream' }, body: encodeForest(forest) });
+    if (up.status !== 200) throw new Error(`the model's upload answered ${up.status}`);
+    const graph = {
+      l: { process_id: 'load_collection', arguments: { id: CUBE_COLLECTION, spatial_extent: null, temporal_extent: null, bands: predictorNames() } },
+      m: { process_id: 'load_ml_model', arguments: { id: 'bench/forest.xrf' } },
+      r: {
+        process_id: 'reduce_dimension',
+        arguments: {
+          data: { from_node: 'l' },
+          dimension: 'bands',
+          reducer: { process_graph: { p: { process_id: 'predict_random_forest', arguments: { data: { from_parameter: 'data' }, model: { from_parameter: 'context' } }, result: true } } },
+          context: { from_node: 'm' },
+        },
+      },
+      s: { process_id: 'save_result', arguments: { data: { from_node: 'r' }, format: 'GTiff' }, result: true },
+    };
+    const wallS: number[] = [];
+    const kernelS: number[] = [];
+    const peerS: number[] = [];
+    const stages: Record<string, number[]> = {};
+    let body: ArrayBuffer | null = null;
+    for (let i = 0; i <= runs; i++) {
+      const t0 = performance.now();
+      const res = await fetch(`${xeo.url}/1.2.0/result`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ process: { process_graph: graph } }) });
+      body = await res.arrayBuffer();
+      const wall = (performance.now() - t0) / 1000;
+      if (res.status !== 200) throw new Error(`/result answered ${res.status}: ${Buffer.from(body).toString().slice(0, 300)}`);
+      // The first run reads the model and loads the kernels: a warm-up.
+      if (i === 0) continue;
+      wallS.push(wall);
+      for (const m of (res.headers.get('server-timing') ?? '').matchAll(/(\w+);dur=([\d.]+)/g)) (stages[m[1]] ??= []).push(Number(m[2]));
+      kernelS.push((stages.kernel?.at(-1) ?? NaN) / 1000);
+      peerS.push(await peer());
+    }
+    const tiff = await fromArrayBuffer(body!);
+    const [map] = (await (await tiff.getImage()).readRasters({ interleave: false })) as unknown as Float32Array[];
+    return { wallS, kernelS, peerS, stages, map };
+  } finally {
+    await cleanup.run();
+  }
+}
 
 async function trainAndPredict(opts: BenchOptions, dir: string): Promise<{ figures: Record<string, number>; ratios: Record<string, number> }> {
   const side = opts.quick ? 512 : 2048;
   const pixels = side * side;
   const runs = opts.quick ? 1 : 3;
+  const predicts = opts.quick ? 3 : 5;
   const { x, y } = synthetic(N, 7);
   writeFileSync(path.join(dir, 'x.f32'), x);
   writeFileSync(path.join(dir, 'y.f64'), y);
@@ -93,7 +223,7 @@ async function trainAndPredict(opts: BenchOptions, dir: string): Promise<{ figur
       n: N,
       p: P,
       y,
-      predictors: Array.from({ length: P }, (_, f) => `b${f}`),
+      predictors: predictorNames(),
       numTrees: TREES,
       maxVariables: resolveMaxVariables(null, P, 'classification'),
       maxVariablesGiven: 'sqrt',
@@ -104,48 +234,74 @@ async function trainAndPredict(opts: BenchOptions, dir: string): Promise<{ figur
     times.push((performance.now() - t0) / 1000);
   }
   const xeoTrain = median(times);
-  // Prediction: the cube's ten bands as planes in kernel memory, through the forest kernel: on this
-  // thread alone, then with a kernel helper thread per further core (XEO_KERNEL_THREADS), as
+  // The forest kernel alone: the cube's ten bands as planes in kernel memory, on this thread
+  // alone, then with a kernel helper thread per further core (XEO_KERNEL_THREADS), as
   // scikit-learn uses every core.
   const helpers = Math.max(1, availableParallelism() - 1);
-  const [xeoPredictOne, xeoPredict] = await withArena(() => {
+  const [kernelOne, kernelHelped, direct] = await withArena(() => {
     const planes = Array.from({ length: P }, (_, f) => {
       const p = plane(pixels);
       for (let i = 0; i < pixels; i++) p[i] = cube[i * P + f];
       return p;
     });
     const withHelpers = new KernelHelpers(helpers);
+    let out: Float32Array | null = null;
     const timed = (h: KernelHelpers | undefined) => {
       const t0 = performance.now();
-      runForest(forest!, planes, pixels, false, h);
+      out = Float32Array.from(runForest(forest!, planes, pixels, false, h)[0]);
       return (performance.now() - t0) / 1000;
     };
     try {
       timed(withHelpers); // the helpers start and load the module
-      return [timed(undefined), timed(withHelpers)];
+      return [timed(undefined), timed(withHelpers), out!] as const;
     } finally {
       withHelpers.stop();
     }
   });
   console.log(
-    `ml bench: xeo trains in ${round(xeoTrain, 3)} s (OOB accuracy ${round(forest!.info.oobScore! * 100, 2)} %, ${forest!.feature.length} nodes), predicts ${side}² px in ${round(xeoPredictOne, 3)} s on one thread, ${round(xeoPredict, 3)} s with ${helpers} helper thread(s)`,
+    `ml bench: xeo trains in ${round(xeoTrain, 3)} s (OOB accuracy ${round(forest!.info.oobScore! * 100, 2)} %, ${forest!.feature.length} nodes); the forest kernel alone predicts ${side}² px in ${round(kernelOne, 3)} s on one thread, ${round(kernelHelped, 3)} s with ${helpers} helper thread(s)`,
   );
-
-  const py = spawnSync(PYTHON, ['-c', SKLEARN, dir, String(N), String(P), String(TREES), String(runs), String(pixels)], { encoding: 'utf8' });
-  if (py.status !== 0) throw new Error(`scikit-learn failed (is python3-sklearn installed?): ${py.stderr}`);
-  const sk = JSON.parse(py.stdout.trim().split('\n').pop()!) as { fit: number; predict: number };
-  console.log(`ml bench: scikit-learn (n_jobs=-1) trains in ${round(sk.fit, 3)} s, predicts in ${round(sk.predict, 3)} s`);
+  // scikit-learn fits (alone), then predicts in turn with the server.
+  const sklearn = await sklearnPeer(dir, runs, pixels);
+  let server;
+  try {
+    // Through the engine: the same forest and array, a graph in POST /result of a real server.
+    server = await predictThroughServer(dir, cube, side, forest!, helpers, predicts, () => sklearn.predict());
+  } finally {
+    sklearn.close();
+  }
+  let differ = 0;
+  for (let i = 0; i < pixels; i++) if (server.map[i] !== direct[i]) differ++;
+  if (server.map.length !== pixels || differ) throw new Error(`the server's map differs from the forest kernel's in ${differ} of ${pixels} pixels`);
+  const xeoPredict = median(server.wallS);
+  const xeoPredictKernel = median(server.kernelS);
+  const st = (name: string) => round(median(server.stages[name] ?? [NaN]), 1);
+  console.log(
+    `ml bench: through the server (POST /result, GTiff) ${side}² px × ${P} bands in ${server.wallS.map((t) => round(t, 3)).join(', ')} s (p50 ${round(xeoPredict, 3)}); server stages p50 ms: read ${st('read')}, warp ${st('warp')}, kernel ${st('kernel')}, encode ${st('encode')}, total ${st('total')}; the map equals the kernel's`,
+  );
+  const sk = { fit: sklearn.fit, predict: median(server.peerS) };
+  console.log(`ml bench: scikit-learn (n_jobs=-1) trains in ${round(sk.fit, 3)} s, predicts in turn with the server in ${server.peerS.map((t) => round(t, 3)).join(', ')} s (p50 ${round(sk.predict, 3)})`);
   return {
     figures: {
       xeo_train_s: round(xeoTrain, 3),
       sklearn_train_s: round(sk.fit, 3),
       xeo_predict_s: round(xeoPredict, 3),
-      xeo_predict_one_thread_s: round(xeoPredictOne, 3),
+      xeo_predict_kernel_stage_s: round(xeoPredictKernel, 3),
+      xeo_predict_read_ms: st('read'),
+      xeo_predict_encode_ms: st('encode'),
+      forest_kernel_s: round(kernelHelped, 3),
+      forest_kernel_one_thread_s: round(kernelOne, 3),
       sklearn_predict_s: round(sk.predict, 3),
       predict_pixels: pixels,
       kernel_helpers: helpers,
     },
-    ratios: { sklearn_over_xeo_train: round(sk.fit / xeoTrain, 2), sklearn_over_xeo_predict: round(sk.predict / xeoPredict, 2), sklearn_over_xeo_predict_one_thread: round(sk.predict / xeoPredictOne, 2) },
+    ratios: {
+      sklearn_over_xeo_train: round(sk.fit / xeoTrain, 2),
+      sklearn_over_xeo_predict: round(sk.predict / xeoPredict, 2),
+      sklearn_over_xeo_predict_kernel_stage: round(sk.predict / xeoPredictKernel, 2),
+      sklearn_over_forest_kernel: round(sk.predict / kernelHelped, 2),
+      sklearn_over_forest_kernel_one_thread: round(sk.predict / kernelOne, 2),
+    },
   };
 }
 

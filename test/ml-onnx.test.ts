@@ -3,7 +3,8 @@
 // one on open H x W), served by a loopback file server of the test's own (allowed by the server's
 // outbound setting), from the user's files and through STAC Items of the ml-model extension; the
 // answers of /result equal numpy's arithmetic on the same input cube (as /result gives it), a
-// batch job's equal /result's, and map tiles are drawn. Hostile models (a private address, a
+// batch job's equal /result's, and a map tile's pixels (decoded from the PNG) are numpy's values
+// of the tile's input. Hostile models (a private address, a
 // truncated or garbage file, a model of the wrong input shape, a STAC Item without the extension,
 // a file over the size limit) each get a clear 4xx while tiles keep being served.
 import { it, expect, beforeAll, afterAll } from 'vitest';
@@ -13,10 +14,13 @@ import { http, expectError, ROOT, type Res, type TestServer } from './helpers.js
 import { DEMO_COLLECTION, useDemoServer } from './demo-data.js';
 import { describeWithTool, hasPythonOnnx, run, DEBIAN_PYTHON } from './system-tools.js';
 import { RangeServer } from './support/range-server.js';
-import { tileAt } from '../src/tiles/tile-grid.js';
+import { tileAt, tileBounds } from '../src/tiles/tile-grid.js';
+import { decodePng } from './png-decode.js';
 
 const MAX_MODEL_BYTES = 64 * 1024;
 const ML_MODEL_EXT = 'https://stac-extensions.github.io/ml-model/v1.0.0/schema.json';
+/** The map tile drawn: over the fields of the demo scene. */
+const TILE = tileAt(16.745, 47.93, 13);
 
 describeWithTool(hasPythonOnnx, 'python3-onnx', 'predict_onnx', () => {
   const files = new RangeServer();
@@ -94,7 +98,7 @@ describeWithTool(hasPythonOnnx, 'python3-onnx', 'predict_onnx', () => {
     input = input0.json;
     inputFile = path.join(work, 'input.json');
     writeFileSync(inputFile, input0.text);
-    const t = tileAt(16.745, 47.93, 13);
+    const t = TILE;
     const created = await http('POST', `${s.base}/services`, {
       token,
       headers: { 'content-type': 'application/json' },
@@ -211,10 +215,65 @@ describeWithTool(hasPythonOnnx, 'python3-onnx', 'predict_onnx', () => {
     expectClose(r.json.data, reference('conv_open'), 1e-4);
   });
 
-  it('draws map tiles of a model, and a batch job gives what /result gives', async () => {
-    const tile = await http('GET', service);
+  it("draws map tiles of a model, each pixel numpy's value of the tile's input, and a batch job gives what /result gives", async () => {
+    const tile0 = await http('GET', service);
+    expect(tile0.status, tile0.text).toBe(200);
+    expect(tile0.headers['content-type']).toBe('image/png');
+    // The tile's input: the same load warped to the tile's 256 x 256 Web Mercator pixels in /result.
+    const date = input.dimensions[0].labels[0];
+    const bounds = tileBounds(TILE);
+    const res = (bounds.east - bounds.west) / 256;
+    const onTile = cubeGraph(null, date);
+    // Half a pixel inside each edge, so that rounding cannot add a column or row.
+    onTile.l.arguments.spatial_extent = { west: bounds.west + res / 2, east: bounds.east - res / 2, south: bounds.south + res / 2, north: bounds.north - res / 2, crs: 3857 };
+    onTile.w = { process_id: 'resample_spatial', arguments: { data: { from_node: 'l' }, projection: 3857, resolution: res, method: 'near' } };
+    onTile.a.arguments.data = { from_node: 'w' };
+    const tileInput = await result(save(onTile));
+    expect(tileInput.status, tileInput.text).toBe(200);
+    expect(tileInput.json.dimensions.slice(2).map((d: any) => d.labels.length)).toEqual([256, 256]);
+    const tileFile = path.join(work, 'tile-input.json');
+    writeFileSync(tileFile, tileInput.text);
+    const want = (JSON.parse(run(DEBIAN_PYTHON, [path.join(ROOT, 'test/support/onnx_reference.py'), path.join(work, 'weights.npz'), 'mlp', tileFile])) as (number | null)[][][])[0].flat();
+    // A map of the model stretched over the range numpy finds in the tile, so that its levels tell values apart.
+    const values = want.filter((v): v is number => v !== null);
+    const [min, max] = [Math.min(...values), Math.max(...values)];
+    expect(max - min).toBeGreaterThan(0);
+    const stretched = await http('POST', `${s.base}/services`, {
+      token,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 'XYZ', process: { process_graph: cubeGraph(`${files.url}/models/mlp.onnx`, date) }, configuration: { min, max } }),
+    });
+    expect(stretched.status, stretched.text).toBe(201);
+    const tile = await http('GET', `${s.url}/xyz/${stretched.headers['xeo-identifier']}/${TILE.z}/${TILE.x}/${TILE.y}.png`);
     expect(tile.status, tile.text).toBe(200);
-    expect(tile.headers['content-type']).toBe('image/png');
+    // The tile's pixels back to values: [min, max] stretched over the grey levels or the palette's indices.
+    const png = decodePng(tile.body);
+    expect([png.width, png.height]).toEqual([256, 256]);
+    const levels = png.indices ? 254 : 255;
+    const got = Array.from({ length: 256 * 256 }, (_, i) => {
+      if (png.indices) return png.indices[i] === 0 ? null : min + ((png.indices[i] - 1) * (max - min)) / 254;
+      return png.data[4 * i + 3] === 0 ? null : min + (png.data[4 * i] * (max - min)) / 255;
+    });
+    const step = (max - min) / levels;
+    let drawn = 0;
+    let off = 0;
+    for (let i = 0; i < want.length; i++) {
+      const w = want[i];
+      const g = got[i];
+      if (w === null || g === null) {
+        // No-data where numpy has none, and the other way round.
+        if (w !== g) off++;
+        continue;
+      }
+      drawn++;
+      // Within one step of the stretch (float32 inference and a rounding on either side).
+      if (Math.abs(w - g) > step) off++;
+    }
+    expect(off, `pixels of the tile off numpy's values (of ${drawn} drawn)`).toBe(0);
+    // The tile reaches past the scene, and pixels with a reflectance of 3050 or more lack a band: a quarter at least holds values.
+    expect(drawn).toBeGreaterThan(256 * 256 * 0.25);
+    // Values, not a flat picture: the model's answers spread over many levels of the stretch.
+    expect(new Set(got.filter((v) => v !== null)).size).toBeGreaterThan(50);
     const graph = save(cubeGraph(`${files.url}/models/classes.onnx`));
     const sync = await result(graph);
     expect(sync.status, sync.text).toBe(200);

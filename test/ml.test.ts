@@ -166,7 +166,8 @@ describe('random forests', () => {
     expect(item.properties['ml-model:prediction_type']).toBe('classification');
     expect(item.properties['mlm:input'][0].bands).toEqual(BANDS);
     expect(item.properties['mlm:output'][0]['classification:classes'].map((c: any) => c.value)).toEqual([...new Set(labels)].sort());
-    expect(item.assets.model.href).toBe('ml_model.xrf');
+    // Relative to the Item, carrying the model file's own signature (the Item was reached by a signed link).
+    expect(item.assets.model.href).toMatch(/^ml_model\.xrf\?expires=\d+&signature=[\w-]+$/);
     const logs = (await jobs.logs(trainJob)).logs.map((l: any) => l.message).join('\n');
     expect(logs).toMatch(/50 trees on 400 samples × 4 predictors .* out-of-bag accuracy \d+\.\d+ %/);
     const oob = item.properties['xeo:training'].oob_accuracy;
@@ -303,7 +304,9 @@ print(json.dumps(m.predict(np.array(d['test'], dtype=np.float32)).tolist()))`,
     }
     // The Item and the model on a web server (loopback, allowed for this test's server).
     const web: Server = createServer((req, res2) => {
-      const body = req.url === '/m/item.json' ? item : req.url === '/m/ml_model.xrf' ? model : null;
+      // A static server: the query (the signature the Item's href carries) does not matter.
+      const at = req.url!.split('?')[0];
+      const body = at === '/m/item.json' ? item : at === '/m/ml_model.xrf' ? model : null;
       res2.writeHead(body ? 200 : 404, { 'content-type': 'application/octet-stream' }).end(body ?? '');
     });
     await new Promise<void>((r) => web.listen(0, '127.0.0.1', r));
@@ -315,6 +318,33 @@ print(json.dumps(m.predict(np.array(d['test'], dtype=np.float32)).tolist()))`,
     } finally {
       web.close();
     }
+  });
+
+  it('loads the model by the signed link of its STAC Item, as GET /jobs/{id}/results gives it, under the outbound rules', async () => {
+    const res = (await jobs.call('GET', `/jobs/${trainJob}/results`)).json;
+    const itemUrl: string = res.assets['ml_model_metadata.json'].href;
+    expect(itemUrl).toMatch(/\/download\/.*\?expires=\d+&signature=/);
+    // The model's href resolved against the Item's URL is the model file's signed link.
+    const item = (await http('GET', itemUrl)).json;
+    const file = await http('GET', new URL(item.assets.model.href, itemUrl).href);
+    expect(file.status).toBe(200);
+    expect(file.body.subarray(0, 4).toString()).toBe('XRF1');
+    const byJob = await result(predictGraph({ id: trainJob }));
+    expect(byJob.status, byJob.text).toBe(200);
+    const byLink = await result(predictGraph({ id: itemUrl }));
+    expect(byLink.status, byLink.text).toBe(200);
+    expect(byLink.text).toBe(byJob.text);
+    // Another user may use the link too: it is the capability, as for any signed result link.
+    const bobs = await result(predictGraph({ id: itemUrl }), bob);
+    expect(bobs.text).toBe(byJob.text);
+    // A link whose signature is changed is refused by the server it points to: a 400 naming the answer.
+    const forged = await result(predictGraph({ id: itemUrl.replace(/signature=[\w-]/, (m) => (m.endsWith('A') ? `${m.slice(0, -1)}B` : `${m.slice(0, -1)}A`)) }));
+    expectError(forged, 400, 'ProcessParameterInvalid');
+    expect(forged.json.message).toMatch(/HTTP 404/);
+    // Our own links are users' URLs like any: the outbound rules still hold (loopback over IPv6 is not allowed here).
+    const refused = await result(predictGraph({ id: itemUrl.replace('//127.0.0.1:', '//[::1]:') }));
+    expectError(refused, 400, 'ProcessParameterInvalid');
+    expect(refused.json.message).toMatch(/loopback|private|not allowed/i);
   });
 
   it('the same seed gives the same map; max_variables left out is sqrt', async () => {

@@ -7,6 +7,8 @@ import { json, empty } from './reply.js';
 import type { JobRecord } from '../store/types.js';
 import { jobOf } from './jobs.js';
 import { estimateJob } from '../jobs/estimate.js';
+import { createHash } from 'node:crypto';
+import { namesOtherAssets, withSignedHrefs } from './result-item-links.js';
 import { documentReply, formFor, resultsDocument, variantKey, type DocumentVariant } from './results-document.js';
 
 const enc = encodeURIComponent;
@@ -142,25 +144,28 @@ export const routes: AppRoute[] = [
         // Bad percent-encoding (`%u002e`) names no asset a link was signed for.
         throw new ApiError('NotFound', {}, 'This link is not valid. Request the job results again for working links.');
       }
-      const { job } = await signedJob(req, name);
-      const asset = (await req.app.store.jobResults.get(job.id))?.assets[name];
+      const { job, expires } = await signedJob(req, name);
+      const results = await req.app.store.jobResults.get(job.id);
+      const asset = results?.assets[name];
       const info = asset ? await req.app.jobs.results.stat(asset.key) : null;
-      if (!asset || !info || info === 'folder') throw new ApiError('NotFound', {}, 'This result file no longer exists.');
-      const range = parseRange(req.header('range'), info.size);
+      if (!results || !asset || !info || info === 'folder') throw new ApiError('NotFound', {}, 'This result file no longer exists.');
+      const gone = (e: unknown) => {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new ApiError('NotFound', {}, 'This result file no longer exists.');
+        throw e;
+      };
+      // A STAC document naming the job's other files (a model's Item): its hrefs become signed links.
+      const body = namesOtherAssets(asset, info.size) ? await withSignedHrefs(req, job.id, results, asset, req.app.jobs.results, expires).catch(gone) : null;
+      const size = body ? body.length : info.size;
+      const range = parseRange(req.header('range'), size);
       const headers: Record<string, string> = {
         'Accept-Ranges': 'bytes',
         'Last-Modified': info.modified.toUTCString(),
-        ETag: `"${info.size.toString(16)}-${info.modified.getTime().toString(16)}"`,
+        ETag: body ? `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` : `"${info.size.toString(16)}-${info.modified.getTime().toString(16)}"`,
         'Content-Disposition': `attachment; filename*=UTF-8''${enc(name)}`,
       };
-      if (range) headers['Content-Range'] = `bytes ${range.start}-${range.end}/${info.size}`;
-      let stream;
-      try {
-        stream = await req.app.jobs.results.read(asset.key, range ?? undefined);
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new ApiError('NotFound', {}, 'This result file no longer exists.');
-        throw e;
-      }
+      if (range) headers['Content-Range'] = `bytes ${range.start}-${range.end}/${size}`;
+      if (body) return { status: range ? 206 : 200, body: range ? body.subarray(range.start, range.end + 1) : body, contentType: asset.type, headers };
+      const stream = await req.app.jobs.results.read(asset.key, range ?? undefined).catch(gone);
       return { status: range ? 206 : 200, stream, size: range ? range.end - range.start + 1 : info.size, contentType: asset.type, headers };
     },
   },

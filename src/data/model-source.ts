@@ -4,7 +4,8 @@
 //    load_url and load_stac read theirs;
 //  - a path in the user's files (`/a/m.onnx`, `a/m.onnx` and `./a/m.onnx` are the same file);
 //  - either of these naming a STAC Item that implements the `ml-model` extension or STAC MLM: its
-//    model asset is read instead (an href relative to the Item is resolved against it). A STAC
+//    model asset is read instead (an href relative to the Item is resolved against it, so the
+//    signed relative hrefs of an Item reached by Xeo's signed result link stay signed). A STAC
 //    Item with neither extension is refused: nothing says which asset is the model.
 // Every model is at most XEO_ML_MODEL_MAX_BYTES and is known by the SHA-256 of its bytes, so
 // threads cache what they build from it (an inference session, a forest) by content, not by name.
@@ -222,9 +223,10 @@ export async function modelSource(ref: unknown, r: ModelRequest): Promise<ModelS
     href = url;
     model = await once(`url:${url}`, () => urlBytes(url, r));
   } else {
-    // A relative href in a user's Item: a file beside it in their files.
+    // A relative href in a user's Item: a file beside it in their files. A query (the signature of
+    // an Item saved from Xeo's signed result link) means nothing there.
     const base = posix.dirname(modelPath(ref));
-    const path = modelPath(posix.normalize(posix.join(base === '.' ? '' : base, asset.href)));
+    const path = modelPath(posix.normalize(posix.join(base === '.' ? '' : base, asset.href.replace(/[?#].*$/s, ''))));
     const f = await fileBytes(files, path, r);
     href = `files:${path}`;
     model = await once(f.key, f.read);
