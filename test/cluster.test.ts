@@ -2,8 +2,8 @@
 // data dir of its own, sharing only PostgreSQL (records), Redis (the job queue) and a Ceph RADOS
 // Gateway (files and results). Files cross nodes; a job's chunks are done by both workers and its
 // COG equals /result pixel for pixel; a worker killed mid-job loses nothing, one stopped with
-// SIGTERM hands its tasks back at once; a cancel stops every
-// worker within a second; chunks that keep failing end the job in error; a user's limit holds
+// SIGTERM hands its tasks back at once; a random forest trained on a worker predicts there what
+// /result predicts; a cancel stops every worker within a second; chunks that keep failing end the job in error; a user's limit holds
 // across nodes; the queue going away gives 503s, and work resumes when it is back.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -13,6 +13,7 @@ import path from 'node:path';
 import { fromArrayBuffer } from 'geotiff';
 import { CLI, expectError, expectRetryAfter, http, login, removeDir, startServer, stopChild, tempDir, watched, xeo, type TestServer } from './helpers.js';
 import { DEMO_COLLECTION, demoDataDir } from './demo-data.js';
+import { pixels as demoPixels } from './jobs-helpers.js';
 import { openStore } from '../src/store/db.js';
 import { hasPostgres, startPostgres, type Postgres } from '../bench/postgres.js';
 import { hasRedis, startRedis, type RedisServer } from '../bench/redis.js';
@@ -79,6 +80,60 @@ const SEASON_MAX = {
   },
   s: { process_id: 'save_result', arguments: { data: { from_node: 'r' }, format: 'GTiff' }, result: true },
 };
+
+// Random forests on the workers (the Python client's workflow): train on labelled points, save
+// the model to the shared store, load it by the job's id and predict.
+// The demo scene: 2048 x 2048 pixels of 10 m from (620000, 5320000); one date in the second half of June.
+const X0 = 620000;
+const Y0 = 5320000;
+const DATE = ['2024-06-15', '2024-06-30'];
+const BANDS = ['B02', 'B03', 'B04', 'B08'];
+/** Training points: a 15 x 15 grid over the first 3000 x 3000 m (pixel centres). */
+const TRAIN = Array.from({ length: 225 }, (_, i) => [X0 + 105 + (i % 15) * 200, Y0 - 105 - Math.floor(i / 15) * 200]);
+const TRAIN_BOX = { west: X0, east: X0 + 3200, north: Y0, south: Y0 - 3200, crs: 32633 };
+/** The predicted window: 2048 x 1024 px below the training area, two chunks of 1024 px (the default chunk size). */
+const MAP = demoPixels(0, 1024, 2048, 1024);
+
+const load = (extent: unknown) => ({ process_id: 'load_collection', arguments: { id: DEMO_COLLECTION, spatial_extent: extent, temporal_extent: DATE, bands: BANDS } });
+const points = (labels?: number[]) => ({
+  type: 'FeatureCollection',
+  crs: { type: 'name', properties: { name: 'EPSG:32633' } },
+  features: TRAIN.map((c, i) => ({ type: 'Feature', geometry: { type: 'Point', coordinates: c }, properties: labels ? { target: labels[i] } : {} })),
+});
+const sampled = () => ({
+  process_id: 'aggregate_spatial',
+  arguments: { data: { from_node: 'l' }, geometries: points(), reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } },
+});
+/** The class a pixel gets from its bands (NDVI and brightness): what the forest learns. */
+function rule(b02: number, b03: number, b04: number, b08: number): number {
+  const ndvi = (b08 - b04) / (b08 + b04);
+  if (ndvi > 0.5) return b03 > 700 ? 3 : 2;
+  return ndvi > 0.2 ? 1 : 0;
+}
+
+/** The Python client's training job: VectorCube.fit_class_random_forest + MlModel.save_ml_model. */
+const trainingGraph = (labels: number[]) => ({
+  l: load(TRAIN_BOX),
+  a: sampled(),
+  f: { process_id: 'fit_class_random_forest', arguments: { predictors: { from_node: 'a' }, target: points(labels), num_trees: 30, seed: 7 } },
+  s: { process_id: 'save_ml_model', arguments: { data: { from_node: 'f' }, options: {} }, result: true },
+});
+
+/** Connection.load_ml_model(job) + DataCube.predict_random_forest(model, dimension="bands"), saved as GTiff. */
+const predictGraph = (model: string) => ({
+  l: load(MAP),
+  m: { process_id: 'load_ml_model', arguments: { id: model } },
+  r: {
+    process_id: 'reduce_dimension',
+    arguments: {
+      data: { from_node: 'l' },
+      dimension: 'bands',
+      reducer: { process_graph: { p: { process_id: 'predict_random_forest', arguments: { data: { from_parameter: 'data' }, model: { from_parameter: 'context' } }, result: true } } },
+      context: { from_node: 'm' },
+    },
+  },
+  s: { process_id: 'save_result', arguments: { data: { from_node: 'r' }, format: 'GTiff' }, result: true },
+});
 
 async function pixels(bytes: Buffer): Promise<Float32Array> {
   const tiff = await fromArrayBuffer(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer);
@@ -307,6 +362,49 @@ describeWithTool(hasPostgres && hasRedis && hasRadosgw, 'PostgreSQL 15, Redis 7 
     expect(csv.text.split('\r\n').length).toBe(36 * 8 + 2);
     expect(csv.text).toBe(sync.text);
   });
+
+  it('trains a random forest on a worker, saves it to the shared store, and predicts on the workers what /result predicts', async () => {
+    const post = (graph: object) => http('POST', `${a.base}/result`, { headers: auth(), body: JSON.stringify({ process: { process_graph: graph } }) });
+    const finished = async (graph: object) => {
+      const id = await createJob(a, graph);
+      expect((await http('POST', `${a.base}/jobs/${id}/results`, { headers: auth() })).status).toBe(202);
+      const j = await until(a, id, (j) => j.status === 'finished' || j.status === 'error', 180_000);
+      const text = (await logs(a, id)).map((l) => l.message).join('\n');
+      expect(j.status, text).toBe('finished');
+      return { id, text };
+    };
+    // The predictors at the training points, labelled by the rule.
+    const r = await post({ l: load(TRAIN_BOX), a: sampled(), s: { process_id: 'save_result', arguments: { data: { from_node: 'a' }, format: 'JSON' }, result: true } });
+    expect(r.status, r.text).toBe(200);
+    const samples = Object.values(r.json)[0] as number[][];
+    expect(samples.length).toBe(TRAIN.length);
+    const labels = samples.map((v) => rule(v[0], v[1], v[2], v[3]));
+    expect(new Set(labels).size, 'classes among the samples').toBeGreaterThan(1);
+
+    const train = await finished(trainingGraph(labels));
+    expect(train.text).toMatch(/on worker (\S+)/);
+    expect(train.text).toMatch(/30 trees on 225 samples × 4 predictors/);
+    const results = (await http('GET', `${b.base}/jobs/${train.id}/results`, { headers: auth() })).json;
+    expect(Object.keys(results.assets).sort()).toEqual(['ml_model.xrf', 'ml_model_metadata.json']);
+    // The model file as an API node serves it from the shared store: our format.
+    const file = await http('GET', results.assets['ml_model.xrf'].href);
+    expect(file.status).toBe(200);
+    expect(file.body.subarray(0, 4).toString()).toBe('XRF1');
+
+    const graph = predictGraph(train.id);
+    const sync = await post(graph);
+    expect(sync.status, sync.text).toBe(200);
+    const want = await pixels(sync.body);
+    expect(want.length).toBe(2048 * 1024);
+    const predict = await finished(graph);
+    // Chunked over the workers.
+    expect(predict.text).toMatch(/the job runs as 2 chunks/);
+    expect(predict.text).toMatch(/\(2 of 2 in all\)/);
+    const got = await resultPixels(b, predict.id);
+    expectSamePixels(got, want);
+    // Classes, not noise: the map holds more than one of the learnt classes.
+    expect(new Set(got.filter((v) => !Number.isNaN(v))).size).toBeGreaterThan(1);
+  }, 400_000);
 
   it('a worker killed with SIGKILL mid-job: its chunk runs again on the other, nothing is lost, the COG is right', async () => {
     const id = await createJob(b);
