@@ -107,6 +107,13 @@ export interface KernelExports {
   forestScratchBytes(p: number, width: number): number;
   /** A band of a split prediction (kernels/forest.ts forestBand): parameters at `params`, scratch by `slot`. */
   forestBand(table: number, out: number, n: number, params: number, slot: number): void;
+  /**
+   * Decoded raster samples to cube values (kernels/samples.ts): h rows of w pixels of `kind` (0 u8,
+   * 1 i8, 2 u16, 3 i16, 4 u32, 5 i32, 6 f32, 7 f64) at src, a pixel `stride` samples after the
+   * previous, rows srcPitch samples apart, to f32 rows outPitch values apart at out; samples equal to
+   * nodata (when hasNodata is 1) become NaN.
+   */
+  samplesToF32(src: number, kind: number, srcPitch: number, stride: number, w: number, h: number, out: number, outPitch: number, hasNodata: number, nodata: number): void;
   /** Math.sin, cos, tan in double precision (for tier-1 modules to import: they have no data segments for the tables). */
   mathSin(x: number): number;
   mathCos(x: number): number;
