@@ -8,7 +8,8 @@
 // invalidate it, by construction. Nothing else shares it: no other thread ever sees this memory.
 //
 // The arena hands out blocks in size classes (2^k and 3*2^(k-1) bytes; waste at most a third) with a
-// free list per class, new blocks coming from the top, which grows the memory with memory.grow.
+// free list per class (a request may take a free block up to twice its class), new blocks coming
+// from the top, which grows the memory with memory.grow.
 // Two kinds of owners:
 //   - temporaries: alloc() ... release(mark()) around synchronous kernel calls (strictly nested);
 //   - planes: plane(n) gives a Float32Array on the arena owned by the current arena scope
@@ -193,12 +194,28 @@ function sizeClass(bytes: number): number {
   return (p / 4) * 3 >= need ? (p / 4) * 3 : p;
 }
 
+/** The class of the block take() gave last (its own, or a larger one it reused). */
+let takenClass = 0;
+
+/**
+ * A block of class `cls`: a free one of that class, else a free one of the smallest larger class
+ * up to twice the size (requests of many sizes, a zonal job's windows say, then reuse each other's
+ * blocks instead of growing the memory class by class), else a new one from the top.
+ */
 function take(cls: number): number {
   const k = kernels();
   const list = free.get(cls);
+  takenClass = cls;
   if (list && list.length > 0) {
     counters.reused++;
     return list.pop()!;
+  }
+  let larger = 0;
+  for (const [c, l] of free) if (c > cls && c <= 2 * cls && l.length > 0 && (larger === 0 || c < larger)) larger = c;
+  if (larger > 0) {
+    counters.reused++;
+    takenClass = larger;
+    return free.get(larger)!.pop()!;
   }
   const ptr = top;
   const end = ptr + cls;
@@ -225,9 +242,8 @@ function give(ptr: number, cls: number): void {
 /** Reserves a temporary block of at least `bytes` (16-byte aligned, with 16 bytes of slack); freed by release(). */
 export function alloc(bytes: number): number {
   if (!(bytes >= 0) || !Number.isFinite(bytes)) throw new RangeError(`alloc(${bytes})`);
-  const cls = sizeClass(bytes);
-  const ptr = take(cls);
-  temps.push(ptr, cls);
+  const ptr = take(sizeClass(bytes));
+  temps.push(ptr, takenClass);
   return ptr;
 }
 
@@ -332,7 +348,7 @@ export function plane(n: number): Float32Array {
     throw e;
   }
   scope.byPtr.set(ptr + shift, scope.blocks.length);
-  scope.blocks.push(ptr, cls);
+  scope.blocks.push(ptr, takenClass);
   return new Float32Array(memoryBuffer(), ptr + shift, n);
 }
 
