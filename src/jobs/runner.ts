@@ -19,7 +19,7 @@ import { ApiError } from '../core/errors.js';
 import { CogStreamWriter } from '../output/cog-stream.js';
 import { chunkWindows, classifyGraph, savedFormats, windowGrid, type Window } from './chunking.js';
 import { bytesOutput, cogSink, footprint, type CogSink, type OutputFile } from './outputs.js';
-import { groupGeometries, zonalShape, type ZonalGroup } from './zonal-plan.js';
+import { groupGeometries, zonalCell, zonalShape, type ZonalGroup } from './zonal-plan.js';
 import type { DataCube } from '../datacube/datacube.js';
 import { joinVectorParts } from '../datacube/vector-blob.js';
 import { featuresBox } from '../datacube/geometry.js';
@@ -228,7 +228,8 @@ export async function planJob(spec: JobSpec, engine: Engine, sink: JobSink, sign
     const geo = await execute({ ...base, graph: zonal.geometries, answer: { kind: 'kept' } }, engine, signal);
     const features = geo.kept?.features;
     if (features) {
-      const groups = groupGeometries(features, g, spec.chunkSize);
+      const cell = zonalCell(spec.chunkSize, plan.times.length * plan.bands.length);
+      const groups = groupGeometries(features, g, cell);
       const box = featuresBox(features, 4326);
       const place4326 = box.every(Number.isFinite)
         ? {
@@ -249,9 +250,9 @@ export async function planJob(spec: JobSpec, engine: Engine, sink: JobSink, sign
         : place;
       sink.log({
         level: 'info',
-        message: `The job aggregates ${features.length} geometries: it runs as ${groups.length} chunk${groups.length === 1 ? '' : 's'}, each the geometries of one ${spec.chunkSize} x ${spec.chunkSize} pixel cell of the output grid, read only around them.`,
+        message: `The job aggregates ${features.length} geometries: it runs as ${groups.length} chunk${groups.length === 1 ? '' : 's'}, each the geometries of one ${cell} x ${cell} pixel cell of the output grid, read only around them.`,
       });
-      return { kind: 'chunked', chunks: { grid: g, size: spec.chunkSize, count: groups.length, times: plan.times, ...place4326, options: savedOptions(spec.graph), zonal: { groups, format: vectorFormat } } };
+      return { kind: 'chunked', chunks: { grid: g, size: cell, count: groups.length, times: plan.times, ...place4326, options: savedOptions(spec.graph), zonal: { groups, format: vectorFormat } } };
     }
   }
 
