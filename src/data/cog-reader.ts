@@ -132,6 +132,8 @@ export class BlockCache {
   readonly inFlight = new Map<string, Promise<ArrayBuffer>>();
   readonly rawInFlight = new Map<string, Promise<ArrayBuffer>>();
   readonly opening = new Map<string, Promise<CogReader>>();
+  /** Blocks fetched from their files, blocks decoded, and blocks a read found decoded (here or under way). */
+  readonly counts = { fetched: 0, decoded: 0, reused: 0 };
 
   constructor(maxBytes: number) {
     this.lru = new LRUCache<string, Cached>({ maxSize: Math.max(1, maxBytes), sizeCalculation: sizeOf, dispose });
@@ -377,11 +379,12 @@ export class CogReader {
     const base = image.planarConfiguration === 2 ? sample * perRow * perCol : 0;
     const keyOf = (tx: number, ty: number) => `${this.key}\u0000${level}\u0000${tx}\u0000${ty}\u0000${sample}`;
     const { offsets, counts } = this.blocks[level];
-    const { lru: cache, inFlight, rawInFlight } = this.store;
+    const { lru: cache, inFlight, rawInFlight, counts: tally } = this.store;
     const out: Promise<ArrayBuffer>[] = new Array(wanted.length);
     const fetchList: { key: string; index: number }[] = [];
     const decodeLater = (key: string, ty: number, raw: Promise<ArrayBuffer> | null): Promise<ArrayBuffer> => {
       const p = (async () => {
+        if (raw) tally.decoded++;
         const buf = raw ? await this.decode(level, await raw) : this.emptyBlock(image, l.tileWidth, ty);
         cache.set(key, buf);
         return buf;
@@ -396,9 +399,13 @@ export class CogReader {
       const key = keyOf(tx, ty);
       const index = base + ty * perRow + tx;
       const hit = cache.get(key);
-      if (hit instanceof ArrayBuffer) out[k] = Promise.resolve(hit);
-      else if (inFlight.has(key)) out[k] = inFlight.get(key)!;
-      else if (!(Number(counts[index]) > 0)) out[k] = decodeLater(key, ty, null);
+      if (hit instanceof ArrayBuffer) {
+        tally.reused++;
+        out[k] = Promise.resolve(hit);
+      } else if (inFlight.has(key)) {
+        tally.reused++;
+        out[k] = inFlight.get(key)!;
+      } else if (!(Number(counts[index]) > 0)) out[k] = decodeLater(key, ty, null);
       else {
         const raw = cache.get(`r${key}`);
         if (raw instanceof RawBlock) {
@@ -429,6 +436,7 @@ export class CogReader {
       }
     }
     const all = [...fetchList, ...ahead];
+    tally.fetched += all.length;
     const fetched = (this.tiff as unknown as { source: { fetch(s: { offset: number; length: number }[]): Promise<ArrayBuffer[]> } }).source.fetch(
       all.map((f) => ({ offset: Number(offsets[f.index]), length: Number(counts[f.index]) })),
     );

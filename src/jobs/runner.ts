@@ -8,7 +8,7 @@ import { jobChunksDone } from '../core/metrics.js';
 import { readFileSync } from 'node:fs';
 import { execute, type ExecuteResult } from '../engine/execute.js';
 import { modelOutputs } from './model-outputs.js';
-import { withArena } from '../wasm/kernels.js';
+import { arenaStats, withArena } from '../wasm/kernels.js';
 import { calledProcess, type UserProcess } from '../core/graph.js';
 import type { Engine } from '../engine/engine.js';
 import type { Graph } from '../core/graph.js';
@@ -395,7 +395,10 @@ async function runChunks(
       });
       done++;
       jobChunksDone.inc(0);
-      sink.log({ level: 'debug', message: `Chunk ${done} of ${windows.length} (${w.width} x ${w.height} px at column ${w.col}, row ${w.row}) took ${Math.round(performance.now() - t0)} ms.` });
+      sink.log({
+        level: 'debug',
+        message: `Chunk ${done} of ${windows.length} (${w.width} x ${w.height} px at column ${w.col}, row ${w.row}) took ${Math.round(performance.now() - t0)} ms; ${memoryNote(engine)}.`,
+      });
       sink.progress(done, windows.length, values);
     }
   };
@@ -459,3 +462,10 @@ function cut(plane: Float32Array, width: number, w: Window): Float32Array {
 }
 
 const round = (x: number, digits: number) => Number(x.toFixed(digits));
+
+/** What the thread holds: its kernel memory, the decoded blocks it keeps, and the memory of its buffers. */
+function memoryNote(engine: Engine): string {
+  const mb = (b: number) => Math.round(b / 2 ** 20);
+  const c = engine.blocks.counts;
+  return `kernel memory ${mb(arenaStats().memoryBytes)} MB, decoded blocks kept ${mb(engine.blocks.lru.calculatedSize)} MB, buffers ${mb(process.memoryUsage().arrayBuffers)} MB; blocks read ${c.fetched}, decoded ${c.decoded}, reused ${c.reused}`;
+}
