@@ -19,7 +19,7 @@ import { ApiError } from '../core/errors.js';
 import { CogStreamWriter } from '../output/cog-stream.js';
 import { chunkWindows, classifyGraph, savedFormats, windowGrid, type Window } from './chunking.js';
 import { bytesOutput, cogSink, footprint, type CogSink, type OutputFile } from './outputs.js';
-import { groupGeometries, zonalCell, zonalShape, type ZonalGroup } from './zonal-plan.js';
+import { groupGeometries, zonalCell, zonalFrontierBytes, zonalShape, type ZonalGroup } from './zonal-plan.js';
 import type { DataCube } from '../datacube/datacube.js';
 import { joinVectorParts } from '../datacube/vector-blob.js';
 import { featuresBox } from '../datacube/geometry.js';
@@ -115,7 +115,7 @@ export interface ChunkPlan {
    * A zonal job (zonal-plan.ts): chunk i computes the geometries of group i in its window, and the
    * parts are joined and written in `format`. Absent for raster jobs (square windows of a COG).
    */
-  zonal?: { groups: ZonalGroup[]; format: string };
+  zonal?: { groups: ZonalGroup[]; format: string; planes: number };
 }
 
 /** After the dry run: the job is done already (it ran as one piece), or runs in chunks. */
@@ -228,7 +228,8 @@ export async function planJob(spec: JobSpec, engine: Engine, sink: JobSink, sign
     const geo = await execute({ ...base, graph: zonal.geometries, answer: { kind: 'kept' } }, engine, signal);
     const features = geo.kept?.features;
     if (features) {
-      const cell = zonalCell(spec.chunkSize, plan.times.length * plan.bands.length);
+      const planes = plan.times.length * plan.bands.length;
+      const cell = zonalCell(spec.chunkSize, planes);
       const groups = groupGeometries(features, g, cell);
       const box = featuresBox(features, 4326);
       const place4326 = box.every(Number.isFinite)
@@ -252,7 +253,7 @@ export async function planJob(spec: JobSpec, engine: Engine, sink: JobSink, sign
         level: 'info',
         message: `The job aggregates ${features.length} geometries: it runs as ${groups.length} chunk${groups.length === 1 ? '' : 's'}, each the geometries of one ${cell} x ${cell} pixel cell of the output grid, read only around them.`,
       });
-      return { kind: 'chunked', chunks: { grid: g, size: cell, count: groups.length, times: plan.times, ...place4326, options: savedOptions(spec.graph), zonal: { groups, format: vectorFormat } } };
+      return { kind: 'chunked', chunks: { grid: g, size: cell, count: groups.length, times: plan.times, ...place4326, options: savedOptions(spec.graph), zonal: { groups, format: vectorFormat, planes } } };
     }
   }
 
@@ -351,9 +352,10 @@ async function runChunked(
   const windows = planWindows(plan);
   const forward = forwarder(sink);
   // Neighbouring groups of fields read the blocks along their common edges: with a cache that holds
-  // a row of chunks' blocks, each block is decoded once. That cache is the job's own: its runs
-  // carry it, and the thread's stays as it is.
-  const zonalBytes = plan.zonal && spec.zonalBlockCacheBytes && spec.zonalBlockCacheBytes > engine.blocks.maxBytes ? spec.zonalBlockCacheBytes : null;
+  // the blocks of the rows of cells around the one under way, each block is decoded once. That
+  // cache is the job's own: its runs carry it, and the thread's stays as it is.
+  const wanted = plan.zonal && spec.zonalBlockCacheBytes ? Math.min(spec.zonalBlockCacheBytes, zonalFrontierBytes(plan.grid.width, plan.size, plan.zonal.planes)) : 0;
+  const zonalBytes = wanted > engine.blocks.maxBytes ? wanted : null;
   const jobEngine = zonalBytes ? { ...engine, blocks: new BlockCache(zonalBytes) } : engine;
   return runChunks(spec, plan, windows, jobEngine, sink, signal, forward, finish);
 }

@@ -91,6 +91,16 @@ export function zonalCell(chunkSize: number, planes: number): number {
   return Math.min(chunkSize, Math.max(256, 2 ** Math.floor(Math.log2(fits))));
 }
 
+/**
+ * The decoded blocks a zonal job keeps so that each is decoded once: chunks go row by row of cells,
+ * and a block is taken again by the next row's windows, which reach into it; so three rows of
+ * cells across the grid, over every date and band, of 16-bit samples (the common case; wider
+ * samples decode some edge blocks twice within the same bytes).
+ */
+export function zonalFrontierBytes(gridWidth: number, cell: number, planes: number): number {
+  return 3 * cell * gridWidth * planes * 2;
+}
+
 export interface ZonalGroup {
   /** The window of the output grid the group's geometries cover. */
   window: Window;
