@@ -118,8 +118,12 @@ const READ_AHEAD_BLOCKS = 1;
 
 // A local file's reader holds a file descriptor: closed a while after the reader leaves the cache
 // (a read that took it just before may still be using it).
+// A decoded block dropped from the cache gives its memory back (not left to the garbage collector)
+// once the reads that took it are done: they use it at once, in the callback of the promise that
+// gave it, so a later turn of the event loop finds no user.
 const dispose = (v: Cached) => {
   if (v instanceof CogReader) setTimeout(() => v.close(), 60_000).unref();
+  else if (v instanceof ArrayBuffer) setImmediate(() => giveBack(v));
 };
 /**
  * Everything kept in memory for reading, within one byte budget (an engine thread's is
@@ -284,6 +288,11 @@ export class CogReader {
     return new CogReader(href, key, tiff, images, info, blocks, held, source !== null, store);
   }
 
+  /** Whether each block read is a buffer of its own (a local file's). */
+  private get ownsReads(): boolean {
+    return !this.remote && !this.href.startsWith('mem:');
+  }
+
   close(): void {
     void (this.tiff as unknown as { close?: () => Promise<void> }).close?.();
   }
@@ -384,8 +393,19 @@ export class CogReader {
     const fetchList: { key: string; index: number }[] = [];
     const decodeLater = (key: string, ty: number, raw: Promise<ArrayBuffer> | null): Promise<ArrayBuffer> => {
       const p = (async () => {
-        if (raw) tally.decoded++;
-        const buf = raw ? await this.decode(level, await raw) : this.emptyBlock(image, l.tileWidth, ty);
+        if (!raw) {
+          const empty = this.emptyBlock(image, l.tileWidth, ty);
+          cache.set(key, empty);
+          return empty;
+        }
+        tally.decoded++;
+        const bytes = await raw;
+        const buf = await this.decode(level, bytes);
+        // A local file's block was read into a buffer of its own: once decoded into another, its
+        // memory goes back at once instead of waiting for the garbage collector (a zonal job reads
+        // hundreds of them a second; remote blocks may share one buffer, and an uncompressed
+        // block is its decoded self).
+        if (this.ownsReads && buf !== bytes) giveBack(bytes);
         cache.set(key, buf);
         return buf;
       })().finally(() => inFlight.delete(key));
@@ -470,6 +490,11 @@ export class CogReader {
     if (nd !== null && !Number.isNaN(nd)) typedViewFill(buf, this.info.sampleType, nd);
     return buf;
   }
+}
+
+/** Gives a buffer's memory back now (ES2024 transfer to nothing detaches it); it must have no other user. */
+function giveBack(buf: ArrayBuffer): void {
+  (buf as ArrayBuffer & { transfer?: (n: number) => ArrayBuffer }).transfer?.(0);
 }
 
 function typedViewFill(buf: ArrayBuffer, t: SampleType, v: number): void {
