@@ -357,7 +357,12 @@ async function runChunked(
   const wanted = plan.zonal && spec.zonalBlockCacheBytes ? Math.min(spec.zonalBlockCacheBytes, zonalFrontierBytes(plan.grid.width, plan.size, plan.zonal.planes)) : 0;
   const zonalBytes = wanted > engine.blocks.maxBytes ? wanted : null;
   const jobEngine = zonalBytes ? { ...engine, blocks: new BlockCache(zonalBytes) } : engine;
-  return runChunks(spec, plan, windows, jobEngine, sink, signal, forward, finish);
+  try {
+    return await runChunks(spec, plan, windows, jobEngine, sink, signal, forward, finish);
+  } finally {
+    // the job's own blocks go back now, not when the idle thread next collects garbage
+    if (jobEngine !== engine) jobEngine.blocks.clear();
+  }
 }
 
 async function runChunks(
