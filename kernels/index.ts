@@ -98,3 +98,4 @@ export { colorizeRgba } from './colormap';
 export { zonalSpans, zonalScratchBytes } from './spans';
 export { zonalSums, zonalDeviations, zonalGather, zonalFillU8 } from './zonal';
 export { forestRun, forestScratchBytes, forestBand } from './forest';
+export { samplesToF32 } from './samples';

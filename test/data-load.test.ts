@@ -8,6 +8,7 @@ import path from 'node:path';
 import { openStore } from '../src/store/db.js';
 import type { CatalogSnapshot, ItemMeta } from '../src/core/catalog.js';
 import { BlockCache, openRaster } from '../src/data/cog-reader.js';
+import { ptrOf, withArena } from '../src/wasm/kernels.js';
 import { TRUSTED, usersPolicy } from '../src/data/outbound.js';
 
 /** The blocks of these reads, as an engine thread keeps its own, and its rules for users' URLs. */
@@ -174,6 +175,76 @@ describeWithTool(hasGdal, 'GDAL', 'reads and warps against GDAL', () => {
       expect(equal / ref.data.length, `z${z} level ${level}`).toBeGreaterThan(0.99);
     }
   });
+
+  it('decodes blocks of every sample type the same into kernel memory as into plain arrays, and as GDAL', async () => {
+    // GeoTIFFs of 150 x 100 px in 64 px blocks (deflate; predictor 2 for integers, 3 for floats),
+    // with no-data; a band-interleaved pair too. The window crosses block edges and leaves the image.
+    const dir = tempDir();
+    try {
+      run('/usr/bin/python3', [
+        '-c',
+        `
+import numpy as np
+from osgeo import gdal, osr
+gdal.UseExceptions()
+srs = osr.SpatialReference(); srs.ImportFromEPSG(32633)
+rng = np.random.default_rng(7)
+for name, dt, np_t, nd, pred, bands in [('u16', gdal.GDT_UInt16, np.uint16, 0, 2, 1), ('i16', gdal.GDT_Int16, np.int16, -9999, 2, 1),
+                                      ('u8', gdal.GDT_Byte, np.uint8, 255, 2, 1), ('f32', gdal.GDT_Float32, np.float32, -9999, 3, 1),
+                                      ('i32', gdal.GDT_Int32, np.int32, -1, 2, 1), ('u16x2', gdal.GDT_UInt16, np.uint16, 7, 2, 2)]:
+    ds = gdal.GetDriverByName('GTiff').Create('${dir}/' + name + '.tif', 150, 100, bands, dt, ['TILED=YES', 'BLOCKXSIZE=64', 'BLOCKYSIZE=64', 'COMPRESS=DEFLATE', 'PREDICTOR=%d' % pred, 'INTERLEAVE=PIXEL'])
+    ds.SetGeoTransform([600000, 10, 0, 5300000, 0, -10]); ds.SetProjection(srs.ExportToWkt())
+    for b in range(bands):
+        info = np.iinfo(np_t) if np.issubdtype(np_t, np.integer) else None
+        v = (rng.integers(info.min, int(info.max) + 1, (100, 150), dtype=np.int64) if info else rng.normal(0, 1000, (100, 150))).astype(np_t)
+        v[rng.random((100, 150)) < 0.1] = nd
+        band = ds.GetRasterBand(b + 1); band.SetNoDataValue(nd); band.WriteArray(v)
+    ds = None
+`,
+      ]);
+      const win = { col: 30, row: 50, width: 125, height: 60 };
+      for (const [name, bands] of [
+        ['u16', 1],
+        ['i16', 1],
+        ['u8', 1],
+        ['f32', 1],
+        ['i32', 1],
+        ['u16x2', 2],
+      ] as const) {
+        const href = path.join(dir, `${name}.tif`);
+        for (let b = 0; b < bands; b++) {
+          const cache = new BlockCache(64 << 20);
+          const r = await openRaster(href, TRUSTED, cache);
+          const plain = await r.readWindow(0, b, win);
+          expect(ptrOf(plain), name).toBe(-1);
+          cache.clearBlocks();
+          const inKernel = await withArena(async () => {
+            const p = await r.readWindow(0, b, win);
+            expect(ptrOf(p), name).toBeGreaterThanOrEqual(0);
+            return Float32Array.from(p);
+          });
+          expect(new Uint32Array(inKernel.buffer), `${name} band ${b + 1}: bit for bit`).toEqual(new Uint32Array(plain.buffer));
+          // GDAL reads the part inside the image (the window's first 120 columns and 50 rows).
+          const ref = gdalFloat(['-b', String(b + 1), '-srcwin', String(win.col), String(win.row), '120', '50', href]);
+          let diff = 0;
+          let nan = 0;
+          for (let y = 0; y < 50; y++)
+            for (let x = 0; x < 120; x++) {
+              const ours = inKernel[y * win.width + x];
+              if (Number.isNaN(ours)) nan++;
+              if (!same(ours, ref.data[y * 120 + x])) diff++;
+            }
+          expect(diff, `${name} band ${b + 1}`).toBe(0);
+          expect(nan, `${name}: some no-data`).toBeGreaterThan(0);
+          expect(nan, `${name}: mostly data`).toBeLessThan(1200);
+          // outside the image: NaN
+          expect(Number.isNaN(inKernel[win.width - 1]) && Number.isNaN(inKernel[(win.height - 1) * win.width])).toBe(true);
+        }
+      }
+    } finally {
+      removeDir(dir);
+    }
+  }, 120_000);
 });
 
 describe('remote COGs over HTTP range requests', () => {

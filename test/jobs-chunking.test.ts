@@ -7,6 +7,7 @@ import { evaluateGraph, failurePath, rootScope } from '../src/graph/evaluate.js'
 import { type Graph } from '../src/core/graph.js';
 import { parseRange } from '../src/api/job-results.js';
 import { engineEnv } from './engine-env.js';
+import { ZONAL_CHUNK_VALUES, zonalCell } from '../src/jobs/zonal-plan.js';
 
 const env = (udps: Record<string, Graph> = {}): ChunkingEnv => ({
   categories: (id) => predefined.get(id)?.spec.categories,
@@ -116,6 +117,20 @@ describe('chunks', () => {
       [2048, 1024, 452, 76],
     ]);
     expect(w.reduce((s, x) => s + x.width * x.height, 0)).toBe(2500 * 1100);
+  });
+
+  it("of a zonal job hold at most ZONAL_CHUNK_VALUES: a power of two within the job's chunk side, at least 256", () => {
+    expect(zonalCell(1024, 1)).toBe(1024);
+    expect(zonalCell(1024, 4)).toBe(1024);
+    expect(zonalCell(1024, 12)).toBe(512); // 12 dates: 512^2 x 12 = 3 Mi values, 1024^2 x 12 would be 12 Mi
+    expect(zonalCell(1024, 36)).toBe(256);
+    expect(zonalCell(1024, 1000)).toBe(256);
+    expect(zonalCell(64, 12)).toBe(64);
+    for (const planes of [1, 5, 12, 17, 64]) {
+      const c = zonalCell(4096, planes);
+      if (c > 256) expect(c * c * planes).toBeLessThanOrEqual(ZONAL_CHUNK_VALUES);
+      expect((2 * c) ** 2 * planes > ZONAL_CHUNK_VALUES || c === 4096).toBe(true);
+    }
   });
 
   it('have the grid of their window', () => {

@@ -885,6 +885,35 @@ describe('arena', () => {
     });
   });
 
+  it('reuses a free block of a larger class for windows of many sizes, and never one past twice the size', async () => {
+    // Windows of a zonal job: each a little larger or smaller than the one before.
+    await withArena(() => void plane(3 << 20).fill(1)); // 12 MiB and its colour margin: a block of the 16 MiB class
+    const s0 = arenaStats();
+    await withArena(() => {
+      const p = plane(2_200_000); // 8.8 MB: the 12 MiB class, served by the free 16 MiB block
+      p.fill(2);
+    });
+    await withArena(() => {
+      const p = plane(1_900_000); // 7.6 MB: the 8 MiB class, served by it too (twice the class)
+      p.fill(3);
+      expect(p[0]).toBe(3);
+    });
+    expect(arenaStats().top).toBe(s0.top);
+    expect(arenaStats().memoryBytes).toBe(s0.memoryBytes);
+    // Two at once: the second finds no free block and comes from the top.
+    await withArena(() => {
+      const a = plane(1_900_000).fill(4);
+      const b = plane(1_900_000).fill(5);
+      expect(ptrOf(b)).not.toBe(ptrOf(a));
+      expect(a[a.length - 1]).toBe(4);
+    });
+    expect(arenaStats().top).toBeGreaterThan(s0.top);
+    // A small request never takes a block past twice its class: 1 MiB is not served by a 16 MiB one.
+    const s1 = arenaStats();
+    await withArena(() => void plane(1 << 18).fill(6));
+    expect(arenaStats().top).toBeGreaterThan(s1.top);
+  });
+
   it('keeps the temporaries of alloc/mark/release strictly nested and reuses them', () => {
     const m = mark();
     const a = alloc(1000);

@@ -381,7 +381,11 @@ print(df.shape, abs(df.loc['2024-06-21T00:00:00Z', (3, 1)] - ref['mean'][3][2][1
 
   it('runs as a batch job, chunked by groups of fields, to the same CSV, with STAC metadata', async () => {
     const sync = await result(zonal(inline(), 'CSV'));
-    const created = await http('POST', `${s.base}/jobs`, { token, body: JSON.stringify({ process: { process_graph: zonal(inline(), 'CSV') } }), headers: { 'content-type': 'application/json' } });
+    const created = await http('POST', `${s.base}/jobs`, {
+      token,
+      body: JSON.stringify({ process: { process_graph: zonal(inline(), 'CSV') }, log_level: 'debug' }),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(created.status).toBe(201);
     const id = created.headers['openeo-identifier'] ?? created.headers['xeo-identifier'];
     expect((await http('POST', `${s.base}/jobs/${id}/results`, { token })).status).toBe(202);
@@ -394,6 +398,12 @@ print(df.shape, abs(df.loc['2024-06-21T00:00:00Z', (3, 1)] - ref['mean'][3][2][1
     const logs = (await http('GET', `${s.base}/jobs/${id}/logs`, { token })).json.logs.map((l: any) => l.message);
     expect(job.status, logs.join('\n')).toBe('finished');
     expect(logs.some((m: string) => /aggregates 41 geometries: it runs as \d+ chunks/.test(m))).toBe(true);
+    // Each block of the three files (3 x 4 x 3 blocks of 64 px, both bands in each) read and decoded once at most.
+    const last = logs.filter((m: string) => /^Chunk \d+ of \d+/.test(m)).pop();
+    const [, read, decoded] = /blocks read (\d+), decoded (\d+), reused \d+/.exec(last)!.map(Number);
+    expect(decoded).toBeGreaterThan(0);
+    expect(decoded).toBe(read);
+    expect(decoded).toBeLessThanOrEqual(3 * 4 * 3);
     const doc = (await http('GET', `${s.base}/jobs/${id}/results`, { token })).json;
     const asset = doc.assets['result.csv'];
     expect(asset).toMatchObject({ type: 'text/csv', roles: ['data'] });

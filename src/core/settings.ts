@@ -268,7 +268,7 @@ export const SETTINGS = {
   zonalBlockCacheBytes: setting(
     'XEO_ZONAL_BLOCK_CACHE_BYTES',
     int(512 * MiB, MiB),
-    "Memory for decoded raster blocks of a job thread while it runs a zonal job's chunks (`aggregate_spatial` over many fields: neighbouring chunks share blocks; see [vector data](vector-data.md)).",
+    "Most memory for decoded raster blocks of a job thread while it runs a zonal job's chunks (`aggregate_spatial` over many fields: neighbouring chunks share blocks). The job keeps three rows of its cells across the grid, over every date and band, at 2 bytes a value, within this bound; see [batch jobs](batch-jobs.md#zonal-jobs-memory-per-chunk).",
   ),
   jobResultTtl: setting('XEO_JOB_RESULT_TTL', int(0, 0), "Seconds a finished job's results are kept (its `unpublished` time); `0` keeps them until the job is deleted."),
   vectorMaxBytes: setting('XEO_VECTOR_MAX_BYTES', int(256 * MiB, 1024), 'Largest vector file or URL read (`load_url`, `load_uploaded_files`; also uploaded GeoTIFFs).'),

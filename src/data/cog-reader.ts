@@ -13,13 +13,32 @@ import { HttpRangeSource } from './range-source.js';
 import { s3HrefSigner } from './stac-signers.js';
 import { checkUrl, OutboundRefused, type OutboundPolicy } from './outbound.js';
 import { RemoteError } from './http-client.js';
-import { plane } from '../wasm/kernels.js';
+import { alloc, kernels, mark, plane, ptrOf, release, u8 } from '../wasm/kernels.js';
 
 const inflateAsync = promisify(inflate);
 
+/** What the decoders of geotiff.js are given (the tags of the image a block belongs to). */
+interface DecoderParameters {
+  predictor: number;
+  bitsPerSample: number | number[];
+  planarConfiguration: number;
+  tileWidth: number;
+  tileHeight: number;
+}
+
+/** The bytes of a whole decoded block (the last strip of an image may hold fewer). */
+function blockBytes(p: DecoderParameters): number {
+  const bits = [p.bitsPerSample].flat().map(Number);
+  const perPixel = p.planarConfiguration === 2 ? bits[0] : bits.reduce((a, b) => a + b, 0);
+  return Math.ceil((p.tileWidth * perPixel) / 8) * p.tileHeight;
+}
+
 class ZlibDecoder extends BaseDecoder {
   override async decodeBlock(buffer: ArrayBufferLike): Promise<ArrayBufferLike> {
-    const out = await inflateAsync(new Uint8Array(buffer));
+    // One output buffer of the block's size: zlib then hands it over whole, instead of 16 KiB pieces
+    // joined by another copy (most of a zonal job's garbage, and a quarter of its thread's time).
+    const size = blockBytes((this as unknown as { parameters: DecoderParameters }).parameters);
+    const out = await inflateAsync(new Uint8Array(buffer), size > 0 && size < 1 << 30 ? { chunkSize: Math.max(64, size) } : {});
     // zlib's answer usually owns its memory whole: then it is the block, without another copy.
     return out.byteOffset === 0 && out.byteLength === out.buffer.byteLength ? out.buffer : out.buffer.slice(out.byteOffset, out.byteOffset + out.byteLength);
   }
@@ -29,7 +48,7 @@ class ZlibDecoder extends BaseDecoder {
    * style COGs, undone in one tight loop per row; anything else as geotiff.js does it.
    */
   override async decode(buffer: ArrayBufferLike): Promise<ArrayBufferLike> {
-    const p = (this as unknown as { parameters: { predictor: number; bitsPerSample: number | number[]; planarConfiguration: number; tileWidth: number; tileHeight: number } }).parameters;
+    const p = (this as unknown as { parameters: DecoderParameters }).parameters;
     const bits = [p.bitsPerSample].flat().map(Number);
     if (p.predictor !== 2 || !bits.every((b) => b === 16) || !(bits.length === 1 || p.planarConfiguration === 2)) return super.decode(buffer);
     const decoded = await this.decodeBlock(buffer);
@@ -99,8 +118,12 @@ const READ_AHEAD_BLOCKS = 1;
 
 // A local file's reader holds a file descriptor: closed a while after the reader leaves the cache
 // (a read that took it just before may still be using it).
+// A decoded block dropped from the cache gives its memory back (not left to the garbage collector)
+// once the reads that took it are done: they use it at once, in the callback of the promise that
+// gave it, so a later turn of the event loop finds no user.
 const dispose = (v: Cached) => {
   if (v instanceof CogReader) setTimeout(() => v.close(), 60_000).unref();
+  else if (v instanceof ArrayBuffer) setImmediate(() => giveBack(v));
 };
 /**
  * Everything kept in memory for reading, within one byte budget (an engine thread's is
@@ -113,6 +136,8 @@ export class BlockCache {
   readonly inFlight = new Map<string, Promise<ArrayBuffer>>();
   readonly rawInFlight = new Map<string, Promise<ArrayBuffer>>();
   readonly opening = new Map<string, Promise<CogReader>>();
+  /** Blocks fetched from their files, blocks decoded, and blocks a read found decoded (here or under way). */
+  readonly counts = { fetched: 0, decoded: 0, reused: 0 };
 
   constructor(maxBytes: number) {
     this.lru = new LRUCache<string, Cached>({ maxSize: Math.max(1, maxBytes), sizeCalculation: sizeOf, dispose });
@@ -263,6 +288,11 @@ export class CogReader {
     return new CogReader(href, key, tiff, images, info, blocks, held, source !== null, store);
   }
 
+  /** Whether each block read is a buffer of its own (a local file's). */
+  private get ownsReads(): boolean {
+    return !this.remote && !this.href.startsWith('mem:');
+  }
+
   close(): void {
     void (this.tiff as unknown as { close?: () => Promise<void> }).close?.();
   }
@@ -312,7 +342,11 @@ export class CogReader {
         const bx1 = Math.min(c1, (tx + 1) * tw);
         const by0 = Math.max(r0, ty * th);
         const by1 = Math.min(r1, (ty + 1) * th);
-        copyBlock(typedView(buf, this.info.sampleType), stride, offset, tw, tx * tw, ty * th, bx0, bx1, by0, by1, out, w, this.info.nodata);
+        // A window in kernel memory is filled by the kernels (a short block, from a damaged file, as before).
+        const at = ptrOf(out);
+        if (at >= 0 && buf.byteLength >= (by1 - ty * th) * tw * stride * SAMPLE_BYTES[this.info.sampleType])
+          copyBlockKernel(buf, this.info.sampleType, stride, offset, tw, tx * tw, ty * th, bx0, bx1, by0, by1, at, w, this.info.nodata);
+        else copyBlock(typedView(buf, this.info.sampleType), stride, offset, tw, tx * tw, ty * th, bx0, bx1, by0, by1, out, w, this.info.nodata);
       }),
     );
     await Promise.all(jobs);
@@ -354,12 +388,24 @@ export class CogReader {
     const base = image.planarConfiguration === 2 ? sample * perRow * perCol : 0;
     const keyOf = (tx: number, ty: number) => `${this.key}\u0000${level}\u0000${tx}\u0000${ty}\u0000${sample}`;
     const { offsets, counts } = this.blocks[level];
-    const { lru: cache, inFlight, rawInFlight } = this.store;
+    const { lru: cache, inFlight, rawInFlight, counts: tally } = this.store;
     const out: Promise<ArrayBuffer>[] = new Array(wanted.length);
     const fetchList: { key: string; index: number }[] = [];
     const decodeLater = (key: string, ty: number, raw: Promise<ArrayBuffer> | null): Promise<ArrayBuffer> => {
       const p = (async () => {
-        const buf = raw ? await this.decode(level, await raw) : this.emptyBlock(image, l.tileWidth, ty);
+        if (!raw) {
+          const empty = this.emptyBlock(image, l.tileWidth, ty);
+          cache.set(key, empty);
+          return empty;
+        }
+        tally.decoded++;
+        const bytes = await raw;
+        const buf = await this.decode(level, bytes);
+        // A local file's block was read into a buffer of its own: once decoded into another, its
+        // memory goes back at once instead of waiting for the garbage collector (a zonal job reads
+        // hundreds of them a second; remote blocks may share one buffer, and an uncompressed
+        // block is its decoded self).
+        if (this.ownsReads && buf !== bytes) giveBack(bytes);
         cache.set(key, buf);
         return buf;
       })().finally(() => inFlight.delete(key));
@@ -373,9 +419,13 @@ export class CogReader {
       const key = keyOf(tx, ty);
       const index = base + ty * perRow + tx;
       const hit = cache.get(key);
-      if (hit instanceof ArrayBuffer) out[k] = Promise.resolve(hit);
-      else if (inFlight.has(key)) out[k] = inFlight.get(key)!;
-      else if (!(Number(counts[index]) > 0)) out[k] = decodeLater(key, ty, null);
+      if (hit instanceof ArrayBuffer) {
+        tally.reused++;
+        out[k] = Promise.resolve(hit);
+      } else if (inFlight.has(key)) {
+        tally.reused++;
+        out[k] = inFlight.get(key)!;
+      } else if (!(Number(counts[index]) > 0)) out[k] = decodeLater(key, ty, null);
       else {
         const raw = cache.get(`r${key}`);
         if (raw instanceof RawBlock) {
@@ -406,6 +456,7 @@ export class CogReader {
       }
     }
     const all = [...fetchList, ...ahead];
+    tally.fetched += all.length;
     const fetched = (this.tiff as unknown as { source: { fetch(s: { offset: number; length: number }[]): Promise<ArrayBuffer[]> } }).source.fetch(
       all.map((f) => ({ offset: Number(offsets[f.index]), length: Number(counts[f.index]) })),
     );
@@ -439,6 +490,11 @@ export class CogReader {
     if (nd !== null && !Number.isNaN(nd)) typedViewFill(buf, this.info.sampleType, nd);
     return buf;
   }
+}
+
+/** Gives a buffer's memory back now (ES2024 transfer to nothing detaches it); it must have no other user. */
+function giveBack(buf: ArrayBuffer): void {
+  (buf as ArrayBuffer & { transfer?: (n: number) => ArrayBuffer }).transfer?.(0);
 }
 
 function typedViewFill(buf: ArrayBuffer, t: SampleType, v: number): void {
@@ -514,6 +570,47 @@ function typedView(buf: ArrayBuffer, t: SampleType) {
       return new Float32Array(buf, 0, buf.byteLength >> 2);
     case 'float64':
       return new Float64Array(buf, 0, buf.byteLength >> 3);
+  }
+}
+
+/** The sample kinds of kernels/samples.ts. */
+const SAMPLE_KINDS: Record<SampleType, number> = { uint8: 0, int8: 1, uint16: 2, int16: 3, uint32: 4, int32: 5, float32: 6, float64: 7 };
+const SAMPLE_BYTES: Record<SampleType, number> = { uint8: 1, int8: 1, uint16: 2, int16: 2, uint32: 4, int32: 4, float32: 4, float64: 8 };
+
+/**
+ * As copyBlock, for a window in kernel memory (at byte offset `outPtr`): the rows the window takes
+ * are moved into kernel memory in one copy and converted there, eight or sixteen samples a step.
+ */
+function copyBlockKernel(
+  buf: ArrayBuffer,
+  type: SampleType,
+  stride: number,
+  offset: number,
+  blockWidth: number,
+  blockX: number,
+  blockY: number,
+  bx0: number,
+  bx1: number,
+  by0: number,
+  by1: number,
+  outPtr: number,
+  w: Window,
+  nodata: number | null,
+): void {
+  const size = SAMPLE_BYTES[type];
+  const pitch = blockWidth * stride;
+  const first = (by0 - blockY) * pitch * size;
+  const bytes = (by1 - by0) * pitch * size;
+  const m = mark();
+  try {
+    const src = alloc(bytes);
+    u8(src, bytes).set(new Uint8Array(buf, first, bytes));
+    const start = src + ((bx0 - blockX) * stride + offset) * size;
+    const dst = outPtr + ((by0 - w.row) * w.width + (bx0 - w.col)) * 4;
+    const hasNodata = nodata !== null && !Number.isNaN(nodata);
+    kernels().samplesToF32(start, SAMPLE_KINDS[type], pitch, stride, bx1 - bx0, by1 - by0, dst, w.width, hasNodata ? 1 : 0, hasNodata ? nodata : 0);
+  } finally {
+    release(m);
   }
 }
 

@@ -8,7 +8,7 @@ import { jobChunksDone } from '../core/metrics.js';
 import { readFileSync } from 'node:fs';
 import { execute, type ExecuteResult } from '../engine/execute.js';
 import { modelOutputs } from './model-outputs.js';
-import { withArena } from '../wasm/kernels.js';
+import { arenaStats, withArena } from '../wasm/kernels.js';
 import { calledProcess, type UserProcess } from '../core/graph.js';
 import type { Engine } from '../engine/engine.js';
 import type { Graph } from '../core/graph.js';
@@ -19,7 +19,7 @@ import { ApiError } from '../core/errors.js';
 import { CogStreamWriter } from '../output/cog-stream.js';
 import { chunkWindows, classifyGraph, savedFormats, windowGrid, type Window } from './chunking.js';
 import { bytesOutput, cogSink, footprint, type CogSink, type OutputFile } from './outputs.js';
-import { groupGeometries, zonalShape, type ZonalGroup } from './zonal-plan.js';
+import { groupGeometries, zonalCell, zonalFrontierBytes, zonalShape, type ZonalGroup } from './zonal-plan.js';
 import type { DataCube } from '../datacube/datacube.js';
 import { joinVectorParts } from '../datacube/vector-blob.js';
 import { featuresBox } from '../datacube/geometry.js';
@@ -115,7 +115,7 @@ export interface ChunkPlan {
    * A zonal job (zonal-plan.ts): chunk i computes the geometries of group i in its window, and the
    * parts are joined and written in `format`. Absent for raster jobs (square windows of a COG).
    */
-  zonal?: { groups: ZonalGroup[]; format: string };
+  zonal?: { groups: ZonalGroup[]; format: string; planes: number };
 }
 
 /** After the dry run: the job is done already (it ran as one piece), or runs in chunks. */
@@ -228,7 +228,9 @@ export async function planJob(spec: JobSpec, engine: Engine, sink: JobSink, sign
     const geo = await execute({ ...base, graph: zonal.geometries, answer: { kind: 'kept' } }, engine, signal);
     const features = geo.kept?.features;
     if (features) {
-      const groups = groupGeometries(features, g, spec.chunkSize);
+      const planes = plan.times.length * plan.bands.length;
+      const cell = zonalCell(spec.chunkSize, planes);
+      const groups = groupGeometries(features, g, cell);
       const box = featuresBox(features, 4326);
       const place4326 = box.every(Number.isFinite)
         ? {
@@ -249,9 +251,9 @@ export async function planJob(spec: JobSpec, engine: Engine, sink: JobSink, sign
         : place;
       sink.log({
         level: 'info',
-        message: `The job aggregates ${features.length} geometries: it runs as ${groups.length} chunk${groups.length === 1 ? '' : 's'}, each the geometries of one ${spec.chunkSize} x ${spec.chunkSize} pixel cell of the output grid, read only around them.`,
+        message: `The job aggregates ${features.length} geometries: it runs as ${groups.length} chunk${groups.length === 1 ? '' : 's'}, each the geometries of one ${cell} x ${cell} pixel cell of the output grid, read only around them.`,
       });
-      return { kind: 'chunked', chunks: { grid: g, size: spec.chunkSize, count: groups.length, times: plan.times, ...place4326, options: savedOptions(spec.graph), zonal: { groups, format: vectorFormat } } };
+      return { kind: 'chunked', chunks: { grid: g, size: cell, count: groups.length, times: plan.times, ...place4326, options: savedOptions(spec.graph), zonal: { groups, format: vectorFormat, planes } } };
     }
   }
 
@@ -350,11 +352,17 @@ async function runChunked(
   const windows = planWindows(plan);
   const forward = forwarder(sink);
   // Neighbouring groups of fields read the blocks along their common edges: with a cache that holds
-  // a row of chunks' blocks, each block is decoded once. That cache is the job's own: its runs
-  // carry it, and the thread's stays as it is.
-  const zonalBytes = plan.zonal && spec.zonalBlockCacheBytes && spec.zonalBlockCacheBytes > engine.blocks.maxBytes ? spec.zonalBlockCacheBytes : null;
+  // the blocks of the rows of cells around the one under way, each block is decoded once. That
+  // cache is the job's own: its runs carry it, and the thread's stays as it is.
+  const wanted = plan.zonal && spec.zonalBlockCacheBytes ? Math.min(spec.zonalBlockCacheBytes, zonalFrontierBytes(plan.grid.width, plan.size, plan.zonal.planes)) : 0;
+  const zonalBytes = wanted > engine.blocks.maxBytes ? wanted : null;
   const jobEngine = zonalBytes ? { ...engine, blocks: new BlockCache(zonalBytes) } : engine;
-  return runChunks(spec, plan, windows, jobEngine, sink, signal, forward, finish);
+  try {
+    return await runChunks(spec, plan, windows, jobEngine, sink, signal, forward, finish);
+  } finally {
+    // the job's own blocks go back now, not when the idle thread next collects garbage
+    if (jobEngine !== engine) jobEngine.blocks.clear();
+  }
 }
 
 async function runChunks(
@@ -394,7 +402,10 @@ async function runChunks(
       });
       done++;
       jobChunksDone.inc(0);
-      sink.log({ level: 'debug', message: `Chunk ${done} of ${windows.length} (${w.width} x ${w.height} px at column ${w.col}, row ${w.row}) took ${Math.round(performance.now() - t0)} ms.` });
+      sink.log({
+        level: 'debug',
+        message: `Chunk ${done} of ${windows.length} (${w.width} x ${w.height} px at column ${w.col}, row ${w.row}) took ${Math.round(performance.now() - t0)} ms; ${memoryNote(engine)}.`,
+      });
       sink.progress(done, windows.length, values);
     }
   };
@@ -458,3 +469,10 @@ function cut(plane: Float32Array, width: number, w: Window): Float32Array {
 }
 
 const round = (x: number, digits: number) => Number(x.toFixed(digits));
+
+/** What the thread holds: its kernel memory, the decoded blocks it keeps, and the memory of its buffers. */
+function memoryNote(engine: Engine): string {
+  const mb = (b: number) => Math.round(b / 2 ** 20);
+  const c = engine.blocks.counts;
+  return `kernel memory ${mb(arenaStats().memoryBytes)} MB, decoded blocks kept ${mb(engine.blocks.lru.calculatedSize)} MB, buffers ${mb(process.memoryUsage().arrayBuffers)} MB; blocks read ${c.fetched}, decoded ${c.decoded}, reused ${c.reused}`;
+}

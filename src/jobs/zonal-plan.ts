@@ -78,6 +78,29 @@ export function zonalShape(graph: unknown, env: ChunkingEnv): ZonalShape | null 
   return { node, geometries };
 }
 
+/** Most values one chunk of a zonal job holds (its window over every date and band): 16 MiB of Float32. */
+export const ZONAL_CHUNK_VALUES = 4 * 2 ** 20;
+
+/**
+ * The cell of a zonal job, in pixels: the job's chunk side, or less when a chunk's window of about a
+ * cell over `planes` dates and bands would pass ZONAL_CHUNK_VALUES; then the largest power of two
+ * within (raster blocks are powers of two: a cell of whole blocks), at least 256.
+ */
+export function zonalCell(chunkSize: number, planes: number): number {
+  const fits = Math.sqrt(ZONAL_CHUNK_VALUES / Math.max(1, planes));
+  return Math.min(chunkSize, Math.max(256, 2 ** Math.floor(Math.log2(fits))));
+}
+
+/**
+ * The decoded blocks a zonal job keeps so that each is decoded once: chunks go row by row of cells,
+ * and a block is taken again by the next row's windows, which reach into it; so three rows of
+ * cells across the grid, over every date and band, of 16-bit samples (the common case; wider
+ * samples decode some edge blocks twice within the same bytes).
+ */
+export function zonalFrontierBytes(gridWidth: number, cell: number, planes: number): number {
+  return 3 * cell * gridWidth * planes * 2;
+}
+
 export interface ZonalGroup {
   /** The window of the output grid the group's geometries cover. */
   window: Window;

@@ -8,7 +8,8 @@
 // invalidate it, by construction. Nothing else shares it: no other thread ever sees this memory.
 //
 // The arena hands out blocks in size classes (2^k and 3*2^(k-1) bytes; waste at most a third) with a
-// free list per class, new blocks coming from the top, which grows the memory with memory.grow.
+// free list per class (a request may take a free block up to twice its class), new blocks coming
+// from the top, which grows the memory with memory.grow.
 // Two kinds of owners:
 //   - temporaries: alloc() ... release(mark()) around synchronous kernel calls (strictly nested);
 //   - planes: plane(n) gives a Float32Array on the arena owned by the current arena scope
@@ -107,6 +108,13 @@ export interface KernelExports {
   forestScratchBytes(p: number, width: number): number;
   /** A band of a split prediction (kernels/forest.ts forestBand): parameters at `params`, scratch by `slot`. */
   forestBand(table: number, out: number, n: number, params: number, slot: number): void;
+  /**
+   * Decoded raster samples to cube values (kernels/samples.ts): h rows of w pixels of `kind` (0 u8,
+   * 1 i8, 2 u16, 3 i16, 4 u32, 5 i32, 6 f32, 7 f64) at src, a pixel `stride` samples after the
+   * previous, rows srcPitch samples apart, to f32 rows outPitch values apart at out; samples equal to
+   * nodata (when hasNodata is 1) become NaN.
+   */
+  samplesToF32(src: number, kind: number, srcPitch: number, stride: number, w: number, h: number, out: number, outPitch: number, hasNodata: number, nodata: number): void;
   /** Math.sin, cos, tan in double precision (for tier-1 modules to import: they have no data segments for the tables). */
   mathSin(x: number): number;
   mathCos(x: number): number;
@@ -186,12 +194,28 @@ function sizeClass(bytes: number): number {
   return (p / 4) * 3 >= need ? (p / 4) * 3 : p;
 }
 
+/** The class of the block take() gave last (its own, or a larger one it reused). */
+let takenClass = 0;
+
+/**
+ * A block of class `cls`: a free one of that class, else a free one of the smallest larger class
+ * up to twice the size (requests of many sizes, a zonal job's windows say, then reuse each other's
+ * blocks instead of growing the memory class by class), else a new one from the top.
+ */
 function take(cls: number): number {
   const k = kernels();
   const list = free.get(cls);
+  takenClass = cls;
   if (list && list.length > 0) {
     counters.reused++;
     return list.pop()!;
+  }
+  let larger = 0;
+  for (const [c, l] of free) if (c > cls && c <= 2 * cls && l.length > 0 && (larger === 0 || c < larger)) larger = c;
+  if (larger > 0) {
+    counters.reused++;
+    takenClass = larger;
+    return free.get(larger)!.pop()!;
   }
   const ptr = top;
   const end = ptr + cls;
@@ -218,9 +242,8 @@ function give(ptr: number, cls: number): void {
 /** Reserves a temporary block of at least `bytes` (16-byte aligned, with 16 bytes of slack); freed by release(). */
 export function alloc(bytes: number): number {
   if (!(bytes >= 0) || !Number.isFinite(bytes)) throw new RangeError(`alloc(${bytes})`);
-  const cls = sizeClass(bytes);
-  const ptr = take(cls);
-  temps.push(ptr, cls);
+  const ptr = take(sizeClass(bytes));
+  temps.push(ptr, takenClass);
   return ptr;
 }
 
@@ -325,7 +348,7 @@ export function plane(n: number): Float32Array {
     throw e;
   }
   scope.byPtr.set(ptr + shift, scope.blocks.length);
-  scope.blocks.push(ptr, cls);
+  scope.blocks.push(ptr, takenClass);
   return new Float32Array(memoryBuffer(), ptr + shift, n);
 }
 
