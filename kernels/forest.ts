@@ -19,9 +19,18 @@
 
 const BLOCK: i32 = 256;
 
+/**
+ * Floats from one leaf's numbers to the next's in `leaves` (and between a pixel's sums): leaves of
+ * 2 to 4 classes are padded to 4 (with zeros), so that a walk adds its leaf in one SIMD addition,
+ * lane by lane the same float32 sums as one class after the other.
+ */
+export function forestLeafStride(width: i32): i32 {
+  return width >= 2 && width <= 4 ? 4 : width;
+}
+
 /** Scratch bytes forestRun needs for p predictors and leaves of `width` values. */
 export function forestScratchBytes(p: i32, width: i32): i32 {
-  return BLOCK * p * 4 + BLOCK * width * 4 + BLOCK * 4 + 64;
+  return BLOCK * p * 4 + BLOCK * forestLeafStride(width) * 4 + BLOCK * 4 + 64;
 }
 
 /** Pixels i and j have the same predictor values (none NaN: NaN equals nothing). */
@@ -52,6 +61,7 @@ function step(base: usize, n: i32, row: usize): i32 {
 }
 
 /**
+ * leaves: `width` numbers per leaf in rows of forestLeafStride(width) floats.
  * table: u32 pointers to p planes of n f32 values, rows of `cols` pixels (0: no rows, only left
  * neighbours are reused); roots and depths: per tree its root node and
  * depth (i32); leafOf: per node its leaf index (i32). mode 0: the mean leaf value (regression) into out[i]; mode 1:
@@ -61,7 +71,8 @@ function step(base: usize, n: i32, row: usize): i32 {
 export function forestRun(table: usize, p: i32, n: i32, cols: i32, nodes: usize, leafOf: usize, roots: usize, depths: usize, nTrees: i32, leaves: usize, width: i32, classes: usize, mode: i32, out: usize, scratch: usize): i32 {
   const xs = scratch;
   const acc = scratch + <usize>(BLOCK * p * 4);
-  const walked = acc + <usize>(BLOCK * width * 4);
+  const stride = forestLeafStride(width);
+  const walked = acc + <usize>(BLOCK * stride * 4);
   const inv: f32 = 1.0 / <f32>nTrees;
   const rowBytes = <usize>(p * 4);
   let next = 0;
@@ -85,7 +96,7 @@ export function forestRun(table: usize, p: i32, n: i32, cols: i32, nodes: usize,
       m++;
     }
     walks += m;
-    memory.fill(acc, 0, <usize>(m * width * 4));
+    memory.fill(acc, 0, <usize>(m * stride * 4));
     for (let t = 0; t < nTrees; t++) {
       const root = load<i32>(roots + (<usize>t << 2));
       const depth = load<i32>(depths + (<usize>t << 2));
@@ -112,29 +123,29 @@ export function forestRun(table: usize, p: i32, n: i32, cols: i32, nodes: usize,
           n6 = step(base, n6, r0 + 6 * rowBytes);
           n7 = step(base, n7, r0 + 7 * rowBytes);
         }
-        const a = acc + (<usize>(j * width) << 2);
-        const w = <usize>(width << 2);
-        addLeaf(leafBase, n0, leaves, width, a);
-        addLeaf(leafBase, n1, leaves, width, a + w);
-        addLeaf(leafBase, n2, leaves, width, a + 2 * w);
-        addLeaf(leafBase, n3, leaves, width, a + 3 * w);
-        addLeaf(leafBase, n4, leaves, width, a + 4 * w);
-        addLeaf(leafBase, n5, leaves, width, a + 5 * w);
-        addLeaf(leafBase, n6, leaves, width, a + 6 * w);
-        addLeaf(leafBase, n7, leaves, width, a + 7 * w);
+        const a = acc + (<usize>(j * stride) << 2);
+        const w = <usize>(stride << 2);
+        addLeaf(leafBase, n0, leaves, stride, a);
+        addLeaf(leafBase, n1, leaves, stride, a + w);
+        addLeaf(leafBase, n2, leaves, stride, a + 2 * w);
+        addLeaf(leafBase, n3, leaves, stride, a + 3 * w);
+        addLeaf(leafBase, n4, leaves, stride, a + 4 * w);
+        addLeaf(leafBase, n5, leaves, stride, a + 5 * w);
+        addLeaf(leafBase, n6, leaves, stride, a + 6 * w);
+        addLeaf(leafBase, n7, leaves, stride, a + 7 * w);
       }
       for (; j < m; j++) {
         const r = xs + <usize>j * rowBytes;
         let nd = 0;
         for (let d = 0; d < depth; d++) nd = step(base, nd, r);
-        addLeaf(leafBase, nd, leaves, width, acc + (<usize>(j * width) << 2));
+        addLeaf(leafBase, nd, leaves, stride, acc + (<usize>(j * stride) << 2));
       }
     }
     // Answers in pixel order, so that a copied pixel's neighbour is answered before it.
     let j = 0;
     for (let i = start; i < next; i++) {
       if (j < m && load<i32>(walked + (<usize>j << 2)) == i) {
-        const src = acc + (<usize>(j * width) << 2);
+        const src = acc + (<usize>(j * stride) << 2);
         j++;
         if (mode == 0) {
           store<f32>(out + (<usize>i << 2), load<f32>(src) * inv);
@@ -168,13 +179,17 @@ export function forestRun(table: usize, p: i32, n: i32, cols: i32, nodes: usize,
 
 // @ts-ignore: decorator
 @inline
-function addLeaf(leafBase: usize, nd: i32, leaves: usize, width: i32, dst: usize): void {
-  const leaf = leaves + (<usize>(load<i32>(leafBase + (<usize>nd << 2)) * width) << 2);
-  if (width == 1) {
+function addLeaf(leafBase: usize, nd: i32, leaves: usize, stride: i32, dst: usize): void {
+  const leaf = leaves + (<usize>(load<i32>(leafBase + (<usize>nd << 2)) * stride) << 2);
+  if (stride == 1) {
     store<f32>(dst, load<f32>(dst) + load<f32>(leaf));
     return;
   }
-  for (let k = 0; k < width; k++) store<f32>(dst + (<usize>k << 2), load<f32>(dst + (<usize>k << 2)) + load<f32>(leaf + (<usize>k << 2)));
+  if (stride == 4) {
+    v128.store(dst, f32x4.add(v128.load(dst), v128.load(leaf)));
+    return;
+  }
+  for (let k = 0; k < stride; k++) store<f32>(dst + (<usize>k << 2), load<f32>(dst + (<usize>k << 2)) + load<f32>(leaf + (<usize>k << 2)));
 }
 
 /**

@@ -15,7 +15,8 @@ import { mulberry32 } from '../src/core/random.js';
 
 const P = 6;
 
-function forest(kind: 'classification' | 'regression', seed: number): Forest {
+/** A forest of 30 trees over P predictors: three classes (or `classes`), or values. */
+function forest(kind: 'classification' | 'regression', seed: number, classes = 3): Forest {
   const n = 3000;
   const r = mulberry32(seed);
   const x = new Float32Array(n * P);
@@ -27,7 +28,7 @@ function forest(kind: 'classification' | 'regression', seed: number): Forest {
       x[f * n + i] = v;
       s += f < 2 ? v : 0.1 * v;
     }
-    y[i] = kind === 'regression' ? s * 10 : s > 1.2 ? 2 : s > 0.8 ? 1 : 0;
+    y[i] = kind === 'regression' ? s * 10 : classes === 3 ? (s > 1.2 ? 2 : s > 0.8 ? 1 : 0) : Math.min(classes - 1, Math.floor((s / 2.4) * classes));
   }
   return trainForest({ kind, x, n, p: P, y, predictors: Array.from({ length: P }, (_, f) => `b${f}`), numTrees: 30, maxVariables: 2, maxVariablesGiven: 2, seed, maxDepth: 64, skipped: 0 });
 }
@@ -76,9 +77,17 @@ function expectAsWalkedInJs(f: Forest, ps: Float32Array[], n: number, out: Float
 
 describe('the forest kernel', () => {
   it('walks classification and regression forests as the JavaScript walk does, NaN giving NaN', async () => {
-    for (const kind of ['classification', 'regression'] as const) {
+    // Three classes and two (leaves padded to four numbers, added in one SIMD addition), six
+    // (added one by one), and values.
+    for (const [kind, classes] of [
+      ['classification', 3],
+      ['classification', 2],
+      ['classification', 6],
+      ['regression', 1],
+    ] as const) {
       // Through the model file, as a loaded model reaches the kernel.
-      const f = decodeForest(encodeForest(forest(kind, 3)));
+      const f = decodeForest(encodeForest(forest(kind, 3, classes)));
+      if (kind === 'classification') expect(f.classes.length).toBe(classes);
       await withArena(() => {
         const n = 5000;
         const ps = planes(n, 9);
@@ -87,7 +96,7 @@ describe('the forest kernel', () => {
         const x = new Float64Array(P);
         for (let i = 0; i < n; i++) {
           for (let k = 0; k < P; k++) x[k] = ps[k][i];
-          expect(Object.is(out[i], Math.fround(predictOne(f, x))), `${kind} pixel ${i}`).toBe(true);
+          expect(Object.is(out[i], Math.fround(predictOne(f, x))), `${kind} (${classes}) pixel ${i}`).toBe(true);
           if (probs) probabilitiesOne(f, x).forEach((v, c) => expect(Object.is(probs[c][i], v)).toBe(true));
         }
       });

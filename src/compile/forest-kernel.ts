@@ -84,6 +84,20 @@ function packedNodes(f: Forest): { nodes: Int32Array; leafOf: Int32Array; depths
   return p;
 }
 
+/** The leaves' numbers in rows of `stride` floats (zeros after the `width` numbers), made once per forest. */
+const padded = new WeakMap<Forest, Float32Array>();
+function paddedLeaves(f: Forest, width: number, stride: number): Float32Array {
+  if (stride === width) return f.leaves;
+  let p = padded.get(f);
+  if (!p) {
+    const count = f.leaves.length / width;
+    p = new Float32Array(count * stride);
+    for (let l = 0; l < count; l++) p.set(f.leaves.subarray(l * width, (l + 1) * width), l * stride);
+    padded.set(f, p);
+  }
+  return p;
+}
+
 /**
  * Predictions of at least this many pixels (and one value per pixel) are split over the kernel
  * helper threads when there are any (XEO_KERNEL_THREADS): a forest costs about a thousand times
@@ -130,8 +144,9 @@ export function runForest(f: Forest, inputs: Float32Array[], pixels: number, pro
     i32(pRoots, f.roots.length).set(f.roots);
     const pDepths = alloc(depths.byteLength);
     i32(pDepths, depths.length).set(depths);
-    const pLeaves = alloc(Math.max(4, f.leaves.byteLength));
-    f32(pLeaves, f.leaves.length).set(f.leaves);
+    const leaves = paddedLeaves(f, width, k.forestLeafStride(width));
+    const pLeaves = alloc(Math.max(16, leaves.byteLength));
+    f32(pLeaves, leaves.length).set(leaves);
     const pClasses = alloc(Math.max(4, f.classes.length * 4));
     f32(pClasses, f.classes.length).set(f.classes);
     const pTable = alloc(inputs.length * 4);

@@ -107,6 +107,8 @@ export interface KernelExports {
     scratch: number,
   ): number;
   forestScratchBytes(p: number, width: number): number;
+  /** Floats per leaf in the leaves forestRun reads (2 to 4 classes padded to 4 for SIMD). */
+  forestLeafStride(width: number): number;
   /** A band of a split prediction (kernels/forest.ts forestBand): parameters at `params`, scratch by `slot`. */
   forestBand(table: number, out: number, n: number, params: number, slot: number): void;
   /** Math.sin, cos, tan in double precision (for tier-1 modules to import: they have no data segments for the tables). */
