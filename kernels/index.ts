@@ -97,5 +97,5 @@ export { vmRun, vmScratchBytes, vmBlock, mathSin, mathCos, mathTan } from './vm'
 export { colorizeRgba } from './colormap';
 export { zonalSpans, zonalScratchBytes } from './spans';
 export { zonalSums, zonalDeviations, zonalGather, zonalFillU8 } from './zonal';
-export { forestRun, forestScratchBytes, forestBand } from './forest';
+export { forestRun, forestScratchBytes, forestLeafStride, forestBand } from './forest';
 export { samplesToF32 } from './samples';

@@ -14,7 +14,7 @@ import { demoDataDir, DEMO_COLLECTION } from './demo-data.js';
 import { Jobs } from './jobs-helpers.js';
 import { describeWithTool, DEBIAN_PYTHON } from './system-tools.js';
 import { decodeForest } from '../src/ml/model-file.js';
-import { predictOne } from '../src/ml/forest.js';
+import { predictOne, probabilitiesOne } from '../src/ml/forest.js';
 import { tileAt } from '../src/tiles/tile-grid.js';
 import { colorTable } from '../src/output/colormap.js';
 import { decodePng } from './png-decode.js';
@@ -272,6 +272,44 @@ print(json.dumps(m.predict(np.array(d['test'], dtype=np.float32)).tolist()))`,
       ),
     );
     expect(map).toEqual(js.map((v) => (Number.isNaN(v) ? null : v)));
+  });
+
+  it('gives a window zoomed in past its data (runs of equal pixels, walked once) what JavaScript gives every pixel', async () => {
+    // 2.5 m pixels over 10 m data, nearest: blocks of 4 x 4 equal pixels, as a map tile at zoom 15
+    // draws them; the forest kernel copies a pixel's answer from its left or upper neighbour.
+    const zoomed = { process_id: 'resample_spatial', arguments: { data: { from_node: 'loadcollection1' }, resolution: 2.5, method: 'near' } };
+    const window = { west: TEST.west, east: TEST.west + 320, north: TEST.north, south: TEST.north - 320, crs: 32633 };
+    const res = (await jobs.call('GET', `/jobs/${trainJob}/results`)).json;
+    const forest = decodeForest(new Uint8Array((await http('GET', res.assets['ml_model.xrf'].href)).body));
+    const bands = await result({ loadcollection1: load(window), z: zoomed, s: { process_id: 'save_result', arguments: { data: { from_node: 'z' }, format: 'JSON' }, result: true } });
+    expect(bands.status, bands.text).toBe(200);
+    const values = rasterValues(bands.json);
+    const n = values.length / 4;
+    const cols = (bands.json.data as number[][][][])[0][0][0].length;
+    const pixel = (i: number) => [0, 1, 2, 3].map((b) => values[b * n + i] ?? NaN);
+    // Most pixels repeat their left neighbour, so most answers are copies.
+    const repeats = Array.from({ length: n }, (_, i) => i % cols > 0 && pixel(i).every((v, b) => v === pixel(i - 1)[b])).filter(Boolean).length;
+    expect(repeats / n).toBeGreaterThan(0.6);
+    for (const [process, js] of [
+      ['predict_random_forest', (x: number[]) => [predictOne(forest, x)]],
+      ['predict_probabilities', (x: number[]) => probabilitiesOne(forest, x)],
+    ] as const) {
+      const g = predictGraph({ id: trainJob }, window) as Record<string, any>;
+      g.z = zoomed;
+      g.reducedimension1.arguments.data = { from_node: 'z' };
+      if (process === 'predict_probabilities') {
+        g.reducedimension1.process_id = 'apply_dimension';
+        g.reducedimension1.arguments.process = { process_graph: { p: { process_id: process, arguments: { data: { from_parameter: 'data' }, model: { from_parameter: 'context' } }, result: true } } };
+        delete g.reducedimension1.arguments.reducer;
+      }
+      const pred = await result(g);
+      expect(pred.status, pred.text).toBe(200);
+      const map = rasterValues(pred.json);
+      const k = map.length / n;
+      const expected = Array.from({ length: n }, (_, i) => js(pixel(i)));
+      // Planes one after the other (classes for probabilities), as the JSON nests them.
+      expect(map).toEqual(Array.from({ length: n * k }, (_, j) => expected[j % n][Math.floor(j / n)]).map((v) => (Number.isNaN(v) ? null : Math.fround(v))));
+    }
   });
 
   it('a model as the answer of /result is its summary in JSON', async () => {

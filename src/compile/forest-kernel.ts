@@ -1,7 +1,8 @@
 // The compiler's hook for random forests: a child process that is one predict_random_forest (or
 // predict_probabilities) call on the reducer's `data` runs as the forest kernel (kernels/forest.ts)
 // over the cube's planes, with the forest copied into kernel memory for the call (8-byte nodes, leaves leading to themselves, so every walk
-// is the tree's depth in steps without a branch). Kept apart from
+// is the tree's depth in steps without a branch; pixels equal to their left or upper neighbour
+// take its answer without a walk). Kept apart from
 // fuse.ts (whose process tables may move) so it can be re-homed whole.
 import type { Callback } from '../core/process.js';
 import { addStage } from '../core/stages.js';
@@ -83,6 +84,20 @@ function packedNodes(f: Forest): { nodes: Int32Array; leafOf: Int32Array; depths
   return p;
 }
 
+/** The leaves' numbers in rows of `stride` floats (zeros after the `width` numbers), made once per forest. */
+const padded = new WeakMap<Forest, Float32Array>();
+function paddedLeaves(f: Forest, width: number, stride: number): Float32Array {
+  if (stride === width) return f.leaves;
+  let p = padded.get(f);
+  if (!p) {
+    const count = f.leaves.length / width;
+    p = new Float32Array(count * stride);
+    for (let l = 0; l < count; l++) p.set(f.leaves.subarray(l * width, (l + 1) * width), l * stride);
+    padded.set(f, p);
+  }
+  return p;
+}
+
 /**
  * Predictions of at least this many pixels (and one value per pixel) are split over the kernel
  * helper threads when there are any (XEO_KERNEL_THREADS): a forest costs about a thousand times
@@ -106,9 +121,13 @@ function forestModule(): object | null {
 /**
  * Runs the forest over `pixels` pixels whose predictors are the planes `inputs` (in the forest's
  * predictor order): one plane of classes or values, or (probabilities) one plane per class. Large
- * runs are split over the engine's kernel helper threads (`helpers`), when it has any.
+ * runs are split over the engine's kernel helper threads (`helpers`), when it has any. `cols` is
+ * the planes' row length when they are images (0 when not): a pixel equal to its left neighbour or
+ * to the pixel a row above takes its answer without a walk (exact for any value: only how many
+ * pixels are spared depends on it). `stats.walked` gets the number of pixels walked (-1 when the
+ * run was split over threads).
  */
-export function runForest(f: Forest, inputs: Float32Array[], pixels: number, probabilities: boolean, helpers?: KernelHelpers): Float32Array[] {
+export function runForest(f: Forest, inputs: Float32Array[], pixels: number, probabilities: boolean, helpers?: KernelHelpers, cols = 0, stats?: { walked: number }): Float32Array[] {
   if (f.predictors.length > KERNEL_MAX_PREDICTORS) throw new Error(`the forest kernel takes at most ${KERNEL_MAX_PREDICTORS} predictors`);
   const width = leafWidth(f);
   const planesOut = probabilities ? width : 1;
@@ -125,8 +144,9 @@ export function runForest(f: Forest, inputs: Float32Array[], pixels: number, pro
     i32(pRoots, f.roots.length).set(f.roots);
     const pDepths = alloc(depths.byteLength);
     i32(pDepths, depths.length).set(depths);
-    const pLeaves = alloc(Math.max(4, f.leaves.byteLength));
-    f32(pLeaves, f.leaves.length).set(f.leaves);
+    const leaves = paddedLeaves(f, width, k.forestLeafStride(width));
+    const pLeaves = alloc(Math.max(16, leaves.byteLength));
+    f32(pLeaves, leaves.length).set(leaves);
     const pClasses = alloc(Math.max(4, f.classes.length * 4));
     f32(pClasses, f.classes.length).set(f.classes);
     const pTable = alloc(inputs.length * 4);
@@ -151,12 +171,13 @@ export function runForest(f: Forest, inputs: Float32Array[], pixels: number, pro
       // One scratch area per thread (the engine thread is slot 0), and the parameters as i32.
       const threads = helpers!.count + 1;
       const pScratch = alloc(scratchBytes * threads);
-      const pParams = alloc(48);
-      i32(pParams, 12).set([inputs.length, pNodes, pLeafOf, pRoots, pDepths, f.roots.length, pLeaves, width, pClasses, mode, pScratch, scratchBytes]);
+      const pParams = alloc(52);
+      i32(pParams, 13).set([inputs.length, pNodes, pLeafOf, pRoots, pDepths, f.roots.length, pLeaves, width, pClasses, mode, pScratch, scratchBytes, cols]);
       const band: SplittableKernel = { run: (t, o, n, arg, slot) => k.forestBand(t, o, n, arg ?? pParams, slot ?? 0), module, name: 'forestBand' };
       split = helpers!.runSplit(band, pTable, inputs.length, pOut, pixels, pParams, FOREST_SPLIT_MIN_PIXELS);
     }
-    if (!split) k.forestRun(pTable, inputs.length, pixels, pNodes, pLeafOf, pRoots, pDepths, f.roots.length, pLeaves, width, pClasses, mode, pOut, alloc(scratchBytes));
+    const walked = split ? -1 : k.forestRun(pTable, inputs.length, pixels, cols, pNodes, pLeafOf, pRoots, pDepths, f.roots.length, pLeaves, width, pClasses, mode, pOut, alloc(scratchBytes));
+    if (stats) stats.walked = walked;
     addStage('kernel', performance.now() - t0);
     if (direct < 0) all.set(f32(pOut, pixels * planesOut));
     return Array.from({ length: planesOut }, (_, c) => all.subarray(c * pixels, (c + 1) * pixels));

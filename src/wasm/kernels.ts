@@ -85,7 +85,8 @@ export interface KernelExports {
   zonalFillU8(spans: number, nSpans: number, width: number, value: number, out: number): void;
   /**
    * Random forests (kernels/forest.ts): walks the forest over n pixels whose p predictor planes are
-   * listed (u32 pointers) at table; mode 0 mean value, 1 class of highest probability, 2 class
+   * listed (u32 pointers) at table, in rows of `cols` pixels (0: no rows; a pixel equal to its left
+   * or upper neighbour takes its answer, so the answer is how many pixels it walked); mode 0 mean value, 1 class of highest probability, 2 class
    * probabilities (width planes). Nodes are 8-byte records with a leaf index per node, roots and
    * depths i32 per tree; see src/compile/forest-kernel.ts.
    */
@@ -93,6 +94,7 @@ export interface KernelExports {
     table: number,
     p: number,
     n: number,
+    cols: number,
     nodes: number,
     leafOf: number,
     roots: number,
@@ -104,8 +106,10 @@ export interface KernelExports {
     mode: number,
     out: number,
     scratch: number,
-  ): void;
+  ): number;
   forestScratchBytes(p: number, width: number): number;
+  /** Floats per leaf in the leaves forestRun reads (2 to 4 classes padded to 4 for SIMD). */
+  forestLeafStride(width: number): number;
   /** A band of a split prediction (kernels/forest.ts forestBand): parameters at `params`, scratch by `slot`. */
   forestBand(table: number, out: number, n: number, params: number, slot: number): void;
   /**

@@ -97,7 +97,11 @@ function forestAlong(cube: DataCube, d: number, fc: ForestChild, reduce: boolean
     });
   }
   const inputs = byName ? f.predictors.map((p) => slices[labels.indexOf(p)]) : slices;
-  const planes = runForest(f, inputs, rest, fc.probabilities, helpers);
+  // The planes' rows: the innermost dimension other than d (x in a tile), so that runs of equal
+  // pixels (a tile zoomed in past its data) are walked once.
+  const last = cube.dims.length - 1 === d ? d - 1 : cube.dims.length - 1;
+  const cols = last >= 0 ? cube.shape[last] : 0;
+  const planes = runForest(f, inputs, rest, fc.probabilities, helpers, cols);
   if (!fc.probabilities && reduce) return withoutDimension(cube, d, planes[0]);
   const dims: Dimension[] = cube.dims.map((x, i) => (i === d ? { ...x, labels: fc.probabilities ? f.classes.map(String) : [0] } : x));
   const joined = planes.length === 1 ? planes[0] : joinSlices(planes, rest);
