@@ -360,8 +360,9 @@ describe("a service's warm-up", () => {
     const { url } = await service('s2warm');
     await until('the warm-up searched', () => warmApi.searches.length === 1);
     await until("the warm-up read the first date's headers", () => FIRST.every((f) => warmFiles.ranges.includes(`${f} bytes=0-65535`)));
-    // The whole collection (the load has no spatial_extent), the load's dates, as its tiles would ask.
+    // The whole collection (the load has no spatial_extent: no bbox), the load's dates, as its tiles would ask.
     expect(warmApi.searches[0].params.datetime).toBe('2024-06-01T00:00:00.000Z/2024-07-31T00:00:00.000Z');
+    expect(warmApi.searches[0].params.bbox).toBeUndefined();
     const seen = warmFiles.ranges.length;
     const remote = await http('GET', tileUrl(url));
     expect(remote.status, remote.text).toBe(200);

@@ -240,8 +240,8 @@ export class StacCollections {
 
   /**
    * Starts what the first tiles of a service's load wait for: the item search over the service's
-   * whole area (its spatial_extent, else the collection's extent), which then answers the tiles'
-   * searches inside that area, and the headers of the first date's files (the bands the load
+   * whole area (its spatial_extent, else the whole collection, within the cap on items), which then
+   * answers the tiles' searches inside that area, and the headers of the first date's files (the bands the load
    * reads). Bounded (one search, at most WARM_HEADERS header reads), stopped by `signal`; what
    * fails is left for the tiles to meet. Answers what it found (null: not a STAC API collection).
    */
@@ -250,7 +250,8 @@ export class StacCollections {
     if (!stored?.remote || signal.aborted) return null;
     const meta = await this.fresh(stored);
     const r = meta.remote!;
-    const bbox = w.bbox ?? r.extent.bbox;
+    // Without a spatial_extent the whole collection is searched (no bbox): then the answer holds every tile's items.
+    const bbox = w.bbox;
     const req: RemoteSearch = { collection: w.collection, bbox, temporal: w.temporal, conditions: [], mode: 'tile' };
     let seeded = () => {};
     const cover: Cover = { bbox: w.bbox, at: Date.now(), items: this.cached(meta, req, bbox), seeded: new Promise<void>((res) => (seeded = res)) };
