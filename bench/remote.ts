@@ -59,7 +59,8 @@ const stagesOf = (timing: string) => Object.fromEntries([...timing.matchAll(/(\w
 async function demoCogs(cleanup: Cleanup): Promise<{ red: string; nir: string }> {
   const dir = tempDir('xeo-bench-remote-demo-');
   cleanup.add(() => removeDir(dir));
-  const demo = await startChild(CLI, ['serve'], { XEO_HOST: '127.0.0.1', XEO_PORT: '0', XEO_DATA_DIR: dir, XEO_DEMO: 'true', XEO_ACCESS_LOG: '0' });
+  // The demo is generated at the first start: give it two minutes on a busy machine.
+  const demo = await startChild(CLI, ['serve'], { XEO_HOST: '127.0.0.1', XEO_PORT: '0', XEO_DATA_DIR: dir, XEO_DEMO: 'true', XEO_ACCESS_LOG: '0' }, [], undefined, 120_000);
   await demo.stop();
   const folder = path.join(dir, 'collections', 'DEMO_S2_L2A', DATE);
   return { red: path.join(folder, 'B04.tif'), nir: path.join(folder, 'B08.tif') };

@@ -98,6 +98,7 @@ function sessionTiles(count: number): TileCoord[] {
 
 export async function run(opts: { quick: boolean }): Promise<{ figures: Record<string, number>; ratios: Record<string, number> }> {
   const cleanup = new Cleanup();
+  let server: { output(): string } | undefined;
   try {
     console.log('udf bench: starting Xeo with the demo collection (generated on first start, ~10 s) and 2 Python interpreters');
     // The demo is generated at the first start: give it two minutes on a busy machine.
@@ -105,6 +106,7 @@ export async function run(opts: { quick: boolean }): Promise<{ figures: Record<s
     // UDF's answer is then read into pages already there, for the built-in path and the UDF's alike.
     const xeo = await startXeo({ XEO_DEMO: 'true', XEO_COMPUTE_THREADS: '2', XEO_UDF_WORKERS: '2', XEO_UDF_TIMEOUT: '300', XEO_KERNEL_ARENA_KEEP_BYTES: String(1 << 30) }, [], 120_000);
     cleanup.add(() => xeo.stop());
+    server = xeo;
     const add = spawnSync(process.execPath, [CLI, 'users', 'add', 'bench', '--password', 'bench'], { env: { ...process.env, XEO_DATA_DIR: xeo.dataDir }, encoding: 'utf8' });
     if (add.status !== 0) throw new Error(`users add failed: ${add.stderr}`);
     const basic = 'Basic ' + Buffer.from('bench:bench').toString('base64');
@@ -245,6 +247,8 @@ export async function run(opts: { quick: boolean }): Promise<{ figures: Record<s
     };
     console.log(`targets: as_udf_over_builtin ${ratios.as_udf_over_builtin} (<= 1.25), python_udf_over_numpy ${ratios.python_udf_over_numpy} (<= 1.5)`);
     return { figures, ratios };
+  } catch (e) {
+    throw new Error(`${(e as Error).message} (${String((e as { cause?: unknown }).cause ?? '')}); the server said:\n${server?.output().slice(-3000) ?? ''}`, { cause: e });
   } finally {
     await cleanup.run();
   }

@@ -82,7 +82,7 @@ function storageProbes(store: Store, blobs: BlobStore): Probe[] {
  * sandboxes and compiler, and users' files (UDF code, uploaded vector files).
  */
 function hostForThreads(stac: StacCollections, udf: UdfHost, files: Workspaces, jobModel: FilesHost['jobModel']): EngineHost {
-  return { search: (req) => stac.search(req), udf, files: workspaceFilesHost(files, jobModel) };
+  return { search: (req, asker) => stac.search(req, asker), udf, files: workspaceFilesHost(files, jobModel) };
 }
 
 /** The rules for users' URLs (XEO_OUTBOUND_ALLOW), checked before anything starts. */
@@ -170,7 +170,14 @@ export async function startXeo(config: Config): Promise<Xeo> {
     syncLogs,
     compute,
     userSlots: new UserSlots(store.semaphores, config.userConcurrency),
-    tiles: new TileServer(store, compute, config, remoteProcesses, (req) => stac.search(req)),
+    tiles: new TileServer(
+      store,
+      compute,
+      config,
+      remoteProcesses,
+      (req) => stac.search(req),
+      (w, signal) => stac.warm(w, signal),
+    ),
     jobs,
     stac,
     processing: processingParameters(config),

@@ -257,6 +257,8 @@ describe('loads of a STAC API collection', () => {
       expect(r.status, r.text).toBe(201);
       return (await http('GET', `${s.base}/services/${r.headers['xeo-identifier']}`, { token })).json.url as string;
     };
+    // One search for the session: the service's warm-up, whose answer the tiles share.
+    const before = api.searches.length;
     const remoteUrl = await service('s2');
     const localUrl = await service('local');
     const a = tileAt(sceneBox[0], sceneBox[3], 14);
@@ -265,7 +267,6 @@ describe('loads of a STAC API collection', () => {
     for (let x = a.x; x <= b.x; x++) for (let y = a.y; y <= b.y; y++) tiles.push({ z: 14, x, y });
     expect(tiles.length).toBeGreaterThanOrEqual(4);
     const at = (u: string, t: { z: number; x: number; y: number }) => u.replace('{z}', String(t.z)).replace('{x}', String(t.x)).replace('{y}', String(t.y));
-    const before = api.searches.length;
     // As a map asks: all visible tiles at once.
     const remote = await Promise.all(tiles.map((t) => http('GET', at(remoteUrl, t))));
     expect(api.searches.length).toBe(before + 1);
@@ -305,6 +306,85 @@ describe('loads of a STAC API collection', () => {
       expect(q.params.bbox).toHaveLength(4);
       expect(q.params.datetime).toBe('2024-05-01T00:00:00.000Z/2024-08-01T00:00:00.000Z');
     }
+  });
+});
+
+describe("a service's warm-up", () => {
+  // Files and APIs of their own: no engine thread has opened these hrefs before, and no other test's search is cached.
+  let warmFiles: FileServer;
+  let warmApi: StacApi;
+  let flakyApi: StacApi;
+  const DATES = ['2024-06-01', '2024-07-31'];
+  const graph = (id: string) => ({
+    l: { process_id: 'load_collection', arguments: { id, spatial_extent: null, temporal_extent: DATES, bands: ['red', 'nir'] } },
+    n: { process_id: 'ndvi', arguments: { data: { from_node: 'l' } } },
+    r: {
+      process_id: 'reduce_dimension',
+      arguments: { data: { from_node: 'n' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } },
+      result: true,
+    },
+  });
+  const service = async (id: string) => {
+    const r = await http('POST', `${s.base}/services`, { token, body: JSON.stringify({ type: 'XYZ', process: { process_graph: graph(id) }, configuration: { colormap: 'ndvi', min: -1, max: 1 } }) });
+    expect(r.status, r.text).toBe(201);
+    return { id: r.headers['xeo-identifier'], url: (await http('GET', `${s.base}/services/${r.headers['xeo-identifier']}`, { token })).json.url as string };
+  };
+  const tileUrl = (u: string) => {
+    const t = tileAt((sceneBox[0] + sceneBox[2]) / 2, (sceneBox[1] + sceneBox[3]) / 2, 14);
+    return u.replace('{z}', String(t.z)).replace('{x}', String(t.x)).replace('{y}', String(t.y));
+  };
+  const until = async (what: string, done: () => boolean) => {
+    for (let i = 0; i < 300 && !done(); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(done(), what).toBe(true);
+  };
+  // The first date of DATES: its files' headers are read ahead.
+  const FIRST = ['/S2_20240614_F/red.tif', '/S2_20240614_F/nir.tif'];
+
+  beforeAll(async () => {
+    warmFiles = await startFileServer(dir);
+    warmApi = await startStacApi({ collection: collectionDoc(REMOTE, sceneBox), items: items(warmFiles.url) });
+    flakyApi = await startStacApi({ collection: collectionDoc(REMOTE, sceneBox), items: items(warmFiles.url), failSearches: 1 });
+    const added = await Promise.all([
+      xeoAsync(['collections', 'add-stac', warmApi.url, REMOTE, '--id', 's2warm'], { dataDir: s.dataDir }),
+      xeoAsync(['collections', 'add-stac', flakyApi.url, REMOTE, '--id', 's2flaky'], { dataDir: s.dataDir }),
+    ]);
+    for (const a of added) expect(a.status, a.stderr).toBe(0);
+  }, 60_000);
+  afterAll(async () => {
+    await warmApi?.close();
+    await flakyApi?.close();
+    await warmFiles?.close();
+  });
+
+  it("searches the service's area and reads the first date's headers when the service is created; its first tile then makes no search and no header read", async () => {
+    const { url } = await service('s2warm');
+    await until('the warm-up searched', () => warmApi.searches.length === 1);
+    await until("the warm-up read the first date's headers", () => FIRST.every((f) => warmFiles.ranges.includes(`${f} bytes=0-65535`)));
+    // The whole collection (the load has no spatial_extent: no bbox), the load's dates, as its tiles would ask.
+    expect(warmApi.searches[0].params.datetime).toBe('2024-06-01T00:00:00.000Z/2024-07-31T00:00:00.000Z');
+    expect(warmApi.searches[0].params.bbox).toBeUndefined();
+    const seen = warmFiles.ranges.length;
+    const remote = await http('GET', tileUrl(url));
+    expect(remote.status, remote.text).toBe(200);
+    expect(warmApi.searches.length).toBe(1);
+    const later = warmFiles.ranges.slice(seen);
+    expect(later.length).toBeGreaterThan(0);
+    expect(later.filter((r) => FIRST.some((f) => r.startsWith(`${f} `)) && r.endsWith(' bytes=0-65535'))).toEqual([]);
+    // Answered from the warm-up's search: the same tile as the imported files draw.
+    const local = await http('GET', tileUrl((await service('local')).url));
+    expect(local.status).toBe(200);
+    expect(remote.body.equals(local.body)).toBe(true);
+  }, 30_000);
+
+  it('leaves a failed warm-up to the first tile, which searches itself', async () => {
+    const { url } = await service('s2flaky');
+    await until('the warm-up searched (and was answered 503)', () => flakyApi.searches.length === 1);
+    await new Promise((r) => setTimeout(r, 200));
+    const remote = await http('GET', tileUrl(url));
+    expect(remote.status, remote.text).toBe(200);
+    expect(flakyApi.searches.length).toBe(2);
+    const local = await http('GET', tileUrl((await service('local')).url));
+    expect(remote.body.equals(local.body)).toBe(true);
   });
 });
 

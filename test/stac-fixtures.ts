@@ -63,6 +63,8 @@ export function xeoAsync(args: string[], opts: { dataDir: string; env?: Record<s
 export interface FileServer extends Listening {
   /** Requests per path (only those the check let through). */
   hits: Map<string, number>;
+  /** Every request let through, as "path range" (no range: "path -"). */
+  ranges: string[];
   /** Requests refused by the check. */
   refused: string[];
 }
@@ -70,6 +72,7 @@ export interface FileServer extends Listening {
 /** Serves files under `dir` with HTTP Range; `check` may refuse a request (answered 403). */
 export async function startFileServer(dir: string, check?: (req: IncomingMessage, url: URL) => boolean): Promise<FileServer> {
   const hits = new Map<string, number>();
+  const ranges: string[] = [];
   const refused: string[] = [];
   const l = await listen((req, res) => {
     const url = new URL(req.url!, 'http://x');
@@ -86,6 +89,7 @@ export async function startFileServer(dir: string, check?: (req: IncomingMessage
       return;
     }
     hits.set(url.pathname, (hits.get(url.pathname) ?? 0) + 1);
+    ranges.push(`${url.pathname} ${req.headers.range ?? '-'}`);
     const data = readFileSync(file);
     const m = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? '');
     if (!m) {
@@ -98,7 +102,7 @@ export async function startFileServer(dir: string, check?: (req: IncomingMessage
     res.writeHead(206, { 'content-range': `bytes ${start}-${end}/${data.length}`, 'content-length': end - start + 1, 'accept-ranges': 'bytes' });
     res.end(req.method === 'HEAD' ? undefined : data.subarray(start, end + 1));
   });
-  return { ...l, hits, refused };
+  return { ...l, hits, ranges, refused };
 }
 
 // --- the STAC API ---------------------------------------------------------------------------------
@@ -115,6 +119,8 @@ export interface StacApiOptions {
   pageSize?: number;
   /** Answer numberMatched. */
   matched?: boolean;
+  /** The first this many searches are answered 503 (a flaky API); they are counted in `searches`. */
+  failSearches?: number;
 }
 
 /** A search as the API received it: the first page of every search, with its parameters. */
@@ -225,6 +231,7 @@ export async function startStacApi(o: StacApiOptions): Promise<StacApi> {
         const { next: _n, ...params } = q;
         searches.push({ method: req.method as 'GET', params, pages: 1 });
       } else searches[searches.length - 1].pages++;
+      if (offset === 0 && searches.length <= (o.failSearches ?? 0)) return sendJson(res, 503, { code: 'ServiceUnavailable', description: 'try again later' });
       const all = o.items.filter((it) => matches(it, q));
       const n = Math.min(pageSize, Number(q.limit ?? 10));
       const page = all.slice(offset, offset + n);

@@ -71,6 +71,23 @@ export interface ItemAsset {
   sample: number;
 }
 
+/**
+ * The first bytes of a remote GeoTIFF (its header), read ahead by a service's warm-up on the main
+ * thread and handed to an engine thread with the items of a search, so the thread opens the file
+ * without a round trip of its own (data/stac-collections.ts, data/range-source.ts).
+ */
+export interface HeaderSeed {
+  bytes: Uint8Array;
+  /** The file's size, when the answer told it. */
+  size: number | null;
+}
+
+/** The key of an opened file (and of its seed) in an engine thread's cache: trusted or not, and its href. */
+export const readerKey = (trusted: boolean, href: string): string => `${trusted ? 't' : 'u'}\u0000${href}`;
+
+/** Bytes of a remote GeoTIFF asked for first: a COG's header (IFDs, block offsets) fits in them. */
+export const HEADER_BYTES = 64 * 1024;
+
 export interface ItemMeta {
   id: string;
   datetime: string;
@@ -81,6 +98,8 @@ export interface ItemMeta {
   /** Band name -> where its data is. */
   assets: Record<string, ItemAsset>;
   properties?: Record<string, unknown>;
+  /** Headers of some of its assets, by href, read ahead (a search's answer to an engine thread only). */
+  seeds?: Record<string, HeaderSeed>;
 }
 
 /**

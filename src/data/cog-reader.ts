@@ -9,6 +9,7 @@ import { LRUCache } from 'lru-cache';
 import { inflate } from 'node:zlib';
 import { promisify } from 'node:util';
 import type { GeoTransform, Grid, SampleType } from '../core/grid.js';
+import { readerKey, type HeaderSeed } from '../core/catalog.js';
 import { HttpRangeSource } from './range-source.js';
 import { s3HrefSigner } from './stac-signers.js';
 import { checkUrl, OutboundRefused, type OutboundPolicy } from './outbound.js';
@@ -138,6 +139,11 @@ export class BlockCache {
   readonly opening = new Map<string, Promise<CogReader>>();
   /** Blocks fetched from their files, blocks decoded, and blocks a read found decoded (here or under way). */
   readonly counts = { fetched: 0, decoded: 0, reused: 0 };
+  /**
+   * Headers read ahead for files not opened yet (by reader key), from a search's answer: the
+   * file's opening takes its seed instead of a first round trip. Few and short-lived.
+   */
+  readonly seeds = new LRUCache<string, HeaderSeed>({ maxSize: 4 * 1024 * 1024, sizeCalculation: (v) => Math.max(1, v.bytes.byteLength), ttl: 60_000 });
 
   constructor(maxBytes: number) {
     this.lru = new LRUCache<string, Cached>({ maxSize: Math.max(1, maxBytes), sizeCalculation: sizeOf, dispose });
@@ -203,7 +209,7 @@ export function openRaster(href: string, policy: OutboundPolicy, cache: BlockCac
   // A trusted href is an http(s) URL or a local path; another scheme is neither (never a relative path named 's3:').
   else if (/^[a-z][a-z0-9+.-]*:\/\//i.test(href)) throw new OutboundRefused(`'${href}' is refused: only http(s) URLs and local paths are read`);
   // Readers are kept per policy: a user's href never reuses a connection pool without the rules.
-  return openCached(href, `${policy.trusted ? 't' : 'u'}\u0000${href}`, policy, cache);
+  return openCached(href, readerKey(policy.trusted, href), policy, cache);
 }
 
 function openCached(href: string, key: string, policy: OutboundPolicy, cache: BlockCache): Promise<CogReader> {
@@ -253,7 +259,9 @@ export class CogReader {
   ) {}
 
   static async open(href: string, policy: OutboundPolicy, key: string, store: BlockCache): Promise<CogReader> {
-    const source = isRemote(href) ? new HttpRangeSource(href, policy, isS3(href) ? (u) => s3HrefSigner().sign(u) : undefined) : null;
+    const seed = store.seeds.get(key) ?? null;
+    if (seed) store.seeds.delete(key);
+    const source = isRemote(href) ? new HttpRangeSource(href, policy, isS3(href) ? (u) => s3HrefSigner().sign(u) : undefined, seed) : null;
     let tiff: GeoTIFF;
     const all: GeoTIFFImage[] = [];
     try {

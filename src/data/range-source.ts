@@ -4,8 +4,9 @@
 // slices of one fetch (the blocks of a window) are merged where adjacent and requested in parallel.
 import { fetchRange, RemoteError } from './http-client.js';
 import type { OutboundPolicy } from './outbound.js';
+import { HEADER_BYTES, type HeaderSeed } from '../core/catalog.js';
 
-export const HEADER_BYTES = 64 * 1024;
+export { HEADER_BYTES };
 /** Slices closer than this are fetched as one range (a few wasted bytes cost less than a round trip). */
 const MERGE_GAP = 16 * 1024;
 const MAX_HEADER_BYTES = 16 * 1024 * 1024;
@@ -27,6 +28,8 @@ export class HttpRangeSource {
     private readonly policy: OutboundPolicy,
     /** Turns `url` into the URL to request, each time (an s3:// href becomes a presigned URL that expires). */
     private readonly sign?: (url: string) => Promise<string>,
+    /** The header read ahead (a service's warm-up): the first header request is answered by it. */
+    private seed: HeaderSeed | null = null,
   ) {}
 
   /** A range of the file; errors name the href, never a presigned URL (it carries a signature). */
@@ -59,7 +62,11 @@ export class HttpRangeSource {
   private headerLength = 0;
 
   private loadHeader(bytes: number): Promise<Buffer> {
-    const p = this.range(0, bytes).then(({ data, size }) => {
+    const seed = this.seed;
+    this.seed = null;
+    const whole = seed && seed.size !== null && seed.bytes.length >= seed.size;
+    const seeded = seed && (whole || seed.bytes.length >= bytes) ? Promise.resolve({ data: Buffer.from(seed.bytes.buffer, seed.bytes.byteOffset, seed.bytes.byteLength), size: seed.size }) : null;
+    const p = (seeded ?? this.range(0, bytes)).then(({ data, size }) => {
       this.size = size;
       this.headerLength = data.length;
       return data;

@@ -6,12 +6,12 @@
 import { LRUCache } from 'lru-cache';
 import { ApiError } from '../core/errors.js';
 import type { StacConfig } from '../core/config.js';
-import type { CollectionMeta, ItemMeta, RemoteSearch, RemoteSource } from '../core/catalog.js';
+import { HEADER_BYTES, readerKey, type CollectionMeta, type HeaderSeed, type ItemMeta, type RemoteSearch, type RemoteSource } from '../core/catalog.js';
 import type { CollectionRepo } from '../store/types.js';
 import { ItemCapError, StacApiError, bandsOfAssets, fetchDoc, itemOf, landingPage, searchItems, stacInterval } from './stac-api.js';
 import { createSigner, type Signer } from './stac-signers.js';
-import { OutboundRefused, TRUSTED, type OutboundPolicy } from './outbound.js';
-import { RemoteError } from './http-client.js';
+import { checkUrl, OutboundRefused, TRUSTED, type OutboundPolicy } from './outbound.js';
+import { fetchRange, RemoteError } from './http-client.js';
 import type { BlockCache, RasterInfo } from './cog-reader.js';
 import { RasterFormatError } from './raster-format-error.js';
 
@@ -99,11 +99,56 @@ export function unavailable(meta: CollectionMeta, reason: string): ApiError {
 const key = (s: RemoteSearch, bbox: RemoteSearch['bbox']) =>
   JSON.stringify([s.remote ? [s.remote.api, s.remote.collection, s.remote.params ?? null] : s.collection, bbox?.map((v) => Math.round(v * 1e6) / 1e6) ?? null, s.temporal ?? null, s.conditions]);
 
+/** A search without its area: the searches a service's warm-up covers (see StacCollections.warm). */
+const coverKey = (s: RemoteSearch) => JSON.stringify([s.collection, s.temporal ?? null, s.conditions]);
+
+type Box = [number, number, number, number];
+const contains = (outer: Box, inner: Box) => outer[0] <= inner[0] && outer[1] <= inner[1] && outer[2] >= inner[2] && outer[3] >= inner[3];
+const intersects = (a: Box, b: Box) => a[0] <= b[2] && b[0] <= a[2] && a[1] <= b[3] && b[1] <= a[3];
+
+/** What a service's warm-up searches: one load of a STAC API collection, as the service's tiles will search it. */
+export interface WarmUp {
+  collection: string;
+  /** The WGS84 box of the load's spatial_extent; null: the collection's whole extent. */
+  bbox: Box | null;
+  temporal: [string | null, string | null] | null;
+  /** The bands whose files' headers are read ahead (null: every band of an item). */
+  bands: string[] | null;
+}
+
+/** A warm-up's search, which answers the later searches of its load inside its area. */
+interface Cover {
+  /** Its area; null: the whole collection. */
+  bbox: Box | null;
+  at: number;
+  items: Promise<ItemMeta[]>;
+  /** Settles once the headers read ahead are in (or failed). */
+  seeded: Promise<void>;
+}
+
+/** Files of the first date whose headers a warm-up reads ahead, at most. */
+const WARM_HEADERS = 8;
+/** Bytes of headers read ahead kept on the main thread, all together. */
+const SEED_BYTES = 16 * 1024 * 1024;
+/** How long a search answered by a warm-up waits for its headers, at most (then the tile reads them itself). */
+const SEED_WAIT_MS = 1000;
+
+/** The hrefs of the first date's files (of the bands named), at most `max`. */
+function firstDateHrefs(items: ItemMeta[], bands: string[] | null, max: number): string[] {
+  const day = items.reduce<string | null>((d, it) => (d === null || it.datetime.slice(0, 10) < d ? it.datetime.slice(0, 10) : d), null);
+  const out = new Set<string>();
+  for (const it of items) {
+    if (it.datetime.slice(0, 10) !== day) continue;
+    for (const [band, a] of Object.entries(it.assets)) if ((!bands || bands.includes(band)) && /^https?:\/\//i.test(a.href)) out.add(a.href);
+  }
+  return [...out].slice(0, max);
+}
+
 /** What the API asks of STAC API collections: their record, fresh. */
 export type StacMetadata = Pick<StacCollections, 'fresh'>;
 
 /** Bytes of asset headers kept by the searches of this thread. */
-const HEADER_BYTES = 32 * 1024 * 1024;
+const HEADER_CACHE_BYTES = 32 * 1024 * 1024;
 
 export class StacCollections {
   private readonly refreshing = new Map<string, Promise<CollectionMeta>>();
@@ -115,6 +160,10 @@ export class StacCollections {
    * read here); the reader is loaded by the first such item.
    */
   private headers: Promise<BlockCache> | null = null;
+  /** Searches of services' warm-ups, by their search without its area. */
+  private readonly covers = new LRUCache<string, Cover>({ max: 64 });
+  /** Headers read ahead by warm-ups (by reader key), with the engine threads they were given to. */
+  private readonly seeds: LRUCache<string, { seed: HeaderSeed; given: WeakSet<object> }>;
 
   constructor(
     private readonly collections: Pick<CollectionRepo, 'get' | 'put'>,
@@ -124,6 +173,7 @@ export class StacCollections {
   ) {
     // Bounded by items kept (an item is about a kilobyte), and by searches.
     this.searches = new LRUCache({ max: 512, maxSize: SEARCH_CACHE_ITEMS, sizeCalculation: (e) => Math.max(1, e.size) });
+    this.seeds = new LRUCache({ maxSize: SEED_BYTES, sizeCalculation: (e) => Math.max(1, e.seed.bytes.byteLength), ttl: Math.max(1, config.searchTtlSeconds) * 1000 });
   }
 
   /** The record of a STAC API collection, read again from the API when older than the TTL. */
@@ -166,8 +216,79 @@ export class StacCollections {
     return s;
   }
 
-  /** Items of a load (signed hrefs), from the cache when the same search ran shortly before. */
-  async search(req: RemoteSearch): Promise<ItemMeta[]> {
+  /**
+   * Items of a load (signed hrefs), from the cache when the same search ran shortly before. An
+   * engine thread (`asker`) also gets the headers a warm-up read ahead for their files, once.
+   */
+  async search(req: RemoteSearch, asker?: object): Promise<ItemMeta[]> {
+    const items = await this.searchItems(req);
+    return asker && this.seeds.size > 0 ? this.withSeeds(items, asker, !req.remote?.onUsersBehalf) : items;
+  }
+
+  private withSeeds(items: ItemMeta[], asker: object, trusted: boolean): ItemMeta[] {
+    return items.map((it) => {
+      let seeds: Record<string, HeaderSeed> | undefined;
+      for (const a of Object.values(it.assets)) {
+        const e = this.seeds.get(readerKey(trusted, a.href));
+        if (!e || e.given.has(asker)) continue;
+        e.given.add(asker);
+        (seeds ??= {})[a.href] = e.seed;
+      }
+      return seeds ? { ...it, seeds } : it;
+    });
+  }
+
+  /**
+   * Starts what the first tiles of a service's load wait for: the item search over the service's
+   * whole area (its spatial_extent, else the whole collection, within the cap on items), which then
+   * answers the tiles' searches inside that area, and the headers of the first date's files (the bands the load
+   * reads). Bounded (one search, at most WARM_HEADERS header reads), stopped by `signal`; what
+   * fails is left for the tiles to meet. Answers what it found (null: not a STAC API collection).
+   */
+  async warm(w: WarmUp, signal: AbortSignal): Promise<{ items: number; headers: number } | null> {
+    const stored = await this.record(w.collection);
+    if (!stored?.remote || signal.aborted) return null;
+    const meta = await this.fresh(stored);
+    const r = meta.remote!;
+    // Without a spatial_extent the whole collection is searched (no bbox): then the answer holds every tile's items.
+    const bbox = w.bbox;
+    const req: RemoteSearch = { collection: w.collection, bbox, temporal: w.temporal, conditions: [], mode: 'tile' };
+    let seeded = () => {};
+    const cover: Cover = { bbox: w.bbox, at: Date.now(), items: this.cached(meta, req, bbox), seeded: new Promise<void>((res) => (seeded = res)) };
+    const k = coverKey(req);
+    this.covers.set(k, cover);
+    try {
+      const found = await cover.items;
+      const policy = r.onUsersBehalf ? this.usersPolicy : TRUSTED;
+      // Items name their bands as the collection does; a load may use common names (red, nir).
+      const bands = w.bands ? meta.bands.filter((b) => w.bands!.includes(b.name) || (b.common_name !== undefined && w.bands!.includes(b.common_name))).map((b) => b.name) : null;
+      const read = await Promise.allSettled(firstDateHrefs(found, bands, WARM_HEADERS).map((href) => this.readAhead(href, policy, signal)));
+      return { items: found.length, headers: read.filter((x) => x.status === 'fulfilled').length };
+    } catch (e) {
+      if (this.covers.peek(k) === cover) this.covers.delete(k);
+      throw e;
+    } finally {
+      seeded();
+    }
+  }
+
+  /** The first bytes of a file, under the same rules as the engine's own first read of it. */
+  private async readAhead(href: string, policy: OutboundPolicy, signal: AbortSignal): Promise<void> {
+    if (!policy.trusted) checkUrl(href, policy);
+    const { data, size } = await fetchRange(href, policy, 0, HEADER_BYTES, signal);
+    // A copy of its own: a slice of a larger buffer would travel to the threads whole.
+    this.seeds.set(readerKey(policy.trusted, href), { seed: { bytes: new Uint8Array(data), size }, given: new WeakSet() });
+  }
+
+  /** A warm-up's search that holds every item of `bbox` for this search, if one is fresh. */
+  private coverFor(req: RemoteSearch, bbox: RemoteSearch['bbox']): Cover | null {
+    if (req.remote || this.covers.size === 0) return null;
+    const c = this.covers.get(coverKey(req));
+    if (!c || Date.now() - c.at >= this.config.searchTtlSeconds * 1000) return null;
+    return c.bbox === null || (bbox !== null && contains(c.bbox, bbox)) ? c : null;
+  }
+
+  private async searchItems(req: RemoteSearch): Promise<ItemMeta[]> {
     let meta: CollectionMeta;
     if (req.remote) meta = { id: req.collection, title: req.remote.api, description: '', license: 'other', epsg: 4326, resolution: [1, 1], bands: [], remote: { ...req.remote, signer: 'none' } };
     else {
@@ -192,7 +313,17 @@ export class StacCollections {
     const k = key(req, bbox);
     const hit = this.searches.get(k);
     if (hit && Date.now() - hit.at < this.config.searchTtlSeconds * 1000) return hit.items;
-    const items = this.run(meta, req, bbox);
+    const cover = this.coverFor(req, bbox);
+    const items = cover
+      ? cover.items.then(
+          async (all) => {
+            // The headers read ahead go along with the answer when they come soon.
+            await Promise.race([cover.seeded, new Promise((res) => setTimeout(res, SEED_WAIT_MS).unref())]);
+            return bbox ? all.filter((it) => intersects(it.bbox4326, bbox)) : all;
+          },
+          () => this.run(meta, req, bbox),
+        )
+      : this.run(meta, req, bbox);
     const entry = { at: Date.now(), items, size: 1 };
     this.searches.set(k, entry);
     items.then(
@@ -209,7 +340,7 @@ export class StacCollections {
 
   private async header(href: string, policy: OutboundPolicy): Promise<RasterInfo> {
     const { BlockCache, openRaster } = await import('./cog-reader.js');
-    const cache = await (this.headers ??= Promise.resolve(new BlockCache(HEADER_BYTES)));
+    const cache = await (this.headers ??= Promise.resolve(new BlockCache(HEADER_CACHE_BYTES)));
     return (await openRaster(href, policy, cache)).info;
   }
 

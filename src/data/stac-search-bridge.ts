@@ -6,13 +6,14 @@ import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { ApiError, errorFromData, errorToData, type ErrorData } from '../core/errors.js';
 import type { ItemMeta, RemoteSearch } from '../core/catalog.js';
 
-export type SearchFn = (req: RemoteSearch) => Promise<ItemMeta[]>;
+/** A search; `asker` stands for the engine thread that asked (its port), so what is read ahead reaches each thread once. */
+export type SearchFn = (req: RemoteSearch, asker?: object) => Promise<ItemMeta[]>;
 
 /** A port for a new engine thread (to pass in workerData and transferList) whose searches `fn` answers. */
 export function searchPortFor(fn: SearchFn): MessagePort {
   const { port1, port2 } = new MessageChannel();
   port1.on('message', (m: { id: number; req: RemoteSearch }) => {
-    fn(m.req).then(
+    fn(m.req, port1).then(
       (items) => port1.postMessage({ id: m.id, ok: true, items }),
       (e) => {
         const err = e instanceof ApiError ? e : null;

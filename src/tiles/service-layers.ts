@@ -18,6 +18,16 @@ import { mercatorBox, STATE_TTL_MS, type LayerState, type TileAnswer, type TileF
 import type { TileRenderer } from './tile-renderer.js';
 import { createHash } from 'node:crypto';
 import { log } from '../core/log.js';
+import type { WarmUp } from '../data/stac-collections.js';
+import { warmUpsOf } from './service-warm-up.js';
+
+/** A warm-up of one load (StacCollections.warm): what it found, or null when the collection is not searched. */
+export type WarmFn = (w: WarmUp, signal: AbortSignal) => Promise<{ items: number; headers: number } | null>;
+
+/** Services warming up at once, at most (a burst of new services leaves the rest to their first tiles). */
+const MAX_WARMING = 8;
+/** How long a warm-up may take before it is stopped. */
+const WARM_MS = 30_000;
 
 interface ServiceState extends LayerState {
   record: ServiceRecord;
@@ -29,6 +39,8 @@ export class ServiceLayers {
   /** Reads of a service's state under way, each with the token that lets it keep its answer (invalidate takes it back). */
   private readonly loading = new Map<string, { token: object; state: Promise<ServiceState | null> }>();
   private readonly serviceParameters: ProcessingParameter[];
+  /** Warm-ups under way, by service: stopped when the service changes or is deleted. */
+  private readonly warming = new Map<string, AbortController>();
 
   constructor(
     private readonly store: Store,
@@ -36,6 +48,8 @@ export class ServiceLayers {
     /** Processes named by URL, for the graphs of services. */
     private readonly remote: RemoteProcesses,
     private readonly renderer: TileRenderer,
+    /** Warms up the searches and headers of STAC API collections (null: nothing to warm). */
+    private readonly warmUp: WarmFn | null = null,
   ) {
     this.serviceParameters = processingParameters(config).service;
   }
@@ -107,6 +121,8 @@ export class ServiceLayers {
 
   /** Forgets a service's state and tiles (after a change or deletion). */
   invalidate(id: string): void {
+    this.warming.get(id)?.abort();
+    this.warming.delete(id);
     this.states.delete(id);
     this.loading.delete(id);
     this.renderer.cache.purge(`${id}:`);
@@ -114,15 +130,40 @@ export class ServiceLayers {
 
   /**
    * Starts what a service's first tile would otherwise wait for, as soon as the service exists or
-   * changes: the value range of its colours (an estimate over its whole extent when the
-   * configuration fixes none), so the first tile costs its own reads only. Failures are left for
-   * the first tile to meet and report.
+   * changes: the item searches and first headers of its STAC API collections (warm), and the
+   * value range of its colours (an estimate over its whole extent when the configuration fixes
+   * none), so the first tile costs its own reads only. Failures are left for the first tile to
+   * meet and report.
    */
   prepare(id: string): void {
     Promise.resolve(this.state(id))
-      .then((st) => (st?.record.enabled ? this.rangeOf(st) : null))
+      .then((st) => {
+        if (!st?.record.enabled) return null;
+        this.warm(id, st.graph);
+        return this.rangeOf(st);
+      })
       // a head start only: a failure here is met again, and answered, by the first tile request
       .catch(() => {});
+  }
+
+  /** Warms up the searched loads of a service's graph (bounded in number and time; stopped by invalidate). */
+  private warm(id: string, graph: Graph): void {
+    const loads = this.warmUp ? warmUpsOf(graph) : [];
+    if (!loads.length || (this.warming.size >= MAX_WARMING && !this.warming.has(id))) return;
+    this.warming.get(id)?.abort();
+    const ctl = new AbortController();
+    this.warming.set(id, ctl);
+    const timer = setTimeout(() => ctl.abort(), WARM_MS).unref();
+    void Promise.allSettled(loads.map((w) => this.warmUp!(w, ctl.signal)))
+      .then((done) => {
+        for (const [i, d] of done.entries()) {
+          if (d.status === 'rejected' && !ctl.signal.aborted) log.info(`the warm-up of service ${id} (collection ${loads[i].collection}) failed; its tiles search themselves: ${(d.reason as Error)?.message}`);
+        }
+      })
+      .finally(() => {
+        clearTimeout(timer);
+        if (this.warming.get(id) === ctl) this.warming.delete(id);
+      });
   }
 
   /** The service's extent in WGS84 (null: unknown), for the map page and WMTS. */

@@ -13,7 +13,7 @@ import type { TileCache } from './cache.js';
 import { ServiceActivity } from './activity.js';
 import type { TileAnswer, TileFormat } from './layer.js';
 import { TileRenderer } from './tile-renderer.js';
-import { ServiceLayers } from './service-layers.js';
+import { ServiceLayers, type WarmFn } from './service-layers.js';
 import { PreviewLayers, type PreviewInfo } from './preview-layers.js';
 import type { RemoteProcesses } from '../graph/remote-processes.js';
 
@@ -34,10 +34,12 @@ export class TileServer {
     remote: RemoteProcesses,
     /** Item searches of STAC API collections (data/stac-collections.ts), for the newest date of a preview. */
     search: ((req: RemoteSearch) => Promise<ItemMeta[]>) | null = null,
+    /** Warm-ups of the searches and headers of services' STAC API collections (data/stac-collections.ts). */
+    warmUp: WarmFn | null = null,
   ) {
     this.activity = new ServiceActivity(store);
     this.renderer = new TileRenderer(compute, config, this.activity);
-    this.services = new ServiceLayers(store, config, remote, this.renderer);
+    this.services = new ServiceLayers(store, config, remote, this.renderer, warmUp);
     this.previews = new PreviewLayers(store, this.renderer, search);
   }
 

@@ -5,7 +5,7 @@
 import { ApiError } from '../../core/errors.js';
 import type { RunContext } from '../../core/run-context.js';
 import type { Extent } from '../../data/load.js';
-import type { CatalogSnapshot, CollectionMeta, FilterOp, ItemMeta, PropertyCondition, RemoteSearch, SourceAccess } from '../../core/catalog.js';
+import { readerKey, type CatalogSnapshot, type CollectionMeta, type FilterOp, type ItemMeta, type PropertyCondition, type RemoteSearch, type SourceAccess } from '../../core/catalog.js';
 import { transformBox } from '../../geometry/crs.js';
 import { gridBox, type Box, type Grid } from '../../core/grid.js';
 import type { Callback, ProcessArgs } from '../../core/process.js';
@@ -104,6 +104,12 @@ export async function searchedSource(
   }
   // A tile whose area misses the load's extent searches nothing.
   const found = mode === 'tile' && !bbox ? [] : await search({ bbox, fallbackBbox, temporal: o.temporal, conditions: searchConditions(o.properties), mode });
+  // Headers a service's warm-up read ahead for this thread: its files open without a round trip.
+  for (const it of found) {
+    if (!it.seeds) continue;
+    for (const [href, seed] of Object.entries(it.seeds)) o.run.engine.blocks.seeds.set(readerKey(access?.trusted ?? true, href), seed);
+    delete it.seeds;
+  }
   const start = o.temporal?.[0] ? toInstant(o.temporal[0]) : null;
   const end = o.temporal?.[1] ? toInstant(o.temporal[1]) : null;
   const kept: ItemMeta[] = [];
