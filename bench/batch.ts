@@ -3,7 +3,10 @@
 // with --quick at 5 m (2048 x 2048 and 4096 x 4096). Each run gets a fresh server, so the peak RSS
 // of the server process (VmHWM) is that job's. Figures: megapixels per second of job time and
 // peak RSS per size; ratios: large over small for time (linear growth = the pixel ratio) and peak
-// RSS (bounded memory = about 1).
+// RSS (bounded memory = about 1). In the same run, after each large job, its peer: what a user would
+// write instead with GDAL's Python bindings (python3-gdal) and numpy: gdalwarp of both bands of the
+// same COGs to the job's grid (bilinear, all threads), numpy's NDVI, GDAL's COG driver with deflate
+// and predictor 3 (all threads); `gdal_over_xeo` is the peer's time over the large job's.
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
@@ -24,6 +27,50 @@ export const ndvi = (side: number, resolution: number) => ({
   s: { process_id: 'save_result', arguments: { data: { from_node: 'n' }, format: 'GTiff' }, result: true },
 });
 
+const PY = '/usr/bin/python3';
+
+/** The GDAL + numpy peer of the large job: its seconds (imports excluded) and peak RSS. */
+export function gdalPeer(demoDir: string, side: number, resolution: number): { seconds: number; peakMb: number; bytes: number } | null {
+  if (!existsSync(PY) || spawnSync(PY, ['-c', 'from osgeo import gdal; import numpy'], { stdio: 'ignore' }).status !== 0) return null;
+  const out = tempDir('xeo-bench-peer-');
+  const dir = path.join(demoDir, 'collections', 'DEMO_S2_L2A', '2024-06-21');
+  const script = `
+import numpy as np, time, resource, os
+from osgeo import gdal
+gdal.UseExceptions()
+gdal.SetConfigOption('GDAL_NUM_THREADS', 'ALL_CPUS')
+t0 = time.perf_counter()
+def warp(band):
+    return gdal.Warp('', '${dir}/%s.tif' % band, format='MEM', outputBounds=(${X0}, ${Y0 - side}, ${X0 + side}, ${Y0}), xRes=${resolution}, yRes=${resolution},
+                     resampleAlg='bilinear', srcNodata=0, dstNodata=0, outputType=gdal.GDT_UInt16, multithread=True, warpOptions=['NUM_THREADS=ALL_CPUS'])
+# (a dataset must outlive its bands: GDAL's bindings crash otherwise)
+ds = warp('B04'); red = ds.GetRasterBand(1).ReadAsArray().astype(np.float32)
+ds = warp('B08'); nir = ds.GetRasterBand(1).ReadAsArray().astype(np.float32)
+ds = None
+valid = (red != 0) & (nir != 0)
+with np.errstate(invalid='ignore', divide='ignore'):
+    ndvi = np.where(valid, (nir - red) / (nir + red), np.float32(np.nan)).astype(np.float32)
+del red, nir, valid
+h, w = ndvi.shape
+mem = gdal.GetDriverByName('MEM').Create('', w, h, 1, gdal.GDT_Float32)
+mem.SetGeoTransform((${X0}, ${resolution}, 0, ${Y0}, 0, -${resolution}))
+src = gdal.Open('${dir}/B04.tif'); mem.SetProjection(src.GetProjection())
+b = mem.GetRasterBand(1); b.SetNoDataValue(float('nan')); b.WriteArray(ndvi)
+del ndvi, b
+gdal.GetDriverByName('COG').CreateCopy('${out}/ndvi.tif', mem, options=['COMPRESS=DEFLATE', 'PREDICTOR=3', 'BLOCKSIZE=256', 'NUM_THREADS=ALL_CPUS', 'RESAMPLING=AVERAGE'])
+secs = time.perf_counter() - t0
+print(secs, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, os.path.getsize('${out}/ndvi.tif'))
+`;
+  try {
+    const r = spawnSync(PY, ['-c', script], { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`the GDAL peer failed (${r.status ?? r.signal}): ${r.stderr}${r.error?.message ?? ''}`);
+    const [seconds, peakMb, bytes] = r.stdout.trim().split('\n').pop()!.split(' ').map(Number);
+    return { seconds, peakMb, bytes };
+  } finally {
+    removeDir(out);
+  }
+}
+
 interface Run {
   mpx: number;
   seconds: number;
@@ -38,8 +85,8 @@ async function api(xeo: Child, method: string, p: string, token: string, body?: 
 }
 
 /** A server on `dataDir` (kept when it stops). */
-function serve(dataDir: string, env: Record<string, string> = {}): Promise<Child> {
-  return startChild(CLI, ['serve'], { XEO_HOST: '127.0.0.1', XEO_PORT: '0', XEO_DATA_DIR: dataDir, XEO_ACCESS_LOG: '0', XEO_DEMO: 'false', XEO_JOB_THREADS: '1', ...env });
+function serve(dataDir: string, env: Record<string, string> = {}, startMs?: number): Promise<Child> {
+  return startChild(CLI, ['serve'], { XEO_HOST: '127.0.0.1', XEO_PORT: '0', XEO_DATA_DIR: dataDir, XEO_ACCESS_LOG: '0', XEO_DEMO: 'false', XEO_JOB_THREADS: '1', ...env }, [], undefined, startMs);
 }
 
 /** Signs in as the bench user. */
@@ -116,7 +163,8 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     cleanup.add(() => removeDir(demoDir));
     addUser(demoDir);
     const resolution = opts.quick ? 5 : 2.5;
-    const prep = await serve(demoDir, { XEO_DEMO: 'true' });
+    // Generating the demo takes a while on a busy machine.
+    const prep = await serve(demoDir, { XEO_DEMO: 'true' }, 180_000);
     try {
       await runJob(prep, await signIn(prep), ndvi(1280, resolution));
       // the kernel compiles in the background: wait until it is on disk
@@ -130,12 +178,18 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     ];
     const rounds = opts.quick ? 1 : 3;
     const runs: Record<string, Run[]> = { small: [], large: [] };
+    const peers: { seconds: number; peakMb: number; bytes: number }[] = [];
     for (let r = 0; r < rounds; r++) {
       for (const s of sizes) {
         const one = await runOn(demoDir, s.graph);
         runs[s.name].push(one);
         console.log(`  round ${r + 1} ${s.name}: ${one.mpx.toFixed(1)} Mpx in ${one.seconds.toFixed(2)} s (wall ${one.wallSeconds.toFixed(2)} s), peak RSS ${one.peakMb.toFixed(0)} MB`);
       }
+      const peer = gdalPeer(demoDir, SIDE_M, resolution);
+      if (peer) {
+        peers.push(peer);
+        console.log(`  round ${r + 1} GDAL + numpy, large: ${peer.seconds.toFixed(2)} s, peak RSS ${peer.peakMb.toFixed(0)} MB, COG ${(peer.bytes / 1e6).toFixed(1)} MB`);
+      } else console.log('  GDAL + numpy peer skipped: python3-gdal or numpy is missing');
     }
     const summary = (name: string) => {
       const rs = runs[name];
@@ -167,11 +221,13 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
         small_peak_rss_mb: round(small.peakMb, 1),
         large_peak_rss_mb: round(large.peakMb, 1),
         idle_rss_mb: round((small.idleMb + large.idleMb) / 2, 1),
+        ...(peers.length ? { gdal_s: round(median(peers.map((p) => p.seconds)), 3), gdal_peak_rss_mb: round(Math.max(...peers.map((p) => p.peakMb)), 1), gdal_cog_mb: round(peers[0].bytes / 1e6, 1) } : {}),
       },
       ratios: {
         pixel_ratio: round(large.mpx / small.mpx, 3),
         time_ratio: round(large.seconds / small.seconds, 3),
         rss_ratio: round(large.peakMb / small.peakMb, 3),
+        ...(peers.length ? { gdal_over_xeo: round(median(peers.map((p) => p.seconds)) / large.seconds, 3), large_rss_over_gdal: round(large.peakMb / Math.max(...peers.map((p) => p.peakMb)), 3) } : {}),
       },
     };
   } finally {
