@@ -8,6 +8,9 @@
 //  1b. the map preview of the demo collection (its xyz link: true colour of the newest date):
 //     cold tiles as in 1, then the same tiles again from the cache, and one cached preview tile
 //     against the bare server as in 2;
+//  2b. a cached tile at a steady rate (well below saturation) alone and while a large batch job
+//     (the large NDVI job of the batch bench) runs, alternating: the job takes every free core,
+//     and `tile_p99_during_job_over_alone` says what that costs the map;
 //  4. memory under load: new and cached tiles for a minute (10 s with --quick) with a small tile
 //     cache, sampling the server's RSS against its configured bounds.
 import { spawnSync } from 'node:child_process';
@@ -18,6 +21,7 @@ import autocannon from 'autocannon';
 import { BENCH_DIR, CLI, Cleanup, cannon, median, removeDir, round, rssMb, startChild, startXeo, table, tempDir, type Load } from './lib.js';
 import type { BareSpec } from './bare-server.js';
 import { tileAt, type TileCoord } from '../src/tiles/tile-grid.js';
+import { ndvi as ndviJob, SIDE_M } from './batch.js';
 
 const NDVI = {
   l: { process_id: 'load_collection', arguments: { id: 'DEMO_S2_L2A', spatial_extent: null, temporal_extent: ['2024-06-01', '2024-07-01'], bands: ['B04', 'B08'] } },
@@ -251,6 +255,43 @@ export async function run(opts: { quick: boolean }): Promise<{ figures: Record<s
     const rate = (ls: Load[]) => ls.reduce((s, l) => s + l.requests, 0) / ls.reduce((s, l) => s + l.seconds, 0);
     const cpuUs = (ls: Load[]) => (ls.some((l) => l.serverCpuS === null) ? NaN : (1e6 * ls.reduce((s, l) => s + l.serverCpuS!, 0)) / ls.reduce((s, l) => s + l.requests, 0));
 
+    // 2b. The cached tile at a steady rate, alone and while a large job runs.
+    const bearer = `Bearer basic//${token}`;
+    const jobApi = async (method: string, p: string, body?: unknown) =>
+      fetch(`${xeo.url}/1.2.0${p}`, { method, headers: { authorization: bearer, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const startJob = async (graph: unknown): Promise<string> => {
+      const r = await jobApi('POST', '/jobs', { process: { process_graph: graph } });
+      if (r.status !== 201) throw new Error(`creating a job failed: ${r.status} ${await r.text()}`);
+      const id = r.headers.get('xeo-identifier')!;
+      if ((await jobApi('POST', `/jobs/${id}/results`)).status !== 202) throw new Error('starting a job failed');
+      return id;
+    };
+    const jobStatus = async (id: string) => ((await (await jobApi('GET', `/jobs/${id}`)).json()) as { status: string; progress?: number }).status;
+    const untilEnd = async (id: string) => {
+      while (!['finished', 'error', 'canceled'].includes(await jobStatus(id))) await new Promise((r) => setTimeout(r, 100));
+    };
+    // The job's kernel compiles with its first job: a small one first.
+    await untilEnd(await startJob(ndviJob(1280, 2.5)));
+    await new Promise((r) => setTimeout(r, 3000));
+    const steady = { url: hot, duration: seconds, connections: 4, overallRate: 400 };
+    const p99s: Record<'alone' | 'job', number[]> = { alone: [], job: [] };
+    let jobCut = 0;
+    for (let i = 0; i < rounds; i++) {
+      const alone = await cannon(steady, pid);
+      p99s.alone.push(alone.p99Ms);
+      const id = await startJob(ndviJob(SIDE_M, 2.5));
+      while ((await jobStatus(id)) !== 'running') await new Promise((r) => setTimeout(r, 50));
+      // The threads start and the first chunks are under way.
+      await new Promise((r) => setTimeout(r, 1000));
+      const during = await cannon(steady, pid);
+      const still = await jobStatus(id);
+      if (still !== 'running') jobCut++;
+      p99s.job.push(during.p99Ms);
+      console.log(`  cached tile at 400/s, round ${i + 1}/${rounds}: p99 alone ${alone.p99Ms} ms, during a large job ${during.p99Ms} ms (p50 ${alone.p50Ms} / ${during.p50Ms} ms; the job ${still} at the end)`);
+      await untilEnd(id);
+    }
+    if (jobCut) console.log(`  in ${jobCut} round(s) the job ended before the load did`);
+
     // 3. Pan-and-zoom replay.
     const views = session();
     const seen = new Set<string>();
@@ -320,6 +361,8 @@ export async function run(opts: { quick: boolean }): Promise<{ figures: Record<s
       bare_tiles_per_s: round(rate(loads.bare)),
       cached_p99_ms: round(median(loads.xeo.map((l) => l.p99Ms)), 2),
       cached_cpu_us_per_tile: round(cpuUs(loads.xeo), 1),
+      tile_p99_alone_ms: round(median(p99s.alone), 2),
+      tile_p99_during_job_ms: round(median(p99s.job), 2),
       bare_cpu_us_per_tile: round(cpuUs(loads.bare), 1),
       tile_bytes: body.length,
       preview_first_ms: round(previewFirst.ms, 1),
@@ -354,6 +397,7 @@ export async function run(opts: { quick: boolean }): Promise<{ figures: Record<s
     const ratios = {
       cached_over_bare: round(rate(loads.xeo) / rate(loads.bare), 3),
       cpu_bare_over_xeo: round(cpuUs(loads.bare) / cpuUs(loads.xeo), 3),
+      tile_p99_during_job_over_alone: round(median(p99s.job) / median(p99s.alone), 3),
       preview_cached_over_bare: round(rate(previewLoads.xeo) / rate(previewLoads.bare), 3),
       rss_peak_over_bound: round(peak / boundMb, 3),
     };
