@@ -3,7 +3,7 @@
 // with --quick at 5 m (2048 x 2048 and 4096 x 4096). Each run gets a fresh server, so the peak RSS
 // of the server process (VmHWM) is that job's. Figures: megapixels per second of job time and
 // peak RSS per size; ratios: large over small for time (linear growth = the pixel ratio) and peak
-// RSS (bounded memory = about 1). In the same run, after each large job, its peer: what a user would
+// RSS (bounded memory = about 1). The server runs with its default job threads (the CPU count). In the same run, after each large job, its peer: what a user would
 // write instead with GDAL's Python bindings (python3-gdal) and numpy: gdalwarp of both bands of the
 // same COGs to the job's grid (bilinear, all threads), numpy's NDVI, GDAL's COG driver with deflate
 // and predictor 3 (all threads); `gdal_over_xeo` is the peer's time over the large job's.
@@ -86,7 +86,7 @@ async function api(xeo: Child, method: string, p: string, token: string, body?: 
 
 /** A server on `dataDir` (kept when it stops). */
 function serve(dataDir: string, env: Record<string, string> = {}, startMs?: number): Promise<Child> {
-  return startChild(CLI, ['serve'], { XEO_HOST: '127.0.0.1', XEO_PORT: '0', XEO_DATA_DIR: dataDir, XEO_ACCESS_LOG: '0', XEO_DEMO: 'false', XEO_JOB_THREADS: '1', ...env }, [], undefined, startMs);
+  return startChild(CLI, ['serve'], { XEO_HOST: '127.0.0.1', XEO_PORT: '0', XEO_DATA_DIR: dataDir, XEO_ACCESS_LOG: '0', XEO_DEMO: 'false', ...env }, [], undefined, startMs);
 }
 
 /** Signs in as the bench user. */
