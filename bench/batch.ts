@@ -7,10 +7,12 @@
 // write instead with GDAL's Python bindings (python3-gdal) and numpy: gdalwarp of both bands of the
 // same COGs to the job's grid (bilinear, all threads), numpy's NDVI, GDAL's COG driver with deflate
 // and predictor 3 (all threads); `gdal_over_xeo` is the peer's time over the large job's.
+// CPU seconds too (the server process during the job, the peer process): on a shared machine they
+// say more than the times, which depend on what else runs.
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { CLI, Cleanup, median, procKb, round, startChild, table, tempDir, removeDir, type Child } from './lib.js';
+import { CLI, Cleanup, cpuSeconds, median, procKb, round, startChild, table, tempDir, removeDir, type Child } from './lib.js';
 import type { BenchOptions, BenchResult } from './run.js';
 
 const X0 = 620000;
@@ -29,8 +31,16 @@ export const ndvi = (side: number, resolution: number) => ({
 
 const PY = '/usr/bin/python3';
 
-/** The GDAL + numpy peer of the large job: its seconds (imports excluded) and peak RSS. */
-export function gdalPeer(demoDir: string, side: number, resolution: number): { seconds: number; peakMb: number; bytes: number } | null {
+/** The peer's seconds (imports excluded), peak RSS, COG bytes and CPU seconds (all its threads). */
+interface Peer {
+  seconds: number;
+  peakMb: number;
+  bytes: number;
+  cpu: number;
+}
+
+/** The GDAL + numpy peer of the large job. */
+export function gdalPeer(demoDir: string, side: number, resolution: number): Peer | null {
   if (!existsSync(PY) || spawnSync(PY, ['-c', 'from osgeo import gdal; import numpy'], { stdio: 'ignore' }).status !== 0) return null;
   const out = tempDir('xeo-bench-peer-');
   const dir = path.join(demoDir, 'collections', 'DEMO_S2_L2A', '2024-06-21');
@@ -40,6 +50,7 @@ from osgeo import gdal
 gdal.UseExceptions()
 gdal.SetConfigOption('GDAL_NUM_THREADS', 'ALL_CPUS')
 t0 = time.perf_counter()
+u0 = resource.getrusage(resource.RUSAGE_SELF); cpu0 = u0.ru_utime + u0.ru_stime
 def warp(band):
     return gdal.Warp('', '${dir}/%s.tif' % band, format='MEM', outputBounds=(${X0}, ${Y0 - side}, ${X0 + side}, ${Y0}), xRes=${resolution}, yRes=${resolution},
                      resampleAlg='bilinear', srcNodata=0, dstNodata=0, outputType=gdal.GDT_UInt16, multithread=True, warpOptions=['NUM_THREADS=ALL_CPUS'])
@@ -59,13 +70,14 @@ b = mem.GetRasterBand(1); b.SetNoDataValue(float('nan')); b.WriteArray(ndvi)
 del ndvi, b
 gdal.GetDriverByName('COG').CreateCopy('${out}/ndvi.tif', mem, options=['COMPRESS=DEFLATE', 'PREDICTOR=3', 'BLOCKSIZE=256', 'NUM_THREADS=ALL_CPUS', 'RESAMPLING=AVERAGE'])
 secs = time.perf_counter() - t0
-print(secs, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, os.path.getsize('${out}/ndvi.tif'))
+u = resource.getrusage(resource.RUSAGE_SELF)
+print(secs, u.ru_maxrss / 1024, os.path.getsize('${out}/ndvi.tif'), u.ru_utime + u.ru_stime - cpu0)
 `;
   try {
     const r = spawnSync(PY, ['-c', script], { encoding: 'utf8' });
     if (r.status !== 0) throw new Error(`the GDAL peer failed (${r.status ?? r.signal}): ${r.stderr}${r.error?.message ?? ''}`);
-    const [seconds, peakMb, bytes] = r.stdout.trim().split('\n').pop()!.split(' ').map(Number);
-    return { seconds, peakMb, bytes };
+    const [seconds, peakMb, bytes, cpu] = r.stdout.trim().split('\n').pop()!.split(' ').map(Number);
+    return { seconds, peakMb, bytes, cpu };
   } finally {
     removeDir(out);
   }
@@ -75,6 +87,8 @@ interface Run {
   mpx: number;
   seconds: number;
   wallSeconds: number;
+  /** CPU seconds of the whole server process (every thread) while the job ran. */
+  cpu: number;
   peakMb: number;
   idleMb: number;
   bytes: number;
@@ -140,11 +154,14 @@ async function runOn(demoDir: string, graph: unknown): Promise<Run> {
     const pid = xeo.proc.pid;
     const token = await signIn(xeo);
     const idleMb = procKb(pid, 'VmRSS') / 1024;
+    const cpu0 = cpuSeconds(pid) ?? NaN;
     const { job, doc, wallSeconds } = await runJob(xeo, token, graph);
+    const cpu = (cpuSeconds(pid) ?? NaN) - cpu0;
     return {
       mpx: job.usage.pixels.value / 1e6,
       seconds: job.usage.duration.value,
       wallSeconds,
+      cpu,
       peakMb: procKb(pid, 'VmHWM') / 1024,
       idleMb,
       bytes: doc.assets['result.tif']['file:size'],
@@ -178,22 +195,31 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     ];
     const rounds = opts.quick ? 1 : 3;
     const runs: Record<string, Run[]> = { small: [], large: [] };
-    const peers: { seconds: number; peakMb: number; bytes: number }[] = [];
+    const peers: Peer[] = [];
     for (let r = 0; r < rounds; r++) {
       for (const s of sizes) {
         const one = await runOn(demoDir, s.graph);
         runs[s.name].push(one);
-        console.log(`  round ${r + 1} ${s.name}: ${one.mpx.toFixed(1)} Mpx in ${one.seconds.toFixed(2)} s (wall ${one.wallSeconds.toFixed(2)} s), peak RSS ${one.peakMb.toFixed(0)} MB`);
+        console.log(
+          `  round ${r + 1} ${s.name}: ${one.mpx.toFixed(1)} Mpx in ${one.seconds.toFixed(2)} s (wall ${one.wallSeconds.toFixed(2)} s, server CPU ${one.cpu.toFixed(2)} s), peak RSS ${one.peakMb.toFixed(0)} MB`,
+        );
       }
       const peer = gdalPeer(demoDir, SIDE_M, resolution);
       if (peer) {
         peers.push(peer);
-        console.log(`  round ${r + 1} GDAL + numpy, large: ${peer.seconds.toFixed(2)} s, peak RSS ${peer.peakMb.toFixed(0)} MB, COG ${(peer.bytes / 1e6).toFixed(1)} MB`);
+        console.log(`  round ${r + 1} GDAL + numpy, large: ${peer.seconds.toFixed(2)} s (CPU ${peer.cpu.toFixed(2)} s), peak RSS ${peer.peakMb.toFixed(0)} MB, COG ${(peer.bytes / 1e6).toFixed(1)} MB`);
       } else console.log('  GDAL + numpy peer skipped: python3-gdal or numpy is missing');
     }
     const summary = (name: string) => {
       const rs = runs[name];
-      return { mpx: rs[0].mpx, seconds: median(rs.map((x) => x.seconds)), peakMb: Math.max(...rs.map((x) => x.peakMb)), idleMb: median(rs.map((x) => x.idleMb)), bytes: rs[0].bytes };
+      return {
+        mpx: rs[0].mpx,
+        seconds: median(rs.map((x) => x.seconds)),
+        cpu: median(rs.map((x) => x.cpu)),
+        peakMb: Math.max(...rs.map((x) => x.peakMb)),
+        idleMb: median(rs.map((x) => x.idleMb)),
+        bytes: rs[0].bytes,
+      };
     };
     const small = summary('small');
     const large = summary('large');
@@ -220,14 +246,28 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
         large_mpx_per_s: round(large.mpx / large.seconds, 2),
         small_peak_rss_mb: round(small.peakMb, 1),
         large_peak_rss_mb: round(large.peakMb, 1),
+        large_cpu_s: round(large.cpu, 2),
         idle_rss_mb: round((small.idleMb + large.idleMb) / 2, 1),
-        ...(peers.length ? { gdal_s: round(median(peers.map((p) => p.seconds)), 3), gdal_peak_rss_mb: round(Math.max(...peers.map((p) => p.peakMb)), 1), gdal_cog_mb: round(peers[0].bytes / 1e6, 1) } : {}),
+        ...(peers.length
+          ? {
+              gdal_s: round(median(peers.map((p) => p.seconds)), 3),
+              gdal_peak_rss_mb: round(Math.max(...peers.map((p) => p.peakMb)), 1),
+              gdal_cog_mb: round(peers[0].bytes / 1e6, 1),
+              gdal_cpu_s: round(median(peers.map((p) => p.cpu)), 2),
+            }
+          : {}),
       },
       ratios: {
         pixel_ratio: round(large.mpx / small.mpx, 3),
         time_ratio: round(large.seconds / small.seconds, 3),
         rss_ratio: round(large.peakMb / small.peakMb, 3),
-        ...(peers.length ? { gdal_over_xeo: round(median(peers.map((p) => p.seconds)) / large.seconds, 3), large_rss_over_gdal: round(large.peakMb / Math.max(...peers.map((p) => p.peakMb)), 3) } : {}),
+        ...(peers.length
+          ? {
+              gdal_over_xeo: round(median(peers.map((p) => p.seconds)) / large.seconds, 3),
+              large_rss_over_gdal: round(large.peakMb / Math.max(...peers.map((p) => p.peakMb)), 3),
+              gdal_cpu_over_xeo: round(median(peers.map((p) => p.cpu)) / large.cpu, 3),
+            }
+          : {}),
       },
     };
   } finally {
