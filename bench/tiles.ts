@@ -129,12 +129,17 @@ export async function run(opts: { quick: boolean }): Promise<{ figures: Record<s
   const cleanup = new Cleanup();
   try {
     console.log('tiles bench: starting Xeo with the demo collection (generated on first start, ~10 s)');
-    const xeo = await startXeo({
-      XEO_DEMO: 'true',
-      XEO_TILE_CACHE_BYTES: String(TILE_CACHE_MB << 20),
-      XEO_BLOCK_CACHE_BYTES: String(BLOCK_CACHE_MB << 20),
-      XEO_COMPUTE_THREADS: String(THREADS),
-    });
+    const xeo = await startXeo(
+      {
+        XEO_DEMO: 'true',
+        XEO_TILE_CACHE_BYTES: String(TILE_CACHE_MB << 20),
+        XEO_BLOCK_CACHE_BYTES: String(BLOCK_CACHE_MB << 20),
+        XEO_COMPUTE_THREADS: String(THREADS),
+      },
+      [],
+      // Generating the demo takes a while on a busy machine.
+      180_000,
+    );
     cleanup.add(() => xeo.stop());
     const pid = xeo.proc.pid!;
     const add = spawnSync(process.execPath, [CLI, 'users', 'add', 'bench', '--password', 'bench'], { env: { ...process.env, XEO_DATA_DIR: xeo.dataDir }, encoding: 'utf8' });
