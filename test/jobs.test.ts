@@ -3,7 +3,7 @@
 // within a second, failures with the failing node, logs with level, offset and limit, budgets,
 // deletion, and users who cannot see each other's jobs. One job thread, so a second job queues.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { startServer, expectError, removeDir, addUser, login, http, type TestServer } from './helpers.js';
 import { demoDataDir } from './demo-data.js';
@@ -358,5 +358,22 @@ describe('users', () => {
       expectError(await jobs.call(method, `/jobs/${id}${p}`, method === 'PATCH' ? { title: 'mine' } : undefined, bob), 404, 'JobNotFound');
     }
     expect((await jobs.get(id)).status).toBe('created');
+  });
+});
+
+describe('job threads', () => {
+  it('run at a lower priority than the event loop, the compute threads and the libuv pool (Linux)', async () => {
+    // A job has run by now, so the file's one job thread has started.
+    expect((await jobs.run(ndviGraph(pixels(0, 0, 256, 256)))).status).toBe('finished');
+    const task = `/proc/${s.proc.pid}/task`;
+    const threads = readdirSync(task).map((tid) => {
+      const stat = readFileSync(`${task}/${tid}/stat`, 'utf8');
+      return { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), nice: Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]) };
+    });
+    const workers = threads.filter((t) => t.name === 'WorkerThread');
+    // The job thread (and any thread it starts) at 10; the compute threads at 0.
+    expect(workers.filter((t) => t.nice === 10).length).toBeGreaterThanOrEqual(1);
+    expect(workers.filter((t) => t.nice === 0).length).toBeGreaterThanOrEqual(1);
+    expect(threads.filter((t) => t.name !== 'WorkerThread').map((t) => `${t.name} ${t.nice}`)).toEqual(threads.filter((t) => t.name !== 'WorkerThread').map((t) => `${t.name} 0`));
   });
 });

@@ -5,6 +5,7 @@
 // stop never waits on a long computation. A thread starts with the first task it is given (a node
 // that runs no job never loads the engine a second time, and its start does not wait for that);
 // one that ends, dies or is recycled is replaced the same way, by a fresh one for the next task.
+import { stat } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
 import { threadPorts, type EngineHost } from '../compute/ports.js';
 import { ApiError, errorToData } from '../core/errors.js';
@@ -77,6 +78,10 @@ export class JobThreads {
 
   /** Starts the thread of an empty slot. */
   private spawn(slot: Slot): Worker {
+    // Job threads run at a lower priority (worker.ts), and a thread inherits the priority of the one
+    // that starts it. libuv starts its pool with the first task given to it: one from here makes
+    // sure that is the main thread, not a job thread, so the pool keeps the process's priority.
+    void stat('.').catch(() => {});
     const { searchPort, udf, filesPort, metricsPort, log: logging, transferList } = threadPorts(this.host);
     const worker = new Worker(new URL('./worker.js', import.meta.url), {
       workerData: { ...this.init, searchPort, udf, filesPort, metricsPort, log: logging },

@@ -1,6 +1,8 @@
 // A batch job thread: runs one task at a time (a whole job, the plan of one, or one chunk:
 // runner.ts) and reports logs, progress and the end of the task to the main thread, which keeps
 // the records.
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { createEngine, failureData, type EngineInit } from '../engine/engine.js';
 import { failurePath } from '../graph/evaluate.js';
@@ -11,6 +13,18 @@ import { chunkBlob } from './chunk-blobs.js';
 import { encodeVectorCube } from '../datacube/vector-blob.js';
 import { jobChunksDone, shipMetrics } from '../core/metrics.js';
 import type { FromJobThread, JobTask, ToJobThread } from './protocol.js';
+
+/**
+ * The niceness of a job thread: when the cores are short, the event loop (cached tiles) and the
+ * compute threads (tiles, /result) go first, and a job takes what they leave.
+ */
+const JOB_THREAD_NICE = 10;
+try {
+  // On Linux a thread has an id of its own, and setpriority on it concerns that thread only.
+  setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), JOB_THREAD_NICE);
+} catch {
+  // Elsewhere the job thread keeps the process's priority.
+}
 
 const engine = createEngine(workerData as EngineInit);
 shipMetrics((workerData as EngineInit).metricsPort);
