@@ -12,12 +12,8 @@ import type { HeaderList } from './header-bytes.js';
 import { observeRequest, UNMATCHED } from './metrics.js';
 import { sendReply, type ResponseState } from './send.js';
 
-/**
- * Most bytes of a refused request's body read and dropped so that the answer arrives (else: close,
- * and the client may see a reset instead of the answer). Uploads refused for the quota are often
- * somewhat larger than 8 MiB: the answer to a 13 MB one was lost to the reset in one run of three.
- */
-const DRAIN_BYTES = 16 * 1024 * 1024;
+/** Most bytes of a refused request's body read and dropped so that the answer arrives (else: close). */
+const DRAIN_BYTES = 8 * 1024 * 1024;
 
 /** Requests answered asynchronously and not yet finished (those answered at once are never in flight). */
 export class InFlight {
