@@ -37,6 +37,7 @@ import { plane, withArena } from '../src/wasm/kernels.js';
 import { mulberry32 } from '../src/core/random.js';
 import { tileAt } from '../src/tiles/tile-grid.js';
 import { measureOnnx } from './ml-onnx.js';
+import { forestMapGTiff, forestMapNodes } from './ml-graphs.js';
 
 const PYTHON = '/usr/bin/python3';
 const N = 10_000;
@@ -161,20 +162,7 @@ async function predictThroughServer(
     const auth = { authorization: `Bearer basic//${token}` };
     const up = await fetch(`${xeo.url}/1.2.0/files/bench/forest.xrf`, { method: 'PUT', headers: { ...auth, 'content-type': 'application/octet-stream' }, body: encodeForest(forest) });
     if (up.status !== 200) throw new Error(`the model's upload answered ${up.status}`);
-    const graph = {
-      l: { process_id: 'load_collection', arguments: { id: CUBE_COLLECTION, spatial_extent: null, temporal_extent: null, bands: predictorNames() } },
-      m: { process_id: 'load_ml_model', arguments: { id: 'bench/forest.xrf' } },
-      r: {
-        process_id: 'reduce_dimension',
-        arguments: {
-          data: { from_node: 'l' },
-          dimension: 'bands',
-          reducer: { process_graph: { p: { process_id: 'predict_random_forest', arguments: { data: { from_parameter: 'data' }, model: { from_parameter: 'context' } }, result: true } } },
-          context: { from_node: 'm' },
-        },
-      },
-      s: { process_id: 'save_result', arguments: { data: { from_node: 'r' }, format: 'GTiff' }, result: true },
-    };
+    const graph = forestMapGTiff({ process_id: 'load_collection', arguments: { id: CUBE_COLLECTION, spatial_extent: null, temporal_extent: null, bands: predictorNames() } }, 'bench/forest.xrf');
     const wallS: number[] = [];
     const kernelS: number[] = [];
     const peerS: number[] = [];
@@ -368,20 +356,7 @@ async function tiles(opts: BenchOptions): Promise<{ figures: Record<string, numb
       if (st === 'error' || i > 600) throw new Error(`the training job ended ${st}`);
       await new Promise((r) => setTimeout(r, 100));
     }
-    const classified = {
-      l: load(null),
-      m: { process_id: 'load_ml_model', arguments: { id: jobId } },
-      r: {
-        process_id: 'reduce_dimension',
-        arguments: {
-          data: { from_node: 'l' },
-          dimension: 'bands',
-          reducer: { process_graph: { p: { process_id: 'predict_random_forest', arguments: { data: { from_parameter: 'data' }, model: { from_parameter: 'context' } }, result: true } } },
-          context: { from_node: 'm' },
-        },
-        result: true,
-      },
-    };
+    const classified = forestMapNodes(load(null), jobId, true);
     const ndvi = { l: load(null, ['B04', 'B08']), n: { process_id: 'ndvi', arguments: { data: { from_node: 'l' } }, result: true } };
     const service = async (graph: unknown, configuration: unknown) => (await api('POST', '/services', { type: 'XYZ', process: { process_graph: graph }, configuration })).headers.get('xeo-identifier')!;
     const sClass = await service(classified, { colormap: 'classes', min: 0, max: 3 });

@@ -14,6 +14,7 @@ import { fromArrayBuffer } from 'geotiff';
 import { CLI, expectError, expectRetryAfter, http, login, removeDir, startServer, stopChild, tempDir, watched, xeo, type TestServer } from './helpers.js';
 import { DEMO_COLLECTION, demoDataDir } from './demo-data.js';
 import { pixels as demoPixels } from './jobs-helpers.js';
+import { forestMapGTiff } from '../bench/ml-graphs.js';
 import { openStore } from '../src/store/db.js';
 import { hasPostgres, startPostgres, type Postgres } from '../bench/postgres.js';
 import { hasRedis, startRedis, type RedisServer } from '../bench/redis.js';
@@ -120,20 +121,7 @@ const trainingGraph = (labels: number[]) => ({
 });
 
 /** Connection.load_ml_model(job) + DataCube.predict_random_forest(model, dimension="bands"), saved as GTiff. */
-const predictGraph = (model: string) => ({
-  l: load(MAP),
-  m: { process_id: 'load_ml_model', arguments: { id: model } },
-  r: {
-    process_id: 'reduce_dimension',
-    arguments: {
-      data: { from_node: 'l' },
-      dimension: 'bands',
-      reducer: { process_graph: { p: { process_id: 'predict_random_forest', arguments: { data: { from_parameter: 'data' }, model: { from_parameter: 'context' } }, result: true } } },
-      context: { from_node: 'm' },
-    },
-  },
-  s: { process_id: 'save_result', arguments: { data: { from_node: 'r' }, format: 'GTiff' }, result: true },
-});
+const predictGraph = (model: string) => forestMapGTiff(load(MAP), model);
 
 async function pixels(bytes: Buffer): Promise<Float32Array> {
   const tiff = await fromArrayBuffer(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer);
