@@ -93,6 +93,23 @@ async function expectSameRaster(a: Buffer, b: Buffer, dates: number): Promise<vo
   }
 }
 
+/** An XYZ service of the mean NDVI of collection `id` over the extent and dates; its id and tile URL. */
+async function ndviService(id: string, spatial_extent: unknown, temporal_extent: string[]): Promise<{ id: string; url: string }> {
+  const graph = {
+    l: { process_id: 'load_collection', arguments: { id, spatial_extent, temporal_extent, bands: ['red', 'nir'] } },
+    n: { process_id: 'ndvi', arguments: { data: { from_node: 'l' } } },
+    r: {
+      process_id: 'reduce_dimension',
+      arguments: { data: { from_node: 'n' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } },
+      result: true,
+    },
+  };
+  const r = await http('POST', `${s.base}/services`, { token, body: JSON.stringify({ type: 'XYZ', process: { process_graph: graph }, configuration: { colormap: 'ndvi', min: -1, max: 1 } }) });
+  expect(r.status, r.text).toBe(201);
+  const serviceId = r.headers['xeo-identifier'];
+  return { id: serviceId, url: (await http('GET', `${s.base}/services/${serviceId}`, { token })).json.url as string };
+}
+
 describe('collections add-stac', () => {
   it('records the bands of item_assets (eo:bands names, common names kept), the extent and the queryables', async () => {
     const dataDir = tempDir();
@@ -240,23 +257,8 @@ describe('loads of a STAC API collection', () => {
   });
 
   it('draws the tiles of a map session with one search, equal to the tiles of the imported collection', async () => {
-    const graph = (id: string) => ({
-      l: {
-        process_id: 'load_collection',
-        arguments: { id, spatial_extent: { west: sceneBox[0], south: sceneBox[1], east: sceneBox[2], north: sceneBox[3] }, temporal_extent: ['2024-05-01', '2024-06-01'], bands: ['red', 'nir'] },
-      },
-      n: { process_id: 'ndvi', arguments: { data: { from_node: 'l' } } },
-      r: {
-        process_id: 'reduce_dimension',
-        arguments: { data: { from_node: 'n' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } },
-        result: true,
-      },
-    });
-    const service = async (id: string) => {
-      const r = await http('POST', `${s.base}/services`, { token, body: JSON.stringify({ type: 'XYZ', process: { process_graph: graph(id) }, configuration: { colormap: 'ndvi', min: -1, max: 1 } }) });
-      expect(r.status, r.text).toBe(201);
-      return (await http('GET', `${s.base}/services/${r.headers['xeo-identifier']}`, { token })).json.url as string;
-    };
+    const extent = { west: sceneBox[0], south: sceneBox[1], east: sceneBox[2], north: sceneBox[3] };
+    const service = async (id: string) => (await ndviService(id, extent, ['2024-05-01', '2024-06-01'])).url;
     // One search for the session: the service's warm-up, whose answer the tiles share.
     const before = api.searches.length;
     const remoteUrl = await service('s2');
@@ -315,20 +317,7 @@ describe("a service's warm-up", () => {
   let warmApi: StacApi;
   let flakyApi: StacApi;
   const DATES = ['2024-06-01', '2024-07-31'];
-  const graph = (id: string) => ({
-    l: { process_id: 'load_collection', arguments: { id, spatial_extent: null, temporal_extent: DATES, bands: ['red', 'nir'] } },
-    n: { process_id: 'ndvi', arguments: { data: { from_node: 'l' } } },
-    r: {
-      process_id: 'reduce_dimension',
-      arguments: { data: { from_node: 'n' }, dimension: 't', reducer: { process_graph: { m: { process_id: 'mean', arguments: { data: { from_parameter: 'data' } }, result: true } } } },
-      result: true,
-    },
-  });
-  const service = async (id: string) => {
-    const r = await http('POST', `${s.base}/services`, { token, body: JSON.stringify({ type: 'XYZ', process: { process_graph: graph(id) }, configuration: { colormap: 'ndvi', min: -1, max: 1 } }) });
-    expect(r.status, r.text).toBe(201);
-    return { id: r.headers['xeo-identifier'], url: (await http('GET', `${s.base}/services/${r.headers['xeo-identifier']}`, { token })).json.url as string };
-  };
+  const service = (id: string) => ndviService(id, null, DATES);
   const tileUrl = (u: string) => {
     const t = tileAt((sceneBox[0] + sceneBox[2]) / 2, (sceneBox[1] + sceneBox[3]) / 2, 14);
     return u.replace('{z}', String(t.z)).replace('{x}', String(t.x)).replace('{y}', String(t.y));
