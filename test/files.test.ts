@@ -217,6 +217,39 @@ describe('quota, isolation, atomicity', () => {
     expect((await http('GET', `${s.base}/`)).status).toBe(200);
   });
 
+  it('answers the next request on a connection whose refused upload arrived whole while its reading was paused', async () => {
+    // The whole body lands in one burst, past the reader's 1 MiB mark, before the quota is judged:
+    // uWS delivers what it has read even after a pause, so the body ends while the socket is paused.
+    // A kept-alive answer on a paused socket left the next request unread until uWS's timeout reset it.
+    const { port, hostname } = new URL(s.url);
+    for (let round = 0; round < 3; round++) {
+      const sock = net.connect(Number(port), hostname);
+      let got = '';
+      sock.on('error', () => {});
+      sock.on('data', (d: Buffer) => (got += d.toString('latin1')));
+      const answers = (n: number) =>
+        new Promise<void>((resolve, reject) => {
+          const t0 = Date.now();
+          const check = setInterval(() => {
+            const done = (got.match(/HTTP\/1\.1 \d{3}/g) ?? []).length >= n;
+            if (!done && Date.now() - t0 < 4000 && !sock.destroyed) return;
+            clearInterval(check);
+            if (done) resolve();
+            else reject(new Error(`${n} answers expected within 4 s, got:\n${got.slice(0, 2000)}`));
+          }, 10);
+        });
+      const body = Buffer.alloc(3 * 1024 * 1024, 1);
+      sock.write(Buffer.concat([Buffer.from(`PUT /1.2.0/files/burst.bin HTTP/1.1\r\nHost: x\r\nAuthorization: ${bob}\r\nContent-Length: ${body.length}\r\n\r\n`), body]));
+      await answers(1);
+      expect(got).toContain('StorageQuotaExceeded');
+      expect(got).not.toMatch(/connection: close/i);
+      sock.write(`GET /1.2.0/files HTTP/1.1\r\nHost: x\r\nAuthorization: ${bob}\r\n\r\n`);
+      await answers(2);
+      expect(got.slice(got.lastIndexOf('HTTP/1.1 '))).toMatch(/^HTTP\/1\.1 200/);
+      sock.destroy();
+    }
+  });
+
   it('pages the file list', async () => {
     for (let i = 0; i < 5; i++) expect((await put(`page/f${i}.txt`, 'x')).status).toBe(200);
     const first = (await http('GET', `${s.base}/files?limit=2`, { token: alice })).json;

@@ -62,6 +62,18 @@ export class BodyReader {
     this.notify();
   }
 
+  /**
+   * Reads again if this reader paused the socket. Called before every answer: uWS hands over what
+   * it has already read even after a pause, so a body can end while its socket is paused, and a
+   * kept-alive answer on a paused socket would leave the client's next request unread until uWS's
+   * timeout resets the connection.
+   */
+  unpause(): void {
+    if (!this.paused || this.failure instanceof RequestAborted) return;
+    this.paused = false;
+    this.res.resume();
+  }
+
   /** Called when the client went away. */
   abort(): void {
     this.fail(new RequestAborted());

@@ -97,6 +97,7 @@ export class Exchange {
     // HEAD gets the head of the error answer only: a body would be read as the next response.
     const answer = (closeIt: boolean) => {
       this.finish(reply.status);
+      if (!this.state.aborted) this.bodyReader?.unpause();
       return sendReply(this.res, this.state, reply, this.base, { headOnly: this.method === 'HEAD', closeConnection: closeIt || this.server.flight.draining });
     };
     const reader = this.bodyReader;
@@ -114,6 +115,7 @@ export class Exchange {
     this.finish(reply.status);
     // While draining, answers close their connection: the client's next request goes to another node.
     const unread = this.bodyReader !== null && !this.bodyReader.complete;
+    if (!this.state.aborted) this.bodyReader?.unpause();
     return sendReply(this.res, this.state, reply, this.base, { headOnly: this.method === 'HEAD', closeConnection: unread || this.server.flight.draining });
   }
 
