@@ -41,7 +41,8 @@ export const RUNGS: readonly Rung[] = [
   { name: 'api', holds: 'the interface: one route table, request and reply types, version profiles, the app context, one thin module per area' },
   { name: 'server', holds: 'transport: uWS catch-all -> version -> route -> CORS, auth, bodies -> handler -> reply; the one error mapper; health, metrics, drain' },
   { name: 'main.ts', holds: 'wiring of the services of `xeo serve` and `xeo worker`' },
-  { name: 'cli.ts', holds: 'the `xeo` command: serve, worker, migrate, import, users, tokens, collections, settings' },
+  { name: 'commands.ts', holds: 'the commands of `xeo`: serve, worker, migrate, import, users, tokens, collections, settings' },
+  { name: 'cli.ts', holds: "the `xeo` entry: glibc's allocator set for `serve` and `worker` (core/allocator.ts), then the commands" },
 ];
 
 /** The rung names, bottom to top. */
