@@ -2,7 +2,7 @@
 // uses the same environment as `xeo serve`.
 import { describe, it, expect } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { CLI, ROOT, tempDir, removeDir, startServer, http } from './helpers.js';
 
@@ -63,6 +63,24 @@ describe('start-up', () => {
       await first.stop();
       removeDir(first.dataDir);
       removeDir(dir);
+    }
+  });
+
+  it("runs with glibc's allocator set for a server (two arenas, a fixed mmap threshold), unless the operator set it", async () => {
+    const allocatorEnv = (pid: number) =>
+      readFileSync(`/proc/${pid}/environ`, 'utf8')
+        .split('\0')
+        .filter((v) => v.startsWith('MALLOC_'))
+        .sort();
+    const [ours, theirs] = await Promise.all([startServer(), startServer({ MALLOC_ARENA_MAX: '4' })]);
+    try {
+      // The same process (the harness's pid) started over with the variables, and it serves.
+      expect(allocatorEnv(ours.proc.pid!)).toEqual(['MALLOC_ARENA_MAX=2', 'MALLOC_MMAP_THRESHOLD_=131072']);
+      expect(allocatorEnv(theirs.proc.pid!)).toEqual(['MALLOC_ARENA_MAX=4']);
+      for (const s of [ours, theirs]) expect((await http('GET', `${s.base}/`)).status).toBe(200);
+    } finally {
+      await Promise.all([ours.stop(), theirs.stop()]);
+      for (const s of [ours, theirs]) removeDir(s.dataDir);
     }
   });
 
