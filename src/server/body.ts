@@ -63,13 +63,14 @@ export class BodyReader {
   }
 
   /**
-   * Reads again if this reader paused the socket. Called before every answer: uWS hands over what
-   * it has already read even after a pause, so a body can end while its socket is paused, and a
-   * kept-alive answer on a paused socket would leave the client's next request unread until uWS's
-   * timeout resets the connection.
+   * Reads again if the body ended while this reader had paused the socket. Called before every
+   * answer: uWS hands over what it has already read even after a pause, so a body can end while its
+   * socket is paused, and a kept-alive answer on a paused socket would leave the client's next
+   * request unread until uWS's timeout resets the connection. (A body that has not ended is drained
+   * first or its connection closed: resuming it here would only buffer bytes nobody reads.)
    */
   unpause(): void {
-    if (!this.paused || this.failure instanceof RequestAborted) return;
+    if (!this.paused || !this.ended || this.failure instanceof RequestAborted) return;
     this.paused = false;
     this.res.resume();
   }
