@@ -1,5 +1,6 @@
-// The commands of `xeo` (src/cli.ts is the entry): serve the API, and manage basic-auth users. Configuration comes from the
-// environment (docs/configuration.md, or `xeo settings`), the same for every command.
+// The commands of `xeo` (src/cli.ts is the entry): serve the API, and manage basic-auth users.
+// Configuration comes from the environment (docs/configuration.md, or `xeo settings`), the same
+// for every command.
 import { existsSync, watchFile } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { loadConfig, ConfigError } from './core/config.js';
