@@ -41,6 +41,17 @@ function expectSameValues(got: Float32Array, want: Float32Array): void {
   expect(bad, `${bad} values differ, first ${first}`).toBe(0);
 }
 
+/** Runs `graph` as a job and through /result; both results as GDAL reads them. */
+async function jobAndSync(graph: object) {
+  const job = await jobs.run(graph);
+  expect(job.status).toBe('finished');
+  const doc = (await jobs.call('GET', `/jobs/${job.id}/results`)).json;
+  const fromJob = gdalValues((await http('GET', doc.assets['result.tif'].href)).body);
+  const sync = await jobs.call('POST', '/result', { process: { process_graph: graph } });
+  expect(sync.status).toBe(200);
+  return { job, fromJob, fromSync: gdalValues(sync.body) };
+}
+
 describe('the results document', () => {
   let id: string;
   let doc: any;
@@ -152,13 +163,7 @@ describe('the results document', () => {
 
 describeWithTool(hasGdal && hasCogValidator, 'GDAL', 'job COGs read back with GDAL', () => {
   it('equal /result of the same graph pixel for pixel, and are valid COGs with overviews', async () => {
-    const graph = ndviGraph();
-    const job = await jobs.run(graph);
-    const doc = (await jobs.call('GET', `/jobs/${job.id}/results`)).json;
-    const fromJob = gdalValues((await http('GET', doc.assets['result.tif'].href)).body);
-    const sync = await jobs.call('POST', '/result', { process: { process_graph: graph } });
-    expect(sync.status).toBe(200);
-    const fromSync = gdalValues(sync.body);
+    const { fromJob, fromSync } = await jobAndSync(ndviGraph());
     expect(fromJob.info.size).toEqual([2048, 1536]);
     expect(fromJob.info.geoTransform).toEqual(fromSync.info.geoTransform);
     expect(fromJob.info.coordinateSystem.wkt).toMatch(/UTM zone 33N/);
@@ -182,11 +187,7 @@ describeWithTool(hasGdal && hasCogValidator, 'GDAL', 'job COGs read back with GD
       },
       s: { process_id: 'save_result', arguments: { data: { from_node: 'r' }, format: 'GTiff' }, result: true },
     };
-    const job = await jobs.run(graph);
-    expect(job.status).toBe('finished');
-    const doc = (await jobs.call('GET', `/jobs/${job.id}/results`)).json;
-    const fromJob = gdalValues((await http('GET', doc.assets['result.tif'].href)).body);
-    const fromSync = gdalValues((await jobs.call('POST', '/result', { process: { process_graph: graph } })).body);
+    const { fromJob, fromSync } = await jobAndSync(graph);
     expect(fromJob.info.geoTransform).toEqual(fromSync.info.geoTransform);
     expect(fromSync.values.some(Number.isNaN)).toBe(false);
     expectSameValues(fromJob.values, fromSync.values);
@@ -217,11 +218,7 @@ describeWithTool(hasGdal && hasCogValidator, 'GDAL', 'job COGs read back with GD
       },
       s: { process_id: 'save_result', arguments: { data: { from_node: 'k' }, format: 'GTiff' }, result: true },
     };
-    const job = await jobs.run(graph);
-    expect(job.status).toBe('finished');
-    const doc = (await jobs.call('GET', `/jobs/${job.id}/results`)).json;
-    const fromJob = gdalValues((await http('GET', doc.assets['result.tif'].href)).body);
-    const fromSync = gdalValues((await jobs.call('POST', '/result', { process: { process_graph: graph } })).body);
+    const { job, fromJob, fromSync } = await jobAndSync(graph);
     expectSameValues(fromJob.values, fromSync.values);
     expect((await jobs.logs(job.id)).logs.map((l: any) => l.message)).toContainEqual(expect.stringMatching(/runs as one piece: node 'k' \(apply_kernel\) looks beyond each pixel/));
   }, 120_000);

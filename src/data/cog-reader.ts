@@ -346,15 +346,23 @@ export class CogReader {
     const offset = planar === 2 ? 0 : band;
     const jobs = wanted.map(([tx, ty], k) =>
       buffers[k].then((buf) => {
-        const bx0 = Math.max(c0, tx * tw);
-        const bx1 = Math.min(c1, (tx + 1) * tw);
-        const by0 = Math.max(r0, ty * th);
-        const by1 = Math.min(r1, (ty + 1) * th);
+        const part: BlockPart = {
+          stride,
+          offset,
+          blockWidth: tw,
+          blockX: tx * tw,
+          blockY: ty * th,
+          bx0: Math.max(c0, tx * tw),
+          bx1: Math.min(c1, (tx + 1) * tw),
+          by0: Math.max(r0, ty * th),
+          by1: Math.min(r1, (ty + 1) * th),
+          w,
+          nodata: this.info.nodata,
+        };
         // A window in kernel memory is filled by the kernels (a short block, from a damaged file, as before).
         const at = ptrOf(out);
-        if (at >= 0 && buf.byteLength >= (by1 - ty * th) * tw * stride * SAMPLE_BYTES[this.info.sampleType])
-          copyBlockKernel(buf, this.info.sampleType, stride, offset, tw, tx * tw, ty * th, bx0, bx1, by0, by1, at, w, this.info.nodata);
-        else copyBlock(typedView(buf, this.info.sampleType), stride, offset, tw, tx * tw, ty * th, bx0, bx1, by0, by1, out, w, this.info.nodata);
+        if (at >= 0 && buf.byteLength >= (part.by1 - part.blockY) * tw * stride * SAMPLE_BYTES[this.info.sampleType]) copyBlockKernel(buf, this.info.sampleType, part, at);
+        else copyBlock(typedView(buf, this.info.sampleType), part, out);
       }),
     );
     await Promise.all(jobs);
@@ -586,25 +594,28 @@ const SAMPLE_KINDS: Record<SampleType, number> = { uint8: 0, int8: 1, uint16: 2,
 const SAMPLE_BYTES: Record<SampleType, number> = { uint8: 1, int8: 1, uint16: 2, int16: 2, uint32: 4, int32: 4, float32: 4, float64: 8 };
 
 /**
+ * The part [bx0,bx1) x [by0,by1) of a decoded block (whose top left pixel is blockX, blockY) that
+ * window `w` takes; a pixel's sample is `stride` samples after the previous one, from `offset`.
+ */
+interface BlockPart {
+  stride: number;
+  offset: number;
+  blockWidth: number;
+  blockX: number;
+  blockY: number;
+  bx0: number;
+  bx1: number;
+  by0: number;
+  by1: number;
+  w: Window;
+  nodata: number | null;
+}
+
+/**
  * As copyBlock, for a window in kernel memory (at byte offset `outPtr`): the rows the window takes
  * are moved into kernel memory in one copy and converted there, eight or sixteen samples a step.
  */
-function copyBlockKernel(
-  buf: ArrayBuffer,
-  type: SampleType,
-  stride: number,
-  offset: number,
-  blockWidth: number,
-  blockX: number,
-  blockY: number,
-  bx0: number,
-  bx1: number,
-  by0: number,
-  by1: number,
-  outPtr: number,
-  w: Window,
-  nodata: number | null,
-): void {
+function copyBlockKernel(buf: ArrayBuffer, type: SampleType, { stride, offset, blockWidth, blockX, blockY, bx0, bx1, by0, by1, w, nodata }: BlockPart, outPtr: number): void {
   const size = SAMPLE_BYTES[type];
   const pitch = blockWidth * stride;
   const first = (by0 - blockY) * pitch * size;
@@ -622,22 +633,8 @@ function copyBlockKernel(
   }
 }
 
-/** Copies the part [bx0,bx1) x [by0,by1) of a decoded block into the window, nodata -> NaN. */
-function copyBlock(
-  values: ArrayLike<number>,
-  stride: number,
-  offset: number,
-  blockWidth: number,
-  blockX: number,
-  blockY: number,
-  bx0: number,
-  bx1: number,
-  by0: number,
-  by1: number,
-  out: Float32Array,
-  w: Window,
-  nodata: number | null,
-): void {
+/** Copies the part of a decoded block into the window, nodata -> NaN. */
+function copyBlock(values: ArrayLike<number>, { stride, offset, blockWidth, blockX, blockY, bx0, bx1, by0, by1, w, nodata }: BlockPart, out: Float32Array): void {
   const hasNodata = nodata !== null && !Number.isNaN(nodata);
   const nd = nodata ?? 0;
   const n = bx1 - bx0;

@@ -198,28 +198,28 @@ function sizeClass(bytes: number): number {
   return (p / 4) * 3 >= need ? (p / 4) * 3 : p;
 }
 
-/** The class of the block take() gave last (its own, or a larger one it reused). */
-let takenClass = 0;
-
 /**
- * A block of class `cls`: a free one of that class, else a free one of the smallest larger class
- * up to twice the size (requests of many sizes, a zonal job's windows say, then reuse each other's
- * blocks instead of growing the memory class by class), else a new one from the top.
+ * A block of class `cls`, recorded in `owner` as (pointer, the class it really has): a free one of
+ * that class, else a free one of the smallest larger class up to twice the size (requests of many
+ * sizes, a zonal job's windows say, then reuse each other's blocks instead of growing the memory
+ * class by class), else a new one from the top. Nothing is recorded when the memory cannot grow.
  */
-function take(cls: number): number {
+function take(cls: number, owner: number[]): number {
   const k = kernels();
   const list = free.get(cls);
-  takenClass = cls;
   if (list && list.length > 0) {
     counters.reused++;
-    return list.pop()!;
+    const ptr = list.pop()!;
+    owner.push(ptr, cls);
+    return ptr;
   }
   let larger = 0;
   for (const [c, l] of free) if (c > cls && c <= 2 * cls && l.length > 0 && (larger === 0 || c < larger)) larger = c;
   if (larger > 0) {
     counters.reused++;
-    takenClass = larger;
-    return free.get(larger)!.pop()!;
+    const ptr = free.get(larger)!.pop()!;
+    owner.push(ptr, larger);
+    return ptr;
   }
   const ptr = top;
   const end = ptr + cls;
@@ -234,6 +234,7 @@ function take(cls: number): number {
   }
   counters.fresh++;
   top = end;
+  owner.push(ptr, cls);
   return ptr;
 }
 
@@ -246,9 +247,7 @@ function give(ptr: number, cls: number): void {
 /** Reserves a temporary block of at least `bytes` (16-byte aligned, with 16 bytes of slack); freed by release(). */
 export function alloc(bytes: number): number {
   if (!(bytes >= 0) || !Number.isFinite(bytes)) throw new RangeError(`alloc(${bytes})`);
-  const ptr = take(sizeClass(bytes));
-  temps.push(ptr, takenClass);
-  return ptr;
+  return take(sizeClass(bytes), temps);
 }
 
 /** A mark to give back to release(): the temporaries allocated after it are freed then. */
@@ -343,16 +342,16 @@ export function plane(n: number): Float32Array {
   const bytes = n * 4;
   const shift = bytes >= COLOUR_MIN_BYTES ? (colour++ % COLOURS) * 64 : 0;
   const cls = sizeClass(bytes + (bytes >= COLOUR_MIN_BYTES ? COLOURS * 64 : 0));
+  const index = scope.blocks.length;
   let ptr: number;
   try {
-    ptr = take(cls);
+    ptr = take(cls, scope.blocks);
   } catch (e) {
     // Past what wasm32 memory can hold (4 GiB): this plane lives in the JS heap, and kernels copy it in.
     if (e instanceof RangeError) return new Float32Array(n);
     throw e;
   }
-  scope.byPtr.set(ptr + shift, scope.blocks.length);
-  scope.blocks.push(ptr, takenClass);
+  scope.byPtr.set(ptr + shift, index);
   return new Float32Array(memoryBuffer(), ptr + shift, n);
 }
 
