@@ -159,6 +159,21 @@ export function expectError(r: Res, status: number, code: string): void {
   }
 }
 
+/**
+ * The second byte of the zlib stream of a little-endian classic TIFF's first tile: it names the
+ * deflate level's class (0x01 level 1, 0x5e levels 2-5, 0x9c level 6, 0xda levels 7-9).
+ */
+export function zlibLevelByte(tif: Buffer): number {
+  const ifd = tif.readUInt32LE(4);
+  for (let e = 0, n = tif.readUInt16LE(ifd); e < n; e++) {
+    const at = ifd + 2 + e * 12;
+    if (tif.readUInt16LE(at) !== 324) continue; // TileOffsets
+    const first = tif.readUInt32LE(at + 4) === 1 ? tif.readUInt32LE(at + 8) : tif.readUInt32LE(tif.readUInt32LE(at + 8));
+    return tif[first + 1];
+  }
+  throw new Error('no TileOffsets in the first IFD');
+}
+
 /** Checks a Retry-After value is what clients can use: a positive whole number of seconds. */
 export function expectRetryAfter(value: string | undefined): void {
   if (value === undefined || !/^[1-9]\d*$/.test(value)) throw new Error(`expected Retry-After as a positive number of seconds, got ${JSON.stringify(value)}`);

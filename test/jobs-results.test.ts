@@ -5,7 +5,7 @@ import { describe, it, expect, beforeAll } from 'vitest';
 import { createHmac } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { startServer, http, expectError, removeDir, addUser, login, type TestServer } from './helpers.js';
+import { startServer, http, expectError, removeDir, zlibLevelByte, addUser, login, type TestServer } from './helpers.js';
 import { useDemoServer } from './demo-data.js';
 import { hasGdal, hasCogValidator, hasXarray, describeWithTool, itWithTool, run, xarrayRead, COG_VALIDATOR } from './system-tools.js';
 import { Jobs, ndviGraph, pixels } from './jobs-helpers.js';
@@ -193,9 +193,12 @@ describeWithTool(hasGdal && hasCogValidator, 'GDAL', 'job COGs read back with GD
     expectSameValues(fromJob.values, fromSync.values);
   }, 120_000);
 
-  it('are read by GDAL straight from the signed link, with range requests', async () => {
-    const job = await jobs.run(ndviGraph(pixels(0, 0, 1024, 1024)));
+  it('are read by GDAL straight from the signed link, with range requests, at their deflate_level', async () => {
+    const graph = ndviGraph(pixels(0, 0, 1024, 1024));
+    Object.assign(graph.s.arguments, { options: { deflate_level: 1 } });
+    const job = await jobs.run(graph);
     const doc = (await jobs.call('GET', `/jobs/${job.id}/results`)).json;
+    expect(zlibLevelByte((await http('GET', doc.assets['result.tif'].href)).body)).toBe(0x01);
     const info = JSON.parse(run('gdalinfo', ['-json', '-stats', `/vsicurl/${doc.assets['result.tif'].href}`]));
     expect(info.size).toEqual([1024, 1024]);
     expect(Number(info.bands[0].metadata[''].STATISTICS_MAXIMUM)).toBeLessThanOrEqual(1);

@@ -6,7 +6,7 @@ import { createReadStream, readFileSync, statSync, writeFileSync } from 'node:fs
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import proj4 from 'proj4';
-import { http, expectError, type TestServer } from './helpers.js';
+import { http, expectError, zlibLevelByte, type TestServer } from './helpers.js';
 import { useDemoServer } from './demo-data.js';
 import { hasGdal, describeWithTool, run } from './system-tools.js';
 
@@ -166,6 +166,25 @@ describeWithTool(hasGdal, 'gdal', 'POST /result on the demo data, checked with G
     expect(info.geoTransform).toEqual([bbox.west, 10, 0, bbox.north, 0, -10]);
     expect(info.coordinateSystem.wkt).toMatch(/UTM zone 33N/);
     expectValues(values, ndviWant());
+  });
+
+  it('deflates the COG at level 4 unless deflate_level says otherwise', async () => {
+    const sizes: number[] = [];
+    for (const [options, byte] of [
+      [{}, 0x5e],
+      [{ deflate_level: 9 }, 0xda],
+      [{ deflate_level: 1 }, 0x01],
+    ] as const) {
+      const r = await result({ process_graph: ndviGraph('GTiff', options) });
+      expect(r.status, r.text).toBe(200);
+      expect(zlibLevelByte(r.body)).toBe(byte);
+      expectValues(gdalRead(r.body, 'tif').values, ndviWant());
+      sizes.push(r.body.length);
+    }
+    expect(sizes[1]).toBeLessThan(sizes[2]);
+    const bad = await result({ process_graph: ndviGraph('GTiff', { deflate_level: 0 }) });
+    expectError(bad, 400, 'ProcessParameterInvalid');
+    expect(bad.json.message).toMatch(/deflate_level.*1\.\.9/);
   });
 
   it('computes the same NDVI with reduce_dimension over bands (a band-math child graph)', async () => {

@@ -105,6 +105,7 @@ function cogOptions(grid: Grid, names: string[], options: Record<string, unknown
     descriptions: names,
     tileSize: Number(options.tile_size ?? 256),
     resampling: options.overview_resampling === 'nearest' ? 'nearest' : 'average',
+    ...(options.deflate_level === undefined ? {} : { level: Number(options.deflate_level) }),
     ...(dir ? { tmpDir: dir } : {}),
   };
 }

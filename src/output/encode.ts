@@ -132,6 +132,7 @@ export async function encodeResult(value: unknown, f: OutputFormat & { options: 
           descriptions: names,
           tileSize: Number(f.options.tile_size ?? 256),
           resampling: f.options.overview_resampling === 'nearest' ? 'nearest' : 'average',
+          ...(f.options.deflate_level === undefined ? {} : { level: Number(f.options.deflate_level) }),
         }),
       );
     }

@@ -3,6 +3,7 @@
 // a clear 400 before any work) and its media type.
 import { ApiError, ProcessException } from '../core/errors.js';
 import { COLOR_MAPS } from './colormap.js';
+import { DEFAULT_DEFLATE_LEVEL } from './cog-plan.js';
 
 export interface FormatOption {
   type: string | string[];
@@ -43,6 +44,13 @@ export const OUTPUT_FORMATS: OutputFormat[] = [
     parameters: {
       tile_size: { type: 'integer', description: 'Width and height of the tiles in pixels.', enum: [128, 256, 512, 1024], default: 256 },
       overview_resampling: { type: 'string', description: 'How overviews are computed.', enum: ['average', 'nearest'], default: 'average' },
+      deflate_level: {
+        type: 'integer',
+        description: 'zlib level of the tiles: 1 is fastest, 9 smallest. The default is about twice as fast as 6 for files about 1% larger.',
+        minimum: 1,
+        maximum: 9,
+        default: DEFAULT_DEFLATE_LEVEL,
+      },
     },
     allowsEmpty: false,
   },
