@@ -12,7 +12,7 @@
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { CLI, Cleanup, cpuSeconds, median, procKb, round, startChild, table, tempDir, removeDir, type Child } from './lib.js';
+import { CLI, Cleanup, cpuSeconds, median, procKb, round, startChild, table, tempDir, removeDir, threadCpu, threadCpuSince, type Child } from './lib.js';
 import type { BenchOptions, BenchResult } from './run.js';
 
 const X0 = 620000;
@@ -92,6 +92,16 @@ interface Run {
   peakMb: number;
   idleMb: number;
   bytes: number;
+  /** CPU seconds by kind of thread while the job ran (lib.ts threadCpu). */
+  threads: Record<string, number>;
+  /** The job's own account of its chunks' time (seconds): read, warp, compute, write. */
+  stages: Record<string, number>;
+}
+
+/** The stages of the job's "Time in the chunks" log line, in seconds. */
+function stagesOf(line: string | undefined): Record<string, number> {
+  const m = /reading ([\d.]+) s, warping ([\d.]+) s, computing ([\d.]+) s, writing the result ([\d.]+) s/.exec(line ?? '');
+  return m ? { read: Number(m[1]), warp: Number(m[2]), compute: Number(m[3]), write: Number(m[4]) } : {};
 }
 
 async function api(xeo: Child, method: string, p: string, token: string, body?: unknown): Promise<Response> {
@@ -120,7 +130,7 @@ export async function runJob(
   xeo: Child,
   token: string,
   graph: unknown,
-): Promise<{ job: { usage: Record<string, { value: number }> }; doc: { assets: Record<string, { 'file:size': number }> }; wallSeconds: number }> {
+): Promise<{ job: { usage: Record<string, { value: number }> }; doc: { assets: Record<string, { 'file:size': number }> }; wallSeconds: number; times?: string }> {
   const created = await api(xeo, 'POST', '/jobs', token, { process: { process_graph: graph } });
   if (created.status !== 201) throw new Error(`creating the job failed: ${created.status} ${await created.text()}`);
   const id = created.headers.get('xeo-identifier')!;
@@ -136,7 +146,8 @@ export async function runJob(
   const wallSeconds = (performance.now() - t0) / 1000;
   if (job.status !== 'finished') throw new Error(`the job failed: ${JSON.stringify(await (await api(xeo, 'GET', `/jobs/${id}/logs`, token)).json())}`);
   const doc = (await (await api(xeo, 'GET', `/jobs/${id}/results`, token)).json()) as { assets: Record<string, { 'file:size': number }> };
-  return { job, doc, wallSeconds };
+  const logs = (await (await api(xeo, 'GET', `/jobs/${id}/logs`, token)).json()) as { logs: { message: string }[] };
+  return { job, doc, wallSeconds, times: logs.logs.find((l) => l.message.startsWith('Time in the chunks'))?.message };
 }
 
 /**
@@ -155,8 +166,10 @@ async function runOn(demoDir: string, graph: unknown): Promise<Run> {
     const token = await signIn(xeo);
     const idleMb = procKb(pid, 'VmRSS') / 1024;
     const cpu0 = cpuSeconds(pid) ?? NaN;
-    const { job, doc, wallSeconds } = await runJob(xeo, token, graph);
+    const threads0 = threadCpu(pid);
+    const { job, doc, wallSeconds, times } = await runJob(xeo, token, graph);
     const cpu = (cpuSeconds(pid) ?? NaN) - cpu0;
+    const threads = threadCpuSince(threads0, threadCpu(pid));
     return {
       mpx: job.usage.pixels.value / 1e6,
       seconds: job.usage.duration.value,
@@ -165,6 +178,8 @@ async function runOn(demoDir: string, graph: unknown): Promise<Run> {
       peakMb: procKb(pid, 'VmHWM') / 1024,
       idleMb,
       bytes: doc.assets['result.tif']['file:size'],
+      threads,
+      stages: stagesOf(times),
     };
   } finally {
     await xeo.stop();
@@ -203,6 +218,9 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
         console.log(
           `  round ${r + 1} ${s.name}: ${one.mpx.toFixed(1)} Mpx in ${one.seconds.toFixed(2)} s (wall ${one.wallSeconds.toFixed(2)} s, server CPU ${one.cpu.toFixed(2)} s), peak RSS ${one.peakMb.toFixed(0)} MB`,
         );
+        const kinds = Object.entries(one.threads).map(([k, v]) => `${k} ${v.toFixed(2)}`);
+        const stages = Object.entries(one.stages).map(([k, v]) => `${k} ${v.toFixed(2)}`);
+        console.log(`    CPU s by thread: ${kinds.join(', ')}; the job's chunks (wall s): ${stages.join(', ')}`);
       }
       const peer = gdalPeer(demoDir, SIDE_M, resolution);
       if (peer) {
@@ -219,6 +237,8 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
         peakMb: Math.max(...rs.map((x) => x.peakMb)),
         idleMb: median(rs.map((x) => x.idleMb)),
         bytes: rs[0].bytes,
+        threads: Object.fromEntries(Object.keys(rs[0].threads).map((k) => [k, median(rs.map((x) => x.threads[k] ?? 0))])),
+        stages: Object.fromEntries(Object.keys(rs[0].stages).map((k) => [k, median(rs.map((x) => x.stages[k] ?? 0))])),
       };
     };
     const small = summary('small');
@@ -247,6 +267,9 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
         small_peak_rss_mb: round(small.peakMb, 1),
         large_peak_rss_mb: round(large.peakMb, 1),
         large_cpu_s: round(large.cpu, 2),
+        // Where the large job's CPU went by thread, and its chunks' wall time by stage.
+        ...Object.fromEntries(Object.entries(large.threads).map(([k, v]) => [`large_cpu_${k}_s`, round(v, 2)])),
+        ...Object.fromEntries(Object.entries(large.stages).map(([k, v]) => [`large_${k}_s`, round(v, 2)])),
         idle_rss_mb: round((small.idleMb + large.idleMb) / 2, 1),
         ...(peers.length
           ? {

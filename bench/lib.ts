@@ -1,7 +1,7 @@
 // Shared bench helpers: start servers as child processes on loopback ephemeral ports (so the load
 // generator and the server do not share an event loop), stop them, and drive autocannon.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { constants, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -205,6 +205,40 @@ export function table(rows: (string | number)[][]): string {
 }
 
 /** kB of a /proc/PID/status field (VmHWM: peak resident set; VmRSS: now). */
+/** The kinds of a server's threads, by their names in /proc (comm). */
+const THREAD_KINDS: Record<string, string> = { MainThread: 'main', WorkerThread: 'workers', 'libuv-worker': 'pool', V8Worker: 'v8' };
+
+/**
+ * CPU seconds of a process's threads by kind: `main` (the event loop), `workers` (worker threads:
+ * job and compute threads), `pool` (libuv's pool: zlib, file I/O), `v8` (V8's background threads:
+ * concurrent garbage collection and compilation), `other`. Threads that ended are not counted.
+ */
+export function threadCpu(pid: number | undefined): Record<string, number> {
+  const out: Record<string, number> = {};
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const t of tasks) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+      const kind = THREAD_KINDS[readFileSync(`/proc/${pid}/task/${t}/comm`, 'utf8').trim()] ?? 'other';
+      out[kind] = (out[kind] ?? 0) + (Number(f[11]) + Number(f[12])) / 100;
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return out;
+}
+
+/** The CPU seconds each kind of thread spent between two threadCpu() readings. */
+export function threadCpuSince(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(after).map(([k, v]) => [k, round(v - (before[k] ?? 0), 2)]));
+}
+
 export function procKb(pid: number | undefined, field: string): number {
   const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   if (!m) throw new Error(`no ${field} in /proc/${pid}/status`);

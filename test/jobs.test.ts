@@ -307,6 +307,12 @@ describe('logs', () => {
     expect(messages).toContainEqual(expect.stringMatching(/^The output grid is 2048 x 1536 pixels in EPSG:32633/));
     expect(messages).toContainEqual(expect.stringMatching(/runs as 4 chunks of up to 1024 x 1024 pixels/));
     for (let c = 1; c <= 4; c++) expect(messages).toContainEqual(expect.stringMatching(new RegExp(`^Chunk ${c} of 4 `)));
+    // Where the chunks' time went: every stage of an NDVI job is measured (reading and writing take time).
+    const times = messages.find((m: string) => m.startsWith('Time in the chunks'));
+    const secs = /reading ([\d.]+) s, warping ([\d.]+) s, computing ([\d.]+) s, writing the result ([\d.]+) s\.$/.exec(times ?? '');
+    expect(secs, times).not.toBeNull();
+    expect(Number(secs![1])).toBeGreaterThan(0);
+    expect(Number(secs![4])).toBeGreaterThan(0);
     expect(messages[messages.length - 1]).toMatch(/^Finished: result.tif/);
     const ids = all.logs.map((l: any) => Number(l.id));
     expect([...ids].sort((a, b) => a - b)).toEqual(ids);

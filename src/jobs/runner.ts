@@ -314,7 +314,25 @@ export type ChunkUse = (out: ChunkOutput) => Promise<void>;
  * Computes chunk `index` of a plan, handing its planes to `use` inside the chunk's arena scope
  * (the planes are reused by the next chunk after it returns). Answers the raster values read.
  */
-export async function computeChunk(spec: JobSpec, plan: ChunkPlan, index: number, budgetValues: number | null, engine: Engine, signal: AbortSignal, forward: Forward, use: ChunkUse): Promise<number> {
+/** Where a job's chunks spent their time, in milliseconds summed over chunks (see logTimes). */
+export interface ChunkTimes {
+  read: number;
+  warp: number;
+  kernel: number;
+  write: number;
+}
+
+export async function computeChunk(
+  spec: JobSpec,
+  plan: ChunkPlan,
+  index: number,
+  budgetValues: number | null,
+  engine: Engine,
+  signal: AbortSignal,
+  forward: Forward,
+  use: ChunkUse,
+  times?: ChunkTimes,
+): Promise<number> {
   const w = planWindows(plan)[index];
   if (!w) throw new Error(`the job has no chunk ${index}`);
   const zonal = plan.zonal?.groups[index];
@@ -330,6 +348,12 @@ export async function computeChunk(spec: JobSpec, plan: ChunkPlan, index: number
       signal,
     );
     forward(r.logs, index > 0);
+    if (times) {
+      times.read += r.stages.read;
+      times.warp += r.stages.warp;
+      times.kernel += r.stages.kernel + r.stages.udf + r.stages.model;
+    }
+    const t0 = performance.now();
     if (zonal) {
       if (r.kind !== 'kept' || !r.kept) throw new ApiError('ProcessParameterInvalid', { process: 'save_result', parameter: 'data', reason: 'the saved data is not a vector data cube' });
       await use({ kind: 'vector', cube: r.kept });
@@ -337,6 +361,7 @@ export async function computeChunk(spec: JobSpec, plan: ChunkPlan, index: number
       if (r.kind !== 'planes') throw new ApiError('ProcessParameterInvalid', { process: 'save_result', parameter: 'data', reason: 'the saved data is not a raster data cube' });
       await use({ kind: 'raster', planes: r.raw.planes, names: r.raw.names });
     }
+    if (times) times.write += performance.now() - t0;
     return r.values;
   }, engine.arena);
 }
@@ -365,6 +390,18 @@ async function runChunked(
   }
 }
 
+/**
+ * Where the chunks' time went, for the job's log: reading (and decoding) the data, warping it,
+ * the kernels and user code, and handing each chunk's result on (for a COG: its tiles, overviews
+ * and the wait for compression). Wall time summed over chunks, so chunks that run at once count
+ * twice.
+ */
+function timesNote(t: ChunkTimes, lanes: number): string {
+  const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+  const overlap = lanes > 1 ? `, summed over ${lanes} chunks at a time` : '';
+  return `Time in the chunks${overlap}: reading ${s(t.read)}, warping ${s(t.warp)}, computing ${s(t.kernel)}, writing the result ${s(t.write)}.`;
+}
+
 async function runChunks(
   spec: JobSpec,
   plan: ChunkPlan,
@@ -384,6 +421,7 @@ async function runChunks(
   // Raster chunks go one by one into the COG; a zonal job's parts in any order, so two chunks run
   // at once: one's blocks are read and inflated (in libuv's pool) while the other's are reduced.
   const lanes = plan.zonal ? ZONAL_CHUNKS_AT_ONCE : 1;
+  const times: ChunkTimes = { read: 0, warp: 0, kernel: 0, write: 0 };
   let failed = false;
   const lane = async () => {
     for (let i = next++; i < windows.length && !failed; i = next++) {
@@ -391,15 +429,25 @@ async function runChunks(
       const w = windows[i];
       const t0 = performance.now();
       // Each chunk's planes are written from kernel memory, then reused by the next chunk.
-      values += await computeChunk(spec, plan, i, spec.budgetValues === null ? null : spec.budgetValues - values, engine, signal, forward, async (o) => {
-        if (o.kind === 'vector') {
-          parts.push(o.cube);
-          partIndices.push(i);
-          return;
-        }
-        out ??= await cogSink(spec.outDir, 'result.tif', plan.grid, o.names, plan.options);
-        await out.write(w, o.planes);
-      });
+      values += await computeChunk(
+        spec,
+        plan,
+        i,
+        spec.budgetValues === null ? null : spec.budgetValues - values,
+        engine,
+        signal,
+        forward,
+        async (o) => {
+          if (o.kind === 'vector') {
+            parts.push(o.cube);
+            partIndices.push(i);
+            return;
+          }
+          out ??= await cogSink(spec.outDir, 'result.tif', plan.grid, o.names, plan.options);
+          await out.write(w, o.planes);
+        },
+        times,
+      );
       done++;
       jobChunksDone.inc(0);
       sink.log({
@@ -420,6 +468,7 @@ async function runChunks(
     const settled = await Promise.allSettled(running);
     const failure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failure) throw failure.reason;
+    sink.log({ level: 'info', message: timesNote(times, lanes) });
     if (plan.zonal) return finish([await writeZonal(spec.outDir, plan, parts, partIndices)], false, values);
     return finish([await out!.finish(windows)], false, values);
   } catch (e) {
