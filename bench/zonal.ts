@@ -13,7 +13,7 @@ import { spawnSync } from 'node:child_process';
 import { Agent, fetch, setGlobalDispatcher } from 'undici';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { CLI, Cleanup, median, procKb, round, startChild, table, tempDir, removeDir, type Child } from './lib.js';
+import { CLI, Cleanup, median, procKb, round, startChild, table, tempDir, removeDir, threadCpu, threadCpuSince, type Child } from './lib.js';
 import type { BenchOptions, BenchResult } from './run.js';
 
 const PY = '/usr/bin/python3';
@@ -177,7 +177,7 @@ function worstDiff(csv: string, peer: Record<string, number[]>): number {
 }
 
 /** Runs a batch job to its end: its duration (from its usage), wall time and result text. */
-async function runJob(xeo: Child, token: string, g: unknown): Promise<{ seconds: number; wall: number; text: string }> {
+async function runJob(xeo: Child, token: string, g: unknown): Promise<{ seconds: number; wall: number; text: string; times?: string }> {
   const created = await api(xeo, 'POST', '/jobs', token, { process: { process_graph: g } });
   const id = created.headers.get('xeo-identifier')!;
   const t = performance.now();
@@ -191,7 +191,9 @@ async function runJob(xeo: Child, token: string, g: unknown): Promise<{ seconds:
   if (record.status !== 'finished') throw new Error(`the job failed: ${JSON.stringify(await (await api(xeo, 'GET', `/jobs/${id}/logs`, token)).json())}`);
   const doc = (await (await api(xeo, 'GET', `/jobs/${id}/results`, token)).json()) as { assets: Record<string, { href: string }> };
   const text = await (await fetch(Object.values(doc.assets)[0].href)).text();
-  return { seconds: record.usage?.duration?.value ?? wall, wall, text };
+  const logs = (await (await api(xeo, 'GET', `/jobs/${id}/logs`, token)).json()) as { logs: { message: string }[] };
+  const times = logs.logs.find((l) => l.message.startsWith('Time in the chunks'))?.message;
+  return { seconds: record.usage?.duration?.value ?? wall, wall, text, times };
 }
 
 export async function run(opts: BenchOptions): Promise<BenchResult> {
@@ -241,12 +243,19 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
 
     // --- the batch job: every field, CSV out
     const uploaded = { process_id: 'load_uploaded_files', arguments: { paths: ['fields.geojson'], format: 'GeoJSON' } };
+    const threads0 = threadCpu(pid);
     const job = await runJob(xeo, token, graph(uploaded, 'CSV'));
+    const threads = threadCpuSince(threads0, threadCpu(pid));
     const jobSeconds = job.seconds;
     const jobWall = job.wall;
     const csv = job.text;
     const jobPeakMb = procKb(pid, 'VmHWM') / 1024;
     console.log(`  xeo batch job: ${fieldCount} fields in ${round(jobSeconds, 2)} s (wall ${round(jobWall, 2)} s), server peak RSS ${round(jobPeakMb, 0)} MB`);
+    console.log(
+      `    CPU s by thread: ${Object.entries(threads)
+        .map(([k, v]) => `${k} ${v.toFixed(2)}`)
+        .join(', ')}; ${job.times ?? ''}`,
+    );
 
     // --- the peer, all fields
     const peer = numpyPeer(dir, dir, null, null);
@@ -301,6 +310,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
       xeo_result_100_fields_s: round(median(syncTimes), 3),
       numpy_100_fields_s: round(median(peerTimes), 3),
       xeo_job_peak_rss_mb: round(jobPeakMb, 0),
+      ...Object.fromEntries(Object.entries(threads).map(([k, v]) => [`xeo_job_cpu_${k}_s`, v])),
       xeo_peak_rss_mb: round(serverPeakMb, 0),
       numpy_peak_rss_mb: round(peer.peakMb, 0),
       worst_relative_diff_job: jobDiff,

@@ -19,6 +19,7 @@ import { geometryDimension } from '../../datacube/vector-cube.js';
 import { crsInfo } from '../../geometry/crs.js';
 import { reduceVectors, requireCallback } from './common.js';
 import { vectorLimits } from '../../datacube/vector-limits.js';
+import { addStage } from '../../core/stages.js';
 
 const P = 'aggregate_spatial';
 const STATS_LABELS = ['value', 'total_count', 'valid_count'];
@@ -99,6 +100,8 @@ export const processes: ProcessImpl[] = [
     const planes = plane === 0 ? 0 : cube.size / plane;
     const stats = target === null ? 1 : 3;
     checkSize(features.length, planes * stats, ctx);
+    // The rasterised spans and the statistics kernel count as the run's kernels (its Server-Timing, a job's time line).
+    const t0 = performance.now();
     const spans = spansOf(features.geometries, grid);
     const n = features.length;
     const out = new Float32Array(n * planes * stats);
@@ -107,6 +110,7 @@ export const processes: ProcessImpl[] = [
     let valid: Float64Array;
     if (kernel) {
       const r = zonalStats(cube.data, grid.width, grid.height, planes, spans, kernel.stat, kernel.ignoreNodata);
+      addStage('kernel', performance.now() - t0);
       total = r.total;
       valid = r.valid;
       // A geometry without pixels gets no value at all (count included): no-data, total_count 0.
