@@ -12,7 +12,7 @@ import { ApiError, errorFromData, type ErrorData } from '../core/errors.js';
 import type { AnswerOf, ExecuteRequest, ExecuteResult } from '../engine/execute.js';
 import { withRunLogs, type RunLog } from '../core/run-context.js';
 import type { ToWorker, WorkerInit } from '../engine/compute-thread.js';
-import { threadPorts, type EngineHost } from './ports.js';
+import { ENGINE_THREAD_LIMITS, threadPorts, type EngineHost } from './ports.js';
 import { gauge, poolTasks, poolTaskSlot } from '../core/metrics.js';
 import { log } from '../core/log.js';
 
@@ -108,6 +108,7 @@ export class ComputePool {
         log: logging,
       } satisfies WorkerInit,
       transferList,
+      resourceLimits: ENGINE_THREAD_LIMITS,
     });
     const slot: Slot = { worker, tasks: new Map() };
     worker.on('message', (m: { type?: 'ready'; id: number; ok: boolean; result?: ExecuteResult; error?: ErrorData; logs?: RunLog[] }) => {

@@ -7,7 +7,7 @@
 // one that ends, dies or is recycled is replaced the same way, by a fresh one for the next task.
 import { stat } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
-import { threadPorts, type EngineHost } from '../compute/ports.js';
+import { ENGINE_THREAD_LIMITS, threadPorts, type EngineHost } from '../compute/ports.js';
 import { ApiError, errorToData } from '../core/errors.js';
 import { isFinal, type FromJobThread, type JobTask, type JobThreadInit, type ToJobThread } from './protocol.js';
 import type { JobSpec } from './runner.js';
@@ -22,13 +22,6 @@ const OUTCOME: Record<string, number> = {
   failed: poolTaskSlot('jobs', 'failed'),
 };
 const SHED = poolTaskSlot('jobs', 'shed');
-/**
- * The young generation of a job thread's V8 heap, MB. A chunk's pixels live in kernel memory and
- * array buffers, not in the JS heap, so a small young generation costs a job no time, while V8's
- * default lets each thread's grow by tens of MB between scavenges (the quick large job of
- * bench/batch: peak RSS 350-357 MB with the default, 322-325 MB with 4 MB, same CPU).
- */
-const YOUNG_GENERATION_MB = 4;
 
 export interface JobThreadEvents {
   /** Every message of a running job's thread. */
@@ -86,7 +79,7 @@ export class JobThreads {
     const worker = new Worker(new URL('./worker.js', import.meta.url), {
       workerData: { ...this.init, searchPort, udf, filesPort, metricsPort, log: logging },
       transferList,
-      resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
+      resourceLimits: ENGINE_THREAD_LIMITS,
     });
     slot.worker = worker;
     worker.on('message', (m: FromJobThread) => {
