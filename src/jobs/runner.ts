@@ -310,11 +310,7 @@ export async function planJob(spec: JobSpec, engine: Engine, sink: JobSink, sign
 export type ChunkOutput = { kind: 'raster'; planes: Float32Array[]; names: string[] } | { kind: 'vector'; cube: DataCube };
 export type ChunkUse = (out: ChunkOutput) => Promise<void>;
 
-/**
- * Computes chunk `index` of a plan, handing its planes to `use` inside the chunk's arena scope
- * (the planes are reused by the next chunk after it returns). Answers the raster values read.
- */
-/** Where a job's chunks spent their time, in milliseconds summed over chunks (see logTimes). */
+/** Where a job's chunks spent their time, in milliseconds summed over chunks (see timesNote). */
 export interface ChunkTimes {
   read: number;
   warp: number;
@@ -322,6 +318,11 @@ export interface ChunkTimes {
   write: number;
 }
 
+/**
+ * Computes chunk `index` of a plan, handing its planes to `use` inside the chunk's arena scope
+ * (the planes are reused by the next chunk after it returns). Answers the raster values read.
+ * `times`, when given, gathers where the chunk's time went.
+ */
 export async function computeChunk(
   spec: JobSpec,
   plan: ChunkPlan,
