@@ -11,6 +11,7 @@ import { checkedProcessOf, ownMembers } from './processes.js';
 import { ignoredMembersMessage, processDefaults, requestOptions, resolveOptions } from '../core/processing-options.js';
 import { levelRank } from '../store/logs.js';
 import type { LogLevel } from '../core/run-context.js';
+import type { Graph } from '../core/graph.js';
 import { checkBilling } from './result.js';
 import { costsOf } from '../compute/costs.js';
 import { DEFAULT_PLAN } from './capabilities.js';
@@ -159,9 +160,10 @@ export const routes: AppRoute[] = [
         updated: now,
       };
       await req.app.store.services.create(record);
+      // Its warm-up starts now, from the graph at hand: a map asks for the first tile the moment it has the 201.
+      req.app.tiles.prepare(record.id, record.enabled ? (record.process.process_graph as Graph) : undefined);
       await req.app.store.logs.append(serviceLogOwner(record.id), { level: 'info', message: `${type} service created` });
       await warnIgnored(req, record.id, record.logLevel, ignored);
-      req.app.tiles.prepare(record.id);
       return empty(201, { Location: req.url(`/services/${record.id}`), [`${req.app.brandWord}-Identifier`]: record.id });
     },
   },

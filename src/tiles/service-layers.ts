@@ -133,13 +133,16 @@ export class ServiceLayers {
    * changes: the item searches and first headers of its STAC API collections (warm), and the
    * value range of its colours (an estimate over its whole extent when the configuration fixes
    * none), so the first tile costs its own reads only. Failures are left for the first tile to
-   * meet and report.
+   * meet and report. `given`, the graph of a service just created or changed (when enabled): its
+   * warm-up needs nothing else, so it starts at once instead of after the service's state is read
+   * from the store (a map asks for its first tile the moment the service exists).
    */
-  prepare(id: string): void {
+  prepare(id: string, given?: Graph): void {
+    if (given) this.warm(id, given);
     Promise.resolve(this.state(id))
       .then((st) => {
         if (!st?.record.enabled) return null;
-        this.warm(id, st.graph);
+        if (!given) this.warm(id, st.graph);
         return this.rangeOf(st);
       })
       // a head start only: a failure here is met again, and answered, by the first tile request

@@ -16,6 +16,7 @@ import { TileRenderer } from './tile-renderer.js';
 import { ServiceLayers, type WarmFn } from './service-layers.js';
 import { PreviewLayers, type PreviewInfo } from './preview-layers.js';
 import type { RemoteProcesses } from '../graph/remote-processes.js';
+import type { Graph } from '../core/graph.js';
 
 /** What the API asks of the tile server (another implementation may take its place). */
 export type Tiles = Pick<TileServer, 'tile' | 'extentOf' | 'invalidate' | 'prepare' | 'activity' | 'close' | 'previewTile' | 'preview'>;
@@ -53,9 +54,9 @@ export class TileServer {
     this.services.invalidate(id);
   }
 
-  /** Starts what a service's first tile would otherwise wait for (its colours' value range). */
-  prepare(id: string): void {
-    this.services.prepare(id);
+  /** Starts what a service's first tile would otherwise wait for (see ServiceLayers.prepare). */
+  prepare(id: string, graph?: Graph): void {
+    this.services.prepare(id, graph);
   }
 
   /** The service's extent in WGS84 (null: unknown), for the map page and WMTS. */
