@@ -12,7 +12,7 @@
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { CLI, Cleanup, cpuSeconds, median, procKb, round, startChild, table, tempDir, removeDir, threadCpu, threadCpuSince, type Child } from './lib.js';
+import { CLI, Cleanup, chunkStages, chunkTimesLine, cpuSeconds, median, procKb, round, startChild, table, tempDir, removeDir, threadCpu, threadCpuSince, type Child } from './lib.js';
 import type { BenchOptions, BenchResult } from './run.js';
 
 const X0 = 620000;
@@ -98,12 +98,6 @@ interface Run {
   stages: Record<string, number>;
 }
 
-/** The stages of the job's "Time in the chunks" log line, in seconds. */
-function stagesOf(line: string | undefined): Record<string, number> {
-  const m = /reading ([\d.]+) s, warping ([\d.]+) s, computing ([\d.]+) s, writing the result ([\d.]+) s/.exec(line ?? '');
-  return m ? { read: Number(m[1]), warp: Number(m[2]), compute: Number(m[3]), write: Number(m[4]) } : {};
-}
-
 async function api(xeo: Child, method: string, p: string, token: string, body?: unknown): Promise<Response> {
   return fetch(`${xeo.url}/1.2.0${p}`, { method, headers: { authorization: token, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
 }
@@ -147,7 +141,7 @@ export async function runJob(
   if (job.status !== 'finished') throw new Error(`the job failed: ${JSON.stringify(await (await api(xeo, 'GET', `/jobs/${id}/logs`, token)).json())}`);
   const doc = (await (await api(xeo, 'GET', `/jobs/${id}/results`, token)).json()) as { assets: Record<string, { 'file:size': number }> };
   const logs = (await (await api(xeo, 'GET', `/jobs/${id}/logs`, token)).json()) as { logs: { message: string }[] };
-  return { job, doc, wallSeconds, times: logs.logs.find((l) => l.message.startsWith('Time in the chunks'))?.message };
+  return { job, doc, wallSeconds, times: chunkTimesLine(logs.logs) };
 }
 
 /**
@@ -179,7 +173,7 @@ async function runOn(demoDir: string, graph: unknown): Promise<Run> {
       idleMb,
       bytes: doc.assets['result.tif']['file:size'],
       threads,
-      stages: stagesOf(times),
+      stages: chunkStages(times),
     };
   } finally {
     await xeo.stop();

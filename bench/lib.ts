@@ -143,13 +143,18 @@ export class Cleanup {
   }
 }
 
+/** CPU seconds (user + system) in the text of a /proc stat file (a process's or a thread's). */
+function statCpuSeconds(stat: string): number {
+  // Fields after the ") " that ends the command name: utime is the 12th, stime the 13th, in
+  // clock ticks (USER_HZ, 100 on Linux).
+  const f = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+}
+
 /** CPU seconds (user + system) a process has used so far; null where /proc is missing. */
 export function cpuSeconds(pid: number | undefined): number | null {
   try {
-    // Fields after the ") " that ends the command name: utime is the 12th, stime the 13th, in
-    // clock ticks (USER_HZ, 100 on Linux).
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(f[11]) + Number(f[12])) / 100;
+    return statCpuSeconds(readFileSync(`/proc/${pid}/stat`, 'utf8'));
   } catch {
     return null;
   }
@@ -204,7 +209,6 @@ export function table(rows: (string | number)[][]): string {
   return [head, '-'.repeat(head.length), ...cells.slice(1).map((r, i) => line(r, rows[i + 1]))].join('\n');
 }
 
-/** kB of a /proc/PID/status field (VmHWM: peak resident set; VmRSS: now). */
 /** The kinds of a server's threads, by their names in /proc (comm). */
 const THREAD_KINDS: Record<string, string> = { MainThread: 'main', WorkerThread: 'workers', 'libuv-worker': 'pool', V8Worker: 'v8' };
 
@@ -223,10 +227,8 @@ export function threadCpu(pid: number | undefined): Record<string, number> {
   }
   for (const t of tasks) {
     try {
-      const stat = readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
       const kind = THREAD_KINDS[readFileSync(`/proc/${pid}/task/${t}/comm`, 'utf8').trim()] ?? 'other';
-      out[kind] = (out[kind] ?? 0) + (Number(f[11]) + Number(f[12])) / 100;
+      out[kind] = (out[kind] ?? 0) + statCpuSeconds(readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8'));
     } catch {
       // the thread ended between the listing and the read
     }
@@ -239,6 +241,18 @@ export function threadCpuSince(before: Record<string, number>, after: Record<str
   return Object.fromEntries(Object.entries(after).map(([k, v]) => [k, round(v - (before[k] ?? 0), 2)]));
 }
 
+/** A finished job's own account of its chunks' wall time: its log's "Time in the chunks" line (src/jobs/runner.ts). */
+export function chunkTimesLine(logs: { message: string }[]): string | undefined {
+  return logs.find((l) => l.message.startsWith('Time in the chunks'))?.message;
+}
+
+/** The stages of a chunkTimesLine, in seconds (none when the job logged no such line). */
+export function chunkStages(line: string | undefined): Record<string, number> {
+  const m = /reading ([\d.]+) s, warping ([\d.]+) s, computing ([\d.]+) s, writing the result ([\d.]+) s/.exec(line ?? '');
+  return m ? { read: Number(m[1]), warp: Number(m[2]), compute: Number(m[3]), write: Number(m[4]) } : {};
+}
+
+/** kB of a /proc/PID/status field (VmHWM: peak resident set; VmRSS: now). */
 export function procKb(pid: number | undefined, field: string): number {
   const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   if (!m) throw new Error(`no ${field} in /proc/${pid}/status`);

@@ -15,7 +15,7 @@ import { spawnSync } from 'node:child_process';
 import { Agent, fetch, setGlobalDispatcher } from 'undici';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { CLI, Cleanup, median, procKb, round, startChild, table, tempDir, removeDir, threadCpu, threadCpuSince, type Child } from './lib.js';
+import { CLI, Cleanup, chunkTimesLine, median, procKb, round, startChild, table, tempDir, removeDir, threadCpu, threadCpuSince, type Child } from './lib.js';
 import type { BenchOptions, BenchResult } from './run.js';
 
 const PY = '/usr/bin/python3';
@@ -194,8 +194,7 @@ async function runJob(xeo: Child, token: string, g: unknown): Promise<{ seconds:
   const doc = (await (await api(xeo, 'GET', `/jobs/${id}/results`, token)).json()) as { assets: Record<string, { href: string }> };
   const text = await (await fetch(Object.values(doc.assets)[0].href)).text();
   const logs = (await (await api(xeo, 'GET', `/jobs/${id}/logs`, token)).json()) as { logs: { message: string }[] };
-  const times = logs.logs.find((l) => l.message.startsWith('Time in the chunks'))?.message;
-  return { seconds: record.usage?.duration?.value ?? wall, wall, text, times };
+  return { seconds: record.usage?.duration?.value ?? wall, wall, text, times: chunkTimesLine(logs.logs) };
 }
 
 export async function run(opts: BenchOptions): Promise<BenchResult> {

@@ -3,6 +3,7 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { CogStreamWriter, type CogStreamOptions, type EncodedWindow, type Window } from '../output/cog-stream.js';
+import { cogOptionsOf } from '../output/cog-plan.js';
 import { gridBox, type Grid } from '../core/grid.js';
 import { transformBox } from '../geometry/crs.js';
 import { OUTPUT_FORMATS } from '../output/formats.js';
@@ -103,9 +104,7 @@ function cogOptions(grid: Grid, names: string[], options: Record<string, unknown
     sampleType: 'float32',
     nodata: NaN,
     descriptions: names,
-    tileSize: Number(options.tile_size ?? 256),
-    resampling: options.overview_resampling === 'nearest' ? 'nearest' : 'average',
-    ...(options.deflate_level === undefined ? {} : { level: Number(options.deflate_level) }),
+    ...cogOptionsOf(options),
     ...(dir ? { tmpDir: dir } : {}),
   };
 }

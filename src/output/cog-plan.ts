@@ -33,6 +33,15 @@ export interface CogMeta {
  */
 export const DEFAULT_DEFLATE_LEVEL = 4;
 
+/** The COG settings of save_result's GTiff options (`tile_size`, `overview_resampling`, `deflate_level`). */
+export function cogOptionsOf(options: Record<string, unknown>): Pick<CogMeta, 'tileSize' | 'resampling' | 'level'> {
+  return {
+    tileSize: Number(options.tile_size ?? 256),
+    resampling: options.overview_resampling === 'nearest' ? 'nearest' : 'average',
+    ...(options.deflate_level === undefined ? {} : { level: Number(options.deflate_level) }),
+  };
+}
+
 /** Classic TIFF addresses bytes with uint32 offsets. */
 export const MAX_CLASSIC_TIFF_BYTES = 0xffffffff;
 

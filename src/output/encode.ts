@@ -2,6 +2,7 @@
 import { DataCube } from '../datacube/datacube.js';
 import { LazyCube } from '../data/lazy.js';
 import { encodeCog } from './cog-writer.js';
+import { cogOptionsOf } from './cog-plan.js';
 import { encodePng } from './png-writer.js';
 import { encodeJpeg } from './jpeg-writer.js';
 import { encodeNetcdf } from './netcdf-writer.js';
@@ -130,9 +131,7 @@ export async function encodeResult(value: unknown, f: OutputFormat & { options: 
           bands: planes,
           nodata: NaN,
           descriptions: names,
-          tileSize: Number(f.options.tile_size ?? 256),
-          resampling: f.options.overview_resampling === 'nearest' ? 'nearest' : 'average',
-          ...(f.options.deflate_level === undefined ? {} : { level: Number(f.options.deflate_level) }),
+          ...cogOptionsOf(f.options),
         }),
       );
     }
