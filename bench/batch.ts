@@ -1,7 +1,9 @@
 // Batch jobs at two sizes: the June NDVI of the demo collection at 2.5 m, over a square of half
 // the demo's side (4096 x 4096 output pixels) and over the whole demo (8192 x 8192, 4x the pixels);
 // with --quick at 5 m (2048 x 2048 and 4096 x 4096). Each run gets a fresh server, so the peak RSS
-// of the server process (VmHWM) is that job's. Figures: megapixels per second of job time and
+// of the server process (VmHWM) is that job's; the job is sent once the server has finished
+// starting (lib.ts settled: its compute threads and the UDF runtime's first interpreter take
+// about 1.5 CPU seconds in the first seconds, which a job sent at once would share the cores with). Figures: megapixels per second of job time and
 // peak RSS per size; ratios: large over small for time (linear growth = the pixel ratio) and peak
 // RSS (bounded memory = about 1). The server runs with its default job threads (XEO_JOB_THREADS). In the same run, after each large job, its peer: what a user would
 // write instead with GDAL's Python bindings (python3-gdal) and numpy: gdalwarp of both bands of the
@@ -12,7 +14,7 @@
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { CLI, Cleanup, chunkStages, chunkTimesLine, cpuSeconds, median, procKb, round, startChild, table, tempDir, removeDir, threadCpu, threadCpuSince, type Child } from './lib.js';
+import { CLI, Cleanup, chunkStages, chunkTimesLine, cpuSeconds, median, procKb, round, settled, startChild, table, tempDir, removeDir, threadCpu, threadCpuSince, type Child } from './lib.js';
 import type { BenchOptions, BenchResult } from './run.js';
 
 const X0 = 620000;
@@ -158,6 +160,7 @@ async function runOn(demoDir: string, graph: unknown): Promise<Run> {
   try {
     const pid = xeo.proc.pid;
     const token = await signIn(xeo);
+    await settled(xeo);
     const idleMb = procKb(pid, 'VmRSS') / 1024;
     const cpu0 = cpuSeconds(pid) ?? NaN;
     const threads0 = threadCpu(pid);

@@ -160,6 +160,53 @@ export function cpuSeconds(pid: number | undefined): number | null {
   }
 }
 
+/** A process and all its descendants (the UDF sandbox's interpreters, say), by /proc's children lists. */
+function processTree(pid: number): number[] {
+  const all = [pid];
+  for (let i = 0; i < all.length; i++) {
+    let tasks: string[];
+    try {
+      tasks = readdirSync(`/proc/${all[i]}/task`);
+    } catch {
+      continue; // the process ended meanwhile
+    }
+    for (const t of tasks) {
+      try {
+        for (const c of readFileSync(`/proc/${all[i]}/task/${t}/children`, 'utf8').split(' ')) if (c.trim()) all.push(Number(c));
+      } catch {
+        // the thread ended meanwhile
+      }
+    }
+  }
+  return all;
+}
+
+/**
+ * Waits until a server has finished starting: `/readyz` answers 200 and the server with its child
+ * processes has used at most one clock tick (10 ms) of CPU in 300 ms (compute threads loaded, the
+ * UDF runtime's first interpreter started), at most `maxMs`. A server in service has done this long before a
+ * job arrives; a bench that sends one right after the start measures the start-up beside it.
+ */
+export async function settled(xeo: Child, maxMs = 20_000): Promise<void> {
+  const end = performance.now() + maxMs;
+  const treeCpu = () => processTree(xeo.proc.pid!).reduce((s, p) => s + (cpuSeconds(p) ?? 0), 0);
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  while (performance.now() < end) {
+    // not answering yet counts as not ready
+    const r = await fetch(`${xeo.url}/readyz`).catch(() => null);
+    await r?.body?.cancel();
+    if (r?.status === 200) break;
+    await sleep(100);
+  }
+  let last = treeCpu();
+  while (performance.now() < end) {
+    await sleep(300);
+    const now = treeCpu();
+    if (now - last <= 0.015) return;
+    last = now;
+  }
+}
+
 export interface Load {
   reqPerSec: number;
   requests: number;
