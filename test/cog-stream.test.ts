@@ -1,5 +1,5 @@
 // The streaming COG writer: the same bytes as encodeCog for the same pixels (whatever the order of
-// the windows), bounded memory on a raster 16 times larger than what it may hold, GDAL's reading
+// the windows, and on a job's deflate threads as on libuv's pool), bounded memory on a raster 16 times larger than what it may hold, GDAL's reading
 // and validation of a large streamed file, and its refusals and clean-up.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { createHash } from 'node:crypto';
@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { encodeCog, type CogInput } from '../src/output/cog-writer.js';
 import { CogStreamWriter, type CogStreamOptions, type Window } from '../src/output/cog-stream.js';
+import { DeflateThreads } from '../src/output/deflate-threads.js';
+import { inflateSync } from 'node:zlib';
 import { sampleTypeOf, type TypedArray } from '../src/core/grid.js';
 import { COG_VALIDATOR, describeWithTool, hasCogValidator, hasGdal } from './system-tools.js';
 import { rng } from './rng.js';
@@ -479,4 +481,41 @@ describe('CogStreamWriter: refusals, clean-up, atomic output', () => {
     await expect(run()).rejects.toThrow(/the tiles written so far take \d+ bytes, over the limit of \d+ bytes/);
     expect(listing(d)).toEqual({ target: ['spill'], spill: [] });
   }, 60_000);
+});
+
+describe("CogStreamWriter on deflate threads (a job thread's DeflateThreads)", () => {
+  const threads = new DeflateThreads(2, 300);
+  afterAll(() => threads.stop());
+
+  it.each(cases.filter((c) => ['float32 2500x1900, NaN nodata', 'uint16 3 bands 2200x1300, nodata 0, 64 tiles', 'float32 2600x2300, 512 tiles, deflate level 1'].includes(c.name)))(
+    '$name: the same bytes as encodeCog, written and encoded elsewhere',
+    async (c) => {
+      const opts = { ...streamOptions(c.input), deflater: threads };
+      const wins = shuffled(windows(c.input.width, c.input.height, CogStreamWriter.chunkAlign(c.input)), 5);
+      const file = path.join(dir, 'threads.tif');
+      const w = await CogStreamWriter.create(file, opts);
+      for (const win of wins) await w.writeWindow(win, cut(c.input.bands, c.input.width, win));
+      await w.finish();
+      expect(digest(readFileSync(file))).toBe(await referenceOf(c));
+      const elsewhere = await CogStreamWriter.create(file, streamOptions(c.input));
+      for (const e of await Promise.all(wins.map((win) => CogStreamWriter.encodeWindow(opts, win, cut(c.input.bands, c.input.width, win))))) await elsewhere.writeEncoded(e);
+      await elsewhere.finish();
+      expect(digest(readFileSync(file))).toBe(await referenceOf(c));
+    },
+    60_000,
+  );
+
+  it('the threads end when idle and start again; a tile not on shared memory is refused; a thread that ends fails its tiles', async () => {
+    await new Promise((r) => setTimeout(r, 600));
+    expect(threads.running).toBe(0);
+    const tile = new Uint8Array(new SharedArrayBuffer(4096)).fill(7);
+    expect(inflateSync(await threads.deflate(tile, 6, 8)).equals(Buffer.from(tile))).toBe(true);
+    expect(threads.running).toBe(1);
+    await expect(threads.deflate(new Uint8Array(4096), 6, 8)).rejects.toThrow(/SharedArrayBuffer/);
+    const big = new Uint8Array(new SharedArrayBuffer(64 << 20));
+    const lost = threads.deflate(big, 9, 9);
+    threads.stop();
+    await expect(lost).rejects.toThrow(/deflate thread ended/);
+    expect(threads.running).toBe(0);
+  });
 });

@@ -94,6 +94,7 @@ export interface Config {
   jobChunkSize: number;
   /** Memory for decoded raster blocks per job thread (jobs read each block about once). */
   jobBlockCacheBytes: number;
+  jobDeflateThreads: number;
   /**
    * Memory for decoded raster blocks while a job thread runs a zonal job's chunks (the windows of
    * neighbouring groups of fields share the blocks along their edges): at most this much.
@@ -259,6 +260,7 @@ export function loadConfig(env: Env = process.env): Config {
     batchMaxValues: v.batchMaxValues,
     jobChunkSize: v.jobChunkSize,
     jobBlockCacheBytes: v.jobBlockCacheBytes,
+    jobDeflateThreads: v.jobDeflateThreads,
     zonalBlockCacheBytes: v.zonalBlockCacheBytes,
     jobResultTtlSeconds: v.jobResultTtl,
     remoteProcesses: { http: v.remoteProcessHttp, ttlSeconds: v.remoteProcessTtl, maxBytes: v.remoteProcessMaxBytes },

@@ -264,6 +264,11 @@ export const SETTINGS = {
     "Most raster values one load of a batch job may read: per output chunk for pixel-wise graphs, for the whole load otherwise (`ProcessGraphComplexity` in the job's log beyond).",
   ),
   jobChunkSize: setting('XEO_JOB_CHUNK_SIZE', int(1024, 16), "Side of a job's square output chunks, pixels; rounded up to a multiple of the COG writer's alignment (4 tiles, at least 1024 px)."),
+  jobDeflateThreads: setting(
+    'XEO_JOB_DEFLATE_THREADS',
+    int(Math.max(1, Math.min(4, os.availableParallelism())), 0, 'CPU count (max 4)'),
+    "Threads per job thread that deflate its COG's tiles, so a chunk's tiles are compressed while the next chunk is read and computed (they start with a job's first tile, run at the job thread's lower priority and end after 10 s without work); `0` deflates on libuv's pool, where the blocks being read wait behind the tiles. See [batch jobs](batch-jobs.md).",
+  ),
   jobBlockCacheBytes: setting('XEO_JOB_BLOCK_CACHE_BYTES', int(32 * MiB, MiB), 'Memory for decoded raster blocks per job thread (a job reads most blocks once, so little is needed).'),
   zonalBlockCacheBytes: setting(
     'XEO_ZONAL_BLOCK_CACHE_BYTES',

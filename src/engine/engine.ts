@@ -2,8 +2,8 @@
 // compute threads of /result and tiles, and the batch job threads). createEngine builds the
 // thread's parts once from what its spawner sent (EngineInit): the catalog of collections (its
 // own connection to the records, asynchronous like the main thread's), the block cache, the
-// kernels' arena settings, the tier-1 runtime and the kernel helper threads, the UDF link, the
-// bridges to the main thread's searches and files, the outbound rules, the vector limits, the
+// kernels' arena settings, the tier-1 runtime and the kernel helper threads, a job thread's
+// deflate threads, the UDF link, the bridges to the main thread's searches and files, the outbound rules, the vector limits, the
 // machine-learning models (forests and ONNX sessions by content hash, with their limits), the
 // logger, and the process implementations. Each run carries it (RunContext.engine); nothing of
 // it is held in a module of its own. The main thread's side is src/compute/ports.ts.
@@ -23,6 +23,7 @@ import { BlockCache } from '../data/cog-reader.js';
 import { usersPolicy } from '../data/outbound.js';
 import { DEFAULT_ARENA } from '../wasm/kernels.js';
 import { KernelHelpers } from '../compile/kernel-threads.js';
+import { DeflateThreads } from '../output/deflate-threads.js';
 import { UdfLink } from '../udf/client.js';
 import { vectorLimitsOf } from '../datacube/vector-limits.js';
 import { DEFAULT_MODEL_LIMITS } from '../data/model-source.js';
@@ -43,6 +44,8 @@ export interface EngineInit {
   arenaKeepBytes?: number;
   /** Kernel helper threads of this thread; none when absent. */
   kernelThreads?: number;
+  /** Deflate threads for the COGs this thread writes (a job thread's); libuv's pool deflates when absent or 0. */
+  deflateThreads?: number;
   /** To the main thread's item searches of STAC API collections (stac-search-bridge.ts). */
   searchPort?: MessagePort | null;
   /** To the UDF runtimes of the process (udf/host.ts), or null when none run. */
@@ -84,6 +87,7 @@ export function createEngine(init: EngineInit): Engine {
     // instances (a module instance belongs to the thread's kernel memory).
     tier1: createTier1({ cacheDir: path.join(init.dataDir, 'kernels'), maxEntries: 256, log: (level, message) => level !== 'info' && log[level](message) }),
     kernelHelpers: new KernelHelpers(init.kernelThreads ?? 0),
+    deflate: init.deflateThreads ? new DeflateThreads(init.deflateThreads) : null,
     udf: init.udf ? new UdfLink(init.udf) : null,
     vector: vectorLimitsOf(init.vector),
     modelLimits: init.models ? { maxBytes: init.models.maxBytes } : DEFAULT_MODEL_LIMITS,

@@ -4,6 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { CogStreamWriter, type CogStreamOptions, type EncodedWindow, type Window } from '../output/cog-stream.js';
 import { cogOptionsOf } from '../output/cog-plan.js';
+import type { DeflateThreads } from '../output/deflate-threads.js';
 import { gridBox, type Grid } from '../core/grid.js';
 import { transformBox } from '../geometry/crs.js';
 import { OUTPUT_FORMATS } from '../output/formats.js';
@@ -94,8 +95,9 @@ export interface CogSink {
 
 /** A COG of `grid` with the given band names, written window by window. */
 /** The COG of a job: float32, NaN no-data, the save_result tile size and overview resampling. */
-function cogOptions(grid: Grid, names: string[], options: Record<string, unknown>, dir?: string): CogStreamOptions {
+function cogOptions(grid: Grid, names: string[], options: Record<string, unknown>, deflater: DeflateThreads | null, dir?: string): CogStreamOptions {
   return {
+    deflater,
     width: grid.width,
     height: grid.height,
     epsg: grid.epsg,
@@ -109,19 +111,20 @@ function cogOptions(grid: Grid, names: string[], options: Record<string, unknown
   };
 }
 
-/** Encodes a chunk of a job's COG (the writer's cogSink may be on another machine). */
-export async function encodeChunk(grid: Grid, names: string[], options: Record<string, unknown>, w: Window, planes: Float32Array[]): Promise<EncodedChunk> {
+/** Encodes a chunk of a job's COG (the writer's cogSink may be on another machine); `deflater`: the job thread's deflate threads, if any. */
+export async function encodeChunk(grid: Grid, names: string[], options: Record<string, unknown>, w: Window, planes: Float32Array[], deflater: DeflateThreads | null = null): Promise<EncodedChunk> {
   const stats = planes.map((p) => {
     const s = new BandStats();
     s.add(p);
     return { n: s.n, sum: s.sum, sq: s.sq, min: s.min, max: s.max };
   });
-  return { encoded: await CogStreamWriter.encodeWindow(cogOptions(grid, names, options), w, planes), stats };
+  return { encoded: await CogStreamWriter.encodeWindow(cogOptions(grid, names, options, deflater), w, planes), stats };
 }
 
-export async function cogSink(dir: string, name: string, grid: Grid, names: string[], options: Record<string, unknown>): Promise<CogSink> {
+/** A job's COG, written window by window; `deflater`: the job thread's deflate threads, if any (else libuv's pool deflates). */
+export async function cogSink(dir: string, name: string, grid: Grid, names: string[], options: Record<string, unknown>, deflater: DeflateThreads | null = null): Promise<CogSink> {
   const file = path.join(dir, name);
-  const writer = await CogStreamWriter.create(file, cogOptions(grid, names, options, dir)).catch((e: unknown) => {
+  const writer = await CogStreamWriter.create(file, cogOptions(grid, names, options, deflater, dir)).catch((e: unknown) => {
     // The writer refuses a file that could pass classic TIFF's 4 GiB before anything is computed.
     const message = e instanceof Error ? e.message : String(e);
     if (/bytes/.test(message) && /limit|beyond/.test(message)) throw new ProcessException('FormatUnsuitable', `GTiff: ${message}`);

@@ -36,6 +36,7 @@ export function jobThreadInit(config: Config): JobThreadInit {
     outboundAllow: config.outboundAllow,
     arenaKeepBytes: config.kernelArenaKeepBytes,
     kernelThreads: config.kernelThreads,
+    deflateThreads: config.jobDeflateThreads,
     vector: config.vector,
     models: config.models,
     ml: config.ml,

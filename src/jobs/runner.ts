@@ -278,7 +278,7 @@ export async function planJob(spec: JobSpec, engine: Engine, sink: JobSink, sign
     if (out.kind === 'planes') {
       // A raster computed whole: written through the same COG writer, in chunk-sized windows.
       const { grid, planes, names, options } = out.raw;
-      const writer = await cogSink(spec.outDir, 'result.tif', grid, names, options);
+      const writer = await cogSink(spec.outDir, 'result.tif', grid, names, options, engine.deflate);
       const windows = chunkWindows(grid.width, grid.height, alignedChunk(spec.chunkSize, options));
       try {
         for (const w of windows)
@@ -444,7 +444,7 @@ async function runChunks(
             partIndices.push(i);
             return;
           }
-          out ??= await cogSink(spec.outDir, 'result.tif', plan.grid, o.names, plan.options);
+          out ??= await cogSink(spec.outDir, 'result.tif', plan.grid, o.names, plan.options, engine.deflate);
           await out.write(w, o.planes);
         },
         times,

@@ -79,7 +79,7 @@ async function perform(task: JobTask, sink: JobSink, signal: AbortSignal, about:
       const values = await computeChunk(task.spec, task.plan, task.index, task.budgetValues, engine, signal, forwarder(sink), async (o) => {
         // A zonal part travels as it is; raster chunks are encoded for the COG here, from kernel
         // memory: the compressing is spread over the workers.
-        blob = o.kind === 'vector' ? encodeVectorCube(o.cube) : chunkBlob(o.names, await encodeChunk(grid, o.names, options, w, o.planes));
+        blob = o.kind === 'vector' ? encodeVectorCube(o.cube) : chunkBlob(o.names, await encodeChunk(grid, o.names, options, w, o.planes, engine.deflate));
       });
       const out = blob as Uint8Array | null;
       if (!out) throw new Error(`chunk ${task.index} gave no planes`);

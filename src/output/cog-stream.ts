@@ -28,6 +28,7 @@ import { PartialTiles, rasterBytes } from './cog-partials.js';
 import { MAX_CLASSIC_TIFF_BYTES, levelSizes, planCog, tileBytes, tileCount, tilesAcross, tooBig, type CogMeta, type Plan, type Size } from './cog-plan.js';
 import { COPY_BYTES, TileSpill } from './cog-spill.js';
 import { LEADER, TRAILER, TileEncoder } from './cog-tiles.js';
+import type { DeflateThreads } from './deflate-threads.js';
 
 export interface CogStreamOptions extends CogMeta {
   bandCount: number;
@@ -37,6 +38,8 @@ export interface CogStreamOptions extends CogMeta {
   tmpDir?: string;
   /** Refuse files larger than this; at most (and by default) classic TIFF's 4 GiB. */
   maxBytes?: number;
+  /** Deflate the tiles there (a job's deflate threads) instead of on libuv's pool; the same bytes either way. */
+  deflater?: DeflateThreads | null;
 }
 
 /** A window of the full-resolution raster in pixels: columns [col, col+width), rows [row, row+height). */
@@ -129,10 +132,11 @@ export class CogStreamWriter {
     private readonly plan: Plan,
     private readonly spill: TileSpill,
     private readonly maxBytes: number,
+    deflater: DeflateThreads | null,
   ) {
     this.sizes = levelSizes(plan);
     this.head = headBytes(plan, this.sizes);
-    this.encoder = new TileEncoder(plan);
+    this.encoder = new TileEncoder(plan, deflater);
     this.partials = this.sizes.map((s) => new PartialTiles(plan, s, (n) => this.hold(n)));
     this.align = CogStreamWriter.chunkAlign(plan);
     this.cellsAcross = tilesAcross(plan.width, this.align);
@@ -159,7 +163,7 @@ export class CogStreamWriter {
     const raw = headBytes(plan, sizes) + tiles.reduce((s, n) => s + n, 0) * (LEADER + tileBytes(plan) + TRAILER);
     if (raw > maxBytes) throw overLimit(`uncompressed, the COG could take ${raw} bytes`, maxBytes);
     const spill = await TileSpill.create(tempPathFor(file, 'tiles.tmp', opts.tmpDir ?? path.dirname(file)), tiles);
-    return new CogStreamWriter(file, plan, spill, maxBytes);
+    return new CogStreamWriter(file, plan, spill, maxBytes, opts.deflater ?? null);
   }
 
   /**
@@ -168,7 +172,7 @@ export class CogStreamWriter {
    */
   static async encodeWindow(opts: CogStreamOptions, win: Window, bands: TypedArray[]): Promise<EncodedWindow> {
     const plan = planCog(opts, opts.bandCount, opts.sampleType, fail);
-    const encoder = new TileEncoder(plan);
+    const encoder = new TileEncoder(plan, opts.deflater ?? null);
     const out: EncodedWindow = { win, tiles: [], pieces: [] };
     await putLevels(
       plan,

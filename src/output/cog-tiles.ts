@@ -1,10 +1,12 @@
 // Tile encoding shared by the COG writers: copy a tile out of a raster (pixel-interleaved, edges
-// padded), apply the TIFF predictor, deflate on libuv's thread pool, and frame the result with
-// GDAL's block leader and trailer. A fixed pool of tile buffers bounds the tiles in flight.
+// padded), apply the TIFF predictor, deflate on libuv's thread pool (or on a job's deflate threads,
+// deflate-threads.ts), and frame the result with GDAL's block leader and trailer. A fixed pool of
+// tile buffers bounds the tiles in flight.
 import { deflate } from 'node:zlib';
 import type { TypedArray } from '../core/grid.js';
 import { tileBytes, type Plan, type UnsignedArray } from './cog-plan.js';
 import type { Raster } from './cog-overviews.js';
+import type { DeflateThreads } from './deflate-threads.js';
 
 /** Leader (uint32 byte count) and trailer (last 4 bytes repeated) around each tile's data. */
 export const LEADER = 4;
@@ -17,8 +19,9 @@ interface TileBuffer {
   unsigned: UnsignedArray;
 }
 
-function newTileBuffer(plan: Plan): TileBuffer {
-  const ab = new ArrayBuffer(tileBytes(plan));
+/** A tile buffer; on shared memory when deflate threads read it in place. */
+function newTileBuffer(plan: Plan, shared: boolean): TileBuffer {
+  const ab = shared ? (new SharedArrayBuffer(tileBytes(plan)) as unknown as ArrayBuffer) : new ArrayBuffer(tileBytes(plan));
   return { bytes: Buffer.from(ab), values: new plan.sample.Ctor(ab), unsigned: new plan.sample.Unsigned(ab) };
 }
 
@@ -165,20 +168,25 @@ class TilePool {
 /** Upper bound for the tile buffers of one writer (big tiles with many bands get fewer buffers). */
 const POOL_BYTES = 64 * 1024 * 1024;
 
+/** Tiles in flight on deflate threads. */
+const DEFLATE_THREAD_TILES = 32;
+
 /**
- * Tiles in flight: enough to keep libuv's thread pool (where zlib runs) busy while we fill more,
- * within POOL_BYTES.
+ * Tiles in flight, within POOL_BYTES. On libuv's thread pool (where zlib runs): enough to keep it
+ * busy while we fill more, and few, since the blocks being read queue behind them. On deflate
+ * threads: a chunk's tiles and more (a 1024-px chunk of 256-px tiles makes 21 with its overviews),
+ * so the tiles of one chunk are deflated while the next chunk is read and computed.
  */
-function inFlight(plan: Plan): number {
-  const threads = Number(process.env.UV_THREADPOOL_SIZE) || 4;
-  return Math.max(1, Math.min(threads * 2, Math.floor(POOL_BYTES / tileBytes(plan))));
+function inFlight(plan: Plan, threads: DeflateThreads | null): number {
+  const wanted = threads ? DEFLATE_THREAD_TILES : 2 * (Number(process.env.UV_THREADPOOL_SIZE) || 4);
+  return Math.max(1, Math.min(wanted, Math.floor(POOL_BYTES / tileBytes(plan))));
 }
 
 /** Receives a tile's deflated data (unframed); the tile's buffer stays taken until it returns. */
 export type TileSink = (data: Buffer) => void | Promise<void>;
 
 /**
- * Encodes tiles on libuv's thread pool, a bounded number at a time. The first failure (of deflate
+ * Encodes tiles on libuv's thread pool (or the deflate threads given), a bounded number at a time. The first failure (of deflate
  * or of a sink) is kept: later submissions are dropped and drain() throws it.
  */
 export class TileEncoder {
@@ -189,9 +197,13 @@ export class TileEncoder {
   /** Bytes of the tile buffers and scratch row, allocated once. */
   readonly bufferBytes: number;
 
-  constructor(private readonly plan: Plan) {
-    const n = inFlight(plan);
-    this.pool = new TilePool(n, () => newTileBuffer(plan));
+  /** `threads`: deflate there instead of on libuv's pool (the same bytes either way). */
+  constructor(
+    private readonly plan: Plan,
+    private readonly threads: DeflateThreads | null = null,
+  ) {
+    const n = inFlight(plan, threads);
+    this.pool = new TilePool(n, () => newTileBuffer(plan, threads !== null));
     this.scratch = new Uint8Array(plan.tileSize * plan.spp * plan.sample.bytes);
     this.bufferBytes = n * tileBytes(plan) + this.scratch.length;
   }
@@ -216,7 +228,8 @@ export class TileEncoder {
     else horizontalDifferencing(tile, this.plan);
     // Errors are caught right away (an unobserved rejection would end the process) and the buffer
     // stays out of the pool until zlib is done reading it.
-    const job: Promise<void> = deflateAsync(tile.bytes, this.plan.deflateLevel)
+    const deflated = this.threads ? this.threads.deflate(tile.bytes, this.plan.deflateLevel, MEM_LEVEL) : deflateAsync(tile.bytes, this.plan.deflateLevel);
+    const job: Promise<void> = deflated
       .then(sink)
       .catch((error: unknown) => void (this.failure ??= { error }))
       .finally(() => {

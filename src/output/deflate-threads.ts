@@ -1,0 +1,123 @@
+// The deflate threads of a batch job thread: the COG's tiles are deflated on threads of the job's
+// own instead of libuv's pool. Why: libuv's pool is one queue in arrival order, shared with the
+// inflating of the blocks a job reads. A job that queues a whole chunk's tiles there makes its next
+// chunk's reads wait behind them; one that queues few leaves the cores idle while it warps the next
+// chunk. Here the tiles wait in the threads' own queues, a chunk or more of them, while the job
+// thread reads and computes the next chunk (see docs/batch-jobs.md for the figures). Started by
+// the job thread, they share its lower priority; they end after a while without work, and start
+// again with the next tile.
+import { Worker } from 'node:worker_threads';
+import { builtFile } from '../core/built-file.js';
+
+/** A tile to deflate: `length` bytes at `offset` of a shared tile buffer. */
+export interface DeflateAsk {
+  id: number;
+  tile: SharedArrayBuffer;
+  offset: number;
+  length: number;
+  level: number;
+  memLevel: number;
+}
+
+/** The deflated bytes (the first `length` of `data`), or why there are none. */
+export type DeflateAnswer = { id: number; data: ArrayBuffer; length: number } | { id: number; error: string };
+
+interface Pending {
+  resolve(b: Buffer): void;
+  reject(e: Error): void;
+}
+
+interface Thread {
+  worker: Worker;
+  pending: Map<number, Pending>;
+}
+
+/** How long the threads stay without work before they end (and give back their memory), by default. */
+const IDLE_MS = 10_000;
+
+/** A deflate thread allocates little besides its answers, which leave it: a small young generation keeps its heap small. */
+const LIMITS = { maxYoungGenerationSizeMb: 2 };
+
+declare module '../core/run-context.js' {
+  interface EngineParts {
+    /** A job thread's deflate threads for its COGs (XEO_JOB_DEFLATE_THREADS); null: libuv's pool deflates. */
+    deflate: DeflateThreads | null;
+  }
+}
+
+const threadFile = (): URL | null => builtFile(import.meta.url, './deflate-thread.js');
+
+export class DeflateThreads {
+  private threads: (Thread | null)[];
+  private next = 0;
+  private ids = 0;
+  private busy = 0;
+  private idleTimer: NodeJS.Timeout | null = null;
+
+  constructor(
+    readonly count: number,
+    private readonly idleMs = IDLE_MS,
+  ) {
+    if (!(Number.isInteger(count) && count >= 1)) throw new RangeError(`DeflateThreads(${count})`);
+    this.threads = Array.from({ length: count }, () => null);
+  }
+
+  /** Threads running now (they start with the first tile and end after a while without work). */
+  get running(): number {
+    return this.threads.filter((t) => t).length;
+  }
+
+  /**
+   * Deflates (zlib format) the bytes of `tile`, which must lie on a SharedArrayBuffer and stay
+   * unchanged until the answer. Tiles are dealt to the threads in turn.
+   */
+  deflate(tile: Uint8Array, level: number, memLevel: number): Promise<Buffer> {
+    if (!(tile.buffer instanceof SharedArrayBuffer)) return Promise.reject(new TypeError('DeflateThreads: the tile must lie on a SharedArrayBuffer'));
+    const slot = this.next++ % this.count;
+    const thread = (this.threads[slot] ??= this.start(slot));
+    const id = ++this.ids;
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = null;
+    this.busy++;
+    return new Promise<Buffer>((resolve, reject) => {
+      thread.pending.set(id, { resolve, reject });
+      thread.worker.postMessage({ id, tile: tile.buffer as SharedArrayBuffer, offset: tile.byteOffset, length: tile.byteLength, level, memLevel } satisfies DeflateAsk);
+    }).finally(() => {
+      if (--this.busy === 0) this.idleTimer = setTimeout(() => this.stop(), this.idleMs).unref();
+    });
+  }
+
+  /** Ends the threads; tiles under way fail. Later tiles start them again. */
+  stop(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = null;
+    for (let i = 0; i < this.threads.length; i++) {
+      const t = this.threads[i];
+      this.threads[i] = null;
+      if (t) void t.worker.terminate();
+    }
+  }
+
+  private start(slot: number): Thread {
+    const file = threadFile();
+    if (!file) throw new Error('dist/src/output/deflate-thread.js not found (run npm run build)');
+    const worker = new Worker(file, { resourceLimits: LIMITS });
+    const thread: Thread = { worker, pending: new Map() };
+    worker.unref();
+    worker.on('message', (m: DeflateAnswer) => {
+      const p = thread.pending.get(m.id);
+      if (!p) return;
+      thread.pending.delete(m.id);
+      if ('error' in m) p.reject(new Error(`deflate failed: ${m.error}`));
+      else p.resolve(Buffer.from(m.data, 0, m.length));
+    });
+    const fail = (why: string) => {
+      if (this.threads[slot] === thread) this.threads[slot] = null;
+      for (const p of thread.pending.values()) p.reject(new Error(`a deflate thread ${why}`));
+      thread.pending.clear();
+    };
+    worker.on('error', (e) => fail(`failed: ${e.message}`));
+    worker.on('exit', (code) => fail(`ended (exit code ${code})`));
+    return thread;
+  }
+}
