@@ -99,3 +99,4 @@ export { zonalSpans, zonalScratchBytes } from './spans';
 export { zonalSums, zonalDeviations, zonalGather, zonalFillU8 } from './zonal';
 export { forestRun, forestScratchBytes, forestLeafStride, forestBand } from './forest';
 export { samplesToF32 } from './samples';
+export { bandStats } from './stats';

@@ -1,9 +1,12 @@
 // The AssemblyScript kernels built by `npm ci` load and compute the same as plain JavaScript
-// (float32 semantics, NaN as no-data, division by zero as IEEE 754 says).
+// (float32 semantics, NaN as no-data, division by zero as IEEE 754 says), and a job COG's band
+// statistics are the same from kernel memory as from a plain array.
 import { describe, it, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from './helpers.js';
+import { BandStats } from '../src/jobs/outputs.js';
+import { plane, ptrOf, withArena } from '../src/wasm/kernels.js';
 
 interface Kernels {
   memory: WebAssembly.Memory;
@@ -78,5 +81,35 @@ describe('kernels', () => {
         expect(Math.abs(out[i] - want) <= Math.abs(want) * 1e-6 || (Number.isNaN(out[i]) && Number.isNaN(want)) || out[i] === want).toBe(true);
       }
     }
+  });
+});
+
+describe('band statistics of a job COG (kernels/stats.ts through BandStats)', () => {
+  it('count, min and max as the JavaScript loop, sums to 1e-12, NaN and infinities left out, for every tail length', async () => {
+    for (const n of [1024, 1025, 1027, 4099, 100_000]) {
+      const src = values(n, 3);
+      const js = new BandStats();
+      js.add(new Float32Array(src)); // a plain array: the loop
+      const wasm = new BandStats();
+      await withArena(() => {
+        const p = plane(n); // kernel memory: the kernel
+        p.set(src);
+        expect(ptrOf(p)).toBeGreaterThanOrEqual(0);
+        wasm.add(p);
+      });
+      expect(wasm.n).toBe(js.n);
+      expect(wasm.n).toBeLessThan(n); // the specials are there
+      expect(wasm.min).toBe(js.min);
+      expect(wasm.max).toBe(js.max);
+      expect(Math.abs(wasm.sum - js.sum)).toBeLessThanOrEqual(1e-12 * Math.max(1, Math.abs(js.sum), js.sq ** 0.5));
+      expect(Math.abs(wasm.sq - js.sq)).toBeLessThanOrEqual(1e-12 * js.sq);
+    }
+    const none = new BandStats();
+    await withArena(() => {
+      const p = plane(2048);
+      p.fill(NaN);
+      none.add(p);
+    });
+    expect([none.n, none.min, none.max]).toEqual([0, Infinity, -Infinity]);
   });
 });
