@@ -1,6 +1,6 @@
 // apply_polygon and inspect, run through the evaluator on small hand-made cubes; the pixels of the
 // polygons are worked out by hand in the comments. What a child process gets is read from what
-// inspect logs of it, as a user would.
+// inspect logs of it, as a user would. Also: the quick proof of polygon validity agrees with JSTS.
 import { describe, it, expect } from 'vitest';
 import { evaluateGraph, rootScope, type EvalEnv } from '../src/graph/evaluate.js';
 import { DataCube, spatialDims, type Dimension } from '../src/datacube/datacube.js';
@@ -8,6 +8,9 @@ import { LazyCube } from '../src/data/lazy.js';
 import { transformBox } from '../src/geometry/crs.js';
 import type { Grid } from '../src/core/grid.js';
 import { engineEnv } from './engine-env.js';
+import { allPlainlyValid } from '../src/geometry/plain-polygons.js';
+import { featuresFromGeoJson } from '../src/datacube/geojson-in.js';
+import { mulberry32 } from '../src/core/random.js';
 
 const { env, run, logs } = engineEnv();
 /** What inspect logged of the cut-outs a child process got (its summary: shape, dimensions, statistics). */
@@ -234,5 +237,104 @@ describe('inspect', () => {
     const out: DataCube = await call('apply', { data: P('c'), process: child }, { c });
     expect(Array.from(out.data)).toEqual(Array.from(c.data).map((v) => v + 1));
     expect(logs.filter((l) => l.message === 'pixel')).toHaveLength(0);
+  });
+});
+
+describe('plainly valid polygons: a quick proof of validity before JSTS', () => {
+  const limits = { maxVerticesPerGeometry: 100_000, maxVertices: 20_000_000, maxGeometries: 1_000_000 };
+  const columnOf = (rings: number[][][]) =>
+    featuresFromGeoJson(
+      { type: 'FeatureCollection', features: rings.map((r) => ({ type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [r] } })) },
+      { processId: 'test', parameter: 'g', limits },
+    ).geometries;
+
+  it('never calls valid what JSTS calls invalid, and proves the usual fields valid', async () => {
+    const { polygonFault } = await import('../src/datacube/validity.js');
+    const r = mulberry32(7);
+    const rings: number[][][] = [];
+    for (let k = 0; k < 600; k++) {
+      const n = 3 + Math.floor(r() * 14);
+      const pts: number[][] = [];
+      if (k % 3 === 0) {
+        // a star around a centre, as bench/zonal.ts draws fields: valid
+        for (let i = 0; i < n; i++) {
+          const a = ((i + (r() - 0.5) * 0.6) * 2 * Math.PI) / n;
+          const rad = 100 * (1 + (r() - 0.5) * 0.4);
+          pts.push([600000 + rad * Math.cos(a), 5400000 + rad * Math.sin(a)]);
+        }
+      } else if (k % 3 === 1) {
+        // random vertices in a box: mostly self-intersecting
+        for (let i = 0; i < n; i++) pts.push([Math.floor(r() * 8), Math.floor(r() * 8)]);
+      } else {
+        // a star with one vertex pulled onto, or across, another edge: touching and crossing cases
+        for (let i = 0; i < n; i++) pts.push([Math.round(10 * Math.cos((i * 2 * Math.PI) / n)), Math.round(10 * Math.sin((i * 2 * Math.PI) / n))]);
+        const j = Math.floor(r() * n);
+        pts[j] = [...pts[(j + 2) % n]];
+      }
+      rings.push([...pts, pts[0]]);
+    }
+    // hand-made: bow-tie, a spike folding back, collinear run, a triangle, a figure-8 touching at a vertex
+    rings.push([
+      [0, 0],
+      [2, 2],
+      [2, 0],
+      [0, 2],
+      [0, 0],
+    ]);
+    rings.push([
+      [0, 0],
+      [4, 0],
+      [4, 4],
+      [4, 2],
+      [0, 4],
+      [0, 0],
+    ]);
+    rings.push([
+      [0, 0],
+      [1, 0],
+      [2, 0],
+      [2, 2],
+      [0, 0],
+    ]);
+    rings.push([
+      [0, 0],
+      [3, 0],
+      [0, 3],
+      [0, 0],
+    ]);
+    rings.push([
+      [0, 0],
+      [2, 1],
+      [4, 0],
+      [4, 2],
+      [2, 1],
+      [0, 2],
+      [0, 0],
+    ]);
+    let proved = 0;
+    for (const ring of rings) {
+      const c = columnOf([ring]);
+      const plain = allPlainlyValid(c);
+      if (plain) {
+        proved++;
+        expect(polygonFault(c, 0), JSON.stringify(ring)).toBeNull();
+      }
+    }
+    // every star of the first kind is proved valid, and nothing invalid is
+    expect(proved).toBeGreaterThanOrEqual(200);
+    expect(allPlainlyValid(columnOf(rings.filter((_, k) => k % 3 === 0 && k < 600)))).toBe(true);
+    expect(
+      allPlainlyValid(
+        columnOf([
+          [
+            [0, 0],
+            [2, 2],
+            [2, 0],
+            [0, 2],
+            [0, 0],
+          ],
+        ]),
+      ),
+    ).toBe(false);
   });
 });

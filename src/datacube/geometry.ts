@@ -3,6 +3,7 @@
 // and masks of a grid's pixels (by the kernels' pixel rules, datacube/spans.ts).
 import { ApiError } from '../core/errors.js';
 import { transformBox } from '../geometry/crs.js';
+import { allPlainlyValid } from '../geometry/plain-polygons.js';
 import type { Grid } from '../core/grid.js';
 import { DataCube } from './datacube.js';
 import type { VectorFeatures } from './features.js';
@@ -17,9 +18,13 @@ export const jstsValidity = () => import('./validity.js');
 export const jstsBridge = () => import('./jsts-bridge.js');
 export const preloadJsts = () => Promise.all([jstsValidity(), jstsBridge()]);
 
-/** Refuses invalid polygons (naming the first, as JSTS finds it), marking the features as checked otherwise. */
+/**
+ * Refuses invalid polygons (naming the first, as JSTS finds it), marking the features as checked
+ * otherwise. Plainly valid ones (one ring, short, nothing close to touching) need no JSTS.
+ */
 export async function checkedFeatures(f: VectorFeatures, processId: string, parameter: string): Promise<VectorFeatures> {
   if (f.validated) return f;
+  if (allPlainlyValid(f.geometries)) return f.withGeometries(f.geometries, true);
   const { firstInvalid } = await jstsValidity();
   const bad = firstInvalid(f);
   if (bad) {
