@@ -186,8 +186,9 @@ function inFlight(plan: Plan, threads: DeflateThreads | null): number {
 export type TileSink = (data: Buffer) => void | Promise<void>;
 
 /**
- * Encodes tiles on libuv's thread pool (or the deflate threads given), a bounded number at a time. The first failure (of deflate
- * or of a sink) is kept: later submissions are dropped and drain() throws it.
+ * Encodes tiles on libuv's thread pool (or the deflate threads given), a bounded number at a
+ * time. The first failure (of deflate or of a sink) is kept: later submissions are dropped and
+ * drain() throws it.
  */
 export class TileEncoder {
   private readonly pool: TilePool;

@@ -74,7 +74,12 @@ export class DeflateThreads {
   deflate(tile: Uint8Array, level: number, memLevel: number): Promise<Buffer> {
     if (!(tile.buffer instanceof SharedArrayBuffer)) return Promise.reject(new TypeError('DeflateThreads: the tile must lie on a SharedArrayBuffer'));
     const slot = this.next++ % this.count;
-    const thread = (this.threads[slot] ??= this.start(slot));
+    let thread: Thread;
+    try {
+      thread = this.threads[slot] ??= this.start(slot);
+    } catch (e) {
+      return Promise.reject(e instanceof Error ? e : new Error(String(e)));
+    }
     const id = ++this.ids;
     if (this.idleTimer) clearTimeout(this.idleTimer);
     this.idleTimer = null;
