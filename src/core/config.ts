@@ -94,6 +94,7 @@ export interface Config {
   jobChunkSize: number;
   /** Memory for decoded raster blocks per job thread (jobs read each block about once). */
   jobBlockCacheBytes: number;
+  /** Threads per job thread that deflate its COGs' tiles; 0: libuv's pool deflates them. */
   jobDeflateThreads: number;
   /**
    * Memory for decoded raster blocks while a job thread runs a zonal job's chunks (the windows of

@@ -3,9 +3,9 @@
 // thread's parts once from what its spawner sent (EngineInit): the catalog of collections (its
 // own connection to the records, asynchronous like the main thread's), the block cache, the
 // kernels' arena settings, the tier-1 runtime and the kernel helper threads, a job thread's
-// deflate threads, the UDF link, the bridges to the main thread's searches and files, the outbound rules, the vector limits, the
-// machine-learning models (forests and ONNX sessions by content hash, with their limits), the
-// logger, and the process implementations. Each run carries it (RunContext.engine); nothing of
+// deflate threads, the UDF link, the bridges to the main thread's searches and files, the
+// outbound rules, the vector limits, the machine-learning models (forests and ONNX sessions by
+// content hash, with their limits), the logger, and the process implementations. Each run carries it (RunContext.engine); nothing of
 // it is held in a module of its own. The main thread's side is src/compute/ports.ts.
 import path from 'node:path';
 import type { MessagePort } from 'node:worker_threads';
