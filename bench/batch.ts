@@ -3,14 +3,15 @@
 // with --quick at 5 m (2048 x 2048 and 4096 x 4096). Each run gets a fresh server, so the peak RSS
 // of the server process (VmHWM) is that job's; the job is sent once the server has finished
 // starting (lib.ts settled: its compute threads and the UDF runtime's first interpreter take
-// about 1.5 CPU seconds in the first seconds, which a job sent at once would share the cores with). Figures: megapixels per second of job time and
-// peak RSS per size; ratios: large over small for time (linear growth = the pixel ratio) and peak
-// RSS (bounded memory = about 1). The server runs with its default job threads (XEO_JOB_THREADS). In the same run, after each large job, its peer: what a user would
-// write instead with GDAL's Python bindings (python3-gdal) and numpy: gdalwarp of both bands of the
-// same COGs to the job's grid (bilinear, all threads), numpy's NDVI, GDAL's COG driver with deflate
-// and predictor 3 (all threads); `gdal_over_xeo` is the peer's time over the large job's.
-// CPU seconds too (the server process during the job, the peer process): on a shared machine they
-// say more than the times, which depend on what else runs.
+// about 1.5 CPU seconds in the first seconds, which a job sent at once would share the cores
+// with). The server runs with its default job threads (XEO_JOB_THREADS). Figures: megapixels per
+// second of job time and peak RSS per size; ratios: large over small for time (linear growth =
+// the pixel ratio) and peak RSS (bounded memory = about 1). In the same run, after each large
+// job, its peer: what a user would write instead with GDAL's Python bindings (python3-gdal) and
+// numpy: gdalwarp of both bands of the same COGs to the job's grid (bilinear, all threads),
+// numpy's NDVI, GDAL's COG driver with deflate and predictor 3 (all threads); `gdal_over_xeo` is
+// the peer's time over the large job's. CPU seconds too (the server process during the job, the
+// peer process): on a shared machine they say more than the times, which depend on what else runs.
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';

@@ -184,8 +184,9 @@ function processTree(pid: number): number[] {
 /**
  * Waits until a server has finished starting: `/readyz` answers 200 and the server with its child
  * processes has used at most one clock tick (10 ms) of CPU in 300 ms (compute threads loaded, the
- * UDF runtime's first interpreter started), at most `maxMs`. A server in service has done this long before a
- * job arrives; a bench that sends one right after the start measures the start-up beside it.
+ * UDF runtime's first interpreter started), at most `maxMs`. A server in service has done this
+ * long before a job arrives; a bench that sends one right after the start measures the start-up
+ * beside it.
  */
 export async function settled(xeo: Child, maxMs = 20_000): Promise<void> {
   const end = performance.now() + maxMs;

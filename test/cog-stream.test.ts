@@ -506,7 +506,8 @@ describe("CogStreamWriter on deflate threads (a job thread's DeflateThreads)", (
   );
 
   it('the threads end when idle and start again; a tile not on shared memory is refused; a thread that ends fails its tiles', async () => {
-    await new Promise((r) => setTimeout(r, 600));
+    // idle for 300 ms, they end (waited for, within 10 s, rather than timed)
+    for (let i = 0; i < 100 && threads.running > 0; i++) await new Promise((r) => setTimeout(r, 100));
     expect(threads.running).toBe(0);
     const tile = new Uint8Array(new SharedArrayBuffer(4096)).fill(7);
     expect(inflateSync(await threads.deflate(tile, 6, 8)).equals(Buffer.from(tile))).toBe(true);

@@ -9,6 +9,7 @@ import { transformBox } from '../src/geometry/crs.js';
 import type { Grid } from '../src/core/grid.js';
 import { engineEnv } from './engine-env.js';
 import { allPlainlyValid } from '../src/geometry/plain-polygons.js';
+import { DEFAULT_GEOMETRY_LIMITS } from '../src/geometry/geometry-column.js';
 import { featuresFromGeoJson } from '../src/datacube/geojson-in.js';
 import { mulberry32 } from '../src/core/random.js';
 
@@ -241,7 +242,7 @@ describe('inspect', () => {
 });
 
 describe('plainly valid polygons: a quick proof of validity before JSTS', () => {
-  const limits = { maxVerticesPerGeometry: 100_000, maxVertices: 20_000_000, maxGeometries: 1_000_000 };
+  const limits = DEFAULT_GEOMETRY_LIMITS;
   const columnOf = (rings: number[][][]) =>
     featuresFromGeoJson(
       { type: 'FeatureCollection', features: rings.map((r) => ({ type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [r] } })) },

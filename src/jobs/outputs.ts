@@ -111,7 +111,6 @@ export interface CogSink {
   abort(): Promise<void>;
 }
 
-/** A COG of `grid` with the given band names, written window by window. */
 /** The COG of a job: float32, NaN no-data, the save_result tile size and overview resampling. */
 function cogOptions(grid: Grid, names: string[], options: Record<string, unknown>, deflater: DeflateThreads | null, dir?: string): CogStreamOptions {
   return {
