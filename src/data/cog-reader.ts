@@ -34,14 +34,21 @@ function blockBytes(p: DecoderParameters): number {
   return Math.ceil((p.tileWidth * perPixel) / 8) * p.tileHeight;
 }
 
+/** Bytes a decoded block's buffer may hold beyond the block (a multiple of 8: any typed view fits). */
+const BLOCK_SLACK = 8;
+
 class ZlibDecoder extends BaseDecoder {
   override async decodeBlock(buffer: ArrayBufferLike): Promise<ArrayBufferLike> {
     // One output buffer of the block's size: zlib then hands it over whole, instead of 16 KiB pieces
     // joined by another copy (most of a zonal job's garbage, and a quarter of its thread's time).
+    // A few bytes more than the block: node:zlib takes an output buffer filled to the last byte for
+    // a sign of more to come, and would allocate another of the same size and go back to the pool
+    // once more to find the stream ended.
     const size = blockBytes((this as unknown as { parameters: DecoderParameters }).parameters);
-    const out = await inflateAsync(new Uint8Array(buffer), size > 0 && size < 1 << 30 ? { chunkSize: Math.max(64, size) } : {});
-    // zlib's answer usually owns its memory whole: then it is the block, without another copy.
-    return out.byteOffset === 0 && out.byteLength === out.buffer.byteLength ? out.buffer : out.buffer.slice(out.byteOffset, out.byteOffset + out.byteLength);
+    const out = await inflateAsync(new Uint8Array(buffer), size > 0 && size < 1 << 30 ? { chunkSize: Math.max(64, size + BLOCK_SLACK) } : {});
+    // zlib's answer usually owns its memory whole (and the slack): then it is the block, without
+    // another copy; readers view a block by its size, not its buffer's.
+    return out.byteOffset === 0 && out.buffer.byteLength - out.byteLength <= BLOCK_SLACK ? out.buffer : out.buffer.slice(out.byteOffset, out.byteOffset + out.byteLength);
   }
 
   /**
