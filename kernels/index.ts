@@ -98,5 +98,5 @@ export { colorizeRgba } from './colormap';
 export { zonalSpans, zonalScratchBytes } from './spans';
 export { zonalSums, zonalDeviations, zonalGather, zonalFillU8 } from './zonal';
 export { forestRun, forestScratchBytes, forestLeafStride, forestBand } from './forest';
-export { samplesToF32 } from './samples';
+export { samplesToF32, undoPredictor16 } from './samples';
 export { bandStats } from './stats';

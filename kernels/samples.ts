@@ -101,3 +101,33 @@ export function samplesToF32(src: usize, kind: i32, srcPitch: i32, stride: i32, 
     }
   }
 }
+
+/**
+ * Undoes TIFF horizontal differencing (predictor 2) of `rows` rows of `width` one-sample 16-bit
+ * values at `p`, in place: each value becomes the sum, modulo 2^16, of its row up to it. Eight
+ * values a step, as a prefix sum in three shifts with the row's running total carried across.
+ */
+export function undoPredictor16(p: usize, width: i32, rows: i32): void {
+  const zero = i16x8.splat(0);
+  for (let r = 0; r < rows; r++) {
+    const row = p + ((<usize>r * <usize>width) << 1);
+    let carry = i16x8.splat(0);
+    let i = 0;
+    for (; i + 8 <= width; i += 8) {
+      const q = row + (<usize>i << 1);
+      let v = v128.load(q);
+      v = i16x8.add(v, i16x8.shuffle(zero, v, 0, 8, 9, 10, 11, 12, 13, 14));
+      v = i16x8.add(v, i16x8.shuffle(zero, v, 0, 1, 8, 9, 10, 11, 12, 13));
+      v = i16x8.add(v, i16x8.shuffle(zero, v, 0, 1, 2, 3, 8, 9, 10, 11));
+      v = i16x8.add(v, carry);
+      v128.store(q, v);
+      carry = i16x8.shuffle(v, v, 7, 7, 7, 7, 7, 7, 7, 7);
+    }
+    let acc = <u16>i16x8.extract_lane_u(carry, 0);
+    for (; i < width; i++) {
+      const q = row + (<usize>i << 1);
+      acc += load<u16>(q);
+      store<u16>(q, acc);
+    }
+  }
+}

@@ -15,11 +15,26 @@ export function zonalSums(values: usize, width: i32, spans: usize, nSpans: i32, 
     const row = values + ((<usize>load<i32>(sp, 4) * <usize>width) << 2);
     const c0 = load<i32>(sp, 8);
     const c1 = load<i32>(sp, 12);
-    let valid = 0;
-    let sum = 0.0;
-    let mn = load<f64>(a, 24);
-    let mx = load<f64>(a, 32);
-    for (let c = c0; c < c1; c++) {
+    // Four values a step: no-data (NaN) counts nothing, adds 0 and leaves min and max alone.
+    let c = c0;
+    let sums = f64x2.splat(0);
+    let counts = i32x4.splat(0);
+    let mins = f32x4.splat(Infinity);
+    let maxs = f32x4.splat(-Infinity);
+    for (; c + 4 <= c1; c += 4) {
+      const v = v128.load(row + (<usize>c << 2));
+      const ok = f32x4.eq(v, v);
+      const z = v128.and(v, ok);
+      sums = f64x2.add(sums, f64x2.add(f64x2.promote_low_f32x4(z), f64x2.promote_low_f32x4(i64x2.shuffle(z, z, 1, 0))));
+      counts = i32x4.sub(counts, ok);
+      mins = f32x4.pmin(mins, v128.bitselect(v, mins, ok));
+      maxs = f32x4.pmax(maxs, v128.bitselect(v, maxs, ok));
+    }
+    let valid = i32x4.extract_lane(counts, 0) + i32x4.extract_lane(counts, 1) + i32x4.extract_lane(counts, 2) + i32x4.extract_lane(counts, 3);
+    let sum = f64x2.extract_lane(sums, 0) + f64x2.extract_lane(sums, 1);
+    let mn = min(load<f64>(a, 24), <f64>min(min(f32x4.extract_lane(mins, 0), f32x4.extract_lane(mins, 1)), min(f32x4.extract_lane(mins, 2), f32x4.extract_lane(mins, 3))));
+    let mx = max(load<f64>(a, 32), <f64>max(max(f32x4.extract_lane(maxs, 0), f32x4.extract_lane(maxs, 1)), max(f32x4.extract_lane(maxs, 2), f32x4.extract_lane(maxs, 3))));
+    for (; c < c1; c++) {
       const v = <f64>load<f32>(row + (<usize>c << 2));
       if (v != v) continue;
       valid++;

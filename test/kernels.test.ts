@@ -1,6 +1,7 @@
 // The AssemblyScript kernels built by `npm ci` load and compute the same as plain JavaScript
 // (float32 semantics, NaN as no-data, division by zero as IEEE 754 says), and a job COG's band
-// statistics are the same from kernel memory as from a plain array.
+// statistics are the same from kernel memory as from a plain array. The SIMD kernels of reading
+// (TIFF predictor 2) and of zonal statistics agree with the plain loops they replaced.
 import { describe, it, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -17,6 +18,16 @@ interface Kernels {
   divide(a: number, b: number, out: number, n: number): void;
   normalizedDifference(a: number, b: number, out: number, n: number): void;
   linearScale(a: number, out: number, n: number, inMin: number, inMax: number, outMin: number, outMax: number): void;
+  undoPredictor16(p: number, width: number, rows: number): void;
+  zonalSums(values: number, width: number, spans: number, nSpans: number, acc: number): void;
+}
+
+/** Room for `bytes` past the heap base. */
+function room(k: Kernels, bytes: number): number {
+  const base = k.heapBase();
+  const need = base + bytes + 64;
+  if (need > k.memory.buffer.byteLength) k.memory.grow(Math.ceil((need - k.memory.buffer.byteLength) / 65536));
+  return base;
 }
 
 async function load(): Promise<Kernels> {
@@ -111,5 +122,64 @@ describe('band statistics of a job COG (kernels/stats.ts through BandStats)', ()
       none.add(p);
     });
     expect([none.n, none.min, none.max]).toEqual([0, Infinity, -Infinity]);
+  });
+});
+
+describe('SIMD kernels of reading and zonal statistics against plain loops', () => {
+  it('undo TIFF predictor 2 of 16-bit rows of every width, modulo 2^16', async () => {
+    const k = await load();
+    let x = 99;
+    for (const width of [1, 2, 7, 8, 9, 15, 16, 17, 150, 512]) {
+      const rows = 3;
+      const diffs = new Uint16Array(width * rows).map(() => (x = (x * 1103515245 + 12345) % 2147483648) & 0xffff);
+      const want = new Uint16Array(diffs);
+      for (let r = 0; r < rows; r++) for (let i = 1; i < width; i++) want[r * width + i] = (want[r * width + i] + want[r * width + i - 1]) & 0xffff;
+      const at = room(k, diffs.byteLength);
+      new Uint16Array(k.memory.buffer, at, diffs.length).set(diffs);
+      k.undoPredictor16(at, width, rows);
+      expect(Array.from(new Uint16Array(k.memory.buffer, at, diffs.length)), `width ${width}`).toEqual(Array.from(want));
+    }
+  });
+
+  it('sum spans as the scalar loop did: counts, min and max exactly, sums to 1e-12, NaN left out', async () => {
+    const k = await load();
+    const width = 200;
+    const height = 4;
+    const plane = values(width * height, 5);
+    // spans of every length up to 13 and two long ones, over 3 labels, at every start modulo 4
+    const spans: number[][] = [];
+    for (let len = 0; len <= 13; len++) for (let c0 = 0; c0 < 4; c0++) spans.push([(len + c0) % 3, (len + c0) % height, c0 + 7 * len, c0 + 8 * len]);
+    spans.push([1, 2, 3, 197], [2, 3, 0, 200]);
+    const labels = 3;
+    const at = room(k, plane.byteLength + spans.length * 16 + labels * 48);
+    new Float32Array(k.memory.buffer, at, plane.length).set(plane);
+    const sp = at + plane.byteLength;
+    new Int32Array(k.memory.buffer, sp, spans.length * 4).set(spans.flat());
+    const acc = sp + spans.length * 16;
+    const start = [0, 0, 0, Infinity, -Infinity, 0];
+    const accs = new Float64Array(k.memory.buffer, acc, labels * 6);
+    for (let l = 0; l < labels; l++) accs.set(start, l * 6);
+    k.zonalSums(at, width, sp, spans.length, acc);
+    const got = Array.from(new Float64Array(k.memory.buffer, acc, labels * 6));
+    const want = Array.from({ length: labels }, () => [...start]);
+    for (const [label, row, c0, c1] of spans) {
+      const a = want[label];
+      a[0] += c1 - c0;
+      for (let c = c0; c < c1; c++) {
+        const v = plane[row * width + c];
+        if (Number.isNaN(v)) continue;
+        a[1]++;
+        a[2] += v;
+        if (v < a[3]) a[3] = v;
+        if (v > a[4]) a[4] = v;
+      }
+    }
+    for (let l = 0; l < labels; l++) {
+      const [total, valid, sum, min, max] = got.slice(l * 6, l * 6 + 5);
+      expect([total, valid, min, max], `label ${l}`).toEqual([want[l][0], want[l][1], want[l][3], want[l][4]]);
+      if (Number.isFinite(want[l][2])) expect(Math.abs(sum - want[l][2]), `label ${l} sum`).toBeLessThanOrEqual(1e-12 * Math.max(1, Math.abs(want[l][2])) * want[l][1]);
+      else expect(sum, `label ${l} sum`).toBe(want[l][2]);
+    }
+    expect(want.some((a) => a[1] < a[0])).toBe(true); // some no-data was left out
   });
 });

@@ -119,6 +119,8 @@ export interface KernelExports {
    * nodata (when hasNodata is 1) become NaN.
    */
   samplesToF32(src: number, kind: number, srcPitch: number, stride: number, w: number, h: number, out: number, outPitch: number, hasNodata: number, nodata: number): void;
+  /** Undoes TIFF predictor 2 of `rows` rows of `width` one-sample 16-bit values at `p`, in place (kernels/samples.ts). */
+  undoPredictor16(p: number, width: number, rows: number): void;
   /** Count, sum, sum of squares, min and max (five f64 at out) of the finite values of n f32 at `values` (kernels/stats.ts). */
   bandStats(values: number, n: number, out: number): void;
   /** Math.sin, cos, tan in double precision (for tier-1 modules to import: they have no data segments for the tables). */
