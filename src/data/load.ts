@@ -240,13 +240,18 @@ async function fill(
   engine: ReadParts,
 ): Promise<Float32Array> {
   const size = grid.width * grid.height;
-  const data = plane(times.length * bands.length * size).fill(NaN);
+  // Not filled here: a plane is NaN'd by mosaic() only when no item writes it (reading or warping
+  // writes every pixel of its target), which saves a pass over the whole cube.
+  const data = plane(times.length * bands.length * size);
   const jobs: Promise<void>[] = [];
   times.forEach((time, ti) => {
     const items = groups.get(time);
-    if (!items) return;
     bands.forEach((band, bi) => {
       const out = data.subarray((ti * bands.length + bi) * size, (ti * bands.length + bi + 1) * size);
+      if (!items) {
+        out.fill(NaN);
+        return;
+      }
       const method: Resampling = band.categorical ? 'nearest' : (resampling ?? 'nearest');
       jobs.push(mosaic(items, band.name, grid, method, out, access, engine));
     });
@@ -258,14 +263,20 @@ async function fill(
 /**
  * Fills `out` (NaN where empty) from the items of one time, first item first; stops once no pixel
  * is empty, before even the header of an item not needed is read. (The bands of a tile, and its
- * dates, are read concurrently: fill() starts them all at once.)
+ * dates, are read concurrently: fill() starts them all at once.) `out` may hold anything before:
+ * the first item that overlaps writes every pixel of it, and if none does it becomes NaN.
  */
 async function mosaic(items: ItemMeta[], band: string, dst: Grid, method: Resampling, out: Float32Array, access: SourceAccess, engine: ReadParts): Promise<void> {
+  if (!(await mosaicItems(items, band, dst, method, out, access, engine))) out.fill(NaN);
+}
+
+/** mosaic() without the NaN of a plane no item wrote: whether an item wrote it. */
+async function mosaicItems(items: ItemMeta[], band: string, dst: Grid, method: Resampling, out: Float32Array, access: SourceAccess, engine: ReadParts): Promise<boolean> {
   const dstBox = gridBox(dst);
-  // Until an item has written, `out` is all NaN: the first item reads (or warps) straight into it.
+  // Until an item has written, `out` is unwritten: the first item reads (or warps) straight into it.
   let empty = true;
   for (const item of items) {
-    if (!empty && !out.some(Number.isNaN)) return;
+    if (!empty && !out.some(Number.isNaN)) return true;
     const asset = item.assets[band];
     if (!asset) continue;
     if (!intersects(item.epsg === dst.epsg ? item.bbox : transformBox(item.bbox, item.epsg, dst.epsg), dstBox)) continue;
@@ -285,6 +296,7 @@ async function mosaic(items: ItemMeta[], band: string, dst: Grid, method: Resamp
     }
     empty = false;
   }
+  return !empty;
 }
 
 /** An asset that cannot be read or is refused: the client's 400 naming the URL and the reason, not a 500. */
