@@ -245,6 +245,56 @@ for name, dt, np_t, nd, pred, bands in [('u16', gdal.GDT_UInt16, np.uint16, 0, 2
       removeDir(dir);
     }
   }, 120_000);
+
+  it('reads sparse blocks of 16-bit predictor-2 files as GDAL does: no-data, or 0 without it', async () => {
+    // Blocks GDAL left out (SPARSE_OK) have no bytes: the reader makes them itself, and the
+    // predictor must not be applied to them.
+    const dir = tempDir();
+    try {
+      run('/usr/bin/python3', [
+        '-c',
+        `
+import numpy as np
+from osgeo import gdal, osr
+gdal.UseExceptions()
+srs = osr.SpatialReference(); srs.ImportFromEPSG(32633)
+rng = np.random.default_rng(11)
+for name, dt, np_t, nd in [('u16', gdal.GDT_UInt16, np.uint16, 7), ('i16', gdal.GDT_Int16, np.int16, -9999), ('u16none', gdal.GDT_UInt16, np.uint16, None)]:
+    ds = gdal.GetDriverByName('GTiff').Create('${dir}/' + name + '.tif', 150, 100, 1, dt, ['TILED=YES', 'BLOCKXSIZE=64', 'BLOCKYSIZE=64', 'COMPRESS=DEFLATE', 'PREDICTOR=2', 'SPARSE_OK=TRUE'])
+    ds.SetGeoTransform([600000, 10, 0, 5300000, 0, -10]); ds.SetProjection(srs.ExportToWkt())
+    v = rng.integers(100, 30000, (100, 150)).astype(np_t)
+    v[0:64, 64:128] = nd if nd is not None else 0
+    band = ds.GetRasterBand(1)
+    if nd is not None: band.SetNoDataValue(nd)
+    band.WriteArray(v)
+    ds = None
+`,
+      ]);
+      const win = { col: 30, row: 20, width: 110, height: 70 };
+      for (const name of ['u16', 'i16', 'u16none']) {
+        const href = path.join(dir, `${name}.tif`);
+        const cache = new BlockCache(64 << 20);
+        const r = await openRaster(href, TRUSTED, cache);
+        const plain = await r.readWindow(0, 0, win);
+        cache.clearBlocks();
+        const inKernel = await withArena(async () => Float32Array.from(await r.readWindow(0, 0, win)));
+        const ref = gdalFloat(['-srcwin', String(win.col), String(win.row), String(win.width), String(win.height), href]);
+        for (const [how, ours] of [
+          ['plain', plain],
+          ['kernel', inKernel],
+        ] as const) {
+          let diff = 0;
+          for (let i = 0; i < ours.length; i++) if (!same(ours[i], ref.data[i])) diff++;
+          expect(diff, `${name} (${how})`).toBe(0);
+        }
+        // the sparse block's pixels in the window: rows 20-63, columns 64-127
+        const inside = inKernel[(40 - win.row) * win.width + (100 - win.col)];
+        expect(name === 'u16none' ? inside === 0 : Number.isNaN(inside), name).toBe(true);
+      }
+    } finally {
+      removeDir(dir);
+    }
+  }, 120_000);
 });
 
 describe('remote COGs over HTTP range requests', () => {
