@@ -348,5 +348,14 @@ describe('remote COGs over HTTP range requests', () => {
     const back = transformBox(box, 32633, 4326);
     expect(back[0]).toBeLessThanOrEqual(16.6 + 1e-9);
     expect(back[2]).toBeGreaterThanOrEqual(16.7 - 1e-9);
+    // Asked again (kept): the same numbers, in an array of the caller's own.
+    const again = transformBox([16.6, 47.9, 16.7, 48.0], 4326, 32633);
+    expect(again).toEqual(box);
+    again[0] = 0;
+    expect(transformBox([16.6, 47.9, 16.7, 48.0], 4326, 32633)).toEqual(box);
+    // Another box, or fewer points along the edges, is computed afresh.
+    expect(transformBox([16.6, 47.9, 16.8, 48.0], 4326, 32633)[2]).toBeGreaterThan(box[2]);
+    const wide = transformBox([10, 40, 20, 60], 4326, 32633);
+    expect(transformBox([10, 40, 20, 60], 4326, 32633, 2)[1]).toBeGreaterThan(wide[1]);
   });
 });

@@ -76,6 +76,22 @@ export function transformer(from: number, to: number): Transform {
  * edges (a projected box's edges are curves in the other CRS).
  */
 export function transformBox(box: [number, number, number, number], from: number, to: number, steps = 21): [number, number, number, number] {
+  // The same boxes come back many times (an item's box for every chunk of a job, and every band):
+  // the last ones are kept, by their exact numbers.
+  const key = `${from}>${to}/${steps}:${box[0]},${box[1]},${box[2]},${box[3]}`;
+  const kept = boxesDone.get(key);
+  if (kept) return [...kept];
+  const out = transformBoxPoints(box, from, to, steps);
+  if (boxesDone.size >= BOXES_KEPT) boxesDone.delete(boxesDone.keys().next().value!);
+  boxesDone.set(key, out);
+  return [...out];
+}
+
+/** Boxes transformed lately (transformBox), oldest first. */
+const boxesDone = new Map<string, [number, number, number, number]>();
+const BOXES_KEPT = 4096;
+
+function transformBoxPoints(box: [number, number, number, number], from: number, to: number, steps: number): [number, number, number, number] {
   const t = transformer(from, to);
   let minX = Infinity;
   let minY = Infinity;
