@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { encodeCog, type CogInput } from '../src/output/cog-writer.js';
 import { CogStreamWriter, type CogStreamOptions, type Window } from '../src/output/cog-stream.js';
-import { DeflateThreads } from '../src/output/deflate-threads.js';
+import { DeflateThreads, releaseAnswer } from '../src/output/deflate-threads.js';
 import { inflateSync } from 'node:zlib';
 import { sampleTypeOf, type TypedArray } from '../src/core/grid.js';
 import { COG_VALIDATOR, describeWithTool, hasCogValidator, hasGdal } from './system-tools.js';
@@ -518,5 +518,22 @@ describe("CogStreamWriter on deflate threads (a job thread's DeflateThreads)", (
     threads.stop();
     await expect(lost).rejects.toThrow(/deflate thread ended/);
     expect(threads.running).toBe(0);
+  });
+
+  it("an answer's memory is given back by its last user, once; other buffers are left alone", async () => {
+    const tile = new Uint8Array(new SharedArrayBuffer(256 * 1024));
+    for (let i = 0; i < tile.length; i++) tile[i] = (i * 31) & 0xff;
+    const answer = await threads.deflate(tile, 4, 9);
+    expect(inflateSync(answer).equals(Buffer.from(tile))).toBe(true);
+    const bytes = answer.buffer.byteLength;
+    expect(bytes).toBeGreaterThan(0);
+    releaseAnswer(answer);
+    expect(answer.buffer.byteLength).toBe(0); // detached: the memory went back
+    releaseAnswer(answer); // a second time does nothing
+    const mine = Buffer.alloc(256 * 1024, 1);
+    releaseAnswer(mine);
+    releaseAnswer(new Uint8Array(new SharedArrayBuffer(1024)));
+    expect(mine.buffer.byteLength).toBeGreaterThanOrEqual(256 * 1024);
+    expect(mine[0]).toBe(1);
   });
 });

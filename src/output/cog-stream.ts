@@ -28,7 +28,7 @@ import { PartialTiles, rasterBytes } from './cog-partials.js';
 import { MAX_CLASSIC_TIFF_BYTES, levelSizes, planCog, tileBytes, tileCount, tilesAcross, tooBig, type CogMeta, type Plan, type Size } from './cog-plan.js';
 import { COPY_BYTES, TileSpill } from './cog-spill.js';
 import { LEADER, TRAILER, TileEncoder } from './cog-tiles.js';
-import type { DeflateThreads } from './deflate-threads.js';
+import { releaseAnswer, type DeflateThreads } from './deflate-threads.js';
 
 export interface CogStreamOptions extends CogMeta {
   bandCount: number;
@@ -331,6 +331,8 @@ export class CogStreamWriter {
       await this.spill.put(li, index, data);
     } finally {
       this.hold(-data.length);
+      // Written (or failed): nothing reads the tile's data again.
+      releaseAnswer(data);
     }
   }
 

@@ -47,6 +47,20 @@ declare module '../core/run-context.js' {
 
 const threadFile = (): URL | null => builtFile(import.meta.url, './deflate-thread.js');
 
+/** The answers' buffers, each moved here from its thread: whoever took the answer owns it whole. */
+const answers = new WeakSet<ArrayBuffer>();
+
+/**
+ * Gives back at once the memory of a deflate thread's answer whose last user is done with it
+ * (the data is empty afterwards); any other buffer is left alone. A job's answers, about a tile's
+ * size each, left to the garbage collector, had V8 collect twice as often (docs/batch-jobs.md).
+ */
+export function releaseAnswer(data: Uint8Array): void {
+  const buf = data.buffer;
+  if (!(buf instanceof ArrayBuffer) || !answers.delete(buf)) return;
+  (buf as ArrayBuffer & { transfer(n: number): ArrayBuffer }).transfer(0);
+}
+
 export class DeflateThreads {
   private threads: (Thread | null)[];
   private next = 0;
@@ -114,7 +128,10 @@ export class DeflateThreads {
       if (!p) return;
       thread.pending.delete(m.id);
       if ('error' in m) p.reject(new Error(`deflate failed: ${m.error}`));
-      else p.resolve(Buffer.from(m.data, 0, m.length));
+      else {
+        answers.add(m.data);
+        p.resolve(Buffer.from(m.data, 0, m.length));
+      }
     });
     const fail = (why: string) => {
       if (this.threads[slot] === thread) this.threads[slot] = null;
