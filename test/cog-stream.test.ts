@@ -3,14 +3,14 @@
 // and validation of a large streamed file, and its refusals and clean-up.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { encodeCog, type CogInput } from '../src/output/cog-writer.js';
 import { CogStreamWriter, type CogStreamOptions, type Window } from '../src/output/cog-stream.js';
 import { DeflateThreads, releaseAnswer } from '../src/output/deflate-threads.js';
-import { inflateSync } from 'node:zlib';
+import { deflateSync, inflateSync } from 'node:zlib';
 import { sampleTypeOf, type TypedArray } from '../src/core/grid.js';
 import { COG_VALIDATOR, describeWithTool, hasCogValidator, hasGdal } from './system-tools.js';
 import { rng } from './rng.js';
@@ -518,6 +518,43 @@ describe("CogStreamWriter on deflate threads (a job thread's DeflateThreads)", (
     threads.stop();
     await expect(lost).rejects.toThrow(/deflate thread ended/);
     expect(threads.running).toBe(0);
+  });
+
+  it('reads and inflates blocks of a file, predictor 2 undone when asked; a block past the end fails', async () => {
+    // Two deflated blocks of 300 x 7 uint16 values, one with predictor 2 applied, behind a header.
+    const width = 300;
+    const values = new Uint16Array(width * 7);
+    for (let i = 0; i < values.length; i++) values[i] = (i * 7919 + (i % width) * 13) & 0xffff;
+    const differenced = new Uint16Array(values);
+    for (let o = 0; o < values.length; o += width) for (let i = width - 1; i > 0; i--) differenced[o + i] = (differenced[o + i] - differenced[o + i - 1]) & 0xffff;
+    const plain = deflateSync(Buffer.from(values.buffer));
+    const predicted = deflateSync(Buffer.from(differenced.buffer));
+    const file = path.join(dir, 'blocks.bin');
+    writeFileSync(file, Buffer.concat([Buffer.alloc(100, 9), plain, predicted]));
+    const size = values.byteLength;
+    const first = await threads.inflate(file, 100, plain.length, size, 0);
+    expect(Array.from(new Uint16Array(first, 0, values.length))).toEqual(Array.from(values));
+    const second = await threads.inflate(file, 100 + plain.length, predicted.length, size, width);
+    expect(Array.from(new Uint16Array(second, 0, values.length))).toEqual(Array.from(values));
+    await expect(threads.inflate(file, 100 + plain.length, predicted.length + 10, size, width)).rejects.toThrow(/ends inside a block/);
+    await expect(threads.inflate(file, 0, 50, size, 0)).rejects.toThrow(/inflate failed/);
+  });
+
+  it('blocks to read go before tiles waiting to be deflated', async () => {
+    const tiles = Array.from({ length: 16 }, () => {
+      const t = new Uint8Array(new SharedArrayBuffer(4 << 20));
+      for (let i = 0; i < t.length; i += 97) t[i] = i & 0xff;
+      return t;
+    });
+    const file = path.join(dir, 'one-block.bin');
+    const block = new Uint8Array(64 * 1024).fill(3);
+    writeFileSync(file, deflateSync(block));
+    const done: string[] = [];
+    const deflating = tiles.map((t, i) => threads.deflate(t, 9, 9).then(() => void done.push(`tile ${i}`)));
+    const read = threads.inflate(file, 0, deflateSync(block).length, block.length, 0).then(() => void done.push('block'));
+    await Promise.all([...deflating, read]);
+    // Two threads hold two tasks each when the block arrives: it waits for one tile at most.
+    expect(done.indexOf('block'), done.join(', ')).toBeLessThanOrEqual(4);
   });
 
   it("an answer's memory is given back by its last user, once; other buffers are left alone", async () => {

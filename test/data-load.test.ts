@@ -16,6 +16,7 @@ const blocks = new BlockCache(256 << 20);
 const reading = { blocks, outbound: usersPolicy(undefined) };
 import { fixedSnapshot, loadChunk, planGrid } from '../src/data/load.js';
 import { transformBox } from '../src/geometry/crs.js';
+import { DeflateThreads } from '../src/output/deflate-threads.js';
 import { demoDataDir } from './demo-data.js';
 import { removeDir, tempDir } from './helpers.js';
 import { hasGdal, describeWithTool, run } from './system-tools.js';
@@ -78,6 +79,9 @@ describe('cube chunks', () => {
 });
 
 describeWithTool(hasGdal, 'GDAL', 'reads and warps against GDAL', () => {
+  const inflater = new DeflateThreads(2);
+  afterAll(() => inflater.stop());
+
   it('reads windows at full resolution and at each overview exactly as GDAL does', async () => {
     const href = items[1].assets.B04.href;
     const r = await openRaster(href, TRUSTED, blocks);
@@ -191,7 +195,8 @@ srs = osr.SpatialReference(); srs.ImportFromEPSG(32633)
 rng = np.random.default_rng(7)
 for name, dt, np_t, nd, pred, bands in [('u16', gdal.GDT_UInt16, np.uint16, 0, 2, 1), ('i16', gdal.GDT_Int16, np.int16, -9999, 2, 1),
                                       ('u8', gdal.GDT_Byte, np.uint8, 255, 2, 1), ('f32', gdal.GDT_Float32, np.float32, -9999, 3, 1),
-                                      ('i32', gdal.GDT_Int32, np.int32, -1, 2, 1), ('u16x2', gdal.GDT_UInt16, np.uint16, 7, 2, 2)]:
+                                      ('i32', gdal.GDT_Int32, np.int32, -1, 2, 1), ('u16x2', gdal.GDT_UInt16, np.uint16, 7, 2, 2),
+                                      ('u16p1', gdal.GDT_UInt16, np.uint16, 0, 1, 1)]:
     ds = gdal.GetDriverByName('GTiff').Create('${dir}/' + name + '.tif', 150, 100, bands, dt, ['TILED=YES', 'BLOCKXSIZE=64', 'BLOCKYSIZE=64', 'COMPRESS=DEFLATE', 'PREDICTOR=%d' % pred, 'INTERLEAVE=PIXEL'])
     ds.SetGeoTransform([600000, 10, 0, 5300000, 0, -10]); ds.SetProjection(srs.ExportToWkt())
     for b in range(bands):
@@ -210,6 +215,7 @@ for name, dt, np_t, nd, pred, bands in [('u16', gdal.GDT_UInt16, np.uint16, 0, 2
         ['f32', 1],
         ['i32', 1],
         ['u16x2', 2],
+        ['u16p1', 1],
       ] as const) {
         const href = path.join(dir, `${name}.tif`);
         for (let b = 0; b < bands; b++) {
@@ -224,6 +230,11 @@ for name, dt, np_t, nd, pred, bands in [('u16', gdal.GDT_UInt16, np.uint16, 0, 2
             return Float32Array.from(p);
           });
           expect(new Uint32Array(inKernel.buffer), `${name} band ${b + 1}: bit for bit`).toEqual(new Uint32Array(plain.buffer));
+          // Blocks read and inflated on a job thread's deflate threads (16-bit and predictor 1 ones): the same.
+          const elsewhere = await openRaster(href, TRUSTED, new BlockCache(64 << 20, inflater));
+          const viaThreads = await withArena(async () => Float32Array.from(await elsewhere.readWindow(0, b, win)));
+          expect(new Uint32Array(viaThreads.buffer), `${name} band ${b + 1}: on deflate threads`).toEqual(new Uint32Array(plain.buffer));
+          if (name === 'u16') expect(inflater.running, 'the threads read the blocks').toBeGreaterThan(0);
           // GDAL reads the part inside the image (the window's first 120 columns and 50 rows).
           const ref = gdalFloat(['-b', String(b + 1), '-srcwin', String(win.col), String(win.row), '120', '50', href]);
           let diff = 0;

@@ -143,6 +143,21 @@ const dispose = (v: Cached) => {
   else if (v instanceof ArrayBuffer) setImmediate(() => giveBack(v));
 };
 /**
+ * Threads that read and inflate the deflated blocks of local files, each block in one step, and
+ * hand over the decoded block (a job thread's deflate threads, output/deflate-threads.ts): the
+ * reading thread then only takes blocks, instead of going twice to libuv's pool and running
+ * node:zlib's stream machinery for each.
+ */
+export interface BlockInflater {
+  /**
+   * The decoded bytes (`size`, or fewer for a short last strip; the buffer may hold 8 more) of the
+   * `length` deflated bytes at `offset` of `file`; with predictor 2 of 16-bit samples undone,
+   * `predictor16Width` samples a row, when that is not 0.
+   */
+  inflate(file: string, offset: number, length: number, size: number, predictor16Width: number): Promise<ArrayBuffer>;
+}
+
+/**
  * Everything kept in memory for reading, within one byte budget (an engine thread's is
  * XEO_BLOCK_CACHE_BYTES, src/engine/engine.ts): decoded blocks and the parsed headers of opened
  * files share it, least recently used dropped first; reads of a block or file under way are
@@ -161,7 +176,11 @@ export class BlockCache {
    */
   readonly seeds = new LRUCache<string, HeaderSeed>({ maxSize: 4 * 1024 * 1024, sizeCalculation: (v) => Math.max(1, v.bytes.byteLength), ttl: 60_000 });
 
-  constructor(maxBytes: number) {
+  constructor(
+    maxBytes: number,
+    /** Where the deflated blocks of local files are read and decoded; null: here, through libuv's pool. */
+    readonly inflater: BlockInflater | null = null,
+  ) {
     this.lru = new LRUCache<string, Cached>({ maxSize: Math.max(1, maxBytes), sizeCalculation: sizeOf, dispose });
   }
 
@@ -357,7 +376,7 @@ export class CogReader {
     const spp = this.info.bands;
     const wanted: [number, number][] = [];
     for (let ty = Math.floor(r0 / th); ty * th < r1; ty++) for (let tx = Math.floor(c0 / tw); tx * tw < c1; tx++) wanted.push([tx, ty]);
-    const buffers = this.blocksOf(level, wanted, planar === 2 ? band : 0);
+    const buffers = this.blocksOf(level, wanted, planar === 2 ? band : 0, await this.inflatedElsewhere(level));
     const stride = planar === 2 ? 1 : spp;
     const offset = planar === 2 ? 0 : band;
     const jobs = wanted.map(([tx, ty], k) =>
@@ -383,6 +402,24 @@ export class CogReader {
     );
     await Promise.all(jobs);
     return out;
+  }
+
+  /**
+   * How the cache's inflater decodes this level's blocks (their size, and the row of predictor 2
+   * to undo, or 0), when it can: blocks of a local file, deflated, without a predictor or with
+   * predictor 2 of one-sample 16-bit data. Null: they are decoded here.
+   */
+  private async inflatedElsewhere(level: number): Promise<{ size: number; predictor16Width: number } | null> {
+    if (!this.store.inflater || !this.ownsReads) return null;
+    const d = await this.decoder(level);
+    if (!(d instanceof ZlibDecoder)) return null;
+    const p = (d as unknown as { parameters: DecoderParameters }).parameters;
+    const size = blockBytes(p);
+    if (!(size > 0 && size < 1 << 30)) return null;
+    if (p.predictor === 1) return { size, predictor16Width: 0 };
+    const bits = [p.bitsPerSample].flat().map(Number);
+    if (p.predictor === 2 && bits.every((b) => b === 16) && (bits.length === 1 || p.planarConfiguration === 2)) return { size, predictor16Width: p.tileWidth };
+    return null;
   }
 
   private decoder(level: number): Promise<BaseDecoder> {
@@ -412,7 +449,7 @@ export class CogReader {
    * of adjacent blocks, the ranges in parallel) and decoded concurrently. For remote files the ring
    * of blocks around them comes in the same fetch, kept compressed until a read wants it.
    */
-  private blocksOf(level: number, wanted: [number, number][], sample: number): Promise<ArrayBuffer>[] {
+  private blocksOf(level: number, wanted: [number, number][], sample: number, elsewhere: { size: number; predictor16Width: number } | null): Promise<ArrayBuffer>[] {
     const image = this.images[level];
     const l = this.info.levels[level];
     const perRow = Math.ceil(l.width / l.tileWidth);
@@ -446,6 +483,27 @@ export class CogReader {
       inFlight.set(key, p);
       return p;
     };
+    // A block read and decoded by the cache's inflater, in one step.
+    const inflateElsewhere = (key: string, index: number, how: { size: number; predictor16Width: number }): Promise<ArrayBuffer> => {
+      tally.fetched++;
+      tally.decoded++;
+      const p = this.store
+        .inflater!.inflate(this.href, Number(offsets[index]), Number(counts[index]), how.size, how.predictor16Width)
+        .then(
+          (buf) => {
+            cache.set(key, buf);
+            return buf;
+          },
+          (e: unknown) => {
+            throw new RasterFormatError(`${this.href}: a block could not be read: ${(e as Error).message}`);
+          },
+        )
+        .finally(() => inFlight.delete(key));
+      // A failed read is reported by the read that waits for it; never as an unhandled rejection.
+      p.catch(() => {});
+      inFlight.set(key, p);
+      return p;
+    };
     const pending: { k: number; key: string; ty: number; at: number }[] = [];
     wanted.forEach(([tx, ty], k) => {
       const key = keyOf(tx, ty);
@@ -458,6 +516,7 @@ export class CogReader {
         tally.reused++;
         out[k] = inFlight.get(key)!;
       } else if (!(Number(counts[index]) > 0)) out[k] = decodeLater(key, ty, null);
+      else if (elsewhere) out[k] = inflateElsewhere(key, index, elsewhere);
       else {
         const raw = cache.get(`r${key}`);
         if (raw instanceof RawBlock) {

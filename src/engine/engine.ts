@@ -44,7 +44,7 @@ export interface EngineInit {
   arenaKeepBytes?: number;
   /** Kernel helper threads of this thread; none when absent. */
   kernelThreads?: number;
-  /** Deflate threads for the COGs this thread writes (a job thread's); libuv's pool deflates when absent or 0. */
+  /** Deflate threads for the COGs this thread writes and the local blocks it reads (a job thread's); libuv's pool when absent or 0. */
   deflateThreads?: number;
   /** To the main thread's item searches of STAC API collections (stac-search-bridge.ts). */
   searchPort?: MessagePort | null;
@@ -77,17 +77,19 @@ export function createEngine(init: EngineInit): Engine {
   const log = createLogger(init.log?.format ?? 'text', init.log?.level ?? 'info');
   const search = init.searchPort ? searchOverPort(init.searchPort) : undefined;
   let catalog: CatalogSource | null = null;
+  // A job thread's deflate threads also read and inflate the blocks of local files it reads.
+  const deflate = init.deflateThreads ? new DeflateThreads(init.deflateThreads) : null;
   return {
     catalog: () => (catalog ??= { collections: openCatalog(init).collections, search }),
     files: init.filesPort ? filesOverPort(init.filesPort) : null,
-    blocks: new BlockCache(init.blockCacheBytes),
+    blocks: new BlockCache(init.blockCacheBytes, deflate),
     outbound: usersPolicy(init.outboundAllow),
     arena: init.arenaKeepBytes === undefined ? DEFAULT_ARENA : { keepBytes: init.arenaKeepBytes },
     // Compiled kernels are shared by all threads through the disk cache; each thread keeps its own
     // instances (a module instance belongs to the thread's kernel memory).
     tier1: createTier1({ cacheDir: path.join(init.dataDir, 'kernels'), maxEntries: 256, log: (level, message) => level !== 'info' && log[level](message) }),
     kernelHelpers: new KernelHelpers(init.kernelThreads ?? 0),
-    deflate: init.deflateThreads ? new DeflateThreads(init.deflateThreads) : null,
+    deflate,
     udf: init.udf ? new UdfLink(init.udf) : null,
     vector: vectorLimitsOf(init.vector),
     modelLimits: init.models ? { maxBytes: init.models.maxBytes } : DEFAULT_MODEL_LIMITS,

@@ -1,26 +1,79 @@
 // One deflate thread of a job (deflate-threads.ts): deflates the tiles it is sent, one at a time,
-// from the sender's shared tile buffers. The answer's own buffer moves to the sender, so nothing
-// is copied and nothing waits here for the garbage collector.
+// from the sender's shared tile buffers, and reads and inflates blocks of local files. The
+// answer's own buffer moves to the sender, so nothing is copied and nothing waits here for the
+// garbage collector.
+import { closeSync, openSync, readSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
-import { deflateSync } from 'node:zlib';
-import type { DeflateAnswer, DeflateAsk } from './deflate-threads.js';
+import { deflateSync, inflateSync } from 'node:zlib';
+import type { DeflateAnswer, DeflateAsk, InflateAsk } from './deflate-threads.js';
 
 /** Room for any deflated tile in one output buffer: zlib's bound (deflateBound) with margin. */
 const outputRoom = (n: number) => n + (n >>> 10) + 64;
 
-parentPort!.on('message', (m: DeflateAsk) => {
+/**
+ * Bytes a decoded block's buffer holds beyond the block: node:zlib takes an output buffer filled
+ * to its last byte for a sign of more output (as in data/cog-reader.ts).
+ */
+const BLOCK_SLACK = 8;
+
+/**
+ * The memory of zlib's answer when the answer starts it and fills all but `slack` bytes of it:
+ * that buffer goes, the rest of it unread. Otherwise (small answers may lie in memory zlib or
+ * Buffer share between calls, slabs of 64 KiB and less) a copy.
+ */
+function ownBuffer(out: Buffer, slack: number): ArrayBuffer {
+  const whole = out.byteOffset === 0 && out.buffer instanceof ArrayBuffer && out.buffer.byteLength - out.length <= slack && out.buffer.byteLength > 65536;
+  return whole ? out.buffer : Uint8Array.from(out).buffer;
+}
+
+function deflateTile(m: DeflateAsk): { data: ArrayBuffer; length: number } {
+  const room = outputRoom(m.length);
+  const out = deflateSync(Buffer.from(m.tile, m.offset, m.length), { level: m.level, memLevel: m.memLevel, chunkSize: room });
+  return { data: ownBuffer(out, room - out.length), length: out.length };
+}
+
+/** Reads the block's bytes (opened and closed here: a thread that ends holds no file). */
+function readBlock(m: InflateAsk): Buffer {
+  const raw = Buffer.allocUnsafeSlow(m.length);
+  const fd = openSync(m.file, 'r');
+  try {
+    for (let got = 0; got < m.length;) {
+      const n = readSync(fd, raw, got, m.length - got, m.offset + got);
+      if (n === 0) throw new Error(`${m.file} ends inside a block (at byte ${m.offset + got})`);
+      got += n;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return raw;
+}
+
+function inflateBlock(m: InflateAsk): { data: ArrayBuffer; length: number } {
+  const raw = readBlock(m);
+  const out = inflateSync(raw, m.size > 0 ? { chunkSize: Math.max(64, m.size + BLOCK_SLACK) } : {});
+  (raw.buffer as ArrayBuffer & { transfer(n: number): ArrayBuffer }).transfer(0);
+  const w = m.predictor16Width;
+  if (w > 0) {
+    // Predictor 2 of one-sample 16-bit rows: each sample the sum, modulo 2^16, of its row up to it.
+    const a = new Uint16Array(out.buffer, out.byteOffset, out.length >> 1);
+    for (let o = 0; o + w <= a.length; o += w) {
+      let acc = a[o];
+      for (let i = 1; i < w; i++) {
+        acc = (acc + a[o + i]) & 0xffff;
+        a[o + i] = acc;
+      }
+    }
+  }
+  return { data: ownBuffer(out, BLOCK_SLACK), length: out.length };
+}
+
+parentPort!.on('message', (m: DeflateAsk | InflateAsk) => {
   let answer: DeflateAnswer;
   let transfer: ArrayBuffer[] = [];
   try {
-    const room = outputRoom(m.length);
-    const out = deflateSync(Buffer.from(m.tile, m.offset, m.length), { level: m.level, memLevel: m.memLevel, chunkSize: room });
-    // A large tile's answer is the start of the one output buffer zlib made for it: that buffer
-    // goes, the rest of it unread. Smaller answers may lie in memory zlib or Buffer share between
-    // calls (slabs of 64 KiB and less), so they are copied out.
-    const whole = out.byteOffset === 0 && out.buffer.byteLength === room && room > 65536 && out.buffer instanceof ArrayBuffer;
-    const own = whole ? out.buffer : Uint8Array.from(out).buffer;
-    answer = { id: m.id, data: own, length: out.length };
-    transfer = [own];
+    const made = m.kind === 'inflate' ? inflateBlock(m) : deflateTile(m);
+    answer = { id: m.id, ...made };
+    transfer = [made.data];
   } catch (e) {
     answer = { id: m.id, error: e instanceof Error ? e.message : String(e) };
   }

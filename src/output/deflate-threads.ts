@@ -2,15 +2,19 @@
 // own instead of libuv's pool. Why: libuv's pool is one queue in arrival order, shared with the
 // inflating of the blocks a job reads. A job that queues a whole chunk's tiles there makes its next
 // chunk's reads wait behind them; one that queues few leaves the cores idle while it warps the next
-// chunk. Here the tiles wait in the threads' own queues, a chunk or more of them, while the job
-// thread reads and computes the next chunk (see docs/batch-jobs.md for the figures). Started by
-// the job thread, they share its lower priority; they end after a while without work, and start
-// again with the next tile.
+// chunk. Here the tiles wait in a queue of the job thread's own, a chunk or more of them, while the
+// job thread reads and computes the next chunk (see docs/batch-jobs.md for the figures). The same
+// threads read and inflate the blocks of local files the job reads, in one step each (the job
+// thread takes the decoded block), and those go first: a thread is handed at most two tasks at a
+// time, so a block waits behind one tile at most. Started by the job thread, they share its lower
+// priority; they end after a while without work, and start again with the next task.
 import { Worker } from 'node:worker_threads';
 import { builtFile } from '../core/built-file.js';
+import type { BlockInflater } from '../data/cog-reader.js';
 
 /** A tile to deflate: `length` bytes at `offset` of a shared tile buffer. */
 export interface DeflateAsk {
+  kind: 'deflate';
   id: number;
   tile: SharedArrayBuffer;
   offset: number;
@@ -19,18 +23,38 @@ export interface DeflateAsk {
   memLevel: number;
 }
 
-/** The deflated bytes (the first `length` of `data`), or why there are none. */
+/**
+ * A block to read and inflate: `length` bytes at `offset` of a local file, `size` bytes decoded
+ * (fewer for a short last strip); predictor 2 of 16-bit samples undone, `predictor16Width` a row,
+ * when that is not 0.
+ */
+export interface InflateAsk {
+  kind: 'inflate';
+  id: number;
+  file: string;
+  offset: number;
+  length: number;
+  size: number;
+  predictor16Width: number;
+}
+
+/** The bytes made (the first `length` of `data`), or why there are none. */
 export type DeflateAnswer = { id: number; data: ArrayBuffer; length: number } | { id: number; error: string };
 
-interface Pending {
-  resolve(b: Buffer): void;
+interface Task {
+  ask: DeflateAsk | InflateAsk;
+  resolve(data: ArrayBuffer, length: number): void;
   reject(e: Error): void;
 }
 
 interface Thread {
   worker: Worker;
-  pending: Map<number, Pending>;
+  /** Tasks handed to the thread, by id. */
+  pending: Map<number, Task>;
 }
+
+/** Tasks a thread holds at once: one under way and one waiting, so it never idles between them. */
+const PER_THREAD = 2;
 
 /** How long the threads stay without work before they end (and give back their memory), by default. */
 const IDLE_MS = 10_000;
@@ -40,7 +64,7 @@ const LIMITS = { maxYoungGenerationSizeMb: 2 };
 
 declare module '../core/run-context.js' {
   interface EngineParts {
-    /** A job thread's deflate threads for its COGs (XEO_JOB_DEFLATE_THREADS); null: libuv's pool deflates. */
+    /** A job thread's deflate threads for its COGs and the blocks it reads (XEO_JOB_DEFLATE_THREADS); null: libuv's pool. */
     deflate: DeflateThreads | null;
   }
 }
@@ -61,11 +85,12 @@ export function releaseAnswer(data: Uint8Array): void {
   (buf as ArrayBuffer & { transfer(n: number): ArrayBuffer }).transfer(0);
 }
 
-export class DeflateThreads {
+export class DeflateThreads implements BlockInflater {
   private threads: (Thread | null)[];
-  private next = 0;
   private ids = 0;
-  private busy = 0;
+  /** Tasks not yet handed to a thread: blocks to read first, then tiles, each in order. */
+  private readonly reads: Task[] = [];
+  private readonly tiles: Task[] = [];
   private idleTimer: NodeJS.Timeout | null = null;
 
   constructor(
@@ -76,37 +101,66 @@ export class DeflateThreads {
     this.threads = Array.from({ length: count }, () => null);
   }
 
-  /** Threads running now (they start with the first tile and end after a while without work). */
+  /** Threads running now (they start with the first task and end after a while without work). */
   get running(): number {
     return this.threads.filter((t) => t).length;
   }
 
   /**
    * Deflates (zlib format) the bytes of `tile`, which must lie on a SharedArrayBuffer and stay
-   * unchanged until the answer. Tiles are dealt to the threads in turn.
+   * unchanged until the answer.
    */
   deflate(tile: Uint8Array, level: number, memLevel: number): Promise<Buffer> {
     if (!(tile.buffer instanceof SharedArrayBuffer)) return Promise.reject(new TypeError('DeflateThreads: the tile must lie on a SharedArrayBuffer'));
-    const slot = this.next++ % this.count;
-    let thread: Thread;
-    try {
-      thread = this.threads[slot] ??= this.start(slot);
-    } catch (e) {
-      return Promise.reject(e instanceof Error ? e : new Error(String(e)));
-    }
-    const id = ++this.ids;
-    if (this.idleTimer) clearTimeout(this.idleTimer);
-    this.idleTimer = null;
-    this.busy++;
+    const ask: DeflateAsk = { kind: 'deflate', id: ++this.ids, tile: tile.buffer, offset: tile.byteOffset, length: tile.byteLength, level, memLevel };
     return new Promise<Buffer>((resolve, reject) => {
-      thread.pending.set(id, { resolve, reject });
-      thread.worker.postMessage({ id, tile: tile.buffer as SharedArrayBuffer, offset: tile.byteOffset, length: tile.byteLength, level, memLevel } satisfies DeflateAsk);
-    }).finally(() => {
-      if (--this.busy === 0) this.idleTimer = setTimeout(() => this.stop(), this.idleMs).unref();
+      this.tiles.push({
+        ask,
+        resolve: (data, length) => {
+          answers.add(data);
+          resolve(Buffer.from(data, 0, length));
+        },
+        reject,
+      });
+      this.dispatch();
     });
   }
 
-  /** Ends the threads; tiles under way fail. Later tiles start them again. */
+  /** BlockInflater: reads and inflates a block of a local file (data/cog-reader.ts), ahead of any tile waiting. */
+  inflate(file: string, offset: number, length: number, size: number, predictor16Width: number): Promise<ArrayBuffer> {
+    const ask: InflateAsk = { kind: 'inflate', id: ++this.ids, file, offset, length, size, predictor16Width };
+    return new Promise<ArrayBuffer>((resolve, reject) => {
+      this.reads.push({ ask, resolve: (data) => resolve(data), reject });
+      this.dispatch();
+    });
+  }
+
+  /** Hands waiting tasks to threads holding fewer than PER_THREAD, reads first; starts threads as needed. */
+  private dispatch(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = null;
+    for (let slot = 0; slot < this.count && (this.reads.length || this.tiles.length); slot++) {
+      let thread: Thread;
+      try {
+        thread = this.threads[slot] ??= this.start(slot);
+      } catch (e) {
+        const error = e instanceof Error ? e : new Error(String(e));
+        for (const t of [...this.reads.splice(0), ...this.tiles.splice(0)]) t.reject(error);
+        return;
+      }
+      while (thread.pending.size < PER_THREAD) {
+        const task = this.reads.shift() ?? this.tiles.shift();
+        if (!task) break;
+        thread.pending.set(task.ask.id, task);
+        thread.worker.postMessage(task.ask);
+      }
+    }
+    if (!this.reads.length && !this.tiles.length && this.threads.every((t) => !t || t.pending.size === 0)) {
+      this.idleTimer = setTimeout(() => this.stop(), this.idleMs).unref();
+    }
+  }
+
+  /** Ends the threads; tasks under way fail. Later tasks start them again. */
   stop(): void {
     if (this.idleTimer) clearTimeout(this.idleTimer);
     this.idleTimer = null;
@@ -124,19 +178,20 @@ export class DeflateThreads {
     const thread: Thread = { worker, pending: new Map() };
     worker.unref();
     worker.on('message', (m: DeflateAnswer) => {
-      const p = thread.pending.get(m.id);
-      if (!p) return;
+      const task = thread.pending.get(m.id);
+      if (!task) return;
       thread.pending.delete(m.id);
-      if ('error' in m) p.reject(new Error(`deflate failed: ${m.error}`));
-      else {
-        answers.add(m.data);
-        p.resolve(Buffer.from(m.data, 0, m.length));
-      }
+      if ('error' in m) task.reject(new Error(`${task.ask.kind} failed: ${m.error}`));
+      else task.resolve(m.data, m.length);
+      this.dispatch();
     });
     const fail = (why: string) => {
       if (this.threads[slot] === thread) this.threads[slot] = null;
-      for (const p of thread.pending.values()) p.reject(new Error(`a deflate thread ${why}`));
+      const lost = [...thread.pending.values()];
       thread.pending.clear();
+      for (const t of lost) t.reject(new Error(`a deflate thread ${why}`));
+      // What still waits goes to the other threads, or to a fresh one.
+      if (this.reads.length || this.tiles.length) this.dispatch();
     };
     worker.on('error', (e) => fail(`failed: ${e.message}`));
     worker.on('exit', (code) => fail(`ended (exit code ${code})`));
