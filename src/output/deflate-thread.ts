@@ -1,9 +1,10 @@
 // One deflate thread of a job (deflate-threads.ts): deflates the tiles it is sent, one at a time,
-// from the sender's shared tile buffers, and reads and inflates blocks of local files. The
+// from the sender's shared tile buffers, and reads and inflates blocks of local files, those
+// first. The
 // answer's own buffer moves to the sender, so nothing is copied and nothing waits here for the
 // garbage collector.
 import { closeSync, openSync, readSync } from 'node:fs';
-import { parentPort } from 'node:worker_threads';
+import { parentPort, receiveMessageOnPort } from 'node:worker_threads';
 import { deflateSync, inflateSync } from 'node:zlib';
 import type { DeflateAnswer, DeflateAsk, InflateAsk } from './deflate-threads.js';
 
@@ -67,7 +68,7 @@ function inflateBlock(m: InflateAsk): { data: ArrayBuffer; length: number } {
   return { data: ownBuffer(out, BLOCK_SLACK), length: out.length };
 }
 
-parentPort!.on('message', (m: DeflateAsk | InflateAsk) => {
+function answer(m: DeflateAsk | InflateAsk): void {
   let answer: DeflateAnswer;
   let transfer: ArrayBuffer[] = [];
   try {
@@ -78,4 +79,29 @@ parentPort!.on('message', (m: DeflateAsk | InflateAsk) => {
     answer = { id: m.id, error: e instanceof Error ? e.message : String(e) };
   }
   parentPort!.postMessage(answer, transfer);
+}
+
+// Tasks waiting here, in order. Before each task every message that came meanwhile is taken in,
+// and a block to read goes before any tile: the job thread waits for its blocks, not for tiles.
+const waiting: (DeflateAsk | InflateAsk)[] = [];
+let working = false;
+
+function work(): void {
+  for (let r; (r = receiveMessageOnPort(parentPort!));) waiting.push(r.message as DeflateAsk | InflateAsk);
+  const read = waiting.findIndex((t) => t.kind === 'inflate');
+  const m = read >= 0 ? waiting.splice(read, 1)[0] : waiting.shift();
+  if (!m) {
+    working = false;
+    return;
+  }
+  answer(m);
+  setImmediate(work);
+}
+
+parentPort!.on('message', (m: DeflateAsk | InflateAsk) => {
+  waiting.push(m);
+  if (!working) {
+    working = true;
+    setImmediate(work);
+  }
 });

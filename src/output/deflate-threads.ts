@@ -2,12 +2,12 @@
 // own instead of libuv's pool. Why: libuv's pool is one queue in arrival order, shared with the
 // inflating of the blocks a job reads. A job that queues a whole chunk's tiles there makes its next
 // chunk's reads wait behind them; one that queues few leaves the cores idle while it warps the next
-// chunk. Here the tiles wait in a queue of the job thread's own, a chunk or more of them, while the
-// job thread reads and computes the next chunk (see docs/batch-jobs.md for the figures). The same
+// chunk. Here the tiles wait in the threads' own queues, a chunk or more of them, while the job
+// thread reads and computes the next chunk (see docs/batch-jobs.md for the figures). The same
 // threads read and inflate the blocks of local files the job reads, in one step each (the job
-// thread takes the decoded block), and those go first: a thread is handed at most two tasks at a
-// time, so a block waits behind one tile at most. Started by the job thread, they share its lower
-// priority; they end after a while without work, and start again with the next task.
+// thread takes the decoded block), and a thread takes those first: a block waits behind one tile
+// at most. Started by the job thread, they share its lower priority; they end after a while
+// without work, and start again with the next task.
 import { Worker } from 'node:worker_threads';
 import { builtFile } from '../core/built-file.js';
 import type { BlockInflater } from '../data/cog-reader.js';
@@ -53,9 +53,6 @@ interface Thread {
   pending: Map<number, Task>;
 }
 
-/** Tasks a thread holds at once: one under way and one waiting, so it never idles between them. */
-const PER_THREAD = 2;
-
 /** How long the threads stay without work before they end (and give back their memory), by default. */
 const IDLE_MS = 10_000;
 
@@ -87,10 +84,9 @@ export function releaseAnswer(data: Uint8Array): void {
 
 export class DeflateThreads implements BlockInflater {
   private threads: (Thread | null)[];
+  private next = 0;
   private ids = 0;
-  /** Tasks not yet handed to a thread: blocks to read first, then tiles, each in order. */
-  private readonly reads: Task[] = [];
-  private readonly tiles: Task[] = [];
+  private busy = 0;
   private idleTimer: NodeJS.Timeout | null = null;
 
   constructor(
@@ -108,56 +104,39 @@ export class DeflateThreads implements BlockInflater {
 
   /**
    * Deflates (zlib format) the bytes of `tile`, which must lie on a SharedArrayBuffer and stay
-   * unchanged until the answer.
+   * unchanged until the answer. Tasks are dealt to the threads in turn.
    */
   deflate(tile: Uint8Array, level: number, memLevel: number): Promise<Buffer> {
     if (!(tile.buffer instanceof SharedArrayBuffer)) return Promise.reject(new TypeError('DeflateThreads: the tile must lie on a SharedArrayBuffer'));
     const ask: DeflateAsk = { kind: 'deflate', id: ++this.ids, tile: tile.buffer, offset: tile.byteOffset, length: tile.byteLength, level, memLevel };
-    return new Promise<Buffer>((resolve, reject) => {
-      this.tiles.push({
-        ask,
-        resolve: (data, length) => {
-          answers.add(data);
-          resolve(Buffer.from(data, 0, length));
-        },
-        reject,
-      });
-      this.dispatch();
+    return this.send(ask, (data, length) => {
+      answers.add(data);
+      return Buffer.from(data, 0, length);
     });
   }
 
-  /** BlockInflater: reads and inflates a block of a local file (data/cog-reader.ts), ahead of any tile waiting. */
+  /** BlockInflater: reads and inflates a block of a local file (data/cog-reader.ts); a thread takes it before its tiles. */
   inflate(file: string, offset: number, length: number, size: number, predictor16Width: number): Promise<ArrayBuffer> {
-    const ask: InflateAsk = { kind: 'inflate', id: ++this.ids, file, offset, length, size, predictor16Width };
-    return new Promise<ArrayBuffer>((resolve, reject) => {
-      this.reads.push({ ask, resolve: (data) => resolve(data), reject });
-      this.dispatch();
-    });
+    return this.send({ kind: 'inflate', id: ++this.ids, file, offset, length, size, predictor16Width }, (data) => data);
   }
 
-  /** Hands waiting tasks to threads holding fewer than PER_THREAD, reads first; starts threads as needed. */
-  private dispatch(): void {
+  private send<T>(ask: DeflateAsk | InflateAsk, made: (data: ArrayBuffer, length: number) => T): Promise<T> {
+    const slot = this.next++ % this.count;
+    let thread: Thread;
+    try {
+      thread = this.threads[slot] ??= this.start(slot);
+    } catch (e) {
+      return Promise.reject(e instanceof Error ? e : new Error(String(e)));
+    }
     if (this.idleTimer) clearTimeout(this.idleTimer);
     this.idleTimer = null;
-    for (let slot = 0; slot < this.count && (this.reads.length || this.tiles.length); slot++) {
-      let thread: Thread;
-      try {
-        thread = this.threads[slot] ??= this.start(slot);
-      } catch (e) {
-        const error = e instanceof Error ? e : new Error(String(e));
-        for (const t of [...this.reads.splice(0), ...this.tiles.splice(0)]) t.reject(error);
-        return;
-      }
-      while (thread.pending.size < PER_THREAD) {
-        const task = this.reads.shift() ?? this.tiles.shift();
-        if (!task) break;
-        thread.pending.set(task.ask.id, task);
-        thread.worker.postMessage(task.ask);
-      }
-    }
-    if (!this.reads.length && !this.tiles.length && this.threads.every((t) => !t || t.pending.size === 0)) {
-      this.idleTimer = setTimeout(() => this.stop(), this.idleMs).unref();
-    }
+    this.busy++;
+    return new Promise<T>((resolve, reject) => {
+      thread.pending.set(ask.id, { ask, resolve: (data, length) => resolve(made(data, length)), reject });
+      thread.worker.postMessage(ask);
+    }).finally(() => {
+      if (--this.busy === 0) this.idleTimer = setTimeout(() => this.stop(), this.idleMs).unref();
+    });
   }
 
   /** Ends the threads; tasks under way fail. Later tasks start them again. */
@@ -183,15 +162,11 @@ export class DeflateThreads implements BlockInflater {
       thread.pending.delete(m.id);
       if ('error' in m) task.reject(new Error(`${task.ask.kind} failed: ${m.error}`));
       else task.resolve(m.data, m.length);
-      this.dispatch();
     });
     const fail = (why: string) => {
       if (this.threads[slot] === thread) this.threads[slot] = null;
-      const lost = [...thread.pending.values()];
+      for (const t of thread.pending.values()) t.reject(new Error(`a deflate thread ${why}`));
       thread.pending.clear();
-      for (const t of lost) t.reject(new Error(`a deflate thread ${why}`));
-      // What still waits goes to the other threads, or to a fresh one.
-      if (this.reads.length || this.tiles.length) this.dispatch();
     };
     worker.on('error', (e) => fail(`failed: ${e.message}`));
     worker.on('exit', (code) => fail(`ended (exit code ${code})`));
