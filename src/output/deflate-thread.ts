@@ -7,6 +7,7 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import { parentPort, receiveMessageOnPort } from 'node:worker_threads';
 import { deflateSync, inflateSync } from 'node:zlib';
 import type { DeflateAnswer, DeflateAsk, InflateAsk } from './deflate-threads.js';
+import { alloc, kernels, mark, release, u8 } from '../wasm/kernels.js';
 
 /** Room for any deflated tile in one output buffer: zlib's bound (deflateBound) with margin. */
 const outputRoom = (n: number) => n + (n >>> 10) + 64;
@@ -54,15 +55,19 @@ function inflateBlock(m: InflateAsk): { data: ArrayBuffer; length: number } {
   const out = inflateSync(raw, m.size > 0 ? { chunkSize: Math.max(64, m.size + BLOCK_SLACK) } : {});
   (raw.buffer as ArrayBuffer & { transfer(n: number): ArrayBuffer }).transfer(0);
   const w = m.predictor16Width;
-  if (w > 0) {
-    // Predictor 2 of one-sample 16-bit rows: each sample the sum, modulo 2^16, of its row up to it.
-    const a = new Uint16Array(out.buffer, out.byteOffset, out.length >> 1);
-    for (let o = 0; o + w <= a.length; o += w) {
-      let acc = a[o];
-      for (let i = 1; i < w; i++) {
-        acc = (acc + a[o + i]) & 0xffff;
-        a[o + i] = acc;
-      }
+  const rows = w > 0 ? Math.floor(out.length / 2 / w) : 0;
+  if (rows > 0) {
+    // Predictor 2 of one-sample 16-bit rows, undone by a kernel eight samples a step (the block's
+    // copy there and back costs less than a loop in JavaScript).
+    const bytes = rows * w * 2;
+    const at0 = mark();
+    try {
+      const at = alloc(bytes);
+      u8(at, bytes).set(out.subarray(0, bytes));
+      kernels().undoPredictor16(at, w, rows);
+      out.set(u8(at, bytes));
+    } finally {
+      release(at0);
     }
   }
   return { data: ownBuffer(out, BLOCK_SLACK), length: out.length };
