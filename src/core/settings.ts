@@ -267,7 +267,7 @@ export const SETTINGS = {
   jobDeflateThreads: setting(
     'XEO_JOB_DEFLATE_THREADS',
     int(Math.max(1, Math.min(4, os.availableParallelism())), 0, 'CPU count (max 4)'),
-    "Threads per job thread that deflate its COG's tiles, so a chunk's tiles are compressed while the next chunk is read and computed (they start with a job's first tile, run at the job thread's lower priority and end after 10 s without work); `0` deflates on libuv's pool, where the blocks being read wait behind the tiles. See [batch jobs](batch-jobs.md).",
+    "Threads per job thread that deflate its COG's tiles, so a chunk's tiles are compressed while the next chunk is read and computed, and read and inflate the deflated blocks of local files it reads, blocks first (they start with a job's first task, run at the job thread's lower priority and end after 10 s without work); `0` does both on libuv's pool, where the blocks being read wait behind the tiles. See [batch jobs](batch-jobs.md).",
   ),
   jobBlockCacheBytes: setting('XEO_JOB_BLOCK_CACHE_BYTES', int(32 * MiB, MiB), 'Memory for decoded raster blocks per job thread (a job reads most blocks once, so little is needed).'),
   zonalBlockCacheBytes: setting(
