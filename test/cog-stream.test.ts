@@ -3,13 +3,14 @@
 // and validation of a large streamed file, and its refusals and clean-up.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { encodeCog, type CogInput } from '../src/output/cog-writer.js';
 import { CogStreamWriter, type CogStreamOptions, type Window } from '../src/output/cog-stream.js';
 import { DeflateThreads, releaseAnswer } from '../src/output/deflate-threads.js';
+import { fileIdentity } from '../src/core/file-identity.js';
 import { deflateSync, inflateSync } from 'node:zlib';
 import { sampleTypeOf, type TypedArray } from '../src/core/grid.js';
 import { COG_VALIDATOR, describeWithTool, hasCogValidator, hasGdal } from './system-tools.js';
@@ -532,12 +533,18 @@ describe("CogStreamWriter on deflate threads (a job thread's DeflateThreads)", (
     const file = path.join(dir, 'blocks.bin');
     writeFileSync(file, Buffer.concat([Buffer.alloc(100, 9), plain, predicted]));
     const size = values.byteLength;
-    const first = await threads.inflate(file, 100, plain.length, size, 0);
+    const id = fileIdentity(statSync(file));
+    const first = await threads.inflate(file, id, 100, plain.length, size, 0);
     expect(Array.from(new Uint16Array(first, 0, values.length))).toEqual(Array.from(values));
-    const second = await threads.inflate(file, 100 + plain.length, predicted.length, size, width);
+    const second = await threads.inflate(file, id, 100 + plain.length, predicted.length, size, width);
     expect(Array.from(new Uint16Array(second, 0, values.length))).toEqual(Array.from(values));
-    await expect(threads.inflate(file, 100 + plain.length, predicted.length + 10, size, width)).rejects.toThrow(/ends inside a block/);
-    await expect(threads.inflate(file, 0, 50, size, 0)).rejects.toThrow(/inflate failed/);
+    await expect(threads.inflate(file, id, 100 + plain.length, predicted.length + 10, size, width)).rejects.toThrow(/ends inside a block/);
+    await expect(threads.inflate(file, id, 0, 50, size, 0)).rejects.toThrow(/inflate failed/);
+    // Another file put at the path (a new inode) is not read with the old one's offsets.
+    const moved = `${file}.new`;
+    writeFileSync(moved, Buffer.concat([Buffer.alloc(100, 9), plain, predicted]));
+    renameSync(moved, file);
+    await expect(threads.inflate(file, id, 100, plain.length, size, 0)).rejects.toThrow(/no longer the file that was opened/);
   });
 
   it('blocks to read go before tiles waiting to be deflated', async () => {
@@ -551,7 +558,7 @@ describe("CogStreamWriter on deflate threads (a job thread's DeflateThreads)", (
     writeFileSync(file, deflateSync(block));
     const done: string[] = [];
     const deflating = tiles.map((t, i) => threads.deflate(t, 9, 9).then(() => void done.push(`tile ${i}`)));
-    const read = threads.inflate(file, 0, deflateSync(block).length, block.length, 0).then(() => void done.push('block'));
+    const read = threads.inflate(file, fileIdentity(statSync(file)), 0, deflateSync(block).length, block.length, 0).then(() => void done.push('block'));
     await Promise.all([...deflating, read]);
     // Each thread has 8 tiles waiting when the block comes: its thread takes it after the tile under way.
     expect(done.indexOf('block'), done.join(', ')).toBeLessThanOrEqual(4);

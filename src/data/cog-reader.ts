@@ -6,10 +6,12 @@
 // bytes, shared by every file, and concurrent misses of one block or file are fetched once.
 import { fromArrayBuffer, fromFile, addDecoder, getDecoder, BaseDecoder, GeoTIFF, type GeoTIFFImage } from 'geotiff';
 import { LRUCache } from 'lru-cache';
+import { stat } from 'node:fs/promises';
 import { inflate } from 'node:zlib';
 import { promisify } from 'node:util';
 import type { GeoTransform, Grid, SampleType } from '../core/grid.js';
 import { readerKey, type HeaderSeed } from '../core/catalog.js';
+import { fileIdentity } from '../core/file-identity.js';
 import { HttpRangeSource } from './range-source.js';
 import { s3HrefSigner } from './stac-signers.js';
 import { checkUrl, OutboundRefused, type OutboundPolicy } from './outbound.js';
@@ -152,9 +154,10 @@ export interface BlockInflater {
   /**
    * The decoded bytes (`size`, or fewer for a short last strip; the buffer may hold 8 more) of the
    * `length` deflated bytes at `offset` of `file`; with predictor 2 of 16-bit samples undone,
-   * `predictor16Width` samples a row, when that is not 0.
+   * `predictor16Width` samples a row, when that is not 0. It fails when the file is no longer the
+   * one of `identity` (core/file-identity.ts: replaced or rewritten since it was opened).
    */
-  inflate(file: string, offset: number, length: number, size: number, predictor16Width: number): Promise<ArrayBuffer>;
+  inflate(file: string, identity: string, offset: number, length: number, size: number, predictor16Width: number): Promise<ArrayBuffer>;
 }
 
 /**
@@ -276,6 +279,8 @@ const SAMPLE_TYPES: Record<string, SampleType> = {
 
 export class CogReader {
   private decoders = new Map<number, Promise<BaseDecoder>>();
+  /** A local file's fileIdentity, when its blocks are read elsewhere. */
+  private identity: Promise<string> | null = null;
 
   private constructor(
     readonly href: string,
@@ -409,16 +414,18 @@ export class CogReader {
    * to undo, or 0), when it can: blocks of a local file, deflated, without a predictor or with
    * predictor 2 of one-sample 16-bit data. Null: they are decoded here.
    */
-  private async inflatedElsewhere(level: number): Promise<{ size: number; predictor16Width: number } | null> {
+  private async inflatedElsewhere(level: number): Promise<{ size: number; predictor16Width: number; identity: string } | null> {
     if (!this.store.inflater || !this.ownsReads) return null;
+    // The inflater opens the file by its path: it checks it is still the file opened here.
+    const identity = await (this.identity ??= stat(this.href).then(fileIdentity, (e: Error) => Promise.reject(new RasterFormatError(`${this.href} cannot be read: ${e.message}`))));
     const d = await this.decoder(level);
     if (!(d instanceof ZlibDecoder)) return null;
     const p = (d as unknown as { parameters: DecoderParameters }).parameters;
     const size = blockBytes(p);
     if (!(size > 0 && size < 1 << 30)) return null;
-    if (p.predictor === 1) return { size, predictor16Width: 0 };
+    if (p.predictor === 1) return { size, predictor16Width: 0, identity };
     const bits = [p.bitsPerSample].flat().map(Number);
-    if (p.predictor === 2 && bits.every((b) => b === 16) && (bits.length === 1 || p.planarConfiguration === 2)) return { size, predictor16Width: p.tileWidth };
+    if (p.predictor === 2 && bits.every((b) => b === 16) && (bits.length === 1 || p.planarConfiguration === 2)) return { size, predictor16Width: p.tileWidth, identity };
     return null;
   }
 
@@ -449,7 +456,7 @@ export class CogReader {
    * of adjacent blocks, the ranges in parallel) and decoded concurrently. For remote files the ring
    * of blocks around them comes in the same fetch, kept compressed until a read wants it.
    */
-  private blocksOf(level: number, wanted: [number, number][], sample: number, elsewhere: { size: number; predictor16Width: number } | null): Promise<ArrayBuffer>[] {
+  private blocksOf(level: number, wanted: [number, number][], sample: number, elsewhere: { size: number; predictor16Width: number; identity: string } | null): Promise<ArrayBuffer>[] {
     const image = this.images[level];
     const l = this.info.levels[level];
     const perRow = Math.ceil(l.width / l.tileWidth);
@@ -484,11 +491,11 @@ export class CogReader {
       return p;
     };
     // A block read and decoded by the cache's inflater, in one step.
-    const inflateElsewhere = (key: string, index: number, how: { size: number; predictor16Width: number }): Promise<ArrayBuffer> => {
+    const inflateElsewhere = (key: string, index: number, how: { size: number; predictor16Width: number; identity: string }): Promise<ArrayBuffer> => {
       tally.fetched++;
       tally.decoded++;
       const p = this.store
-        .inflater!.inflate(this.href, Number(offsets[index]), Number(counts[index]), how.size, how.predictor16Width)
+        .inflater!.inflate(this.href, how.identity, Number(offsets[index]), Number(counts[index]), how.size, how.predictor16Width)
         .then(
           (buf) => {
             cache.set(key, buf);

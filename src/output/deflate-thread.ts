@@ -3,10 +3,11 @@
 // first. The
 // answer's own buffer moves to the sender, so nothing is copied and nothing waits here for the
 // garbage collector.
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { parentPort, receiveMessageOnPort } from 'node:worker_threads';
 import { deflateSync, inflateSync } from 'node:zlib';
 import type { DeflateAnswer, DeflateAsk, InflateAsk } from './deflate-threads.js';
+import { fileIdentity } from '../core/file-identity.js';
 import { alloc, kernels, mark, release, u8 } from '../wasm/kernels.js';
 
 /** Room for any deflated tile in one output buffer: zlib's bound (deflateBound) with margin. */
@@ -39,6 +40,7 @@ function readBlock(m: InflateAsk): Buffer {
   const raw = Buffer.allocUnsafeSlow(m.length);
   const fd = openSync(m.file, 'r');
   try {
+    if (fileIdentity(fstatSync(fd)) !== m.identity) throw new Error(`${m.file} is no longer the file that was opened (replaced or rewritten)`);
     for (let got = 0; got < m.length;) {
       const n = readSync(fd, raw, got, m.length - got, m.offset + got);
       if (n === 0) throw new Error(`${m.file} ends inside a block (at byte ${m.offset + got})`);

@@ -32,6 +32,8 @@ export interface InflateAsk {
   kind: 'inflate';
   id: number;
   file: string;
+  /** The identity of the file the reader opened (core/file-identity.ts): another file at the path is refused. */
+  identity: string;
   offset: number;
   length: number;
   size: number;
@@ -116,8 +118,8 @@ export class DeflateThreads implements BlockInflater {
   }
 
   /** BlockInflater: reads and inflates a block of a local file (data/cog-reader.ts); a thread takes it before its tiles. */
-  inflate(file: string, offset: number, length: number, size: number, predictor16Width: number): Promise<ArrayBuffer> {
-    return this.send({ kind: 'inflate', id: ++this.ids, file, offset, length, size, predictor16Width }, (data) => data);
+  inflate(file: string, identity: string, offset: number, length: number, size: number, predictor16Width: number): Promise<ArrayBuffer> {
+    return this.send({ kind: 'inflate', id: ++this.ids, file, identity, offset, length, size, predictor16Width }, (data) => data);
   }
 
   private send<T>(ask: DeflateAsk | InflateAsk, made: (data: ArrayBuffer, length: number) => T): Promise<T> {
