@@ -144,6 +144,13 @@ const dispose = (v: Cached) => {
   if (v instanceof CogReader) setTimeout(() => v.close(), 60_000).unref();
   else if (v instanceof ArrayBuffer) setImmediate(() => giveBack(v));
 };
+/** How a level's blocks go to a BlockInflater: their decoded size, the predictor's row (or 0), the file's identity. */
+interface InflatedElsewhere {
+  size: number;
+  predictor16Width: number;
+  identity: string;
+}
+
 /**
  * Threads that read and inflate the deflated blocks of local files, each block in one step, and
  * hand over the decoded block (a job thread's deflate threads, output/deflate-threads.ts): the
@@ -414,19 +421,18 @@ export class CogReader {
    * to undo, or 0), when it can: blocks of a local file, deflated, without a predictor or with
    * predictor 2 of one-sample 16-bit data. Null: they are decoded here.
    */
-  private async inflatedElsewhere(level: number): Promise<{ size: number; predictor16Width: number; identity: string } | null> {
+  private async inflatedElsewhere(level: number): Promise<InflatedElsewhere | null> {
     if (!this.store.inflater || !this.ownsReads) return null;
-    // The inflater opens the file by its path: it checks it is still the file opened here.
-    const identity = await (this.identity ??= stat(this.href).then(fileIdentity, (e: Error) => Promise.reject(new RasterFormatError(`${this.href} cannot be read: ${e.message}`))));
     const d = await this.decoder(level);
     if (!(d instanceof ZlibDecoder)) return null;
     const p = (d as unknown as { parameters: DecoderParameters }).parameters;
     const size = blockBytes(p);
-    if (!(size > 0 && size < 1 << 30)) return null;
-    if (p.predictor === 1) return { size, predictor16Width: 0, identity };
     const bits = [p.bitsPerSample].flat().map(Number);
-    if (p.predictor === 2 && bits.every((b) => b === 16) && (bits.length === 1 || p.planarConfiguration === 2)) return { size, predictor16Width: p.tileWidth, identity };
-    return null;
+    const predictor16Width = p.predictor === 2 && bits.every((b) => b === 16) && (bits.length === 1 || p.planarConfiguration === 2) ? p.tileWidth : 0;
+    if (!(size > 0 && size < 1 << 30) || (p.predictor !== 1 && predictor16Width === 0)) return null;
+    // The inflater opens the file by its path: it checks it is still the file opened here.
+    const identity = await (this.identity ??= stat(this.href).then(fileIdentity, (e: Error) => Promise.reject(new RasterFormatError(`${this.href} cannot be read: ${e.message}`))));
+    return { size, predictor16Width, identity };
   }
 
   private decoder(level: number): Promise<BaseDecoder> {
@@ -456,7 +462,7 @@ export class CogReader {
    * of adjacent blocks, the ranges in parallel) and decoded concurrently. For remote files the ring
    * of blocks around them comes in the same fetch, kept compressed until a read wants it.
    */
-  private blocksOf(level: number, wanted: [number, number][], sample: number, elsewhere: { size: number; predictor16Width: number; identity: string } | null): Promise<ArrayBuffer>[] {
+  private blocksOf(level: number, wanted: [number, number][], sample: number, elsewhere: InflatedElsewhere | null): Promise<ArrayBuffer>[] {
     const image = this.images[level];
     const l = this.info.levels[level];
     const perRow = Math.ceil(l.width / l.tileWidth);
@@ -491,7 +497,7 @@ export class CogReader {
       return p;
     };
     // A block read and decoded by the cache's inflater, in one step.
-    const inflateElsewhere = (key: string, index: number, how: { size: number; predictor16Width: number; identity: string }): Promise<ArrayBuffer> => {
+    const inflateElsewhere = (key: string, index: number, how: InflatedElsewhere): Promise<ArrayBuffer> => {
       tally.fetched++;
       tally.decoded++;
       const p = this.store

@@ -1,8 +1,7 @@
 // One deflate thread of a job (deflate-threads.ts): deflates the tiles it is sent, one at a time,
 // from the sender's shared tile buffers, and reads and inflates blocks of local files, those
-// first. The
-// answer's own buffer moves to the sender, so nothing is copied and nothing waits here for the
-// garbage collector.
+// first. The answer's own buffer moves to the sender, so nothing is copied and nothing waits here
+// for the garbage collector.
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { parentPort, receiveMessageOnPort } from 'node:worker_threads';
 import { deflateSync, inflateSync } from 'node:zlib';
