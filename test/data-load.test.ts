@@ -38,6 +38,17 @@ afterAll(() => {
 });
 
 /** Reads a window (or a warp) with GDAL into Float32 with NaN for nodata. */
+/** Runs a Python script with numpy, GDAL (exceptions on), `srs` set to EPSG:32633 and `rng` seeded. */
+function gdalPython(seed: number, script: string): void {
+  const prelude = `import numpy as np
+from osgeo import gdal, osr
+gdal.UseExceptions()
+srs = osr.SpatialReference(); srs.ImportFromEPSG(32633)
+rng = np.random.default_rng(${seed})
+`;
+  run('/usr/bin/python3', ['-c', prelude + script]);
+}
+
 function gdalFloat(args: string[], tool = 'gdal_translate'): { data: Float32Array; width: number; height: number } {
   const dir = tempDir();
   try {
@@ -185,14 +196,9 @@ describeWithTool(hasGdal, 'GDAL', 'reads and warps against GDAL', () => {
     // with no-data; a band-interleaved pair too. The window crosses block edges and leaves the image.
     const dir = tempDir();
     try {
-      run('/usr/bin/python3', [
-        '-c',
+      gdalPython(
+        7,
         `
-import numpy as np
-from osgeo import gdal, osr
-gdal.UseExceptions()
-srs = osr.SpatialReference(); srs.ImportFromEPSG(32633)
-rng = np.random.default_rng(7)
 for name, dt, np_t, nd, pred, bands in [('u16', gdal.GDT_UInt16, np.uint16, 0, 2, 1), ('i16', gdal.GDT_Int16, np.int16, -9999, 2, 1),
                                       ('u8', gdal.GDT_Byte, np.uint8, 255, 2, 1), ('f32', gdal.GDT_Float32, np.float32, -9999, 3, 1),
                                       ('i32', gdal.GDT_Int32, np.int32, -1, 2, 1), ('u16x2', gdal.GDT_UInt16, np.uint16, 7, 2, 2),
@@ -206,7 +212,7 @@ for name, dt, np_t, nd, pred, bands in [('u16', gdal.GDT_UInt16, np.uint16, 0, 2
         band = ds.GetRasterBand(b + 1); band.SetNoDataValue(nd); band.WriteArray(v)
     ds = None
 `,
-      ]);
+      );
       const win = { col: 30, row: 50, width: 125, height: 60 };
       for (const [name, bands] of [
         ['u16', 1],
@@ -262,14 +268,9 @@ for name, dt, np_t, nd, pred, bands in [('u16', gdal.GDT_UInt16, np.uint16, 0, 2
     // predictor must not be applied to them.
     const dir = tempDir();
     try {
-      run('/usr/bin/python3', [
-        '-c',
+      gdalPython(
+        11,
         `
-import numpy as np
-from osgeo import gdal, osr
-gdal.UseExceptions()
-srs = osr.SpatialReference(); srs.ImportFromEPSG(32633)
-rng = np.random.default_rng(11)
 for name, dt, np_t, nd in [('u16', gdal.GDT_UInt16, np.uint16, 7), ('i16', gdal.GDT_Int16, np.int16, -9999), ('u16none', gdal.GDT_UInt16, np.uint16, None)]:
     ds = gdal.GetDriverByName('GTiff').Create('${dir}/' + name + '.tif', 150, 100, 1, dt, ['TILED=YES', 'BLOCKXSIZE=64', 'BLOCKYSIZE=64', 'COMPRESS=DEFLATE', 'PREDICTOR=2', 'SPARSE_OK=TRUE'])
     ds.SetGeoTransform([600000, 10, 0, 5300000, 0, -10]); ds.SetProjection(srs.ExportToWkt())
@@ -280,7 +281,7 @@ for name, dt, np_t, nd in [('u16', gdal.GDT_UInt16, np.uint16, 7), ('i16', gdal.
     band.WriteArray(v)
     ds = None
 `,
-      ]);
+      );
       const win = { col: 30, row: 20, width: 110, height: 70 };
       for (const name of ['u16', 'i16', 'u16none']) {
         const href = path.join(dir, `${name}.tif`);
