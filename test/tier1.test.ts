@@ -721,6 +721,52 @@ describe('tier-1 cache', () => {
     for (let i = 0; i < 5; i++) tiny.request({ inputs: 1, code: [{ op: 'const', value: i }], output: 1 }, `${i}`.repeat(32));
     expect(tiny.stats().dropped).toBe(3);
   }, 60_000);
+
+  it('with a start delay, background compiles wait, then run together; an explicit compile does not wait', async () => {
+    let compiles = 0;
+    const later = createTier1({
+      cacheDir: path.join(dir, 'later'),
+      startDelayMs: 300,
+      compile: (s) => {
+        compiles++;
+        return ascCompile(s);
+      },
+    });
+    const a: Program = {
+      inputs: 1,
+      code: [
+        { op: 'const', value: 3 },
+        { op: 'mul', a: 0, b: 1 },
+      ],
+      output: 2,
+    };
+    const b: Program = {
+      inputs: 1,
+      code: [
+        { op: 'const', value: 5 },
+        { op: 'add', a: 0, b: 1 },
+      ],
+      output: 2,
+    };
+    later.request(a, programHash(a));
+    later.request(b, programHash(b));
+    await new Promise((r) => setImmediate(r));
+    expect(compiles).toBe(0); // not started on this turn of the event loop
+    await later.idle();
+    expect(compiles).toBe(2);
+    expect(later.lookup(programHash(a))).not.toBeNull();
+    expect(later.lookup(programHash(b))).not.toBeNull();
+    const c: Program = {
+      inputs: 1,
+      code: [
+        { op: 'const', value: 7 },
+        { op: 'sub', a: 0, b: 1 },
+      ],
+      output: 2,
+    };
+    await later.compile(c);
+    expect(compiles).toBe(3);
+  }, 60_000);
 });
 
 describe('tier-1 kernels on the arena', () => {

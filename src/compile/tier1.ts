@@ -80,6 +80,12 @@ export interface Tier1Options {
   log?: Log;
   /** The compiler, AssemblyScript source to wasm bytes (default: asc in the worker thread, ascCompile). */
   compile?: (source: string) => Promise<Uint8Array>;
+  /**
+   * Milliseconds a background compile waits after the request that queued it, when none is under
+   * way (default 0: it starts at once): the runs that asked first go on tier 0 without sharing the
+   * cores with the compiler.
+   */
+  startDelayMs?: number;
 }
 
 export interface Tier1Stats {
@@ -374,6 +380,8 @@ export class KernelCache implements Tier1 {
   private readonly queue: { p: Program; hash: string }[] = [];
   private readonly queued = new Set<string>();
   private busy = false;
+  private readonly startDelayMs: number;
+  private startTimer: NodeJS.Timeout | null = null;
   private idleWaiters: (() => void)[] = [];
   private readonly counters: Tier1Stats = {
     compiles: 0,
@@ -394,6 +402,7 @@ export class KernelCache implements Tier1 {
     this.maxQueue = Math.max(0, opts.maxQueue ?? 64);
     this.log = opts.log ?? defaultLog;
     this.compiler = opts.compile ?? ascCompile;
+    this.startDelayMs = Math.max(0, opts.startDelayMs ?? 0);
   }
 
   /** The compiled kernel (from memory, else from disk), or null. Never compiles. */
@@ -422,7 +431,7 @@ export class KernelCache implements Tier1 {
       }
       this.queue.push({ p, hash });
       this.queued.add(hash);
-      this.pump();
+      this.start();
     } catch (e) {
       this.fail(hash, e);
     }
@@ -512,6 +521,17 @@ export class KernelCache implements Tier1 {
   }
 
   // -------------------------------------------------------------------------------------------
+
+  /** Starts the queue's compiles, after startDelayMs when none is under way or about to start. */
+  private start(): void {
+    if (this.startDelayMs === 0) return this.pump();
+    if (this.busy || this.startTimer) return;
+    this.startTimer = setTimeout(() => {
+      this.startTimer = null;
+      this.pump();
+    }, this.startDelayMs);
+    this.startTimer.unref();
+  }
 
   private pump(): void {
     if (this.busy) return;

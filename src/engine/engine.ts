@@ -72,6 +72,13 @@ export interface Engine extends EngineParts {
   files: ((userId: string) => UserFiles) | null;
 }
 
+/**
+ * How long a new program's tier-1 compile waits before it starts: about the time a map's first view
+ * of a new service takes to draw, so its tiles do not share the two cores of a small machine with
+ * the compiler (the `remote` bench's first tile: 127–149 ms against 140–151 ms; docs/benchmarks.md).
+ */
+const TIER1_START_DELAY_MS = 400;
+
 /** Builds this thread's engine. */
 export function createEngine(init: EngineInit): Engine {
   const log = createLogger(init.log?.format ?? 'text', init.log?.level ?? 'info');
@@ -87,7 +94,7 @@ export function createEngine(init: EngineInit): Engine {
     arena: init.arenaKeepBytes === undefined ? DEFAULT_ARENA : { keepBytes: init.arenaKeepBytes },
     // Compiled kernels are shared by all threads through the disk cache; each thread keeps its own
     // instances (a module instance belongs to the thread's kernel memory).
-    tier1: createTier1({ cacheDir: path.join(init.dataDir, 'kernels'), maxEntries: 256, log: (level, message) => level !== 'info' && log[level](message) }),
+    tier1: createTier1({ cacheDir: path.join(init.dataDir, 'kernels'), maxEntries: 256, log: (level, message) => level !== 'info' && log[level](message), startDelayMs: TIER1_START_DELAY_MS }),
     kernelHelpers: new KernelHelpers(init.kernelThreads ?? 0),
     deflate,
     udf: init.udf ? new UdfLink(init.udf) : null,
