@@ -75,7 +75,8 @@ export interface Engine extends EngineParts {
 /**
  * How long a new program's tier-1 compile waits before it starts: about the time a map's first view
  * of a new service takes to draw, so its tiles do not share the two cores of a small machine with
- * the compiler (the `remote` bench's first tile: 127–149 ms against 140–151 ms; docs/benchmarks.md).
+ * the compiler (the `remote` bench's first tile: 127–162 ms against 140–162 ms in six alternating
+ * pairs, its first view 1.69–2.21 against 1.61–1.88 times GDAL's speed; docs/benchmarks.md).
  */
 const TIER1_START_DELAY_MS = 400;
 
