@@ -1,6 +1,8 @@
 // The streaming COG writer: the same bytes as encodeCog for the same pixels (whatever the order of
-// the windows, and on a job's deflate threads as on libuv's pool), bounded memory on a raster 16 times larger than what it may hold, GDAL's reading
-// and validation of a large streamed file, and its refusals and clean-up.
+// the windows, and on a job's deflate threads as on libuv's pool), bounded memory on a raster 16
+// times larger than what it may hold, GDAL's reading and validation of a large streamed file, and
+// its refusals and clean-up. Also the deflate threads' own duties: reading and inflating blocks
+// (before tiles), and giving their answers' memory back.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';

@@ -67,9 +67,7 @@ describe('kernels', () => {
     for (const n of [0, 1, 3, 4, 5, 7, 8, 1000, 4099]) {
       const a = values(n, 1);
       const b = values(n, 2);
-      const base = k.heapBase();
-      const need = base + n * 12 + 64;
-      if (need > k.memory.buffer.byteLength) k.memory.grow(Math.ceil((need - k.memory.buffer.byteLength) / 65536));
+      const base = room(k, n * 12);
       const pa = base;
       const pb = base + n * 4;
       const po = base + n * 8;

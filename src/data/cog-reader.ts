@@ -12,11 +12,12 @@ import { promisify } from 'node:util';
 import type { GeoTransform, Grid, SampleType } from '../core/grid.js';
 import { readerKey, type HeaderSeed } from '../core/catalog.js';
 import { fileIdentity } from '../core/file-identity.js';
+import { BLOCK_SLACK, inflateRoom } from '../core/inflate-room.js';
 import { HttpRangeSource } from './range-source.js';
 import { s3HrefSigner } from './stac-signers.js';
 import { checkUrl, OutboundRefused, type OutboundPolicy } from './outbound.js';
 import { RemoteError } from './http-client.js';
-import { alloc, kernels, mark, plane, ptrOf, release, u8 } from '../wasm/kernels.js';
+import { alloc, kernels, mark, plane, ptrOf, release, u8, undoPredictor16 } from '../wasm/kernels.js';
 
 const inflateAsync = promisify(inflate);
 
@@ -36,18 +37,13 @@ function blockBytes(p: DecoderParameters): number {
   return Math.ceil((p.tileWidth * perPixel) / 8) * p.tileHeight;
 }
 
-/** Bytes a decoded block's buffer may hold beyond the block (a multiple of 8: any typed view fits). */
-const BLOCK_SLACK = 8;
-
 class ZlibDecoder extends BaseDecoder {
   override async decodeBlock(buffer: ArrayBufferLike): Promise<ArrayBufferLike> {
-    // One output buffer of the block's size: zlib then hands it over whole, instead of 16 KiB pieces
-    // joined by another copy (most of a zonal job's garbage, and a quarter of its thread's time).
-    // A few bytes more than the block: node:zlib takes an output buffer filled to the last byte for
-    // a sign of more to come, and would allocate another of the same size and go back to the pool
-    // once more to find the stream ended.
+    // One output buffer of the block's size (core/inflate-room.ts): zlib then hands it over whole,
+    // instead of 16 KiB pieces joined by another copy (most of a zonal job's garbage, and a quarter
+    // of its thread's time).
     const size = blockBytes((this as unknown as { parameters: DecoderParameters }).parameters);
-    const out = await inflateAsync(new Uint8Array(buffer), size > 0 && size < 1 << 30 ? { chunkSize: Math.max(64, size + BLOCK_SLACK) } : {});
+    const out = await inflateAsync(new Uint8Array(buffer), size > 0 && size < 1 << 30 ? { chunkSize: inflateRoom(size) } : {});
     // zlib's answer usually owns its memory whole (and the slack): then it is the block, without
     // another copy; readers view a block by its size, not its buffer's.
     return out.byteOffset === 0 && out.buffer.byteLength - out.byteLength <= BLOCK_SLACK ? out.buffer : out.buffer.slice(out.byteOffset, out.byteOffset + out.byteLength);
@@ -59,31 +55,18 @@ class ZlibDecoder extends BaseDecoder {
    */
   override async decode(buffer: ArrayBufferLike): Promise<ArrayBufferLike> {
     const p = (this as unknown as { parameters: DecoderParameters }).parameters;
-    const bits = [p.bitsPerSample].flat().map(Number);
-    if (p.predictor !== 2 || !bits.every((b) => b === 16) || !(bits.length === 1 || p.planarConfiguration === 2)) return super.decode(buffer);
+    const w = predictor16Width(p);
+    if (w === 0) return super.decode(buffer);
     const decoded = await this.decodeBlock(buffer);
-    const w = p.tileWidth;
-    undoPredictor16(decoded, w, Math.min(p.tileHeight, Math.floor(decoded.byteLength / 2 / w)));
+    undoPredictor16(new Uint8Array(decoded), w, Math.min(p.tileHeight, Math.floor(decoded.byteLength / 2 / w)));
     return decoded;
   }
 }
 
-/**
- * Undoes predictor 2 of `rows` rows of `width` 16-bit samples at the start of `buf`, in place: in
- * kernel memory, eight samples a step (the copy there and back costs less than a loop in JavaScript).
- */
-function undoPredictor16(buf: ArrayBufferLike, width: number, rows: number): void {
-  const bytes = width * rows * 2;
-  if (bytes <= 0) return;
-  const m = mark();
-  try {
-    const at = alloc(bytes);
-    u8(at, bytes).set(new Uint8Array(buf, 0, bytes));
-    kernels().undoPredictor16(at, width, rows);
-    new Uint8Array(buf, 0, bytes).set(u8(at, bytes));
-  } finally {
-    release(m);
-  }
+/** The row width of predictor 2 over one-sample 16-bit blocks (ZlibDecoder's own case), else 0. */
+function predictor16Width(p: DecoderParameters): number {
+  const bits = [p.bitsPerSample].flat().map(Number);
+  return p.predictor === 2 && bits.every((b) => b === 16) && (bits.length === 1 || p.planarConfiguration === 2) ? p.tileWidth : 0;
 }
 addDecoder([8, 32946], async () => ZlibDecoder);
 
@@ -388,7 +371,9 @@ export class CogReader {
     const spp = this.info.bands;
     const wanted: [number, number][] = [];
     for (let ty = Math.floor(r0 / th); ty * th < r1; ty++) for (let tx = Math.floor(c0 / tw); tx * tw < c1; tx++) wanted.push([tx, ty]);
-    const buffers = this.blocksOf(level, wanted, planar === 2 ? band : 0, await this.inflatedElsewhere(level));
+    // Only a job thread's reads of local files can go to an inflater: a tile's read has no turn to wait here.
+    const elsewhere = this.store.inflater && this.ownsReads ? await this.inflatedElsewhere(level) : null;
+    const buffers = this.blocksOf(level, wanted, planar === 2 ? band : 0, elsewhere);
     const stride = planar === 2 ? 1 : spp;
     const offset = planar === 2 ? 0 : band;
     const jobs = wanted.map(([tx, ty], k) =>
@@ -427,12 +412,11 @@ export class CogReader {
     if (!(d instanceof ZlibDecoder)) return null;
     const p = (d as unknown as { parameters: DecoderParameters }).parameters;
     const size = blockBytes(p);
-    const bits = [p.bitsPerSample].flat().map(Number);
-    const predictor16Width = p.predictor === 2 && bits.every((b) => b === 16) && (bits.length === 1 || p.planarConfiguration === 2) ? p.tileWidth : 0;
-    if (!(size > 0 && size < 1 << 30) || (p.predictor !== 1 && predictor16Width === 0)) return null;
+    const width = predictor16Width(p);
+    if (!(size > 0 && size < 1 << 30) || (p.predictor !== 1 && width === 0)) return null;
     // The inflater opens the file by its path: it checks it is still the file opened here.
     const identity = await (this.identity ??= stat(this.href).then(fileIdentity, (e: Error) => Promise.reject(new RasterFormatError(`${this.href} cannot be read: ${e.message}`))));
-    return { size, predictor16Width, identity };
+    return { size, predictor16Width: width, identity };
   }
 
   private decoder(level: number): Promise<BaseDecoder> {

@@ -6,7 +6,8 @@
 // deflate threads, the UDF link, the bridges to the main thread's searches and files, the
 // outbound rules, the vector limits, the machine-learning models (forests and ONNX sessions by
 // content hash, with their limits), the logger, and the process implementations. Each run
-// carries it (RunContext.engine); nothing of it is held in a module of its own. The main thread's side is src/compute/ports.ts.
+// carries it (RunContext.engine); nothing of it is held in a module of its own. The main
+// thread's side is src/compute/ports.ts.
 import path from 'node:path';
 import type { MessagePort } from 'node:worker_threads';
 import { openCatalog } from '../store/db.js';

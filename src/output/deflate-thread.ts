@@ -7,16 +7,11 @@ import { parentPort, receiveMessageOnPort } from 'node:worker_threads';
 import { deflateSync, inflateSync } from 'node:zlib';
 import type { DeflateAnswer, DeflateAsk, InflateAsk } from './deflate-threads.js';
 import { fileIdentity } from '../core/file-identity.js';
-import { alloc, kernels, mark, release, u8 } from '../wasm/kernels.js';
+import { BLOCK_SLACK, inflateRoom } from '../core/inflate-room.js';
+import { undoPredictor16 } from '../wasm/kernels.js';
 
 /** Room for any deflated tile in one output buffer: zlib's bound (deflateBound) with margin. */
 const outputRoom = (n: number) => n + (n >>> 10) + 64;
-
-/**
- * Bytes a decoded block's buffer holds beyond the block: node:zlib takes an output buffer filled
- * to its last byte for a sign of more output (as in data/cog-reader.ts).
- */
-const BLOCK_SLACK = 8;
 
 /**
  * The memory of zlib's answer when the answer starts it and fills all but `slack` bytes of it:
@@ -53,24 +48,10 @@ function readBlock(m: InflateAsk): Buffer {
 
 function inflateBlock(m: InflateAsk): { data: ArrayBuffer; length: number } {
   const raw = readBlock(m);
-  const out = inflateSync(raw, m.size > 0 ? { chunkSize: Math.max(64, m.size + BLOCK_SLACK) } : {});
+  const out = inflateSync(raw, m.size > 0 ? { chunkSize: inflateRoom(m.size) } : {});
   (raw.buffer as ArrayBuffer & { transfer(n: number): ArrayBuffer }).transfer(0);
   const w = m.predictor16Width;
-  const rows = w > 0 ? Math.floor(out.length / 2 / w) : 0;
-  if (rows > 0) {
-    // Predictor 2 of one-sample 16-bit rows, undone by a kernel eight samples a step (the block's
-    // copy there and back costs less than a loop in JavaScript).
-    const bytes = rows * w * 2;
-    const at0 = mark();
-    try {
-      const at = alloc(bytes);
-      u8(at, bytes).set(out.subarray(0, bytes));
-      kernels().undoPredictor16(at, w, rows);
-      out.set(u8(at, bytes));
-    } finally {
-      release(at0);
-    }
-  }
+  if (w > 0) undoPredictor16(out, w, Math.floor(out.length / 2 / w));
   return { data: ownBuffer(out, BLOCK_SLACK), length: out.length };
 }
 
