@@ -146,16 +146,23 @@ describe('remote COGs over HTTP', () => {
       [0, -1],
       [-1, -1],
     ];
+    const requests: number[] = [];
     for (const [dx, dy] of neighbours) {
+      const before = cogs.requests;
       const r = await tile(remoteTiles, 14, centre.x + dx, centre.y + dy);
+      requests.push(cogs.requests - before);
       expect(r.status).toBe(200);
       const local = await tile(localTiles, 14, centre.x + dx, centre.y + dy);
       expect(r.body.equals(local.body), `tile ${dx},${dy}`).toBe(true);
     }
     expect(cogs.hits.filter((h) => h.range === HEADER)).toEqual([]);
-    expect(cogs.requests).toBeLessThan(neighbours.length);
-    // Keep-alive: the connections of the first tile serve the later ones.
-    expect(cogs.connections).toBe(0);
+    // The first tile read only its own blocks; the first neighbour reads the ring around its own,
+    // and the others find theirs there.
+    expect(requests[0]).toBeGreaterThan(0);
+    expect(requests.slice(1)).toEqual([0, 0, 0, 0, 0]);
+    // Keep-alive: the first tile's connections serve the later requests (only those beyond its
+    // number of parallel ranges open new ones).
+    expect(cogs.connections).toBeLessThan(requests[0]);
   });
 
   it('retries 503, 429 (with Retry-After) and dropped connections, and draws the tile', async () => {
@@ -242,5 +249,25 @@ describe('a remote header larger than the first request', () => {
     expect(cogs.requests).toBeLessThanOrEqual(6);
     const b = await (await openRaster(path.join(dir, 'small-tiles.tif'), TRUSTED, blocks)).readWindow(0, 0, win);
     expect(Array.from(a)).toEqual(Array.from(b));
+  });
+
+  it("reads nothing ahead for a file's first window, and the ring around each later one", async () => {
+    const remote = await openRaster(`${cogs.url}/small-tiles.tif`, TRUSTED, new BlockCache(256 << 20));
+    const local = await openRaster(path.join(dir, 'small-tiles.tif'), TRUSTED, new BlockCache(256 << 20));
+    // 16 px blocks: block columns 62-68 and rows 31-34.
+    const win = { col: 1000, row: 500, width: 100, height: 60 };
+    const read = async (dx: number, dy: number) => {
+      const w = { ...win, col: win.col + 16 * dx, row: win.row + 16 * dy };
+      cogs.reset();
+      const got = await remote.readWindow(0, 0, w);
+      expect(Array.from(got)).toEqual(Array.from(await local.readWindow(0, 0, w)));
+      return cogs.requests;
+    };
+    // The first read: its own blocks (rows this close merge into one range), none around them.
+    expect(await read(0, 0)).toBeGreaterThan(0);
+    // One block row lower: that row was not read ahead; it comes now, with the ring around the window.
+    expect(await read(0, 1)).toBeGreaterThan(0);
+    // One block further right and down: inside what the second read fetched.
+    expect(await read(1, 1)).toBe(0);
   });
 });
