@@ -25,7 +25,16 @@ function turn(ax: number, ay: number, bx: number, by: number, cx: number, cy: nu
 
 /** Whether segments p-q and r-s surely have no point in common. */
 function apart(xy: Float64Array, p: number, q: number, r: number, s: number): boolean {
-  const [px, py, qx, qy, rx, ry, sx, sy] = [xy[2 * p], xy[2 * p + 1], xy[2 * q], xy[2 * q + 1], xy[2 * r], xy[2 * r + 1], xy[2 * s], xy[2 * s + 1]];
+  // Plain locals: a destructured array literal made an array and an iterator at every call, and a
+  // job's check calls this for every pair of edges of every field.
+  const px = xy[2 * p],
+    py = xy[2 * p + 1],
+    qx = xy[2 * q],
+    qy = xy[2 * q + 1];
+  const rx = xy[2 * r],
+    ry = xy[2 * r + 1],
+    sx = xy[2 * s],
+    sy = xy[2 * s + 1];
   if (Math.max(px, qx) < Math.min(rx, sx) || Math.max(rx, sx) < Math.min(px, qx)) return true;
   if (Math.max(py, qy) < Math.min(ry, sy) || Math.max(ry, sy) < Math.min(py, qy)) return true;
   const t1 = turn(px, py, qx, qy, rx, ry);

@@ -13,7 +13,7 @@ import { DataCube, type Dimension } from '../../datacube/datacube.js';
 import { LazyCube, cubeOf } from '../../data/lazy.js';
 import { featuresBox, geometriesArg } from '../../datacube/geometry.js';
 import type { VectorFeatures } from '../../datacube/features.js';
-import { spansOf } from '../../datacube/spans.js';
+import { inCrs, spansOf } from '../../datacube/spans.js';
 import { ZONAL_STATS, zonalStats, zonalValues, type ZonalStat } from '../../datacube/zonal.js';
 import { geometryDimension } from '../../datacube/vector-cube.js';
 import { crsInfo } from '../../geometry/crs.js';
@@ -102,7 +102,9 @@ export const processes: ProcessImpl[] = [
     checkSize(features.length, planes * stats, ctx);
     // The rasterised spans and the statistics kernel count as the run's kernels (its Server-Timing, a job's time line).
     const t0 = performance.now();
-    const spans = spansOf(features.geometries, grid);
+    // A chunk's geometries, taken from all of them in the grid's CRS: reprojected once per thread
+    // (inCrs keeps that), not once more per chunk; vertex by vertex, so the same coordinates.
+    const spans = spansOf(members ? inCrs(all.geometries, grid.epsg).select(members) : features.geometries, grid);
     const n = features.length;
     const out = new Float32Array(n * planes * stats);
     const kernel = zonalStatOf(cb);
