@@ -117,7 +117,7 @@ const sizeOf = (v: Cached) => (v instanceof ArrayBuffer ? Math.max(1, v.byteLeng
  * their own, sent in parallel): the next tiles of a map session mostly find their blocks here.
  * Not for a file's first window (a map's first tile): with a ring of one block around its two by
  * two, it would wait for four times the bytes it needs (the remote bench's first tile read for
- * 57-63 ms with the ring, 41-42 ms without).
+ * 59-63 ms with the ring, 41-42 ms without).
  */
 const READ_AHEAD_BLOCKS = 1;
 
