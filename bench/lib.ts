@@ -6,6 +6,7 @@ import { constants, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { THREAD_NAMES } from '../src/core/thread-names.js';
 
 /** The compiled bench dir (dist/bench) and the project root. */
 export const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
@@ -257,13 +258,22 @@ export function table(rows: (string | number)[][]): string {
   return [head, '-'.repeat(head.length), ...cells.slice(1).map((r, i) => line(r, rows[i + 1]))].join('\n');
 }
 
-/** The kinds of a server's threads, by their names in /proc (comm). */
-const THREAD_KINDS: Record<string, string> = { MainThread: 'main', WorkerThread: 'workers', 'libuv-worker': 'pool', V8Worker: 'v8' };
+/** The kinds of a server's threads, by their names in /proc (comm; ours in src/core/thread-names.ts). */
+const THREAD_KINDS: Record<string, string> = {
+  MainThread: 'main',
+  [THREAD_NAMES.job]: 'job',
+  [THREAD_NAMES.deflate]: 'deflate',
+  [THREAD_NAMES.compute]: 'compute',
+  'libuv-worker': 'pool',
+  V8Worker: 'v8',
+};
 
 /**
- * CPU seconds of a process's threads by kind: `main` (the event loop), `workers` (worker threads:
- * job and compute threads), `pool` (libuv's pool: zlib, file I/O), `v8` (V8's background threads:
- * concurrent garbage collection and compilation), `other`. Threads that ended are not counted.
+ * CPU seconds of a process's threads by kind: `main` (the event loop), `job` (job threads),
+ * `deflate` (a job's deflate threads: its COG tiles, the blocks of local files it reads),
+ * `compute` (tiles and /result), `workers` (our other worker threads: compilers, kernel helpers,
+ * the UDF host), `pool` (libuv's pool: zlib, file I/O), `v8` (V8's background threads: concurrent
+ * garbage collection and compilation), `other`. Threads that ended are not counted.
  */
 export function threadCpu(pid: number | undefined): Record<string, number> {
   const out: Record<string, number> = {};
@@ -275,7 +285,8 @@ export function threadCpu(pid: number | undefined): Record<string, number> {
   }
   for (const t of tasks) {
     try {
-      const kind = THREAD_KINDS[readFileSync(`/proc/${pid}/task/${t}/comm`, 'utf8').trim()] ?? 'other';
+      const name = readFileSync(`/proc/${pid}/task/${t}/comm`, 'utf8').trim();
+      const kind = THREAD_KINDS[name] ?? (name.startsWith('xeo-') ? 'workers' : 'other');
       out[kind] = (out[kind] ?? 0) + statCpuSeconds(readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8'));
     } catch {
       // the thread ended between the listing and the read

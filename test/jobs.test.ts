@@ -8,6 +8,7 @@ import path from 'node:path';
 import { startServer, expectError, removeDir, addUser, login, http, type TestServer } from './helpers.js';
 import { demoDataDir } from './demo-data.js';
 import { Jobs, ndviGraph, slowGraph, onePieceGraph, failingGraph, pixels } from './jobs-helpers.js';
+import { THREAD_NAMES } from '../src/core/thread-names.js';
 
 let s: TestServer;
 let jobs: Jobs;
@@ -376,10 +377,13 @@ describe('job threads', () => {
       const stat = readFileSync(`${task}/${tid}/stat`, 'utf8');
       return { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), nice: Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]) };
     });
-    const workers = threads.filter((t) => t.name === 'WorkerThread');
-    // The job thread (and any thread it starts) at 10; the compute threads at 0.
-    expect(workers.filter((t) => t.nice === 10).length).toBeGreaterThanOrEqual(1);
-    expect(workers.filter((t) => t.nice === 0).length).toBeGreaterThanOrEqual(1);
-    expect(threads.filter((t) => t.name !== 'WorkerThread').map((t) => `${t.name} ${t.nice}`)).toEqual(threads.filter((t) => t.name !== 'WorkerThread').map((t) => `${t.name} 0`));
+    // Threads go by their names (src/core/thread-names.ts): the job thread and the deflate threads
+    // it starts at 10, every other thread (the compute threads among them) at 0.
+    const low = new Set<string>([THREAD_NAMES.job, THREAD_NAMES.deflate]);
+    expect(threads.filter((t) => t.name === THREAD_NAMES.job).map((t) => t.nice)).toEqual([10]);
+    expect(threads.filter((t) => t.name === THREAD_NAMES.compute).length).toBeGreaterThanOrEqual(1);
+    const niceness = (ts: typeof threads) => ts.map((t) => `${t.name} ${t.nice}`);
+    expect(niceness(threads.filter((t) => low.has(t.name)))).toEqual(threads.filter((t) => low.has(t.name)).map((t) => `${t.name} 10`));
+    expect(niceness(threads.filter((t) => !low.has(t.name)))).toEqual(threads.filter((t) => !low.has(t.name)).map((t) => `${t.name} 0`));
   });
 });

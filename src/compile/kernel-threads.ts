@@ -11,6 +11,7 @@ import { builtFile } from '../core/built-file.js';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { alloc, kernelMemory, memoryGeneration, u32 } from '../wasm/kernels.js';
 import { C, CTRL_WORDS, MAX_BANDS, claim, type HelperMessage } from './kernel-threads-protocol.js';
+import { THREAD_NAMES } from '../core/thread-names.js';
 
 /** A tier-1 kernel as the helpers need it: its module (to instantiate on the shared memory) and export. */
 export interface SplittableKernel {
@@ -79,7 +80,7 @@ export class KernelHelpers {
     const ctrl = (this.ctrl = new Int32Array(new SharedArrayBuffer(CTRL_WORDS * 4)));
     for (let s = 1; s <= this.count; s++) {
       const { port1, port2 } = new MessageChannel();
-      const worker = new Worker(file, { workerData: { ctrl, port: port2, slot: s }, transferList: [port2] });
+      const worker = new Worker(file, { name: THREAD_NAMES.kernel, workerData: { ctrl, port: port2, slot: s }, transferList: [port2] });
       worker.unref();
       worker.on('error', () => undefined); // its bands are rescued by the engine thread
       this.helpers.push({ worker, port: port1, generation: -1, modules: new Set() });

@@ -34,6 +34,7 @@ import { CODEGEN_VERSION, HOST_IMPORTS, generateFunction, generateSource, PRELUD
 import { kernelMemory, memoryGeneration } from '../wasm/kernels.js';
 import type { CompiledKernel, Tier1 } from './executor.js';
 import { compileSource, WORKER_MARKER, type CompileReply, type CompileRequest } from './asc-worker.js';
+import { THREAD_NAMES } from '../core/thread-names.js';
 
 // The TypeScript lib of this project (ES2022, no DOM) has no WebAssembly types: the parts used here.
 interface WasmModule {
@@ -313,7 +314,7 @@ function failAll(e: Error): void {
 }
 
 function startWorker(file: URL): Worker {
-  const w = new Worker(file, { workerData: WORKER_MARKER });
+  const w = new Worker(file, { name: THREAD_NAMES.compiler, workerData: WORKER_MARKER });
   w.on('message', (m: CompileReply) => {
     const job = jobs.get(m.id);
     if (!job) return;

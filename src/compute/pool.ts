@@ -15,6 +15,7 @@ import type { ToWorker, WorkerInit } from '../engine/compute-thread.js';
 import { ENGINE_THREAD_LIMITS, threadPorts, type EngineHost } from './ports.js';
 import { gauge, poolTasks, poolTaskSlot } from '../core/metrics.js';
 import { log } from '../core/log.js';
+import { THREAD_NAMES } from '../core/thread-names.js';
 
 const OK = poolTaskSlot('compute', 'ok');
 const FAILED = poolTaskSlot('compute', 'failed');
@@ -90,6 +91,7 @@ export class ComputePool {
   private spawn(): Slot {
     const { searchPort, udf, filesPort, metricsPort, log: logging, transferList } = threadPorts(this.opts.host);
     const worker = new Worker(new URL('../engine/compute-thread.js', import.meta.url), {
+      name: THREAD_NAMES.compute,
       workerData: {
         dataDir: this.opts.dataDir,
         databaseUrl: this.opts.databaseUrl,

@@ -13,6 +13,7 @@ import { isFinal, type FromJobThread, type JobTask, type JobThreadInit, type ToJ
 import type { JobSpec } from './runner.js';
 import { gauge, poolTasks, poolTaskSlot } from '../core/metrics.js';
 import { log } from '../core/log.js';
+import { THREAD_NAMES } from '../core/thread-names.js';
 
 const OUTCOME: Record<string, number> = {
   done: poolTaskSlot('jobs', 'ok'),
@@ -77,6 +78,7 @@ export class JobThreads {
     void stat('.').catch(() => {});
     const { searchPort, udf, filesPort, metricsPort, log: logging, transferList } = threadPorts(this.host);
     const worker = new Worker(new URL('./worker.js', import.meta.url), {
+      name: THREAD_NAMES.job,
       workerData: { ...this.init, searchPort, udf, filesPort, metricsPort, log: logging },
       transferList,
       resourceLimits: ENGINE_THREAD_LIMITS,

@@ -11,6 +11,7 @@
 import { Worker } from 'node:worker_threads';
 import { builtFile } from '../core/built-file.js';
 import type { BlockInflater } from '../data/cog-reader.js';
+import { THREAD_NAMES } from '../core/thread-names.js';
 
 /** A tile to deflate: `length` bytes at `offset` of a shared tile buffer. */
 export interface DeflateAsk {
@@ -155,7 +156,7 @@ export class DeflateThreads implements BlockInflater {
   private start(slot: number): Thread {
     const file = threadFile();
     if (!file) throw new Error('dist/src/output/deflate-thread.js not found (run npm run build)');
-    const worker = new Worker(file, { resourceLimits: LIMITS });
+    const worker = new Worker(file, { name: THREAD_NAMES.deflate, resourceLimits: LIMITS });
     const thread: Thread = { worker, pending: new Map() };
     worker.unref();
     worker.on('message', (m: DeflateAnswer) => {

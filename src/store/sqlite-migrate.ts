@@ -4,6 +4,7 @@
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { builtFile } from '../core/built-file.js';
 import { migrateSqliteFile } from './schema.js';
+import { THREAD_NAMES } from '../core/thread-names.js';
 
 const MARKER = 'xeo-sqlite-migrate';
 
@@ -13,7 +14,7 @@ export function migrateSqlite(file: string): Promise<void> {
   // Without a build (a script run on sources alone), the migration runs here.
   if (!entry) return Promise.resolve().then(() => migrateSqliteFile(file));
   return new Promise((resolve, reject) => {
-    const w = new Worker(entry, { workerData: { marker: MARKER, file } });
+    const w = new Worker(entry, { name: THREAD_NAMES.migrate, workerData: { marker: MARKER, file } });
     w.once('message', (m: { ok: boolean; error?: string }) => (m.ok ? resolve() : reject(new Error(m.error))));
     w.once('error', reject);
     w.once('exit', (code) => reject(new Error(`the migration thread ended with code ${code}`)));

@@ -15,6 +15,7 @@ import { Worker } from 'node:worker_threads';
 import { ApiError } from '../core/errors.js';
 import { WORKER_MARKER, type CompileReply, type CompileRequest } from '../compile/asc-worker.js';
 import { inspectWasm } from '../compile/tier1.js';
+import { THREAD_NAMES } from '../core/thread-names.js';
 
 /** Bytes of AssemblyScript source a UDF may have. */
 export const MAX_SOURCE_BYTES = 64 * 1024;
@@ -60,7 +61,7 @@ function workerFile(): URL {
 
 function compiler(): Worker {
   if (worker) return worker;
-  const w = new Worker(workerFile(), { workerData: WORKER_MARKER });
+  const w = new Worker(workerFile(), { name: THREAD_NAMES.udfCompiler, workerData: WORKER_MARKER });
   w.on('message', (m: CompileReply) => {
     const job = waiting.get(m.id);
     if (!job) return;

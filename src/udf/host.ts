@@ -12,6 +12,7 @@ import type { Config } from '../core/config.js';
 import { missingForPython, type SandboxSettings } from './sandbox.js';
 import type { HostInit, ToHostThread, FromHostThread } from './host-thread.js';
 import type { HostLink, RuntimeInfo } from './protocol.js';
+import { THREAD_NAMES } from '../core/thread-names.js';
 
 /** Our Python files (the runner and the `openeo` package): beside this file in src/, or src/udf/python seen from dist/src/udf. */
 export function pythonSourceDir(): string {
@@ -88,7 +89,7 @@ export class UdfHost {
       cacheDir: path.join(config.dataDir, 'kernels'),
       ascVersion: this.asVersion,
     };
-    this.worker = new Worker(new URL('./host-thread.js', import.meta.url), { workerData: init });
+    this.worker = new Worker(new URL('./host-thread.js', import.meta.url), { name: THREAD_NAMES.udfHost, workerData: init });
     this.worker.on('message', (m: FromHostThread) => {
       if (m.type === 'info') {
         this.waiting.get(m.id)?.(m.info);
