@@ -37,7 +37,6 @@ afterAll(() => {
   removeDir(dataDir);
 });
 
-/** Reads a window (or a warp) with GDAL into Float32 with NaN for nodata. */
 /** Runs a Python script with numpy, GDAL (exceptions on), `srs` set to EPSG:32633 and `rng` seeded. */
 function gdalPython(seed: number, script: string): void {
   const prelude = `import numpy as np
@@ -49,6 +48,7 @@ rng = np.random.default_rng(${seed})
   run('/usr/bin/python3', ['-c', prelude + script]);
 }
 
+/** Reads a window (or a warp) with GDAL into Float32 with NaN for nodata. */
 function gdalFloat(args: string[], tool = 'gdal_translate'): { data: Float32Array; width: number; height: number } {
   const dir = tempDir();
   try {

@@ -723,6 +723,15 @@ describe('tier-1 cache', () => {
   }, 60_000);
 
   it('with a start delay, background compiles wait, then both run; an explicit compile starts at once', async () => {
+    // x op c, for a constant c
+    const withConst = (op: 'add' | 'sub' | 'mul', value: number): Program => ({
+      inputs: 1,
+      code: [
+        { op: 'const', value },
+        { op, a: 0, b: 1 },
+      ],
+      output: 2,
+    });
     let compiles = 0;
     const later = createTier1({
       cacheDir: path.join(dir, 'later'),
@@ -732,22 +741,8 @@ describe('tier-1 cache', () => {
         return ascCompile(s);
       },
     });
-    const a: Program = {
-      inputs: 1,
-      code: [
-        { op: 'const', value: 3 },
-        { op: 'mul', a: 0, b: 1 },
-      ],
-      output: 2,
-    };
-    const b: Program = {
-      inputs: 1,
-      code: [
-        { op: 'const', value: 5 },
-        { op: 'add', a: 0, b: 1 },
-      ],
-      output: 2,
-    };
+    const a = withConst('mul', 3);
+    const b = withConst('add', 5);
     later.request(a, programHash(a));
     later.request(b, programHash(b));
     await new Promise((r) => setImmediate(r));
@@ -756,15 +751,7 @@ describe('tier-1 cache', () => {
     expect(compiles).toBe(2);
     expect(later.lookup(programHash(a))).not.toBeNull();
     expect(later.lookup(programHash(b))).not.toBeNull();
-    const c: Program = {
-      inputs: 1,
-      code: [
-        { op: 'const', value: 7 },
-        { op: 'sub', a: 0, b: 1 },
-      ],
-      output: 2,
-    };
-    const now = later.compile(c);
+    const now = later.compile(withConst('sub', 7));
     expect(compiles).toBe(3); // asked of the compiler before compile() returned, not after the delay
     await now;
   }, 60_000);

@@ -409,10 +409,10 @@ export class CogReader {
   /**
    * How the cache's inflater decodes this level's blocks (their size, and the row of predictor 2
    * to undo, or 0), when it can: blocks of a local file, deflated, without a predictor or with
-   * predictor 2 of one-sample 16-bit data. Null: they are decoded here.
+   * predictor 2 of one-sample 16-bit data. Null: they are decoded here. Asked only when the cache
+   * has an inflater and this reader's reads are its own (readWindow).
    */
   private async inflatedElsewhere(level: number): Promise<InflatedElsewhere | null> {
-    if (!this.store.inflater || !this.ownsReads) return null;
     const d = await this.decoder(level);
     if (!(d instanceof ZlibDecoder)) return null;
     const p = (d as unknown as { parameters: DecoderParameters }).parameters;

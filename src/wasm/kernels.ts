@@ -416,7 +416,6 @@ export function kernelMemory(): WasmMemory {
   return kernels().memory;
 }
 
-/** Uint8 view of n bytes at ptr. */
 /**
  * Undoes TIFF predictor 2 of `rows` rows of `width` one-sample 16-bit values at the start of
  * `bytes`, in place: copied into kernel memory, undone there eight samples a step
@@ -436,6 +435,7 @@ export function undoPredictor16(bytes: Uint8Array, width: number, rows: number):
   }
 }
 
+/** Uint8 view of n bytes at ptr. */
 export function u8(ptr: number, n: number): Uint8Array {
   return new Uint8Array(memoryBuffer(), ptr, n);
 }
