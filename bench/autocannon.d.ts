@@ -46,7 +46,12 @@ declare module 'autocannon' {
       requests: Histogram & { sent: number };
       throughput: Histogram;
     }
+    /** A run under way: it settles with the result, and emits each answer as it comes. */
+    interface Run extends Promise<Result> {
+      /** Each answer: its status, bytes and latency in milliseconds (from process.hrtime). */
+      on(event: 'response', listener: (client: unknown, statusCode: number, bytes: number, ms: number) => void): void;
+    }
   }
-  function autocannon(opts: autocannon.Options): Promise<autocannon.Result>;
+  function autocannon(opts: autocannon.Options): autocannon.Run;
   export = autocannon;
 }

@@ -213,8 +213,11 @@ export interface Load {
   reqPerSec: number;
   requests: number;
   seconds: number;
+  /** autocannon's percentiles: whole milliseconds, corrected for coordinated omission at a set rate. */
   p50Ms: number;
   p99Ms: number;
+  /** Every 2xx answer's own latency in ms, to the microsecond (no correction), in arrival order. */
+  latenciesMs: number[];
   /** CPU seconds the server used during the run, when its pid was given and /proc exists. */
   serverCpuS: number | null;
 }
@@ -226,7 +229,12 @@ export interface Load {
  */
 export async function cannon(opts: autocannon.Options, serverPid?: number): Promise<Load> {
   const cpu0 = cpuSeconds(serverPid);
-  const r = await autocannon({ connections: 50, pipelining: 1, duration: 5, ...opts });
+  const run = autocannon({ connections: 50, pipelining: 1, duration: 5, ...opts });
+  const latenciesMs: number[] = [];
+  run.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
+    if (status >= 200 && status < 300) latenciesMs.push(ms);
+  });
+  const r = await run;
   const cpu1 = cpuSeconds(serverPid);
   if (r.non2xx || r.errors || r.timeouts || r.requests.total === 0) {
     throw new Error(`load on ${opts.url} was not all 2xx: ${r.requests.total} answers, non2xx ${r.non2xx}, errors ${r.errors}, ` + `timeouts ${r.timeouts}, statuses ${JSON.stringify(r.statusCodeStats)}`);
@@ -237,6 +245,7 @@ export async function cannon(opts: autocannon.Options, serverPid?: number): Prom
     seconds: r.duration,
     p50Ms: r.latency.p50,
     p99Ms: r.latency.p99,
+    latenciesMs,
     serverCpuS: cpu0 !== null && cpu1 !== null ? cpu1 - cpu0 : null,
   };
 }
