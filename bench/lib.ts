@@ -250,6 +250,12 @@ export async function cannon(opts: autocannon.Options, serverPid?: number): Prom
   };
 }
 
+/** The p-quantile (0 to 1) of xs: the value at rank floor(p * (n - 1)) of the sorted values. */
+export function pct(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.floor(p * (s.length - 1)))] : NaN;
+}
+
 export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;

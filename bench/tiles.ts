@@ -18,7 +18,7 @@ import { writeFileSync } from 'node:fs';
 import { STATUS_CODES } from 'node:http';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { BENCH_DIR, CLI, Cleanup, cannon, median, removeDir, round, rssMb, startChild, startXeo, table, tempDir, type Load } from './lib.js';
+import { BENCH_DIR, CLI, Cleanup, cannon, median, pct, removeDir, round, rssMb, startChild, startXeo, table, tempDir, type Load } from './lib.js';
 import type { BareSpec } from './bare-server.js';
 import { tileAt, type TileCoord } from '../src/tiles/tile-grid.js';
 import { ndvi as ndviJob, SIDE_M } from './batch.js';
@@ -37,11 +37,6 @@ const CENTRE = { lon: 16.745, lat: 47.928 };
 const TILE_CACHE_MB = 32;
 const BLOCK_CACHE_MB = 64;
 const THREADS = 2;
-
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[Math.min(s.length - 1, Math.floor(p * (s.length - 1)))] : NaN;
-};
 
 interface Timed {
   ms: number;
