@@ -216,8 +216,11 @@ export interface Load {
   /** autocannon's percentiles: whole milliseconds, corrected for coordinated omission at a set rate. */
   p50Ms: number;
   p99Ms: number;
-  /** Every 2xx answer's own latency in ms, to the microsecond (no correction), in arrival order. */
-  latenciesMs: number[];
+  /**
+   * Every 2xx answer's own latency in ms, to the microsecond (no correction), in arrival order;
+   * null unless asked for (a callback per answer costs the load generator at high rates).
+   */
+  latenciesMs: number[] | null;
   /** CPU seconds the server used during the run, when its pid was given and /proc exists. */
   serverCpuS: number | null;
 }
@@ -226,14 +229,17 @@ export interface Load {
  * One autocannon run; throws unless every answer was 2xx with no errors or timeouts. With the
  * server's pid it also records the server's CPU time: autocannon is one JS thread and often the
  * bottleneck, and then the server's CPU per request shows its cost better than req/s does.
+ * `latencies` keeps every answer's own latency (for pooledP99).
  */
-export async function cannon(opts: autocannon.Options, serverPid?: number): Promise<Load> {
+export async function cannon(opts: autocannon.Options, serverPid?: number, { latencies = false } = {}): Promise<Load> {
   const cpu0 = cpuSeconds(serverPid);
   const run = autocannon({ connections: 50, pipelining: 1, duration: 5, ...opts });
-  const latenciesMs: number[] = [];
-  run.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
-    if (status >= 200 && status < 300) latenciesMs.push(ms);
-  });
+  const latenciesMs: number[] | null = latencies ? [] : null;
+  if (latenciesMs) {
+    run.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
+      if (status >= 200 && status < 300) latenciesMs.push(ms);
+    });
+  }
   const r = await run;
   const cpu1 = cpuSeconds(serverPid);
   if (r.non2xx || r.errors || r.timeouts || r.requests.total === 0) {
@@ -254,6 +260,23 @@ export async function cannon(opts: autocannon.Options, serverPid?: number): Prom
 export function pct(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s.length ? s[Math.min(s.length - 1, Math.floor(p * (s.length - 1)))] : NaN;
+}
+
+/**
+ * The p99 of the answers of several loads (run with `latencies`), pooled. autocannon's own p99
+ * keeps whole milliseconds, truncated (1.71 ms counts as 1); and at a set rate it adds made-up
+ * answers for coordinated omission at an interval of ceil(1 / rate) ms, `rate` being a
+ * connection's requests per second: 1 ms for any rate above one a second, so an answer of 6 ms
+ * counts six times. Where a cached tile's p99 is a few milliseconds, both move a ratio of p99s.
+ */
+export function pooledP99(loads: Load[]): number {
+  return pct(
+    loads.flatMap((l) => {
+      if (!l.latenciesMs) throw new Error('pooledP99: a load run without latencies');
+      return l.latenciesMs;
+    }),
+    0.99,
+  );
 }
 
 export function median(xs: number[]): number {
@@ -282,6 +305,7 @@ const THREAD_KINDS: Record<string, string> = {
   'libuv-worker': 'pool',
   V8Worker: 'v8',
 };
+const OUR_THREADS = new Set<string>(Object.values(THREAD_NAMES));
 
 /**
  * CPU seconds of a process's threads by kind: `main` (the event loop), `job` (job threads),
@@ -301,7 +325,7 @@ export function threadCpu(pid: number | undefined): Record<string, number> {
   for (const t of tasks) {
     try {
       const name = readFileSync(`/proc/${pid}/task/${t}/comm`, 'utf8').trim();
-      const kind = THREAD_KINDS[name] ?? (name.startsWith('xeo-') ? 'workers' : 'other');
+      const kind = THREAD_KINDS[name] ?? (OUR_THREADS.has(name) ? 'workers' : 'other');
       out[kind] = (out[kind] ?? 0) + statCpuSeconds(readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8'));
     } catch {
       // the thread ended between the listing and the read

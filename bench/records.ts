@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import pg from 'pg';
 import autocannon from 'autocannon';
-import { CLI, Cleanup, cannon, median, pct, round, startXeo, table, tempDir, type Load } from './lib.js';
+import { CLI, Cleanup, cannon, median, pooledP99, round, startXeo, table, tempDir, type Load } from './lib.js';
 import { hasPostgres, startPostgres } from './postgres.js';
 import { startDelayProxyThread } from './delay-proxy.js';
 import { writeCog } from '../src/output/cog-writer.js';
@@ -114,7 +114,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     await first.arrayBuffer();
 
     // The tile load: a steady rate, well below what a node serves, so its latency is what shows.
-    const tileLoad = (duration: number) => cannon({ url: a.url + tilePath, connections: 4, overallRate: 400, duration });
+    const tileLoad = (duration: number) => cannon({ url: a.url + tilePath, connections: 4, overallRate: 400, duration }, undefined, { latencies: true });
     // The record load: each client reads a job, then changes its title, over and over.
     const recordLoad = (base: string, part: string[], duration: number) =>
       autocannon({
@@ -141,20 +141,13 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
       const perSec = (ra.requests.total + rb.requests.total) / Math.max(ra.duration, rb.duration);
       records.push({ perSec, p99: Math.max(ra.latency.p99, rb.latency.p99) });
       console.log(
-        `  round ${i + 1}/${rounds}: ${Math.round(perSec)} records/s (p99 ${records[i].p99} ms); cached tile p99 ${round(pct(alone[i].latenciesMs, 0.99), 2)} ms alone (autocannon ${alone[i].p99Ms}), ${round(pct(tiles.latenciesMs, 0.99), 2)} ms with the records (${tiles.p99Ms})`,
+        `  round ${i + 1}/${rounds}: ${Math.round(perSec)} records/s (p99 ${records[i].p99} ms); cached tile p99 ${round(pooledP99([alone[i]]), 2)} ms alone (autocannon ${alone[i].p99Ms}), ${round(pooledP99([tiles]), 2)} ms with the records (${tiles.p99Ms})`,
       );
     }
     const perSec = median(records.map((r) => r.perSec));
-    // From every tile answer's own latency, the rounds pooled: autocannon's p99 is in whole ms and,
-    // at a set rate, weighs each slow answer several times (see the tiles bench).
-    const aloneP99 = pct(
-      alone.flatMap((l) => l.latenciesMs),
-      0.99,
-    );
-    const mixedP99 = pct(
-      mixed.flatMap((l) => l.latenciesMs),
-      0.99,
-    );
+    // From every tile answer's own latency, the rounds pooled (pooledP99 says why).
+    const aloneP99 = pooledP99(alone);
+    const mixedP99 = pooledP99(mixed);
     const autocannonAlone = median(alone.map((l) => l.p99Ms));
     const autocannonMixed = median(mixed.map((l) => l.p99Ms));
     const figures = {

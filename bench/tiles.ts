@@ -18,7 +18,7 @@ import { writeFileSync } from 'node:fs';
 import { STATUS_CODES } from 'node:http';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { BENCH_DIR, CLI, Cleanup, cannon, median, pct, removeDir, round, rssMb, startChild, startXeo, table, tempDir, type Load } from './lib.js';
+import { BENCH_DIR, CLI, Cleanup, cannon, median, pct, pooledP99, removeDir, round, rssMb, startChild, startXeo, table, tempDir, type Load } from './lib.js';
 import type { BareSpec } from './bare-server.js';
 import { tileAt, type TileCoord } from '../src/tiles/tile-grid.js';
 import { ndvi as ndviJob, SIDE_M } from './batch.js';
@@ -277,35 +277,34 @@ export async function run(opts: { quick: boolean }): Promise<{ figures: Record<s
     // it must end before the job does (five-second loads had measured an idle server in their last
     // seconds, in every round of a full run). A full run takes more rounds instead.
     const steady = { url: hot, duration: 2, connections: 4, overallRate: 400 };
-    // The p99s come from every answer's own latency, all rounds pooled. autocannon's own p99 (kept
-    // beside them) records whole milliseconds, truncated (1.71 ms counts as 1), where a cached
-    // tile's p99 alone is 1 to 8 ms; and at a set rate it adds made-up answers for coordinated
-    // omission, at an interval of ceil(1 / rate) ms with `rate` a connection's requests per second
-    // (100 here): 1 ms. So an answer of 6 ms counts six times, and the slower side of the ratio
-    // weighs more.
-    const p99s: Record<'alone' | 'job', number[]> = { alone: [], job: [] };
-    const exact: Record<'alone' | 'job', number[]> = { alone: [], job: [] };
+    // The p99s come from every answer's own latency, all rounds pooled (pooledP99 says why);
+    // autocannon's own stay beside them.
+    const steadyLoads: Record<'alone' | 'job', Load[]> = { alone: [], job: [] };
     let jobCut = 0;
     const steadyRounds = opts.quick ? rounds : 6;
     for (let i = 0; i < steadyRounds; i++) {
-      const alone = await cannon(steady, pid);
-      p99s.alone.push(alone.p99Ms);
-      exact.alone.push(...alone.latenciesMs);
+      const alone = await cannon(steady, pid, { latencies: true });
+      steadyLoads.alone.push(alone);
       const id = await startJob(ndviJob(SIDE_M, 2.5));
       while ((await jobStatus(id)) !== 'running') await new Promise((r) => setTimeout(r, 50));
       // The threads start and the first chunks are under way.
       await new Promise((r) => setTimeout(r, 1000));
-      const during = await cannon(steady, pid);
+      const during = await cannon(steady, pid, { latencies: true });
       const still = await jobStatus(id);
       if (still !== 'running') jobCut++;
-      p99s.job.push(during.p99Ms);
-      exact.job.push(...during.latenciesMs);
+      steadyLoads.job.push(during);
       console.log(
-        `  cached tile at 400/s, round ${i + 1}/${steadyRounds}: p99 alone ${round(pct(alone.latenciesMs, 0.99), 2)} ms (autocannon ${alone.p99Ms}), during a large job ${round(pct(during.latenciesMs, 0.99), 2)} ms (${during.p99Ms}) (autocannon's p50 ${alone.p50Ms} / ${during.p50Ms} ms; the job ${still} at the end)`,
+        `  cached tile at 400/s, round ${i + 1}/${steadyRounds}: p99 alone ${round(pooledP99([alone]), 2)} ms (autocannon ${alone.p99Ms}), during a large job ${round(pooledP99([during]), 2)} ms (${during.p99Ms}) (autocannon's p50 ${alone.p50Ms} / ${during.p50Ms} ms; the job ${still} at the end)`,
       );
       await untilEnd(id);
     }
     if (jobCut) console.log(`  in ${jobCut} round(s) the job ended before the load did`);
+    const p99 = {
+      alone: pooledP99(steadyLoads.alone),
+      job: pooledP99(steadyLoads.job),
+      autocannonAlone: median(steadyLoads.alone.map((l) => l.p99Ms)),
+      autocannonJob: median(steadyLoads.job.map((l) => l.p99Ms)),
+    };
 
     // 3. Pan-and-zoom replay.
     const views = session();
@@ -376,10 +375,10 @@ export async function run(opts: { quick: boolean }): Promise<{ figures: Record<s
       bare_tiles_per_s: round(rate(loads.bare)),
       cached_p99_ms: round(median(loads.xeo.map((l) => l.p99Ms)), 2),
       cached_cpu_us_per_tile: round(cpuUs(loads.xeo), 1),
-      tile_p99_alone_ms: round(pct(exact.alone, 0.99), 3),
-      tile_p99_during_job_ms: round(pct(exact.job, 0.99), 3),
-      tile_p99_autocannon_alone_ms: round(median(p99s.alone), 2),
-      tile_p99_autocannon_during_job_ms: round(median(p99s.job), 2),
+      tile_p99_alone_ms: round(p99.alone, 3),
+      tile_p99_during_job_ms: round(p99.job, 3),
+      tile_p99_autocannon_alone_ms: round(p99.autocannonAlone, 2),
+      tile_p99_autocannon_during_job_ms: round(p99.autocannonJob, 2),
       bare_cpu_us_per_tile: round(cpuUs(loads.bare), 1),
       tile_bytes: body.length,
       preview_first_ms: round(previewFirst.ms, 1),
@@ -414,8 +413,8 @@ export async function run(opts: { quick: boolean }): Promise<{ figures: Record<s
     const ratios = {
       cached_over_bare: round(rate(loads.xeo) / rate(loads.bare), 3),
       cpu_bare_over_xeo: round(cpuUs(loads.bare) / cpuUs(loads.xeo), 3),
-      tile_p99_during_job_over_alone: round(pct(exact.job, 0.99) / pct(exact.alone, 0.99), 3),
-      tile_p99_autocannon_during_job_over_alone: round(median(p99s.job) / median(p99s.alone), 3),
+      tile_p99_during_job_over_alone: round(p99.job / p99.alone, 3),
+      tile_p99_autocannon_during_job_over_alone: round(p99.autocannonJob / p99.autocannonAlone, 3),
       preview_cached_over_bare: round(rate(previewLoads.xeo) / rate(previewLoads.bare), 3),
       rss_peak_over_bound: round(peak / boundMb, 3),
     };
