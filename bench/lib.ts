@@ -307,6 +307,25 @@ const THREAD_KINDS: Record<string, string> = {
 };
 const OUR_THREADS = new Set<string>(Object.values(THREAD_NAMES));
 
+/** Calls `each(kind, dir)` for every thread of a process (dir: its /proc/PID/task/TID), by THREAD_KINDS. */
+function eachThread(pid: number | undefined, each: (kind: string, dir: string) => void): void {
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return;
+  }
+  for (const t of tasks) {
+    const dir = `/proc/${pid}/task/${t}`;
+    try {
+      const name = readFileSync(`${dir}/comm`, 'utf8').trim();
+      each(THREAD_KINDS[name] ?? (OUR_THREADS.has(name) ? 'workers' : 'other'), dir);
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+}
+
 /**
  * CPU seconds of a process's threads by kind: `main` (the event loop), `job` (job threads),
  * `deflate` (a job's deflate threads: its COG tiles, the blocks of local files it reads),
@@ -316,22 +335,47 @@ const OUR_THREADS = new Set<string>(Object.values(THREAD_NAMES));
  */
 export function threadCpu(pid: number | undefined): Record<string, number> {
   const out: Record<string, number> = {};
-  let tasks: string[];
-  try {
-    tasks = readdirSync(`/proc/${pid}/task`);
-  } catch {
-    return out;
-  }
-  for (const t of tasks) {
-    try {
-      const name = readFileSync(`/proc/${pid}/task/${t}/comm`, 'utf8').trim();
-      const kind = THREAD_KINDS[name] ?? (OUR_THREADS.has(name) ? 'workers' : 'other');
-      out[kind] = (out[kind] ?? 0) + statCpuSeconds(readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8'));
-    } catch {
-      // the thread ended between the listing and the read
-    }
-  }
+  eachThread(pid, (kind, dir) => {
+    out[kind] = (out[kind] ?? 0) + statCpuSeconds(readFileSync(`${dir}/stat`, 'utf8'));
+  });
   return out;
+}
+
+/** What the scheduler counted for a kind of thread (threadWaits). */
+export interface Waits {
+  /** Seconds on a CPU. */
+  cpuS: number;
+  /** Seconds runnable but waiting for a CPU (on a run queue). */
+  waitS: number;
+  /** The times the threads got a CPU (each wake-up or turn after a preemption). */
+  turns: number;
+}
+
+/**
+ * The scheduler's own account of a process's threads by kind (as threadCpu), from Linux's
+ * /proc/PID/task/TID/schedstat (nanoseconds): how long they ran, how long they waited for a CPU,
+ * and how many turns on one they got. Empty where the kernel keeps no such account.
+ */
+export function threadWaits(pid: number | undefined): Record<string, Waits> {
+  const out: Record<string, Waits> = {};
+  eachThread(pid, (kind, dir) => {
+    const [run, wait, turns] = readFileSync(`${dir}/schedstat`, 'utf8').trim().split(' ').map(Number);
+    const w = (out[kind] ??= { cpuS: 0, waitS: 0, turns: 0 });
+    w.cpuS += run / 1e9;
+    w.waitS += wait / 1e9;
+    w.turns += turns;
+  });
+  return out;
+}
+
+/** What each kind of thread added between two threadWaits() readings. */
+export function threadWaitsSince(before: Record<string, Waits>, after: Record<string, Waits>): Record<string, Waits> {
+  return Object.fromEntries(
+    Object.entries(after).map(([k, a]) => {
+      const b = before[k] ?? { cpuS: 0, waitS: 0, turns: 0 };
+      return [k, { cpuS: a.cpuS - b.cpuS, waitS: a.waitS - b.waitS, turns: a.turns - b.turns }];
+    }),
+  );
 }
 
 /** The CPU seconds each kind of thread spent between two threadCpu() readings. */

@@ -10,7 +10,8 @@
 //     against the bare server as in 2;
 //  2b. a cached tile at a steady rate (well below saturation) alone and while a large batch job
 //     (the large NDVI job of the batch bench) runs, alternating: the job takes every free core,
-//     and `tile_p99_during_job_over_alone` says what that costs the map;
+//     and `tile_p99_during_job_over_alone` says what that costs the map; beside it, how long
+//     the event loop and the load generator waited for a CPU (Linux's schedstat);
 //  4. memory under load: new and cached tiles for a minute (10 s with --quick) with a small tile
 //     cache, sampling the server's RSS against its configured bounds.
 import { spawnSync } from 'node:child_process';
@@ -18,7 +19,7 @@ import { writeFileSync } from 'node:fs';
 import { STATUS_CODES } from 'node:http';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { BENCH_DIR, CLI, Cleanup, cannon, median, pct, pooledP99, removeDir, round, rssMb, startChild, startXeo, table, tempDir, type Load } from './lib.js';
+import { BENCH_DIR, CLI, Cleanup, cannon, median, pct, pooledP99, removeDir, round, rssMb, startChild, startXeo, table, tempDir, threadWaits, threadWaitsSince, type Load, type Waits } from './lib.js';
 import type { BareSpec } from './bare-server.js';
 import { tileAt, type TileCoord } from '../src/tiles/tile-grid.js';
 import { ndvi as ndviJob, SIDE_M } from './batch.js';
@@ -280,24 +281,41 @@ export async function run(opts: { quick: boolean }): Promise<{ figures: Record<s
     // The p99s come from every answer's own latency, all rounds pooled (pooledP99 says why);
     // autocannon's own stay beside them.
     const steadyLoads: Record<'alone' | 'job', Load[]> = { alone: [], job: [] };
+    // How long the server's event loop and this process's main thread (the load generator) waited
+    // for a CPU while runnable, by the scheduler's own account: what a job costs a cached tile is
+    // mostly such waits (docs/benchmarks.md).
+    const waits: Record<'alone' | 'job', { loop: Waits; loadgen: Waits; s: number }[]> = { alone: [], job: [] };
+    const steadyLoad = async (side: 'alone' | 'job'): Promise<Load> => {
+      const [server0, self0] = [threadWaits(pid), threadWaits(process.pid)];
+      const load = await cannon(steady, pid, { latencies: true });
+      const [server, self] = [threadWaitsSince(server0, threadWaits(pid)), threadWaitsSince(self0, threadWaits(process.pid))];
+      steadyLoads[side].push(load);
+      if (server.main && self.main) waits[side].push({ loop: server.main, loadgen: self.main, s: load.seconds });
+      return load;
+    };
+    const waitLine = (side: 'alone' | 'job') => {
+      const w = waits[side].at(-1);
+      return w ? `waits for a CPU: event loop ${round(w.loop.waitS * 1e3, 1)} ms in ${w.loop.turns} turns, load generator ${round(w.loadgen.waitS * 1e3, 1)} ms` : 'no schedstat';
+    };
     let jobCut = 0;
     const steadyRounds = opts.quick ? rounds : 6;
     for (let i = 0; i < steadyRounds; i++) {
-      const alone = await cannon(steady, pid, { latencies: true });
-      steadyLoads.alone.push(alone);
+      const alone = await steadyLoad('alone');
       const id = await startJob(ndviJob(SIDE_M, 2.5));
       while ((await jobStatus(id)) !== 'running') await new Promise((r) => setTimeout(r, 50));
       // The threads start and the first chunks are under way.
       await new Promise((r) => setTimeout(r, 1000));
-      const during = await cannon(steady, pid, { latencies: true });
+      const during = await steadyLoad('job');
       const still = await jobStatus(id);
       if (still !== 'running') jobCut++;
-      steadyLoads.job.push(during);
       console.log(
         `  cached tile at 400/s, round ${i + 1}/${steadyRounds}: p99 alone ${round(pooledP99([alone]), 2)} ms (autocannon ${alone.p99Ms}), during a large job ${round(pooledP99([during]), 2)} ms (${during.p99Ms}) (autocannon's p50 ${alone.p50Ms} / ${during.p50Ms} ms; the job ${still} at the end)`,
       );
+      console.log(`    alone: ${waitLine('alone')}; during the job: ${waitLine('job')}`);
       await untilEnd(id);
     }
+    /** Milliseconds a second of load that a thread waited for a CPU, all rounds of a side pooled. */
+    const waitMsPerS = (side: 'alone' | 'job', who: 'loop' | 'loadgen') => (waits[side].length ? (1e3 * waits[side].reduce((t, w) => t + w[who].waitS, 0)) / waits[side].reduce((t, w) => t + w.s, 0) : NaN);
     if (jobCut) console.log(`  in ${jobCut} round(s) the job ended before the load did`);
     const p99 = {
       alone: pooledP99(steadyLoads.alone),
@@ -379,6 +397,10 @@ export async function run(opts: { quick: boolean }): Promise<{ figures: Record<s
       tile_p99_during_job_ms: round(p99.job, 3),
       tile_p99_autocannon_alone_ms: round(p99.autocannonAlone, 2),
       tile_p99_autocannon_during_job_ms: round(p99.autocannonJob, 2),
+      event_loop_wait_ms_per_s_alone: round(waitMsPerS('alone', 'loop'), 2),
+      event_loop_wait_ms_per_s_during_job: round(waitMsPerS('job', 'loop'), 2),
+      loadgen_wait_ms_per_s_alone: round(waitMsPerS('alone', 'loadgen'), 2),
+      loadgen_wait_ms_per_s_during_job: round(waitMsPerS('job', 'loadgen'), 2),
       bare_cpu_us_per_tile: round(cpuUs(loads.bare), 1),
       tile_bytes: body.length,
       preview_first_ms: round(previewFirst.ms, 1),
