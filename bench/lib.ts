@@ -321,7 +321,7 @@ function eachThread(pid: number | undefined, each: (kind: string, dir: string) =
       const name = readFileSync(`${dir}/comm`, 'utf8').trim();
       each(THREAD_KINDS[name] ?? (OUR_THREADS.has(name) ? 'workers' : 'other'), dir);
     } catch {
-      // the thread ended between the listing and the read
+      // the thread ended between the listing and the read (or the kernel has no such file)
     }
   }
 }
@@ -343,8 +343,6 @@ export function threadCpu(pid: number | undefined): Record<string, number> {
 
 /** What the scheduler counted for a kind of thread (threadWaits). */
 export interface Waits {
-  /** Seconds on a CPU. */
-  cpuS: number;
   /** Seconds runnable but waiting for a CPU (on a run queue). */
   waitS: number;
   /** The times the threads got a CPU (each wake-up or turn after a preemption). */
@@ -353,15 +351,15 @@ export interface Waits {
 
 /**
  * The scheduler's own account of a process's threads by kind (as threadCpu), from Linux's
- * /proc/PID/task/TID/schedstat (nanoseconds): how long they ran, how long they waited for a CPU,
- * and how many turns on one they got. Empty where the kernel keeps no such account.
+ * /proc/PID/task/TID/schedstat (nanoseconds): how long they waited for a CPU while runnable, and
+ * how many turns on one they got. Empty where the kernel keeps no such account.
  */
 export function threadWaits(pid: number | undefined): Record<string, Waits> {
   const out: Record<string, Waits> = {};
   eachThread(pid, (kind, dir) => {
-    const [run, wait, turns] = readFileSync(`${dir}/schedstat`, 'utf8').trim().split(' ').map(Number);
-    const w = (out[kind] ??= { cpuS: 0, waitS: 0, turns: 0 });
-    w.cpuS += run / 1e9;
+    // Its fields: time on a CPU, time waiting for one, turns.
+    const [, wait, turns] = readFileSync(`${dir}/schedstat`, 'utf8').trim().split(' ').map(Number);
+    const w = (out[kind] ??= { waitS: 0, turns: 0 });
     w.waitS += wait / 1e9;
     w.turns += turns;
   });
@@ -372,8 +370,8 @@ export function threadWaits(pid: number | undefined): Record<string, Waits> {
 export function threadWaitsSince(before: Record<string, Waits>, after: Record<string, Waits>): Record<string, Waits> {
   return Object.fromEntries(
     Object.entries(after).map(([k, a]) => {
-      const b = before[k] ?? { cpuS: 0, waitS: 0, turns: 0 };
-      return [k, { cpuS: a.cpuS - b.cpuS, waitS: a.waitS - b.waitS, turns: a.turns - b.turns }];
+      const b = before[k] ?? { waitS: 0, turns: 0 };
+      return [k, { waitS: a.waitS - b.waitS, turns: a.turns - b.turns }];
     }),
   );
 }
