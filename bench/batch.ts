@@ -13,9 +13,9 @@
 // the peer's time over the large job's. CPU seconds too (the server process during the job, the
 // peer process): on a shared machine they say more than the times, which depend on what else runs.
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, readdirSync } from 'node:fs';
+import { cpSync, existsSync } from 'node:fs';
 import path from 'node:path';
-import { CLI, Cleanup, chunkStages, chunkTimesLine, cpuSeconds, median, procKb, round, settled, startChild, table, tempDir, removeDir, threadCpu, threadCpuSince, type Child } from './lib.js';
+import { CLI, Cleanup, chunkStages, chunkTimesLine, cpuSeconds, median, procKb, round, settled, startChild, table, tempDir, removeDir, threadCpu, threadCpuSince, untilKernelOnDisk, type Child } from './lib.js';
 import type { BenchOptions, BenchResult } from './run.js';
 
 const X0 = 620000;
@@ -197,8 +197,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     const prep = await serve(demoDir, { XEO_DEMO: 'true' }, 180_000);
     try {
       await runJob(prep, await signIn(prep), ndvi(1280, resolution));
-      // the kernel compiles in the background: wait until it is on disk
-      for (let i = 0; i < 300 && !(existsSync(path.join(demoDir, 'kernels')) && readdirSync(path.join(demoDir, 'kernels')).length); i++) await new Promise((r) => setTimeout(r, 100));
+      await untilKernelOnDisk(demoDir);
     } finally {
       await prep.stop();
     }

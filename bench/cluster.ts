@@ -9,10 +9,10 @@
 // embedded server on the same one core: the cost of the queue and of chunks going through the
 // object store), tiles_two_nodes_over_one.
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, readdirSync } from 'node:fs';
+import { cpSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { CLI, Cleanup, median, removeDir, round, startChild, table, tempDir, type Child } from './lib.js';
+import { CLI, Cleanup, median, removeDir, round, startChild, table, tempDir, untilKernelOnDisk, type Child } from './lib.js';
 import { ndvi, runJob, signIn, SIDE_M } from './batch.js';
 import { hasPostgres, startPostgres } from './postgres.js';
 import { hasRedis, startRedis } from './redis.js';
@@ -99,7 +99,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     const resolution = opts.quick ? 5 : 2.5;
     const job = ndvi(SIDE_M, resolution);
     await runJob(embedded, await signIn(embedded), ndvi(1280, resolution));
-    for (let i = 0; i < 300 && !(existsSync(path.join(embeddedDir, 'kernels')) && readdirSync(path.join(embeddedDir, 'kernels')).length); i++) await new Promise((r) => setTimeout(r, 100));
+    await untilKernelOnDisk(embeddedDir);
     {
       const local = await openStore(embeddedDir);
       const store = await openStore({ dataDir: tempDir(), databaseUrl: shared.XEO_DATABASE_URL });

@@ -1,7 +1,7 @@
 // Shared bench helpers: start servers as child processes on loopback ephemeral ports (so the load
 // generator and the server do not share an event loop), stop them, and drive autocannon.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { constants, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -125,6 +125,17 @@ export async function startXeo(env: Record<string, string> = {}, nodeArgs: strin
       removeDir(dataDir);
     },
   };
+}
+
+/**
+ * Waits (up to 30 s) until a server's kernel cache in `dataDir` holds a compiled module: tier 1
+ * compiles in the background after a graph first runs. A module is written under a temporary name
+ * (`.tmp`) and then renamed, so only a `.wasm` counts: a copy of the cache taken while the
+ * temporary file was there held no module, and the next server compiled it during the measured job.
+ */
+export async function untilKernelOnDisk(dataDir: string): Promise<void> {
+  const dir = path.join(dataDir, 'kernels');
+  for (let i = 0; i < 300 && !(existsSync(dir) && readdirSync(dir).some((f) => f.endsWith('.wasm'))); i++) await new Promise((r) => setTimeout(r, 100));
 }
 
 /** Runs clean-up steps in reverse order, all of them even when some fail. */
