@@ -130,8 +130,8 @@ export async function startXeo(env: Record<string, string> = {}, nodeArgs: strin
 /**
  * Waits (up to 30 s) until a server's kernel cache in `dataDir` holds a compiled module: tier 1
  * compiles in the background after a graph first runs. A module is written under a temporary name
- * (`.tmp`) and then renamed, so only a `.wasm` counts: a copy of the cache taken while the
- * temporary file was there held no module, and the next server compiled it during the measured job.
+ * (`.tmp`) and then renamed, so only a `.wasm` counts: a copy of the cache taken while only the
+ * temporary file is there holds no module, and the server given it compiles one during its job.
  */
 export async function untilKernelOnDisk(dataDir: string): Promise<void> {
   const dir = path.join(dataDir, 'kernels');
