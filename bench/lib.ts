@@ -172,6 +172,19 @@ export function cpuSeconds(pid: number | undefined): number | null {
   }
 }
 
+/**
+ * Seconds a process's main thread has so far spent runnable but waiting for a CPU, by the
+ * scheduler's own account (Linux's /proc/PID/task/PID/schedstat: nanoseconds on a CPU, nanoseconds
+ * waiting for one, turns); null where the kernel keeps none.
+ */
+export function mainThreadWaitS(pid: number | undefined): number | null {
+  try {
+    return Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[1]) / 1e9;
+  } catch {
+    return null;
+  }
+}
+
 /** A process and all its descendants (the UDF sandbox's interpreters, say), by /proc's children lists. */
 function processTree(pid: number): number[] {
   const all = [pid];
@@ -234,6 +247,12 @@ export interface Load {
   latenciesMs: number[] | null;
   /** CPU seconds the server used during the run, when its pid was given and /proc exists. */
   serverCpuS: number | null;
+  /**
+   * Seconds the server's event loop (its main thread) and the load generator (this process's
+   * main thread) were runnable but waiting for a CPU during the run (mainThreadWaitS), when known.
+   */
+  serverWaitS: number | null;
+  loadgenWaitS: number | null;
 }
 
 /**
@@ -244,6 +263,7 @@ export interface Load {
  */
 export async function cannon(opts: autocannon.Options, serverPid?: number, { latencies = false } = {}): Promise<Load> {
   const cpu0 = cpuSeconds(serverPid);
+  const [serverWait0, loadgenWait0] = [mainThreadWaitS(serverPid), mainThreadWaitS(process.pid)];
   const run = autocannon({ connections: 50, pipelining: 1, duration: 5, ...opts });
   const latenciesMs: number[] | null = latencies ? [] : null;
   if (latenciesMs) {
@@ -253,6 +273,8 @@ export async function cannon(opts: autocannon.Options, serverPid?: number, { lat
   }
   const r = await run;
   const cpu1 = cpuSeconds(serverPid);
+  const [serverWait1, loadgenWait1] = [mainThreadWaitS(serverPid), mainThreadWaitS(process.pid)];
+  const since = (a: number | null, b: number | null) => (a !== null && b !== null ? b - a : null);
   if (r.non2xx || r.errors || r.timeouts || r.requests.total === 0) {
     throw new Error(`load on ${opts.url} was not all 2xx: ${r.requests.total} answers, non2xx ${r.non2xx}, errors ${r.errors}, ` + `timeouts ${r.timeouts}, statuses ${JSON.stringify(r.statusCodeStats)}`);
   }
@@ -263,7 +285,9 @@ export async function cannon(opts: autocannon.Options, serverPid?: number, { lat
     p50Ms: r.latency.p50,
     p99Ms: r.latency.p99,
     latenciesMs,
-    serverCpuS: cpu0 !== null && cpu1 !== null ? cpu1 - cpu0 : null,
+    serverCpuS: since(cpu0, cpu1),
+    serverWaitS: since(serverWait0, serverWait1),
+    loadgenWaitS: since(loadgenWait0, loadgenWait1),
   };
 }
 
@@ -318,25 +342,6 @@ const THREAD_KINDS: Record<string, string> = {
 };
 const OUR_THREADS = new Set<string>(Object.values(THREAD_NAMES));
 
-/** Calls `each(kind, dir)` for every thread of a process (dir: its /proc/PID/task/TID), by THREAD_KINDS. */
-function eachThread(pid: number | undefined, each: (kind: string, dir: string) => void): void {
-  let tasks: string[];
-  try {
-    tasks = readdirSync(`/proc/${pid}/task`);
-  } catch {
-    return;
-  }
-  for (const t of tasks) {
-    const dir = `/proc/${pid}/task/${t}`;
-    try {
-      const name = readFileSync(`${dir}/comm`, 'utf8').trim();
-      each(THREAD_KINDS[name] ?? (OUR_THREADS.has(name) ? 'workers' : 'other'), dir);
-    } catch {
-      // the thread ended between the listing and the read (or the kernel has no such file)
-    }
-  }
-}
-
 /**
  * CPU seconds of a process's threads by kind: `main` (the event loop), `job` (job threads),
  * `deflate` (a job's deflate threads: its COG tiles, the blocks of local files it reads),
@@ -346,45 +351,22 @@ function eachThread(pid: number | undefined, each: (kind: string, dir: string) =
  */
 export function threadCpu(pid: number | undefined): Record<string, number> {
   const out: Record<string, number> = {};
-  eachThread(pid, (kind, dir) => {
-    out[kind] = (out[kind] ?? 0) + statCpuSeconds(readFileSync(`${dir}/stat`, 'utf8'));
-  });
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const t of tasks) {
+    try {
+      const name = readFileSync(`/proc/${pid}/task/${t}/comm`, 'utf8').trim();
+      const kind = THREAD_KINDS[name] ?? (OUR_THREADS.has(name) ? 'workers' : 'other');
+      out[kind] = (out[kind] ?? 0) + statCpuSeconds(readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8'));
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
   return out;
-}
-
-/** What the scheduler counted for a kind of thread (threadWaits). */
-export interface Waits {
-  /** Seconds runnable but waiting for a CPU (on a run queue). */
-  waitS: number;
-  /** The times the threads got a CPU (each wake-up or turn after a preemption). */
-  turns: number;
-}
-
-/**
- * The scheduler's own account of a process's threads by kind (as threadCpu), from Linux's
- * /proc/PID/task/TID/schedstat (nanoseconds): how long they waited for a CPU while runnable, and
- * how many turns on one they got. Empty where the kernel keeps no such account.
- */
-export function threadWaits(pid: number | undefined): Record<string, Waits> {
-  const out: Record<string, Waits> = {};
-  eachThread(pid, (kind, dir) => {
-    // Its fields: time on a CPU, time waiting for one, turns.
-    const [, wait, turns] = readFileSync(`${dir}/schedstat`, 'utf8').trim().split(' ').map(Number);
-    const w = (out[kind] ??= { waitS: 0, turns: 0 });
-    w.waitS += wait / 1e9;
-    w.turns += turns;
-  });
-  return out;
-}
-
-/** What each kind of thread added between two threadWaits() readings. */
-export function threadWaitsSince(before: Record<string, Waits>, after: Record<string, Waits>): Record<string, Waits> {
-  return Object.fromEntries(
-    Object.entries(after).map(([k, a]) => {
-      const b = before[k] ?? { waitS: 0, turns: 0 };
-      return [k, { waitS: a.waitS - b.waitS, turns: a.turns - b.turns }];
-    }),
-  );
 }
 
 /** The CPU seconds each kind of thread spent between two threadCpu() readings. */

@@ -19,7 +19,7 @@ import { writeFileSync } from 'node:fs';
 import { STATUS_CODES } from 'node:http';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { BENCH_DIR, CLI, Cleanup, cannon, median, pct, pooledP99, removeDir, round, rssMb, startChild, startXeo, table, tempDir, threadWaits, threadWaitsSince, type Load, type Waits } from './lib.js';
+import { BENCH_DIR, CLI, Cleanup, cannon, median, pct, pooledP99, removeDir, round, rssMb, startChild, startXeo, table, tempDir, type Load } from './lib.js';
 import type { BareSpec } from './bare-server.js';
 import { tileAt, type TileCoord } from '../src/tiles/tile-grid.js';
 import { ndvi as ndviJob, SIDE_M } from './batch.js';
@@ -281,41 +281,34 @@ export async function run(opts: { quick: boolean }): Promise<{ figures: Record<s
     // The p99s come from every answer's own latency, all rounds pooled (pooledP99 says why);
     // autocannon's own stay beside them.
     const steadyLoads: Record<'alone' | 'job', Load[]> = { alone: [], job: [] };
-    // How long the server's event loop and this process's main thread (the load generator) waited
-    // for a CPU while runnable, by the scheduler's own account: what a job costs a cached tile is
-    // mostly such waits (docs/benchmarks.md).
-    const waits: Record<'alone' | 'job', { loop: Waits; loadgen: Waits; s: number }[]> = { alone: [], job: [] };
-    const steadyLoad = async (side: 'alone' | 'job'): Promise<Load> => {
-      const [server0, self0] = [threadWaits(pid), threadWaits(process.pid)];
-      const load = await cannon(steady, pid, { latencies: true });
-      const [server, self] = [threadWaitsSince(server0, threadWaits(pid)), threadWaitsSince(self0, threadWaits(process.pid))];
-      steadyLoads[side].push(load);
-      if (server.main && self.main) waits[side].push({ loop: server.main, loadgen: self.main, s: load.seconds });
-      return load;
-    };
-    const waitLine = (side: 'alone' | 'job') => {
-      const w = waits[side].at(-1);
-      return w ? `waits for a CPU: event loop ${round(w.loop.waitS * 1e3, 1)} ms in ${w.loop.turns} turns, load generator ${round(w.loadgen.waitS * 1e3, 1)} ms` : 'no schedstat';
-    };
+    // Beside them, how long the server's event loop and the load generator waited for a CPU while
+    // runnable (cannon's serverWaitS and loadgenWaitS): what a job costs a cached tile is mostly such
+    // waits (docs/benchmarks.md).
+    const waitLine = (l: Load) => (l.serverWaitS === null || l.loadgenWaitS === null ? 'not known' : `event loop ${round(l.serverWaitS * 1e3, 1)} ms, load generator ${round(l.loadgenWaitS * 1e3, 1)} ms`);
     let jobCut = 0;
     const steadyRounds = opts.quick ? rounds : 6;
     for (let i = 0; i < steadyRounds; i++) {
-      const alone = await steadyLoad('alone');
+      const alone = await cannon(steady, pid, { latencies: true });
+      steadyLoads.alone.push(alone);
       const id = await startJob(ndviJob(SIDE_M, 2.5));
       while ((await jobStatus(id)) !== 'running') await new Promise((r) => setTimeout(r, 50));
       // The threads start and the first chunks are under way.
       await new Promise((r) => setTimeout(r, 1000));
-      const during = await steadyLoad('job');
+      const during = await cannon(steady, pid, { latencies: true });
+      steadyLoads.job.push(during);
       const still = await jobStatus(id);
       if (still !== 'running') jobCut++;
       console.log(
         `  cached tile at 400/s, round ${i + 1}/${steadyRounds}: p99 alone ${round(pooledP99([alone]), 2)} ms (autocannon ${alone.p99Ms}), during a large job ${round(pooledP99([during]), 2)} ms (${during.p99Ms}) (autocannon's p50 ${alone.p50Ms} / ${during.p50Ms} ms; the job ${still} at the end)`,
       );
-      console.log(`    alone: ${waitLine('alone')}; during the job: ${waitLine('job')}`);
+      console.log(`    waits for a CPU alone: ${waitLine(alone)}; during the job: ${waitLine(during)}`);
       await untilEnd(id);
     }
-    /** Milliseconds a second of load that a thread waited for a CPU, all rounds of a side pooled. */
-    const waitMsPerS = (side: 'alone' | 'job', who: 'loop' | 'loadgen') => (waits[side].length ? (1e3 * waits[side].reduce((t, w) => t + w[who].waitS, 0)) / waits[side].reduce((t, w) => t + w.s, 0) : NaN);
+    /** Milliseconds a second of load that a main thread waited for a CPU, a side's rounds pooled; NaN where not known. */
+    const waitMsPerS = (side: 'alone' | 'job', who: 'serverWaitS' | 'loadgenWaitS') => {
+      const ls = steadyLoads[side];
+      return ls.some((l) => l[who] === null) ? NaN : (1e3 * ls.reduce((t, l) => t + l[who]!, 0)) / ls.reduce((t, l) => t + l.seconds, 0);
+    };
     if (jobCut) console.log(`  in ${jobCut} round(s) the job ended before the load did`);
     const p99 = {
       alone: pooledP99(steadyLoads.alone),
@@ -397,10 +390,10 @@ export async function run(opts: { quick: boolean }): Promise<{ figures: Record<s
       tile_p99_during_job_ms: round(p99.job, 3),
       tile_p99_autocannon_alone_ms: round(p99.autocannonAlone, 2),
       tile_p99_autocannon_during_job_ms: round(p99.autocannonJob, 2),
-      event_loop_wait_ms_per_s_alone: round(waitMsPerS('alone', 'loop'), 2),
-      event_loop_wait_ms_per_s_during_job: round(waitMsPerS('job', 'loop'), 2),
-      loadgen_wait_ms_per_s_alone: round(waitMsPerS('alone', 'loadgen'), 2),
-      loadgen_wait_ms_per_s_during_job: round(waitMsPerS('job', 'loadgen'), 2),
+      event_loop_wait_ms_per_s_alone: round(waitMsPerS('alone', 'serverWaitS'), 2),
+      event_loop_wait_ms_per_s_during_job: round(waitMsPerS('job', 'serverWaitS'), 2),
+      loadgen_wait_ms_per_s_alone: round(waitMsPerS('alone', 'loadgenWaitS'), 2),
+      loadgen_wait_ms_per_s_during_job: round(waitMsPerS('job', 'loadgenWaitS'), 2),
       bare_cpu_us_per_tile: round(cpuUs(loads.bare), 1),
       tile_bytes: body.length,
       preview_first_ms: round(previewFirst.ms, 1),
